@@ -1,0 +1,94 @@
+package cell
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+)
+
+// ModuleID is the short, lower-case kebab id of one module ("api-server").
+type ModuleID string
+
+// FullModuleID is the path of module ids from the root ("agent.api-server").
+type FullModuleID []string
+
+// String returns the dotted form of the id.
+func (f FullModuleID) String() string { return strings.Join(f, ".") }
+
+// Append returns a new id with id appended; f is not modified.
+func (f FullModuleID) Append(id string) FullModuleID {
+	out := make(FullModuleID, 0, len(f)+1)
+	out = append(out, f...)
+	return append(out, id)
+}
+
+var moduleIDPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// Module groups cells under a named scope. What the cells Provide is
+// visible to the whole hive; what they ProvidePrivate is visible only
+// inside the module and its children. Each module gets its own logger
+// (attribute module=<full id>), health scope, lifecycle (hooks carry the
+// module id) and job group.
+//
+// The id must be lower-case kebab ("api-server"); a bad id is a programming
+// error and panics.
+func Module(id, title string, cells ...Cell) Cell {
+	if !moduleIDPattern.MatchString(id) {
+		panic(fmt.Sprintf("cell.Module: invalid id %q: want lower-case kebab, e.g. \"api-server\"", id))
+	}
+	if strings.TrimSpace(title) == "" {
+		panic(fmt.Sprintf("cell.Module %q: empty title", id))
+	}
+	return &module{id: id, title: title, cells: cells}
+}
+
+type module struct {
+	id    string
+	title string
+	cells []Cell
+}
+
+func (m *module) Apply(s *Scope) error {
+	child := s.child(m.id)
+	full := child.module
+	s.root.modules = append(s.root.modules, ModuleInfo{ID: full, Title: m.title})
+
+	decorators := []any{
+		func(FullModuleID) FullModuleID { return full },
+		func(ModuleID) ModuleID { return ModuleID(m.id) },
+		func(log *slog.Logger) *slog.Logger {
+			if s.root.logger != nil {
+				log = s.root.logger()
+			}
+			return log.With("module", full.String())
+		},
+		func(h Health) Health { return h.NewScope(m.id) },
+		func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} },
+	}
+	for _, d := range decorators {
+		if err := child.dig.Decorate(d); err != nil {
+			return fmt.Errorf("module %s: %w", full, err)
+		}
+	}
+	for _, p := range s.root.modulePrivate {
+		if err := child.dig.Provide(p); err != nil {
+			return fmt.Errorf("module %s: %w", full, err)
+		}
+	}
+	for _, c := range m.cells {
+		if err := c.Apply(child); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *module) Info(s *Scope) *InfoNode {
+	child := &Scope{root: s.root, module: s.module.Append(m.id)}
+	n := &InfoNode{Header: fmt.Sprintf("module %s: %s", m.id, m.title)}
+	for _, c := range m.cells {
+		n.Children = append(n.Children, c.Info(child))
+	}
+	return n
+}
