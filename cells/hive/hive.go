@@ -48,7 +48,9 @@ type Hive struct {
 	log          *slog.Logger
 	sources      map[string]string
 	unknownFiles []string
-	timings      Timings
+
+	timingsMu sync.Mutex
+	timings   Timings
 }
 
 // New builds a hive from cells with default options.
@@ -133,7 +135,7 @@ func (h *Hive) Populate() error {
 	h.populateOnce.Do(func() {
 		begin := time.Now()
 		h.populateErr = h.populate()
-		h.timings.Populate = time.Since(begin)
+		h.setTiming(&h.timings.Populate, time.Since(begin))
 	})
 	return h.populateErr
 }
@@ -195,11 +197,12 @@ func (h *Hive) Start(ctx context.Context) error {
 	if err != nil && context.Cause(ctx) != nil && !errors.Is(err, context.Cause(ctx)) {
 		err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
 	}
-	h.timings.Start = time.Since(begin)
+	took := time.Since(begin)
+	h.setTiming(&h.timings.Start, took)
 	if err != nil {
 		return err
 	}
-	h.log.Info("Started", "duration", h.timings.Start, "hooks", len(h.lifecycle.Hooks()))
+	h.log.Info("Started", "duration", took, "hooks", len(h.lifecycle.Hooks()))
 	return nil
 }
 
@@ -222,9 +225,10 @@ func (h *Hive) Stop(ctx context.Context) error {
 	if err != nil && context.Cause(stopCtx) != nil {
 		err = fmt.Errorf("%w: %w", err, context.Cause(stopCtx))
 	}
-	h.timings.Stop = time.Since(begin)
+	took := time.Since(begin)
+	h.setTiming(&h.timings.Stop, took)
 	if err == nil {
-		h.log.Info("Stopped", "duration", h.timings.Stop)
+		h.log.Info("Stopped", "duration", took)
 	}
 	return err
 }

@@ -31,7 +31,17 @@ func (h *Hive) Modules() []cell.ModuleInfo { return h.scope.Root().Modules() }
 func (h *Hive) Hooks() []cell.HookRecord { return h.lifecycle.Hooks() }
 
 // Timings returns how long populate, start and stop took.
-func (h *Hive) Timings() Timings { return h.timings }
+func (h *Hive) Timings() Timings {
+	h.timingsMu.Lock()
+	defer h.timingsMu.Unlock()
+	return h.timings
+}
+
+func (h *Hive) setTiming(field *time.Duration, d time.Duration) {
+	h.timingsMu.Lock()
+	*field = d
+	h.timingsMu.Unlock()
+}
 
 // UnknownConfigFiles returns the --config-dir files that match no flag.
 func (h *Hive) UnknownConfigFiles() []string { return h.unknownFiles }
