@@ -112,7 +112,7 @@ func (lc *DefaultLifecycle) Start(ctx context.Context, log *slog.Logger, stopCtx
 			err = ctx.Err()
 		}
 		if err != nil {
-			err = fmt.Errorf("start hook %s (module %q): %w", h.StartName, h.Module, err)
+			err = fmt.Errorf("start hook %s%s: %w", h.StartName, inModule(h.Module), err)
 			log.Error("Start hook failed", "function", h.StartName, "module", h.Module.String(), "error", err)
 			sctx, cancel := stopCtx()
 			defer cancel()
@@ -158,7 +158,7 @@ func (lc *DefaultLifecycle) stopLocked(ctx context.Context, log *slog.Logger) er
 		err := h.hook.Stop(ctx)
 		lc.record(&h.StopDuration, time.Since(begin))
 		if err != nil {
-			err = fmt.Errorf("stop hook %s (module %q): %w", h.StopName, h.Module, err)
+			err = fmt.Errorf("stop hook %s%s: %w", h.StopName, inModule(h.Module), err)
 			log.Error("Stop hook failed", "function", h.StopName, "module", h.Module.String(), "error", err)
 			errs = append(errs, err)
 			continue
@@ -200,4 +200,11 @@ func hookNames(h HookInterface) (start, stop string) {
 	}
 	t := reflect.TypeOf(h).String()
 	return t + ".Start", t + ".Stop"
+}
+
+func inModule(m FullModuleID) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" in module %q", m)
 }
