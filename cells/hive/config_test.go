@@ -87,12 +87,12 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := netConfig{
-		ClusterName: "from-dir",                                                      // config dir
-		ClusterID:   1,                                                               // flag beats env and dir
+		ClusterName: "from-dir",                                                    // config dir
+		ClusterID:   1,                                                             // flag beats env and dir
 		KVStoreOpt:  map[string]string{"etcd.config": "/e.yaml", "etcd.qps": "20"}, // flag
-		Labels:      []string{"k8s:app", "k8s:tier"},                                // config dir
-		SyncPeriod:  time.Minute,                                                     // config dir
-		EnableIPv6:  true,                                                            // env
+		Labels:      []string{"k8s:app", "k8s:tier"},                               // config dir
+		SyncPeriod:  time.Minute,                                                   // config dir
+		EnableIPv6:  true,                                                          // env
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("config:\n got %+v\nwant %+v", got, want)
