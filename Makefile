@@ -1,0 +1,52 @@
+# apiary — developer entry points. `make` lists them.
+
+GO        ?= go
+BIN       := _output/bin
+RUN_DIR   := _run
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/apiary-net/apiary/cells/version.Version=$(VERSION)
+TEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build apiary-agent and apiary into _output/bin
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary
+
+.PHONY: test
+test: lint ## Run every test (race detector on), the benchmark module's tests included
+	$(GO) test -race -count=1 $(TEST_ARGS) ./...
+	cd hack/bench && $(GO) test -count=1 ./...
+
+.PHONY: lint
+lint: ## gofmt, go vet (and staticcheck when installed)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd hack/bench && $(GO) vet ./...
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
+
+.PHONY: bench
+bench: ## Run the benchmarks and print side-by-side ratios
+	cd hack/bench && $(GO) run ./cmd/hivebench
+
+.PHONY: generate
+generate: ## Regenerate generated code (committed; go build never needs it)
+	$(GO) generate ./...
+	cd hack/bench && $(GO) generate ./...
+
+.PHONY: run
+run: build ## Build and run the agent in the foreground with state and socket under ./_run
+	@mkdir -p $(RUN_DIR)
+	@echo "apiary-agent: API socket $(CURDIR)/$(RUN_DIR)/apiary.sock"
+	@echo "  from another shell: $(BIN)/apiary --socket $(RUN_DIR)/apiary.sock status"
+	exec $(BIN)/apiary-agent --socket-path=$(RUN_DIR)/apiary.sock --state-dir=$(RUN_DIR)/state $(ARGS)
+
+.PHONY: clean
+clean: ## Remove build outputs and the run directory
+	rm -rf _output $(RUN_DIR)
