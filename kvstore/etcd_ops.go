@@ -1,0 +1,171 @@
+package kvstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func (e *etcdBackend) Get(ctx context.Context, key string) (_ []byte, err error) {
+	defer e.track("get")(&err)
+	resp, err := e.client.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	return resp.Kvs[0].Value, nil
+}
+
+func (e *etcdBackend) ListPrefix(ctx context.Context, prefix string) (_ map[string]Value, err error) {
+	defer e.track("list")(&err)
+	out := map[string]Value{}
+	_, err = e.listPages(ctx, prefix, 0, func(kv *clientv3.GetResponse) {
+		for _, kv := range kv.Kvs {
+			out[string(kv.Key)] = Value{Data: kv.Value, ModRevision: kv.ModRevision, LeaseID: kv.Lease}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// listPages lists prefix in pages of ListLimit keys, all at one revision
+// (rev, or the current one when rev is 0). It returns that revision.
+func (e *etcdBackend) listPages(ctx context.Context, prefix string, rev int64, page func(*clientv3.GetResponse)) (int64, error) {
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	from := prefix
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(e.opts.ListLimit)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := e.client.Get(ctx, from, opts...)
+		if err != nil {
+			return 0, err
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		page(resp)
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func (e *etcdBackend) Update(ctx context.Context, key string, value []byte, lease bool) (err error) {
+	defer e.track("update")(&err)
+	if err := e.waitWrite(ctx); err != nil {
+		return fmt.Errorf("update %s: %w", key, err)
+	}
+	return e.withLease(ctx, key, lease, func(opts []clientv3.OpOption) error {
+		_, err := e.client.Put(ctx, key, string(value), opts...)
+		return err
+	})
+}
+
+// withLease runs a write with the session lease option when lease is set.
+// If etcd says the lease is gone, the lease is dropped and the write is
+// tried once more on a new lease.
+func (e *etcdBackend) withLease(ctx context.Context, key string, lease bool, write func([]clientv3.OpOption) error) error {
+	for attempt := 0; ; attempt++ {
+		var opts []clientv3.OpOption
+		var id clientv3.LeaseID
+		if lease {
+			var err error
+			if id, err = e.leases.leaseFor(ctx, key); err != nil {
+				return fmt.Errorf("write %s: %w", key, err)
+			}
+			opts = append(opts, clientv3.WithLease(id))
+		}
+		err := write(opts)
+		if lease && errors.Is(err, rpctypes.ErrLeaseNotFound) && attempt == 0 {
+			e.leases.expire(id)
+			continue
+		}
+		if err != nil {
+			if lease {
+				e.leases.release(key)
+			}
+			return fmt.Errorf("write %s: %w", key, err)
+		}
+		if !lease {
+			e.leases.release(key)
+		}
+		return nil
+	}
+}
+
+func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value []byte, lease bool) (_ bool, err error) {
+	defer e.track("update-if-different")(&err)
+	resp, err := e.client.Get(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("update %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 1 {
+		kv := resp.Kvs[0]
+		current, hasLease := e.leases.leaseOf(key)
+		sameLease := (!lease && kv.Lease == 0) || (lease && hasLease && kv.Lease == int64(current))
+		if sameLease && bytes.Equal(kv.Value, value) {
+			return false, nil
+		}
+	}
+	if err := e.Update(ctx, key, value, lease); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (e *etcdBackend) CreateOnly(ctx context.Context, key string, value []byte, lease bool) (created bool, err error) {
+	defer e.track("create-only")(&err)
+	if err := e.waitWrite(ctx); err != nil {
+		return false, fmt.Errorf("create %s: %w", key, err)
+	}
+	err = e.withLease(ctx, key, lease, func(opts []clientv3.OpOption) error {
+		resp, err := e.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(value), opts...)).
+			Commit()
+		if err != nil {
+			return err
+		}
+		created = resp.Succeeded
+		return nil
+	})
+	if err == nil && !created && lease {
+		e.leases.release(key)
+	}
+	return created, err
+}
+
+func (e *etcdBackend) Delete(ctx context.Context, key string) (err error) {
+	defer e.track("delete")(&err)
+	if err := e.waitWrite(ctx); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	if _, err := e.client.Delete(ctx, key); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	e.leases.release(key)
+	return nil
+}
+
+func (e *etcdBackend) DeletePrefix(ctx context.Context, prefix string) (err error) {
+	defer e.track("delete-prefix")(&err)
+	if err := e.waitWrite(ctx); err != nil {
+		return fmt.Errorf("delete prefix %s: %w", prefix, err)
+	}
+	if _, err := e.client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("delete prefix %s: %w", prefix, err)
+	}
+	e.leases.releasePrefix(prefix)
+	return nil
+}

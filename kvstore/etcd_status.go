@@ -1,0 +1,180 @@
+package kvstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// statusChecker probes every endpoint and the quorum periodically and
+// keeps the status line `apiary status` shows, in Cilium's format:
+//
+//	etcd: 1/1 connected, leases=1, lock leases=0, has-quorum=true: https://127.0.0.1:2379 - 3.7.3 (Leader)
+type statusChecker struct {
+	e   *etcdBackend
+	tls *tls.Config
+
+	mu              sync.Mutex
+	status          Status
+	quorumErrors    int
+	lastHeartbeat   time.Time
+	heartbeatsSeen  bool
+	consecutiveFail int
+}
+
+func newStatusChecker(e *etcdBackend, tlsCfg *tls.Config) *statusChecker {
+	return &statusChecker{
+		e:             e,
+		tls:           tlsCfg,
+		status:        Status{State: StateFailure, Message: "etcd: connecting to " + strings.Join(e.opts.Config.Endpoints, ", ")},
+		lastHeartbeat: time.Now(), // grace period: the writer may be about to write
+	}
+}
+
+func (s *statusChecker) get() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+func (s *statusChecker) run(ctx context.Context) {
+	if s.e.opts.HeartbeatTimeout > 0 {
+		s.e.wg.Add(1)
+		go func() {
+			defer s.e.wg.Done()
+			for ev := range s.e.ListAndWatch(ctx, HeartbeatPath) {
+				if ev.Key == HeartbeatPath && (ev.Type == EventCreate || ev.Type == EventModify) {
+					s.mu.Lock()
+					s.lastHeartbeat, s.heartbeatsSeen = time.Now(), true
+					s.mu.Unlock()
+				}
+			}
+		}()
+	}
+	for {
+		s.probe(ctx)
+		if !sleepCtx(ctx, s.e.opts.StatusInterval) {
+			return
+		}
+	}
+}
+
+func (s *statusChecker) probe(ctx context.Context) {
+	timeout := min(s.e.opts.ConnectivityTimeout, 10*time.Second)
+	var lines, failures []string
+	ok := 0
+	for _, ep := range s.e.opts.Config.Endpoints {
+		line, err := s.probeEndpoint(ctx, ep, timeout)
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		ok++
+		lines = append(lines, line)
+	}
+	quorumErr := s.checkQuorum(ctx, timeout)
+	if ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if quorumErr != nil {
+		s.quorumErrors++
+		s.e.metrics.quorumError()
+	} else {
+		s.quorumErrors = 0
+	}
+	switch {
+	case ok == 0:
+		s.consecutiveFail++
+		s.status = Status{State: StateFailure, Message: fmt.Sprintf(
+			"not able to connect to any etcd endpoints (%d consecutive failed checks, next in %s): %s",
+			s.consecutiveFail, s.e.opts.StatusInterval, strings.Join(failures, "; "))}
+	case s.quorumErrors > 1:
+		s.consecutiveFail++
+		s.status = Status{State: StateFailure, Message: fmt.Sprintf(
+			"quorum check failed %d times in a row (next in %s): %v", s.quorumErrors, s.e.opts.StatusInterval, quorumErr)}
+	default:
+		s.consecutiveFail = 0
+		quorum := "true"
+		if quorumErr != nil {
+			quorum = fmt.Sprintf("%v, consecutive-errors=%d", quorumErr, s.quorumErrors)
+		}
+		s.status = Status{State: StateOK, Message: fmt.Sprintf(
+			"etcd: %d/%d connected, leases=%d, lock leases=%d, has-quorum=%s: %s",
+			ok, len(s.e.opts.Config.Endpoints), s.e.leases.total(), s.e.locks.total(), quorum,
+			strings.Join(append(lines, failures...), "; "))}
+	}
+}
+
+// probeEndpoint asks one endpoint for its version and leadership.
+func (s *statusChecker) probeEndpoint(ctx context.Context, ep string, timeout time.Duration) (string, error) {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, err := s.e.client.Status(pctx, ep)
+	if err != nil {
+		if tlsErr := s.probeTLS(ctx, ep, timeout); tlsErr != nil {
+			return "", fmt.Errorf("%s - TLS handshake failed: %w", ep, tlsErr)
+		}
+		return "", fmt.Errorf("%s - %w", ep, err)
+	}
+	line := fmt.Sprintf("%s - %s", ep, st.Version)
+	if st.Header != nil && st.Header.MemberId == st.Leader {
+		line += " (Leader)"
+	}
+	return line, nil
+}
+
+// probeTLS dials an https endpoint and runs the TLS handshake alone, so
+// that a certificate problem is reported as such and not as a timeout.
+func (s *statusChecker) probeTLS(ctx context.Context, ep string, timeout time.Duration) error {
+	u, err := url.Parse(ep)
+	if err != nil || u.Scheme != "https" || s.tls == nil {
+		return nil
+	}
+	cfg := s.tls.Clone()
+	cfg.ServerName = u.Hostname()
+	cfg.NextProtos = []string{"h2"}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := d.DialContext(dctx, "tcp", u.Host)
+	if err != nil {
+		var opErr *net.OpError
+		if errors.As(err, &opErr) && opErr.Op == "dial" {
+			return nil // not a TLS problem: nothing listens there
+		}
+		return err
+	}
+	_ = conn.Close()
+	return nil
+}
+
+// checkQuorum does a linearizable read and checks the heartbeat's age.
+func (s *statusChecker) checkQuorum(ctx context.Context, timeout time.Duration) error {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := s.e.client.Get(qctx, HeartbeatPath); err != nil {
+		return fmt.Errorf("linearizable read failed: %w", err)
+	}
+	if s.e.opts.HeartbeatTimeout < 0 {
+		return nil
+	}
+	s.mu.Lock()
+	age := time.Since(s.lastHeartbeat)
+	seen := s.heartbeatsSeen
+	s.mu.Unlock()
+	if age > s.e.opts.HeartbeatTimeout {
+		if !seen {
+			return fmt.Errorf("no heartbeat update received in %s (is a heartbeat writer running?)", age.Round(time.Second))
+		}
+		return fmt.Errorf("%s since last heartbeat update has been received", age.Round(time.Second))
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package kvstore
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the kvstore's Prometheus metrics. One set serves every
+// backend of an agent (the local one and those of remote clusters).
+type Metrics struct {
+	Operations   *prometheus.HistogramVec
+	Events       *prometheus.CounterVec
+	QuorumErrors prometheus.Counter
+	InitialSync  *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics (unregistered).
+func NewMetrics() *Metrics {
+	return &Metrics{
+		Operations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "operations_duration_seconds",
+			Help:    "Duration of kvstore operations by operation and outcome",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
+		}, []string{"operation", "outcome"}),
+		Events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "events_received_total",
+			Help: "Watch events received by type",
+		}, []string{"type"}),
+		QuorumErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "quorum_errors_total",
+			Help: "Failed quorum checks",
+		}),
+		InitialSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "initial_sync_completed",
+			Help: "Whether the initial list of a watched prefix has completed (1) or not (0)",
+		}, []string{"scope"}),
+	}
+}
+
+// Collectors returns the metrics for registration.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Operations, m.Events, m.QuorumErrors, m.InitialSync}
+}
+
+func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
+	outcome := "success"
+	if err != nil {
+		outcome = "failure"
+	}
+	m.Operations.WithLabelValues(op, outcome).Observe(d.Seconds())
+}
+
+func (m *Metrics) eventReceived(typ string) { m.Events.WithLabelValues(typ).Inc() }
+
+func (m *Metrics) quorumError() { m.QuorumErrors.Inc() }
+
+// SetInitialSync records whether the watcher of scope has synced.
+func (m *Metrics) SetInitialSync(scope string, done bool) {
+	v := 0.0
+	if done {
+		v = 1
+	}
+	m.InitialSync.WithLabelValues(scope).Set(v)
+}
