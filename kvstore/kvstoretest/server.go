@@ -25,6 +25,7 @@ type Server struct {
 	port   string
 	tls    *ServerTLS
 	etcd   *embed.Etcd
+	proxy  *proxy
 }
 
 // ServerTLS are the TLS files of a server started WithTLS.
@@ -64,7 +65,15 @@ func StartServer(t testing.TB, opts ...Option) *Server {
 		}
 	}
 	s.Start()
-	t.Cleanup(s.Stop)
+	p, err := newProxy("127.0.0.1:" + s.port)
+	if err != nil {
+		t.Fatalf("kvstoretest: proxy: %v", err)
+	}
+	s.proxy = p
+	t.Cleanup(func() {
+		s.Stop()
+		p.close()
+	})
 	return s
 }
 
@@ -107,6 +116,9 @@ func (s *Server) Start() {
 	}
 	s.etcd = e
 	_, s.port, _ = splitPort(e.Clients[0].Addr().String())
+	if s.proxy != nil {
+		s.proxy.resume()
+	}
 }
 
 // startWithRetry retries briefly: a restart may race the old listener's
@@ -138,14 +150,25 @@ func splitPort(addr string) (string, string, error) {
 	return u.Hostname(), u.Port(), nil
 }
 
-// Stop stops the server; its data and port are kept for Start.
+// Stop stops the server; its data and port are kept for Start. Clients'
+// connections are cut first, as when a real server dies.
 func (s *Server) Stop() {
 	if s.etcd == nil {
 		return
 	}
+	if s.proxy != nil {
+		s.proxy.pause()
+	}
 	s.etcd.Close()
 	s.etcd = nil
 }
+
+// Partition cuts every client connection and refuses new ones until
+// Heal; the server keeps running (and keeps expiring leases).
+func (s *Server) Partition() { s.proxy.pause() }
+
+// Heal ends a Partition.
+func (s *Server) Heal() { s.proxy.resume() }
 
 // Restart stops and starts the server.
 func (s *Server) Restart() {
@@ -154,8 +177,14 @@ func (s *Server) Restart() {
 	s.Start()
 }
 
-// Endpoint returns the client URL, e.g. http://127.0.0.1:40123.
+// Endpoint returns the client URL, e.g. http://127.0.0.1:40123. It
+// leads through the test's proxy, so Partition and Stop cut it.
 func (s *Server) Endpoint() string {
+	return fmt.Sprintf("%s://%s", s.scheme, s.proxy.addr())
+}
+
+// DirectEndpoint is the server's own client URL, bypassing the proxy.
+func (s *Server) DirectEndpoint() string {
 	return fmt.Sprintf("%s://127.0.0.1:%s", s.scheme, s.port)
 }
 
@@ -187,11 +216,13 @@ func (s *Server) WriteConfigFile() string {
 	return path
 }
 
-// Client returns a raw etcd client for the test to poke at the server
-// behind the backend's back; it is closed when the test ends.
+// Client returns a raw etcd client, connected directly (not through the
+// proxy), for the test to poke at the server behind the backend's back;
+// it is closed when the test ends. After Restart, take a new one.
 func (s *Server) Client() *clientv3.Client {
 	s.t.Helper()
 	c := s.EtcdConfig()
+	c.Endpoints = []string{s.DirectEndpoint()}
 	tlsCfg, err := c.TLSConfig()
 	if err != nil {
 		s.t.Fatal(err)

@@ -1,0 +1,10 @@
+package kvstore
+
+import "time"
+
+// SetWatchRetryForTest changes the watch retry backoff for one test.
+func SetWatchRetryForTest(minWait, maxWait time.Duration) (restore func()) {
+	old := watchRetry
+	watchRetry.min, watchRetry.max = minWait, maxWait
+	return func() { watchRetry = old }
+}

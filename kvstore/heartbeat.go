@@ -1,0 +1,41 @@
+package kvstore
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// HeartbeatInterval is how often the heartbeat writer updates
+// cilium/.heartbeat; the status fails when it is older than twice that.
+const HeartbeatInterval = time.Minute
+
+// StartHeartbeat writes the current time (RFC 3339) to HeartbeatPath,
+// bound to the session lease, every interval until the returned stop
+// function is called. One writer per cluster is enough (Cilium's operator
+// is that writer); every agent checks the key's age.
+func StartHeartbeat(b Backend, interval time.Duration, log *slog.Logger) (stop func()) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			wctx, wcancel := context.WithTimeout(ctx, 25*time.Second)
+			err := b.Update(wctx, HeartbeatPath, []byte(time.Now().Format(time.RFC3339)), true)
+			wcancel()
+			if err != nil && ctx.Err() == nil {
+				log.Warn("Unable to update the heartbeat key", "key", HeartbeatPath, "error", err)
+			}
+			if !sleepCtx(ctx, interval) {
+				return
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
