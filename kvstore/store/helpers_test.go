@@ -19,7 +19,7 @@ type node struct {
 	IP   string `json:"ip"`
 }
 
-func (n *node) GetKeyName() string        { return n.Name }
+func (n *node) GetKeyName() string       { return n.Name }
 func (n *node) Marshal() ([]byte, error) { return json.Marshal(n) }
 
 var nodeFactory = store.KeyFactoryFunc(func(name string, value []byte) (store.Key, error) {

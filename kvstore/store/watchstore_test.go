@@ -41,7 +41,7 @@ func TestWatchStoreSyncsAndSkipsMalformed(t *testing.T) {
 
 	rec.reset()
 	must(t, b.Update(ctx(t), nodesPrefix+"/a", []byte(jsonNode("a", "10.0.0.1")), false)) // identical
-	must(t, b.Update(ctx(t), nodesPrefix+"/a", []byte(`not json`), false))               // malformed: keep old
+	must(t, b.Update(ctx(t), nodesPrefix+"/a", []byte(`not json`), false))                // malformed: keep old
 	must(t, b.Update(ctx(t), nodesPrefix+"/b", []byte(jsonNode("b", "10.0.0.20")), false))
 	must(t, b.Delete(ctx(t), nodesPrefix+"/a"))
 	rec.waitEvents(t, "update b=10.0.0.20", "delete a")
