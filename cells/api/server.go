@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
@@ -60,7 +62,12 @@ var (
 // on invalid or duplicate handlers.
 func newServer(p serverParams) (Server, error) {
 	b := &builtins{health: p.HealthReporter, inspector: p.Inspector, jobs: p.Jobs}
-	handlers := append(b.handlers(), p.Handlers...)
+	// Value groups come in random order: sort for stable error messages.
+	provided := slices.Clone(p.Handlers)
+	slices.SortStableFunc(provided, func(a, b Handler) int {
+		return cmp.Or(strings.Compare(a.Pattern(), b.Pattern()), strings.Compare(a.owner(), b.owner()))
+	})
+	handlers := append(b.handlers(), provided...)
 	mux, err := newMux(handlers)
 	if err != nil {
 		return nil, err
