@@ -3,10 +3,13 @@ module github.com/apiary-net/apiary
 go 1.26.0
 
 require (
+	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.uber.org/dig v1.19.0
 	go.uber.org/goleak v1.3.0
 )
+
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

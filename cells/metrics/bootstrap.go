@@ -23,6 +23,7 @@ const (
 // overall is recorded once the last start hook has run.
 type bootstrapCollector struct {
 	inspector hive.Inspector
+	lifecycle cell.Lifecycle
 	desc      *prometheus.Desc
 
 	mu      sync.Mutex
@@ -40,6 +41,15 @@ func newBootstrapCollector(inspector hive.Inspector) *bootstrapCollector {
 	}
 }
 
+// appendStartedHook runs while the hive starts. A hook appended then
+// runs after every hook appended before, so markStarted runs when the
+// rest of the hive has started.
+func (b *bootstrapCollector) appendStartedHook(cell.HookContext) error {
+	b.lifecycle.Append(cell.Hook{OnStart: b.markStarted})
+	return nil
+}
+
+// markStarted records the time from process start until now.
 func (b *bootstrapCollector) markStarted(cell.HookContext) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

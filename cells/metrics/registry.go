@@ -50,11 +50,7 @@ func newRegistry(p registryParams) (Registry, error) {
 			return nil, fmt.Errorf("register metrics collector %T: %w", c, err)
 		}
 	}
-	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
-		// A hook appended while the hive starts runs after every hook
-		// appended before: it marks the end of the hive's start.
-		p.Lifecycle.Append(cell.Hook{OnStart: boot.markStarted})
-		return nil
-	}})
+	boot.lifecycle = p.Lifecycle
+	p.Lifecycle.Append(cell.Hook{OnStart: boot.appendStartedHook})
 	return reg, nil
 }

@@ -26,25 +26,33 @@ type Dir interface {
 }
 
 type dir struct {
-	path string
-	log  *slog.Logger
+	path   string
+	log    *slog.Logger
+	health cell.Health
 }
 
-var (
-	_ Dir                = (*dir)(nil)
-	_ cell.HookInterface = (*dir)(nil)
-)
+var _ Dir = (*dir)(nil)
 
-func newDir(cfg Config, lc cell.Lifecycle, log *slog.Logger) Dir {
-	d := &dir{path: cfg.StateDir, log: log}
-	lc.Append(d)
+type dirParams struct {
+	cell.In
+
+	Config    Config
+	Lifecycle cell.Lifecycle
+	Logger    *slog.Logger
+	Health    cell.Health
+}
+
+func newDir(p dirParams) Dir {
+	d := &dir{path: p.Config.StateDir, log: p.Logger, health: p.Health}
+	lc := p.Lifecycle
+	lc.Append(cell.Hook{OnStart: d.create}) // the directory outlives the agent: no stop
 	return d
 }
 
 func (d *dir) Path() string { return d.path }
 
-// Start creates the directory, or sets its mode if it exists.
-func (d *dir) Start(cell.HookContext) error {
+// create creates the directory, or sets its mode if it exists.
+func (d *dir) create(cell.HookContext) error {
 	info, err := os.Stat(d.path)
 	switch {
 	case err == nil && !info.IsDir():
@@ -59,11 +67,9 @@ func (d *dir) Start(cell.HookContext) error {
 	if err := os.Chmod(d.path, Mode); err != nil {
 		return fmt.Errorf("set mode of state dir: %w", err)
 	}
+	d.health.OK("using " + d.path)
 	return nil
 }
-
-// Stop keeps the directory: its content must survive a restart.
-func (d *dir) Stop(cell.HookContext) error { return nil }
 
 // newStatusProvider reports the "State dir" line.
 func newStatusProvider(module cell.FullModuleID, d Dir) status.ProviderOut {

@@ -3,6 +3,7 @@ package status_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,35 +17,46 @@ import (
 var errEtcd = errors.New("etcd unreachable")
 
 // controllers adds one controller that always works and one that always
-// fails (retrying after 1s, 2s, 4s, ...).
-func controllers(g job.Group) {
-	g.UpdateController("sync-good", job.ControllerParams{
-		DoFunc:      func(context.Context) error { return nil },
-		RunInterval: time.Minute,
-	})
-	g.UpdateController("sync-bad", job.ControllerParams{
-		DoFunc:                 func(context.Context) error { return errEtcd },
-		ErrorRetryBaseDuration: time.Second,
-	})
+// fails, retrying after retry, 2*retry, 4*retry, ...
+func controllers(retry time.Duration) func(job.Group) {
+	return func(g job.Group) {
+		g.UpdateController("sync-good", job.ControllerParams{
+			DoFunc:      func(context.Context) error { return nil },
+			RunInterval: time.Minute,
+		})
+		g.UpdateController("sync-bad", job.ControllerParams{
+			DoFunc:                 func(context.Context) error { return errEtcd },
+			ErrorRetryBaseDuration: retry,
+		})
+	}
 }
 
 func TestControllersProvider(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var c status.Collector
-		celltest.Start(t, status.Cell, cell.Module("syncer", "Syncs", cell.Invoke(controllers)), celltest.Capture(&c))
-		synctest.Wait()
-		got := entry(t, c.Status(), "Controllers")
-		if got.State != status.Warning || got.Message != "1/2 healthy" {
-			t.Errorf("after the first failure: %+v, want Warning 1/2 healthy", got)
-		}
-		time.Sleep(status.ProbeInterval) // failures at 0s, 1s, 3s
-		synctest.Wait()
-		got = entry(t, c.Status(), "Controllers")
-		want := "sync-bad (module syncer): 3 consecutive failure(s): etcd unreachable"
-		if got.State != status.Failure || got.Message != "1/2 healthy" || len(got.Details) != 1 || got.Details[0] != want {
-			t.Errorf("after 3 failures: %+v, want Failure 1/2 healthy with %q", got, want)
-		}
-	})
+	tests := []struct {
+		name      string
+		retry     time.Duration
+		wantState status.State
+		wantRuns  int
+	}{
+		{name: "one failure is a warning", retry: time.Hour, wantState: status.Warning, wantRuns: 1},
+		{name: "three failures are a failure", retry: time.Second, wantState: status.Failure, wantRuns: 3}, // 0s, 1s, 3s
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var c status.Collector
+				celltest.Start(t, status.Cell, cell.Module("syncer", "Syncs", cell.Invoke(controllers(tt.retry))),
+					celltest.Capture(&c))
+				time.Sleep(status.ProbeInterval)
+				synctest.Wait()
+				got := entry(t, c.Status(), "Controllers")
+				want := fmt.Sprintf("sync-bad (module syncer): %d consecutive failure(s): etcd unreachable", tt.wantRuns)
+				if got.State != tt.wantState || got.Message != "1/2 healthy" || len(got.Details) != 1 || got.Details[0] != want {
+					t.Errorf("Controllers = %+v, want %s 1/2 healthy with %q", got, tt.wantState, want)
+				}
+			})
+		})
+	}
 }
 
 // degrade reports a degraded scope when the hive starts.

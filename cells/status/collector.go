@@ -43,9 +43,10 @@ type collectorParams struct {
 }
 
 type collector struct {
-	log     *slog.Logger
-	jobs    job.Group
-	entries []*entry
+	log       *slog.Logger
+	lifecycle cell.Lifecycle
+	jobs      job.Group
+	entries   []*entry
 
 	ctx    context.Context // of the probes; cancelled at stop
 	cancel context.CancelFunc
@@ -69,6 +70,7 @@ func newCollector(p collectorParams) (Collector, error) {
 	}
 	c := &collector{
 		log:       p.Logger,
+		lifecycle: p.Lifecycle,
 		jobs:      p.Jobs,
 		entries:   entries,
 		firstDone: make(chan struct{}),
@@ -109,9 +111,17 @@ func orderEntries(providers []Provider, modules []cell.ModuleInfo) []*entry {
 	return out
 }
 
-// Start adds the probe timer (which probes at once) and waits briefly
-// for the first answers.
-func (c *collector) Start(ctx cell.HookContext) error {
+// Start defers probing to a hook appended now: a hook appended while the
+// hive starts runs after all hooks appended before it, so the first
+// probes see the whole hive started, not just the cells before this one.
+func (c *collector) Start(cell.HookContext) error {
+	c.lifecycle.Append(cell.Hook{OnStart: c.startProbing})
+	return nil
+}
+
+// startProbing adds the probe timer (which probes at once) and waits
+// briefly for the first answers.
+func (c *collector) startProbing(ctx cell.HookContext) error {
 	c.jobs.Add(job.Timer("probe-status", c.probeAll, ProbeInterval))
 	wait := time.NewTimer(firstRoundWait)
 	defer wait.Stop()
