@@ -174,6 +174,9 @@ func (c *controller) loop(ctx context.Context) {
 			wait.Stop()
 		case <-fire:
 		}
+		if ctx.Err() != nil {
+			return // a trigger or the timer raced with stop
+		}
 	}
 }
 

@@ -71,6 +71,11 @@ func (t *timer) run(ctx context.Context, env jobEnv) {
 		case <-tick.C:
 		case <-kicks:
 		}
+		if ctx.Err() != nil {
+			// A kick or tick raced with stop: select picks at random.
+			env.health.Stopped("stopped with the hive")
+			return
+		}
 		if err := t.fn(ctx); err != nil {
 			if ctx.Err() != nil {
 				continue
