@@ -54,6 +54,21 @@ func TestControllerRuns(t *testing.T) {
 		time.Sleep(time.Hour)
 		wantTimes(t, "runs", runs.times(), secs(1))
 	})
+	inBubble(t, "updated and triggered before start runs once at start", func(t *testing.T) {
+		f := newFixture(t)
+		oldRuns, newRuns := newClock(), newClock()
+		f.group.UpdateController("sync", job.ControllerParams{DoFunc: failingDo(oldRuns, never)})
+		f.group.UpdateController("sync", job.ControllerParams{DoFunc: failingDo(newRuns, never)})
+		f.group.TriggerController("sync")
+		f.start()
+		defer f.stop()
+		time.Sleep(time.Hour)
+		wantTimes(t, "old runs", oldRuns.times(), nil)
+		wantTimes(t, "new runs", newRuns.times(), secs(0))
+		if st := f.controllerStatus("sync"); st.Runs != 1 {
+			t.Errorf("status %+v, want 1 run", st)
+		}
+	})
 	inBubble(t, "created after start runs at once", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newClock()

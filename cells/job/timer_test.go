@@ -121,6 +121,22 @@ func TestTimerKicker(t *testing.T) {
 		time.Sleep(time.Minute)
 		wantTimes(t, "runs", runs.times(), secs(0, 10))
 	})
+	inBubble(t, "a kick before start is satisfied by the first run", func(t *testing.T) {
+		for range stopRepeats { // the extra run came from a random select
+			f := newFixture(t)
+			runs := newClock()
+			kicker := job.NewKicker()
+			f.group.Add(job.Timer("gc", func(context.Context) error {
+				runs.record()
+				return nil
+			}, time.Hour, job.WithKicker(kicker)))
+			kicker.Kick()
+			f.start()
+			time.Sleep(time.Minute)
+			f.stop()
+			wantTimes(t, "runs", runs.times(), secs(0))
+		}
+	})
 	t.Run("never blocks", func(t *testing.T) {
 		kicker := job.NewKicker() // not attached to any timer
 		for range 10 {
