@@ -440,16 +440,19 @@ func TestControllerGroupStop(t *testing.T) {
 			t.Errorf("controllers listed after stop: %+v", got)
 		}
 	})
-	inBubble(t, "returns a StopFunc's error", func(t *testing.T) {
+	inBubble(t, "returns the errors of all StopFuncs", func(t *testing.T) {
 		f := newFixture(t, "routes")
-		errBusy := errors.New("route table busy")
-		f.group.UpdateController("sync", job.ControllerParams{
-			DoFunc:   func(context.Context) error { return nil },
-			StopFunc: func(context.Context) error { return errBusy },
-		})
+		errBusy, errGone := errors.New("route table busy"), errors.New("device gone")
+		for name, err := range map[string]error{"sync": errBusy, "gc": errGone, "ok": nil} {
+			f.group.UpdateController(name, job.ControllerParams{
+				DoFunc:   func(context.Context) error { return nil },
+				StopFunc: func(context.Context) error { return err },
+			})
+		}
 		f.start()
-		if err := f.stopErr(context.Background()); !errors.Is(err, errBusy) {
-			t.Errorf("stop = %v, want %v", err, errBusy)
+		err := f.stopErr(context.Background())
+		if !errors.Is(err, errBusy) || !errors.Is(err, errGone) {
+			t.Errorf("stop = %v, want both %v and %v", err, errBusy, errGone)
 		}
 	})
 }
