@@ -31,6 +31,8 @@ func TestBackoffDuration(t *testing.T) {
 		{name: "zero failures count as one", give: give{job.Backoff{Min: 2 * time.Second}, 0}, want: 2 * time.Second},
 		{name: "negative failures count as one", give: give{job.Backoff{Min: 2 * time.Second}, -5}, want: 2 * time.Second},
 		{name: "min above max is capped", give: give{job.Backoff{Min: time.Hour, Max: time.Minute}, 1}, want: time.Minute},
+		{name: "min above the default max is the first wait", give: give{job.Backoff{Min: 5 * time.Minute}, 1}, want: 5 * time.Minute},
+		{name: "min above the default max caps the wait", give: give{job.Backoff{Min: 5 * time.Minute}, 3}, want: 5 * time.Minute},
 		{name: "huge failure counts do not overflow", give: give{job.Backoff{Min: time.Second, Max: time.Hour, Factor: 10}, 100000}, want: time.Hour},
 	}
 	for _, tt := range tests {
