@@ -18,11 +18,20 @@ var Info = cell.Module(
 	cell.Provide(newInfoProvider),
 )
 
-func newInfoProvider(module cell.FullModuleID) status.ProviderOut {
+func newInfoProvider(module cell.FullModuleID, lc cell.Lifecycle, health cell.Health) status.ProviderOut {
+	lc.Append(cell.Hook{OnStart: infoHealth{health}.reportRunning})
 	return status.NewProviderOut(module, "Agent", func(context.Context) status.Report {
 		return status.Report{
 			State:   status.Ok,
 			Message: version.Get().String() + ", up " + version.Uptime().Round(time.Second).String(),
 		}
 	})
+}
+
+// infoHealth reports the module's health.
+type infoHealth struct{ health cell.Health }
+
+func (i infoHealth) reportRunning(cell.HookContext) error {
+	i.health.OK("running " + version.Get().String())
+	return nil
 }
