@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,13 +47,26 @@ var broken = cell.Module("broken", "Always broken",
 		})
 	}),
 	cell.Invoke(func(g job.Group, lc cell.Lifecycle, h cell.Health) {
+		failed := make(chan struct{})
+		var once sync.Once
 		g.UpdateController("sync-kvstore", job.ControllerParams{
-			DoFunc:                 func(context.Context) error { return errEtcd },
+			DoFunc: func(context.Context) error {
+				once.Do(func() { close(failed) })
+				return errEtcd
+			},
 			ErrorRetryBaseDuration: time.Hour,
 		})
-		lc.Append(cell.Hook{OnStart: func(cell.HookContext) error {
+		// The group's hook (appended when g was made) has started the
+		// controller; wait for its first failure so that the status
+		// probes, which run once the hive has started, see it.
+		lc.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error {
 			h.NewScope("watcher").Degraded("watch failed", errEtcd)
-			return nil
+			select {
+			case <-failed:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}})
 	}),
 )
