@@ -17,9 +17,14 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 )
 
-var testCounter = prometheus.NewCounter(prometheus.CounterOpts{Name: "apiary_test_events_total", Help: "Test events."})
+func newTestCounter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: "apiary_test_events_total", Help: "Test events."})
+}
 
-func provideCounter() metrics.Out { return metrics.Out{Collector: testCounter} }
+// provideCounter returns a constructor that registers c.
+func provideCounter(c prometheus.Counter) func() metrics.Out {
+	return func() metrics.Out { return metrics.Out{Collector: c} }
+}
 
 func scrape(t *testing.T, addr, path string) (int, string) {
 	t.Helper()
@@ -49,8 +54,9 @@ func statusEntry(t *testing.T, c status.Collector, name string) (status.State, s
 func TestServeMetrics(t *testing.T) {
 	var srv metrics.Server
 	var c status.Collector
+	testCounter := newTestCounter()
 	celltest.StartWithFlags(t, []string{"prometheus-serve-addr=127.0.0.1:0"},
-		metrics.Cell, status.Cell, cell.Provide(provideCounter),
+		metrics.Cell, status.Cell, cell.Provide(provideCounter(testCounter)),
 		celltest.Capture(&srv), celltest.Capture(&c))
 	addr := srv.Addr()
 	if _, port, _ := net.SplitHostPort(addr); port == "" || port == "0" {
@@ -124,8 +130,8 @@ func TestInvalidConfig(t *testing.T) {
 		{name: "no port", give: "127.0.0.1", want: "--prometheus-serve-addr: address 127.0.0.1: missing port in address"},
 		{name: "bad port", give: ":http", want: `--prometheus-serve-addr: port "http" is not a number`},
 		{name: "port too large", give: ":70000", want: `port "70000" is not a number between 0 and 65535`},
-		{name: "duplicate collector", give: "", extra: []cell.Cell{cell.Provide(provideCounter),
-			cell.Module("again", "Registers the counter again", cell.Provide(provideCounter))},
+		{name: "duplicate collector", give: "", extra: []cell.Cell{cell.Provide(provideCounter(newTestCounter())),
+			cell.Module("again", "Registers the counter again", cell.Provide(provideCounter(newTestCounter())))},
 			want: "register metrics collector *prometheus.counter: duplicate metrics collector registration attempted"},
 	}
 	for _, tt := range tests {
