@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,18 +47,24 @@ var broken = cell.Module("broken", "Always broken",
 		})
 	}),
 	cell.Invoke(func(g job.Group, lc cell.Lifecycle, h cell.Health) {
+		// The first run fails; the retry (which begins only after the
+		// failure is recorded) signals and then blocks until stop.
 		failed := make(chan struct{})
-		var once sync.Once
+		var runs atomic.Int32
 		g.UpdateController("sync-kvstore", job.ControllerParams{
-			DoFunc: func(context.Context) error {
-				once.Do(func() { close(failed) })
-				return errEtcd
+			DoFunc: func(ctx context.Context) error {
+				if runs.Add(1) == 1 {
+					return errEtcd
+				}
+				close(failed)
+				<-ctx.Done()
+				return ctx.Err()
 			},
-			ErrorRetryBaseDuration: time.Hour,
+			ErrorRetryBaseDuration: time.Millisecond,
 		})
 		// The group's hook (appended when g was made) has started the
-		// controller; wait for its first failure so that the status
-		// probes, which run once the hive has started, see it.
+		// controller; wait for its failure to be recorded so that the
+		// status probes, which run once the hive has started, see it.
 		lc.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error {
 			h.NewScope("watcher").Degraded("watch failed", errEtcd)
 			select {
