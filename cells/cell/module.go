@@ -3,7 +3,9 @@ package cell
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -54,25 +56,23 @@ func (m *module) Apply(s *Scope) error {
 	full := child.module
 	s.root.modules = append(s.root.modules, ModuleInfo{ID: full, Title: m.title})
 
-	decorators := []any{
-		func(FullModuleID) FullModuleID { return full },
-		func(ModuleID) ModuleID { return ModuleID(m.id) },
-		func(log *slog.Logger) *slog.Logger {
-			if s.root.logger != nil {
-				log = s.root.logger()
-			}
-			return log.With("module", full.String())
-		},
-		func(h Health) Health { return h.NewScope(m.id) },
-		func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} },
-	}
-	for _, d := range decorators {
-		if err := child.dig.Decorate(d); err != nil {
+	need, known := requiredTypes(m.cells)
+	wanted := func(t reflect.Type) bool { return !known || need[t] }
+	// Module-private providers first: what they take is needed too.
+	for _, p := range s.root.modulePrivate {
+		if !slices.ContainsFunc(funcResults(p), wanted) {
+			continue
+		}
+		funcParams(p, func(t reflect.Type) { need[t] = true })
+		if err := child.dig.Provide(p); err != nil {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
-	for _, p := range s.root.modulePrivate {
-		if err := child.dig.Provide(p); err != nil {
+	for _, d := range m.decorators(s.root, full) {
+		if !slices.ContainsFunc(funcResults(d), wanted) {
+			continue
+		}
+		if err := child.dig.Decorate(d); err != nil {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
@@ -82,6 +82,29 @@ func (m *module) Apply(s *Scope) error {
 		}
 	}
 	return nil
+}
+
+// decorators scope the hive-wide objects to the module. None depends on
+// the parent module's decoration, so each is registered only where asked
+// for.
+func (m *module) decorators(root *Root, full FullModuleID) []any {
+	return []any{
+		func(FullModuleID) FullModuleID { return full },
+		func(ModuleID) ModuleID { return ModuleID(m.id) },
+		func(log *slog.Logger) *slog.Logger {
+			if root.logger != nil {
+				log = root.logger()
+			}
+			return log.With("module", full.String())
+		},
+		func(h Health) Health {
+			if root.health != nil {
+				return root.health().NewScope(full.String())
+			}
+			return h.NewScope(m.id)
+		},
+		func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} },
+	}
 }
 
 func (m *module) Info(s *Scope) *InfoNode {

@@ -30,6 +30,7 @@ type Root struct {
 	applyFinished  bool
 	flagSourceFunc func(name string) string
 	logger         func() *slog.Logger
+	health         func() Health
 }
 
 // ModuleInfo describes one module of the hive.
@@ -46,6 +47,9 @@ type RootOptions struct {
 	// Logger returns the hive's base logger; module loggers are derived
 	// from it (so nested modules carry one module attribute, the full id).
 	Logger func() *slog.Logger
+	// Health returns the root of the hive's health tree; module health
+	// scopes are made from it by full module id.
+	Health func() Health
 }
 
 // NewRootScope creates the root scope of a hive around a dig container.
@@ -60,6 +64,7 @@ func NewRootScope(c *dig.Container, flags *pflag.FlagSet, opts RootOptions) *Sco
 			configTypes:   map[reflect.Type]bool{},
 			modulePrivate: opts.ModulePrivateProviders,
 			logger:        opts.Logger,
+			health:        opts.Health,
 		},
 	}
 }

@@ -69,7 +69,7 @@ func NewWithOptions(opts Options, cells ...cell.Cell) *Hive {
 	}
 	h := &Hive{
 		opts:      opts,
-		container: dig.New(),
+		container: dig.New(dig.DeferAcyclicVerification()),
 		flags:     pflag.NewFlagSet("hive", pflag.ContinueOnError),
 		lifecycle: &cell.DefaultLifecycle{},
 		health:    cell.NewHealthTree(nil),
@@ -80,6 +80,7 @@ func NewWithOptions(opts Options, cells ...cell.Cell) *Hive {
 	h.scope = cell.NewRootScope(h.container, h.flags, cell.RootOptions{
 		ModulePrivateProviders: []any{job.NewModuleGroup},
 		Logger:                 func() *slog.Logger { return h.log },
+		Health:                 func() cell.Health { return h.health.Root() },
 	})
 	h.scope.Root().SetFlagSource(func(name string) string { return h.sources[name] })
 	h.cells = append([]cell.Cell{cell.Config(DefaultConfig)}, cells...)

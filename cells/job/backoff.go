@@ -10,7 +10,7 @@ import (
 type Backoff struct {
 	// Min is the wait after the first failure (default 1s).
 	Min time.Duration
-	// Max caps the wait (default 1m).
+	// Max caps the wait (default 1m, or Min when that is larger).
 	Max time.Duration
 	// Factor multiplies the wait after each failure (default 2).
 	Factor float64
@@ -27,7 +27,7 @@ func (b Backoff) Duration(failures int) time.Duration {
 		minD = DefaultBackoff.Min
 	}
 	if maxD <= 0 {
-		maxD = DefaultBackoff.Max
+		maxD = max(DefaultBackoff.Max, minD)
 	}
 	if factor < 1 {
 		factor = DefaultBackoff.Factor

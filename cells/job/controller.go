@@ -158,6 +158,13 @@ func (c *controller) loop(ctx context.Context) {
 	wait.Stop()
 	defer wait.Stop()
 	for {
+		// This run answers the updates and triggers that came before it
+		// (at start, or with the timer): only those during the run ask
+		// for another.
+		select {
+		case <-c.wake:
+		default:
+		}
 		next, ok := c.runOnce(ctx)
 		if ctx.Err() != nil {
 			return
@@ -173,6 +180,9 @@ func (c *controller) loop(ctx context.Context) {
 		case <-c.wake:
 			wait.Stop()
 		case <-fire:
+		}
+		if ctx.Err() != nil {
+			return // a trigger or the timer raced with stop
 		}
 	}
 }

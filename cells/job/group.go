@@ -2,8 +2,11 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/cell"
@@ -108,7 +111,9 @@ func (g *group) Start(cell.HookContext) error {
 	return nil
 }
 
-// Stop cancels every job and controller and waits for them, within ctx.
+// Stop cancels every job and controller and waits for them, within ctx,
+// then runs the controllers' StopFuncs in name order and returns all their
+// errors.
 func (g *group) Stop(ctx cell.HookContext) error {
 	g.mu.Lock()
 	g.stopped = true
@@ -132,14 +137,15 @@ func (g *group) Stop(ctx cell.HookContext) error {
 	case <-ctx.Done():
 		return fmt.Errorf("jobs of module %q did not stop in time: %w", g.params.Module, context.Cause(ctx))
 	}
+	slices.SortFunc(ctrls, func(a, b *controller) int { return strings.Compare(a.name, b.name) })
 	var errs []error
 	for _, c := range ctrls {
 		if err := c.runStopFunc(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("stop controllers: %w", errs[0])
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop controllers: %w", err)
 	}
 	return nil
 }

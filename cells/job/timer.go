@@ -17,8 +17,10 @@ func WithKicker(k *Kicker) TimerOption {
 	return func(t *timer) { t.kicker = k }
 }
 
-// Kicker runs a timer job before its interval is up. Kicks that arrive
-// while the job runs are coalesced into one more run.
+// Kicker runs a timer job before its interval is up. A run answers the
+// kicks that arrived before it started (a kick before the hive starts
+// adds no run to the first one); kicks that arrive while the job runs are
+// coalesced into one more run.
 type Kicker struct {
 	ch chan struct{}
 }
@@ -70,6 +72,17 @@ func (t *timer) run(ctx context.Context, env jobEnv) {
 			return
 		case <-tick.C:
 		case <-kicks:
+		}
+		if ctx.Err() != nil {
+			// A kick or tick raced with stop: select picks at random.
+			env.health.Stopped("stopped with the hive")
+			return
+		}
+		// This run answers a kick that came before it (at start, or
+		// with the tick): only kicks during the run ask for another.
+		select {
+		case <-kicks:
+		default:
 		}
 		if err := t.fn(ctx); err != nil {
 			if ctx.Err() != nil {

@@ -110,6 +110,11 @@ func (t *Trigger) run(ctx context.Context, env jobEnv) {
 	defer wake.Stop()
 	var lastRun time.Time
 	for {
+		if ctx.Err() != nil {
+			// Events may still be pending; they are not run after stop.
+			env.health.Stopped("stopped with the hive")
+			return
+		}
 		if at, ok := t.due(lastRun); ok {
 			if wait := time.Until(at); wait > 0 {
 				wake.Reset(wait)

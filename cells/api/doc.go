@@ -1,0 +1,12 @@
+// Package api serves the agent's REST API: HTTP with JSON bodies on a
+// unix socket (--socket-path), which the apiary CLI and package client
+// talk to.
+//
+// The api-server cell owns the socket and the HTTP server. Other cells add
+// endpoints by providing a Handler into the "api-handlers" value group
+// (see HandlerOut); patterns are those of net/http.ServeMux ("GET
+// /v1/endpoint/{id}"). Built in are GET /v1/healthz, /v1/hive,
+// /v1/controllers and /v1/version. Every error, including unknown paths
+// and wrong methods, is a JSON body {"error": "..."} with a fitting status
+// code; WriteJSON and WriteError help handler authors do the same.
+package api

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/job"
+)
+
+// Server is the REST API server of the agent.
+type Server interface {
+	// SocketPath returns the unix socket the API listens on.
+	SocketPath() string
+	// Patterns returns the ServeMux patterns of every endpoint, sorted.
+	Patterns() []string
+}
+
+// readHeaderTimeout bounds how long a client may take to send headers.
+const readHeaderTimeout = 10 * time.Second
+
+type serverParams struct {
+	cell.In
+
+	Config         Config
+	Lifecycle      cell.Lifecycle
+	Logger         *slog.Logger
+	Health         cell.Health
+	HealthReporter cell.HealthReporter
+	Inspector      hive.Inspector
+	Jobs           job.Registry
+	Handlers       []Handler `group:"api-handlers"`
+}
+
+type server struct {
+	path     string
+	log      *slog.Logger
+	health   cell.Health
+	handler  http.Handler
+	patterns []string
+
+	http *http.Server
+	done chan struct{}
+	file os.FileInfo
+}
+
+var (
+	_ Server             = (*server)(nil)
+	_ cell.HookInterface = (*server)(nil)
+)
+
+// newServer registers the built-in and the provided handlers; it fails
+// on invalid or duplicate handlers.
+func newServer(p serverParams) (Server, error) {
+	b := &builtins{health: p.HealthReporter, inspector: p.Inspector, jobs: p.Jobs}
+	// Value groups come in random order: sort for stable error messages.
+	provided := slices.Clone(p.Handlers)
+	slices.SortStableFunc(provided, func(a, b Handler) int {
+		return cmp.Or(strings.Compare(a.Pattern(), b.Pattern()), strings.Compare(a.owner(), b.owner()))
+	})
+	handlers := append(b.handlers(), provided...)
+	mux, err := newMux(handlers)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		path:    p.Config.SocketPath,
+		log:     p.Logger,
+		health:  p.Health,
+		handler: jsonErrors{mux: mux, log: p.Logger},
+	}
+	for _, h := range handlers {
+		s.patterns = append(s.patterns, h.Pattern())
+	}
+	slices.Sort(s.patterns)
+	p.Lifecycle.Append(s)
+	return s, nil
+}
+
+func (s *server) SocketPath() string { return s.path }
+
+func (s *server) Patterns() []string { return slices.Clone(s.patterns) }
+
+// Start listens on the socket and serves in a goroutine.
+func (s *server) Start(ctx cell.HookContext) error {
+	l, err := listenUnix(ctx, s.path)
+	if err != nil {
+		return err
+	}
+	l.SetUnlinkOnClose(true)
+	s.file, _ = os.Lstat(s.path)
+	s.http = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.done = make(chan struct{})
+	go s.serve(l)
+	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns))
+	s.health.OK("listening on " + s.path)
+	return nil
+}
+
+func (s *server) serve(l net.Listener) {
+	defer close(s.done)
+	err := s.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return
+	}
+	s.log.Error("REST API server failed", "socket", s.path, "error", err)
+	s.health.Degraded("serving failed", err)
+}
+
+// Stop shuts the server down gracefully within ctx (then closes the
+// remaining connections), waits for the serving goroutine and removes
+// the socket file.
+func (s *server) Stop(ctx cell.HookContext) error {
+	var errs []error
+	if err := s.http.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("shut down REST API server: %w", err))
+		s.http.Close()
+	}
+	<-s.done
+	if info, err := os.Lstat(s.path); err == nil && s.file != nil && os.SameFile(info, s.file) {
+		if err := os.Remove(s.path); err != nil {
+			errs = append(errs, fmt.Errorf("remove socket %s: %w", s.path, err))
+		}
+	}
+	s.health.Stopped("stopped")
+	return errors.Join(errs...)
+}

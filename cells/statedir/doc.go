@@ -1,0 +1,8 @@
+// Package statedir owns the agent's state directory (--state-dir), where
+// cells keep what must survive an agent restart: endpoint state for
+// restore, and by default the API socket.
+//
+// The statedir cell provides a Dir; the directory is created (mode 0750)
+// when the hive starts, and the "State dir" line of `apiary status` says
+// whether it is still there and how much space is left.
+package statedir

@@ -1,0 +1,6 @@
+// Package cmd is the command line of apiary-agent: the root command runs
+// the hive until SIGINT or SIGTERM, `hive` prints its cells and
+// configuration and `hive dot-graph` its dependency graph. Every cell's
+// flags are flags of every command (they can also come from APIARY_*
+// environment variables and --config-dir).
+package cmd

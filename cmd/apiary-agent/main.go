@@ -1,0 +1,16 @@
+// Command apiary-agent is the apiary node agent. See package
+// github.com/apiary-net/apiary/cmd/apiary-agent/cmd for its command line
+// and package agent for the cells it runs.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/cmd/apiary-agent/cmd"
+)
+
+func main() {
+	os.Exit(cmd.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr, agent.Agent))
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cells/api"
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/version"
+)
+
+// SocketEnv is the environment variable that sets the default of --socket.
+const SocketEnv = "APIARY_SOCK"
+
+// requestTimeout bounds one command's requests to the agent.
+const requestTimeout = 30 * time.Second
+
+// exitError ends the command with a code and without a message (the
+// command has already said what went wrong).
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// options are the global flags.
+type options struct {
+	socket string
+}
+
+// client returns a client for --socket.
+func (o *options) client() *client.Client { return client.New(o.socket) }
+
+// New returns the apiary root command.
+func New() *cobra.Command {
+	opts := &options{}
+	root := &cobra.Command{
+		Use:           "apiary",
+		Short:         "Inspect and control the apiary agent on this node",
+		Version:       version.Get().String(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	root.PersistentFlags().StringVar(&opts.socket, "socket", defaultSocket(),
+		"Unix socket of the agent's REST API (default from $"+SocketEnv+")")
+	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts))
+	return root
+}
+
+func defaultSocket() string {
+	if s, ok := os.LookupEnv(SocketEnv); ok && s != "" {
+		return s
+	}
+	return api.DefaultSocketPath
+}
+
+// Execute runs apiary with args and returns the exit code. Errors are
+// written to stderr as one line.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := New()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	var code exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default:
+		fmt.Fprintln(stderr, oneLine(err))
+		return 1
+	}
+}
+
+// oneLine joins the lines of an error message with "; ".
+func oneLine(err error) string {
+	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' })
+	return strings.Join(lines, "; ")
+}

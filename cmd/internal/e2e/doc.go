@@ -1,0 +1,4 @@
+// Package e2e tests apiary-agent and the apiary CLI as a user runs them:
+// it builds both binaries, starts the agent on a temporary socket and
+// state dir, runs CLI commands against it and stops it with SIGTERM.
+package e2e

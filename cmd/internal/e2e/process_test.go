@@ -1,0 +1,150 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// e2eVersion is linked into the binaries to check that -X works.
+const e2eVersion = "1.2.3-e2e"
+
+// buildBinaries builds apiary-agent and apiary into a temporary directory.
+func buildBinaries(t *testing.T) (agent, cli string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	dir := t.TempDir()
+	build := exec.Command(goBin, "build", "-o", dir+"/",
+		"-ldflags", "-X github.com/apiary-net/apiary/cells/version.Version="+e2eVersion,
+		"github.com/apiary-net/apiary/cmd/apiary-agent", "github.com/apiary-net/apiary/cmd/apiary")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "apiary-agent"), filepath.Join(dir, "apiary")
+}
+
+// agentProcess is a running apiary-agent whose log is collected.
+type agentProcess struct {
+	cmd     *exec.Cmd
+	started chan struct{}
+	exited  chan struct{}
+	err     error // of Wait, set before exited is closed
+
+	mu  sync.Mutex
+	log bytes.Buffer
+}
+
+// startAgent starts apiary-agent with args and collects its log.
+func startAgent(t *testing.T, bin string, args ...string) *agentProcess {
+	t.Helper()
+	p := &agentProcess{cmd: exec.Command(bin, args...), started: make(chan struct{}), exited: make(chan struct{})}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start apiary-agent: %v", err)
+	}
+	go p.collect(stderr)
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// collect reads the log, signals the "Started" line and waits for exit.
+func (p *agentProcess) collect(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	once := sync.Once{}
+	for sc.Scan() {
+		line := sc.Text()
+		p.mu.Lock()
+		p.log.WriteString(line + "\n")
+		p.mu.Unlock()
+		if strings.Contains(line, "msg=Started") {
+			once.Do(func() { close(p.started) })
+		}
+	}
+	p.err = p.cmd.Wait()
+	close(p.exited)
+}
+
+// Log returns what the agent logged so far.
+func (p *agentProcess) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// waitStarted waits for the "Started" log line.
+func (p *agentProcess) waitStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.started:
+	case <-p.exited:
+		t.Fatalf("apiary-agent exited before starting (%v):\n%s", p.err, p.Log())
+	case <-time.After(time.Minute):
+		t.Fatalf("apiary-agent did not start within a minute:\n%s", p.Log())
+	}
+}
+
+// wait waits for the agent to exit and returns its exit code.
+func (p *agentProcess) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("apiary-agent did not exit within a minute:\n%s", p.Log())
+	}
+	var exitErr *exec.ExitError
+	if errors.As(p.err, &exitErr) {
+		return exitErr.ExitCode()
+	}
+	if p.err != nil {
+		t.Fatalf("wait for apiary-agent: %v", p.err)
+	}
+	return 0
+}
+
+func (p *agentProcess) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("send SIGTERM: %v", err)
+	}
+}
+
+// runCLI runs the apiary binary and returns its exit code and output.
+func runCLI(t *testing.T, bin, socket string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "APIARY_SOCK="+socket)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run apiary %v: %v", args, err)
+	}
+	return code, out.String(), errOut.String()
+}

@@ -1,0 +1,74 @@
+// Package bench times apiary's hive against go.uber.org/fx on the same
+// generated graph of 200 cells with lifecycle hooks (issue 2). It is a
+// module of its own so that fx never enters apiary's go.mod; its go.work
+// builds it against the apiary module in this work tree (../..), so a new
+// dependency of apiary does not need a `go mod tidy` here first.
+//
+// One run builds the container from the graph's declarations, populates
+// it (every constructor runs), starts it and stops it. Both frameworks
+// log to nowhere, so log printing is not compared. The declarations
+// themselves (graph.HiveCells, graph.FxOptions) are package variables,
+// built once at init as in real programs, and are not timed.
+//
+// cmd/hivebench prints medians and the ratio; BenchmarkHive and
+// BenchmarkFx are the same runs for benchstat.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.uber.org/fx"
+
+	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/hack/bench/graph"
+)
+
+// Framework is one way to run the graph.
+type Framework struct {
+	// Name is how tables and benchmarks call it.
+	Name string
+	// Run builds, populates, starts and stops the graph once.
+	Run func(ctx context.Context) error
+}
+
+// Frameworks are the frameworks compared, ours first.
+var Frameworks = []Framework{
+	{Name: "apiary", Run: RunHive},
+	{Name: "fx", Run: RunFx},
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// RunHive builds, populates, starts and stops graph.HiveCells with
+// apiary's hive and a discarding logger.
+func RunHive(ctx context.Context) error {
+	h := hive.NewWithOptions(hive.Options{Logger: discardLogger}, graph.HiveCells...)
+	if err := h.Populate(); err != nil {
+		return fmt.Errorf("populate hive: %w", err)
+	}
+	if err := h.Start(ctx); err != nil {
+		return fmt.Errorf("start hive: %w", err)
+	}
+	if err := h.Stop(ctx); err != nil {
+		return fmt.Errorf("stop hive: %w", err)
+	}
+	return nil
+}
+
+// RunFx builds, starts and stops graph.FxOptions with fx and its no-op
+// event logger.
+func RunFx(ctx context.Context) error {
+	app := fx.New(fx.NopLogger, graph.FxOptions)
+	if err := app.Err(); err != nil {
+		return fmt.Errorf("populate fx: %w", err)
+	}
+	if err := app.Start(ctx); err != nil {
+		return fmt.Errorf("start fx: %w", err)
+	}
+	if err := app.Stop(ctx); err != nil {
+		return fmt.Errorf("stop fx: %w", err)
+	}
+	return nil
+}
