@@ -45,7 +45,7 @@ run: build ## Build and run the agent in the foreground with state and socket un
 	@mkdir -p $(RUN_DIR)
 	@echo "apiary-agent: API socket $(CURDIR)/$(RUN_DIR)/apiary.sock"
 	@echo "  from another shell: $(BIN)/apiary --socket $(RUN_DIR)/apiary.sock status"
-	exec $(BIN)/apiary-agent --socket-path=$(RUN_DIR)/apiary.sock --state-dir=$(RUN_DIR)/state $(ARGS)
+	exec $(BIN)/apiary-agent --socket-path=$(CURDIR)/$(RUN_DIR)/apiary.sock --state-dir=$(CURDIR)/$(RUN_DIR)/state $(ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs and the run directory

@@ -45,7 +45,9 @@ func (h Hook) Stop(ctx HookContext) error {
 
 // Lifecycle collects start and stop hooks. Hooks start in the order they
 // are appended (which is the order their constructors ran, so a hook's
-// dependencies have started before it) and stop in reverse.
+// dependencies have started before it) and stop in reverse. A hook
+// appended by another hook while the hive starts runs after every hook
+// appended before it: a way to act once everything else has started.
 type Lifecycle interface {
 	Append(HookInterface)
 }

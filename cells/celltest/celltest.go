@@ -33,6 +33,17 @@ func New(t testing.TB, flags []string, cells ...cell.Cell) *hive.Hive {
 	return h
 }
 
+// Populate builds a hive of cells with flags set and returns Populate's
+// error, for tests of bad input.
+func Populate(t testing.TB, flags []string, cells ...cell.Cell) (*hive.Hive, error) {
+	t.Helper()
+	h := hive.NewWithOptions(hive.Options{Logger: Logger(t)}, cells...)
+	if err := SetFlags(h.Flags(), flags); err != nil {
+		return h, err
+	}
+	return h, h.Populate()
+}
+
 // Start builds, populates and starts a hive of cells; it is stopped when
 // the test ends (a failing stop fails the test).
 func Start(t testing.TB, cells ...cell.Cell) *hive.Hive {
@@ -75,15 +86,8 @@ func Override[T cell.Flagger](fn func(*T)) cell.Cell {
 	return cell.ConfigOverride(fn)
 }
 
-// Logger returns a logger that writes to the test log at debug level.
+// Logger returns a logger that writes to the test's output at debug
+// level (shown for failing tests and with -v).
 func Logger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

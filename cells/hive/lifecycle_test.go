@@ -312,3 +312,35 @@ func TestPopulateErrorsNameTheCulprit(t *testing.T) {
 		})
 	}
 }
+
+func TestHookAppendedDuringStartRunsLast(t *testing.T) {
+	rec := &recorder{}
+	h := celltest.New(t, nil,
+		cell.Module("first", "First", cell.Invoke(func(lc cell.Lifecycle) {
+			lc.Append(cell.Hook{OnStart: func(cell.HookContext) error {
+				rec.add("start first")
+				lc.Append(cell.Hook{
+					OnStart: func(cell.HookContext) error { rec.add("everything started"); return nil },
+					OnStop:  func(cell.HookContext) error { rec.add("stop late"); return nil },
+				})
+				return nil
+			}, OnStop: func(cell.HookContext) error { rec.add("stop first"); return nil }})
+		})),
+		cell.Module("second", "Second", cell.Invoke(func(lc cell.Lifecycle) {
+			lc.Append(cell.Hook{
+				OnStart: func(cell.HookContext) error { rec.add("start second"); return nil },
+				OnStop:  func(cell.HookContext) error { rec.add("stop second"); return nil },
+			})
+		})),
+	)
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start first", "start second", "everything started", "stop late", "stop second", "stop first"}
+	if got := rec.list(); !slices.Equal(got, want) {
+		t.Errorf("events:\n got %q\nwant %q", got, want)
+	}
+}

@@ -23,8 +23,9 @@ func New(stderr io.Writer, cells ...cell.Cell) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "apiary-agent",
 		Short: "The apiary node agent",
-		Long: "apiary-agent enforces identity-based network policy on this node with eBPF\n" +
-			"and serves its REST API on --socket-path (see the apiary CLI).",
+		Long: "apiary-agent is the node agent of apiary. It runs every cell of the agent\n" +
+			"and serves its REST API on --socket-path (see the apiary CLI).\n" +
+			"Flags may also come from APIARY_<FLAG> environment variables and --config-dir.",
 		Version:       version.Get().String(),
 		Args:          cobra.NoArgs,
 		SilenceErrors: true,
