@@ -47,6 +47,12 @@ run: build ## Build and run the agent in the foreground with state and socket un
 	@echo "  from another shell: $(BIN)/apiary --socket $(RUN_DIR)/apiary.sock status"
 	exec $(BIN)/apiary-agent --socket-path=$(CURDIR)/$(RUN_DIR)/apiary.sock --state-dir=$(CURDIR)/$(RUN_DIR)/state $(ARGS)
 
+.PHONY: etcd
+etcd: hack/tools/bin/etcd ## Build an etcd server from the Go module proxy (for demos and multi-process tests)
+
+hack/tools/bin/etcd: hack/tools/go.mod
+	cd hack/tools && $(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
+
 .PHONY: clean
 clean: ## Remove build outputs and the run directory
-	rm -rf _output $(RUN_DIR)
+	rm -rf _output $(RUN_DIR) hack/tools/bin

@@ -66,7 +66,7 @@ func (s *statusChecker) run(ctx context.Context) {
 }
 
 func (s *statusChecker) probe(ctx context.Context) {
-	timeout := min(s.e.opts.ConnectivityTimeout, 10*time.Second)
+	timeout := min(s.e.opts.ConnectivityTimeout, 5*time.Second)
 	var lines, failures []string
 	ok := 0
 	for _, ep := range s.e.opts.Config.Endpoints {

@@ -6,13 +6,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the kvstore's Prometheus metrics. One set serves every
+// Metrics are the kvstore client's Prometheus metrics (the stores' are
+// in package store). One set serves every
 // backend of an agent (the local one and those of remote clusters).
 type Metrics struct {
 	Operations   *prometheus.HistogramVec
 	Events       *prometheus.CounterVec
 	QuorumErrors prometheus.Counter
-	InitialSync  *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics (unregistered).
@@ -31,16 +31,12 @@ func NewMetrics() *Metrics {
 			Namespace: "apiary", Subsystem: "kvstore", Name: "quorum_errors_total",
 			Help: "Failed quorum checks",
 		}),
-		InitialSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "apiary", Subsystem: "kvstore", Name: "initial_sync_completed",
-			Help: "Whether the initial list of a watched prefix has completed (1) or not (0)",
-		}, []string{"scope"}),
 	}
 }
 
 // Collectors returns the metrics for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Operations, m.Events, m.QuorumErrors, m.InitialSync}
+	return []prometheus.Collector{m.Operations, m.Events, m.QuorumErrors}
 }
 
 func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
@@ -54,12 +50,3 @@ func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
 func (m *Metrics) eventReceived(typ string) { m.Events.WithLabelValues(typ).Inc() }
 
 func (m *Metrics) quorumError() { m.QuorumErrors.Inc() }
-
-// SetInitialSync records whether the watcher of scope has synced.
-func (m *Metrics) SetInitialSync(scope string, done bool) {
-	v := 0.0
-	if done {
-		v = 1
-	}
-	m.InitialSync.WithLabelValues(scope).Set(v)
-}

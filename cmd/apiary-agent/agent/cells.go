@@ -6,6 +6,8 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
@@ -19,7 +21,14 @@ var Infrastructure = cell.Group(
 	status.Cell,
 )
 
+// ControlPlane are the cells that share state with other agents.
+var ControlPlane = cell.Group(
+	kvstore.Cell,
+	store.Cell,
+)
+
 // Agent is the whole apiary agent.
 var Agent = cell.Group(
 	Infrastructure,
+	ControlPlane,
 )

@@ -24,7 +24,7 @@ func startAgent(t *testing.T, extra ...cell.Cell) string {
 	dir := t.TempDir()
 	socket := filepath.Join(dir, "apiary.sock")
 	flags := []string{"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state")}
-	celltest.StartWithFlags(t, flags, append([]cell.Cell{agent.Agent}, extra...)...)
+	celltest.StartWithFlags(t, flags, append([]cell.Cell{agent.Infrastructure}, extra...)...)
 	return socket
 }
 

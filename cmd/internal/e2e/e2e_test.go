@@ -44,7 +44,7 @@ func TestAgentAndCLI(t *testing.T) {
 			`(?m)^State dir: +Ok +` + regexp.QuoteMeta(stateDir) + ` \(mode 0750, .* free\)$`,
 			`(?m)^Metrics: +Ok +serving /metrics on 127\.0\.0\.1:\d+$`,
 			`(?m)^Controllers: +Ok +0/0 healthy$`,
-			`(?m)^Hive: +Ok +5 modules, 0 degraded$`,
+			`(?m)^Hive: +Ok +7 modules, 0 degraded$`,
 			`(?m)^Overall: +Ok$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(out) {
@@ -66,8 +66,8 @@ func TestAgentAndCLI(t *testing.T) {
 		for _, e := range st.Entries {
 			names = append(names, e.Name)
 		}
-		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive" {
-			t.Errorf("status = %s %v, want Ok with the five infrastructure lines", st.State, names)
+		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive,KVStore" {
+			t.Errorf("status = %s %v, want Ok with the infrastructure lines and KVStore", st.State, names)
 		}
 	})
 

@@ -1,0 +1,27 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/status"
+)
+
+// newStatusProvider adds the KVStore line to `apiary status` and keeps
+// the module's health in step with it.
+func newStatusProvider(id cell.FullModuleID, c Client, health cell.Health) status.ProviderOut {
+	return status.NewProviderOut(id, "KVStore", func(context.Context) status.Report {
+		st := c.Status()
+		switch st.State {
+		case StateDisabled:
+			return status.Report{State: status.Disabled, Message: st.Message}
+		case StateOK:
+			health.OK(st.Message)
+			return status.Report{State: status.Ok, Message: st.Message}
+		default:
+			health.Degraded("kvstore not usable", errors.New(st.Message))
+			return status.Report{State: status.Failure, Message: st.Message}
+		}
+	})
+}
