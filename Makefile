@@ -34,6 +34,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 .PHONY: bench
 bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/hivebench
+	cd hack/bench && $(GO) run ./cmd/kvbench
 
 .PHONY: generate
 generate: ## Regenerate generated code (committed; go build never needs it)

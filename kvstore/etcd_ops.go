@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,24 +103,31 @@ func (e *etcdBackend) withLease(ctx context.Context, key string, lease bool, wri
 	}
 }
 
-func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value []byte, lease bool) (_ bool, err error) {
+func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value []byte, lease bool) (wrote bool, err error) {
 	defer e.track("update-if-different")(&err)
-	resp, err := e.client.Get(ctx, key)
-	if err != nil {
+	if err := e.waitWrite(ctx); err != nil {
 		return false, fmt.Errorf("update %s: %w", key, err)
 	}
-	if len(resp.Kvs) == 1 {
-		kv := resp.Kvs[0]
-		current, hasLease := e.leases.leaseOf(key)
-		sameLease := (!lease && kv.Lease == 0) || (lease && hasLease && kv.Lease == int64(current))
-		if sameLease && bytes.Equal(kv.Value, value) {
-			return false, nil
+	// One round trip: write unless the key already holds value on the
+	// lease it should have.
+	err = e.withLease(ctx, key, lease, func(opts []clientv3.OpOption) error {
+		var id int64
+		if lease {
+			l, _ := e.leases.leaseOf(key)
+			id = int64(l)
 		}
-	}
-	if err := e.Update(ctx, key, value, lease); err != nil {
-		return false, err
-	}
-	return true, nil
+		resp, err := e.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.Value(key), "=", string(value)),
+				clientv3.Compare(clientv3.LeaseValue(key), "=", id)).
+			Else(clientv3.OpPut(key, string(value), opts...)).
+			Commit()
+		if err != nil {
+			return err
+		}
+		wrote = !resp.Succeeded
+		return nil
+	})
+	return wrote, err
 }
 
 func (e *etcdBackend) CreateOnly(ctx context.Context, key string, value []byte, lease bool) (created bool, err error) {

@@ -2,6 +2,7 @@ package kvstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -151,4 +152,29 @@ func TestRotatedClientCertificateIsUsed(t *testing.T) {
 	if err := b.Update(ctx, "cilium/state/after-rotation", []byte("ok"), false); err != nil {
 		t.Fatalf("write after rotation: %v (the rotated certificate was not used)", err)
 	}
+}
+
+func TestAtMost1000KeysPerLease(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	b := srv.NewBackend()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 1001 {
+		must(t, b.Update(ctx, fmt.Sprintf("cilium/state/k/%04d", i), []byte("v"), true))
+	}
+	kvs, err := b.ListPrefix(ctx, "cilium/state/k/")
+	must(t, err)
+	perLease := map[int64]int{}
+	for _, v := range kvs {
+		perLease[v.LeaseID]++
+	}
+	if len(perLease) != 2 {
+		t.Fatalf("1001 keys are bound to %d leases (%v), want 2", len(perLease), perLease)
+	}
+	for id, n := range perLease {
+		if n > 1000 {
+			t.Errorf("lease %x holds %d keys", id, n)
+		}
+	}
+	waitStatus(t, b, "leases=2", func(st kvstore.Status) bool { return strings.Contains(st.Message, "leases=2,") })
 }

@@ -108,3 +108,20 @@ func TestWatchStoreManagerWaitsForCanary(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+func TestWatchStoreManagerImmediate(t *testing.T) {
+	mgr := store.NewWatchStoreManagerImmediate()
+	started := make(chan string, 2)
+	for _, p := range []string{"a", "b"} {
+		mgr.Register(p, func(ctx context.Context) { started <- p; <-ctx.Done() })
+	}
+	c, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { mgr.Run(c) })
+	got := map[string]bool{<-started: true, <-started: true}
+	cancel()
+	wg.Wait()
+	if !got["a"] || !got["b"] {
+		t.Errorf("started %v, want a and b at once", got)
+	}
+}

@@ -31,6 +31,8 @@ type SyncStore struct {
 	wake      chan struct{}
 	queue     []string // names in arrival order
 	pending   map[string]*syncOp
+	inflight  map[string]uint64 // names being written, with their firstSeq
+	workers   int
 	local     map[string][]byte // what this agent wants to exist
 	seq       uint64
 	syncSeq   uint64 // 0: Synced not called yet
@@ -68,6 +70,12 @@ func WithRetryBackoff(minWait, maxWait time.Duration) SyncStoreOption {
 	return func(s *SyncStore) { s.retry = backoff{min: minWait, max: maxWait} }
 }
 
+// WithWorkers sets how many writes may be in flight at once (default 32;
+// never two for the same key).
+func WithWorkers(n int) SyncStoreOption {
+	return func(s *SyncStore) { s.workers = max(1, n) }
+}
+
 // NewSyncStore creates a writer for prefix of cluster.
 func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts ...SyncStoreOption) *SyncStore {
 	prefix = dirPrefix(prefix)
@@ -81,6 +89,8 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 		retry:     backoff{min: 100 * time.Millisecond, max: 30 * time.Second},
 		wake:      make(chan struct{}, 1),
 		pending:   map[string]*syncOp{},
+		inflight:  map[string]uint64{},
+		workers:   32,
 		local:     map[string][]byte{},
 	}
 	for _, o := range opts {

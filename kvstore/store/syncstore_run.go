@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -16,16 +17,29 @@ func (b backoff) wait(failures int) time.Duration {
 	return min(d, b.max)
 }
 
-// Run writes queued changes until ctx ends.
+// Run writes queued changes until ctx ends, up to the configured number
+// at once.
 func (s *SyncStore) Run(ctx context.Context) {
 	s.backend.OnLeaseExpired(s.prefix, s.onLeaseExpired)
 	s.backend.OnLeaseExpired(s.canaryKey, s.onLeaseExpired)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, s.workers)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		name, op, wait := s.next()
 		if op != nil {
-			s.process(ctx, name, op)
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Go(func() {
+				s.process(ctx, name, op)
+				<-slots
+				s.finish(name)
+			})
 			continue
 		}
 		s.maybeWriteCanary(ctx)
@@ -43,13 +57,17 @@ func (s *SyncStore) Run(ctx context.Context) {
 	}
 }
 
-// next returns the first queued op that is due, or how long until one is.
+// next returns the first queued op that is due and whose key is not being
+// written, or how long until one is due.
 func (s *SyncStore) next() (string, *syncOp, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
 	var wait time.Duration
 	for i, name := range s.queue {
+		if _, busy := s.inflight[name]; busy {
+			continue
+		}
 		op := s.pending[name]
 		if op.notBefore.After(now) {
 			if d := op.notBefore.Sub(now); wait == 0 || d < wait {
@@ -57,11 +75,24 @@ func (s *SyncStore) next() (string, *syncOp, time.Duration) {
 			}
 			continue
 		}
-		s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+		if i == 0 {
+			s.queue = s.queue[1:] // the common case: no copy
+		} else {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+		}
 		delete(s.pending, name)
+		s.inflight[name] = op.firstSeq
 		return name, op, 0
 	}
 	return "", nil, wait
+}
+
+// finish marks a write done and wakes the dispatcher.
+func (s *SyncStore) finish(name string) {
+	s.mu.Lock()
+	delete(s.inflight, name)
+	s.mu.Unlock()
+	s.signal()
 }
 
 func (s *SyncStore) process(ctx context.Context, name string, op *syncOp) {
@@ -105,6 +136,12 @@ func (s *SyncStore) maybeWriteCanary(ctx context.Context) {
 	}
 	for _, op := range s.pending {
 		if op.firstSeq < s.syncSeq {
+			s.mu.Unlock()
+			return
+		}
+	}
+	for _, seq := range s.inflight {
+		if seq < s.syncSeq {
 			s.mu.Unlock()
 			return
 		}
