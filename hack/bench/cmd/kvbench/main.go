@@ -4,10 +4,11 @@
 //   - read: a WatchStore synced over N keys of ~200-byte JSON, next to a
 //     paginated client/v3 Get plus json.Unmarshal of the same keys
 //     (goal: ratio <= 1.3);
+//
 //   - write: a SyncStore upserting N keys until its sync canary is
 //     written, next to raw concurrent client puts.
 //
-//	cd hack/bench && go run ./cmd/kvbench [-keys 100000] [-runs 3]
+//     cd hack/bench && go run ./cmd/kvbench [-keys 100000] [-runs 3]
 package main
 
 import (
