@@ -1,14 +1,13 @@
 // Command kvbench compares apiary's kvstore stores with plain etcd client
-// code on the same real (embedded) etcd server, as issue 3 asks:
+// code on the same real (embedded) etcd server, as issue 3 asks. The read
+// comparison syncs a WatchStore over N keys of ~200-byte JSON next to a
+// paginated client/v3 Get plus json.Unmarshal of the same keys (goal:
+// ratio <= 1.3). The write comparison upserts N keys through a SyncStore
+// until its sync canary is written, next to raw concurrent client puts.
 //
-//   - read: a WatchStore synced over N keys of ~200-byte JSON, next to a
-//     paginated client/v3 Get plus json.Unmarshal of the same keys
-//     (goal: ratio <= 1.3);
+// Run it with:
 //
-//   - write: a SyncStore upserting N keys until its sync canary is
-//     written, next to raw concurrent client puts.
-//
-//     cd hack/bench && go run ./cmd/kvbench [-keys 100000] [-runs 3]
+//	cd hack/bench && go run ./cmd/kvbench [-keys 100000] [-runs 3]
 package main
 
 import (
