@@ -1,0 +1,132 @@
+package labels
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Labels is a set of labels sorted by key, at most one per key (as in
+// Cilium, where a label set is keyed by label key).
+type Labels []Label
+
+// FromSlice builds a sorted set; for duplicate keys the last label wins.
+func FromSlice(ls []Label) Labels {
+	byKey := make(map[string]Label, len(ls))
+	for _, l := range ls {
+		byKey[l.Key] = l
+	}
+	out := make(Labels, 0, len(byKey))
+	for _, l := range byKey {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b Label) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+// FromMap builds a set of source-labels from a Kubernetes label map.
+func FromMap(source string, m map[string]string) Labels {
+	ls := make([]Label, 0, len(m))
+	for k, v := range m {
+		ls = append(ls, Label{Source: source, Key: k, Value: v})
+	}
+	return FromSlice(ls)
+}
+
+// ParseList parses labels like "k8s:app=web" (source defaultSource when
+// absent) into a set.
+func ParseList(defaultSource string, ss ...string) (Labels, error) {
+	ls := make([]Label, 0, len(ss))
+	for _, s := range ss {
+		l, err := Parse(s, defaultSource)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	return FromSlice(ls), nil
+}
+
+// MustParseList is ParseList with source "any" for literals; it panics on
+// error.
+func MustParseList(ss ...string) Labels {
+	ls, err := ParseList(SourceAny, ss...)
+	if err != nil {
+		panic(err)
+	}
+	return ls
+}
+
+// SortedList returns the canonical form "source:key=value;..." in key
+// order: the kvstore value of an identity and the key of its per-node
+// references.
+func (ls Labels) SortedList() string {
+	var b strings.Builder
+	for _, l := range ls {
+		l.kvstoreForm(&b)
+	}
+	return b.String()
+}
+
+// ParseSortedList reads the canonical form back.
+func ParseSortedList(s string) (Labels, error) {
+	var out []Label
+	for part := range strings.SplitSeq(s, ";") {
+		if part == "" {
+			continue
+		}
+		l, err := Parse(part, "")
+		if err != nil {
+			return nil, fmt.Errorf("parse label list %q: %w", s, err)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("parse label list %q: no labels", s)
+	}
+	return FromSlice(out), nil
+}
+
+// String formats the set as a comma-separated list.
+func (ls Labels) String() string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// Get returns the label with key.
+func (ls Labels) Get(key string) (Label, bool) {
+	i, ok := slices.BinarySearchFunc(ls, key, func(l Label, k string) int { return cmp.Compare(l.Key, k) })
+	if !ok {
+		return Label{}, false
+	}
+	return ls[i], true
+}
+
+// Has reports whether the set has a label matching sel (see Label.Matches).
+func (ls Labels) Has(sel Label) bool {
+	l, ok := ls.Get(sel.Key)
+	return ok && sel.Matches(l)
+}
+
+// With returns a copy with l added (replacing a label with its key).
+func (ls Labels) With(l ...Label) Labels {
+	return FromSlice(append(slices.Clone(ls), l...))
+}
+
+// Equal reports whether two sets hold the same labels.
+func (ls Labels) Equal(other Labels) bool { return slices.Equal(ls, other) }
+
+// AllFrom reports whether the set is not empty and every label has the
+// given source.
+func (ls Labels) AllFrom(source string) bool {
+	for _, l := range ls {
+		if l.Source != source {
+			return false
+		}
+	}
+	return len(ls) > 0
+}
