@@ -43,7 +43,16 @@ func (b *builtins) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (b *builtins) hive(w http.ResponseWriter, _ *http.Request) {
-	WriteJSON(w, http.StatusOK, hiveTree(b.inspector.Modules(), b.health.Tree()))
+	tree := hiveTree(b.inspector.Modules(), b.health.Tree())
+	for _, h := range b.inspector.Hooks() {
+		tree.Hooks = append(tree.Hooks, models.Hook{
+			Module: h.Module.String(), Start: h.StartName, Stop: h.StopName,
+			StartDuration: models.Duration(h.StartDuration),
+		})
+	}
+	t := b.inspector.Timings()
+	tree.Timings = models.Timings{Populate: models.Duration(t.Populate), Start: models.Duration(t.Start)}
+	WriteJSON(w, http.StatusOK, tree)
 }
 
 func (b *builtins) controllers(w http.ResponseWriter, _ *http.Request) {

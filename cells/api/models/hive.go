@@ -28,6 +28,10 @@ type Hive struct {
 	Modules []*Module `json:"modules"`
 	// Scopes are health scopes that belong to no module.
 	Scopes []*HealthScope `json:"scopes,omitempty"`
+	// Hooks are the lifecycle hooks in start order, with their durations.
+	Hooks []Hook `json:"hooks,omitempty"`
+	// Timings are the durations of populate and start.
+	Timings Timings `json:"timings"`
 }
 
 // Module is one module of the hive with its health.
@@ -72,4 +76,21 @@ type HealthScope struct {
 	Updated *time.Time `json:"updated,omitempty"`
 	// Children are the scopes below this one.
 	Children []*HealthScope `json:"children,omitempty"`
+}
+
+// Hook is one lifecycle hook of the running hive, in start order.
+type Hook struct {
+	// Module is the full id of the module that appended the hook.
+	Module string `json:"module,omitempty"`
+	// Start and Stop name the hook's functions (empty when it has none).
+	Start string `json:"start,omitempty"`
+	Stop  string `json:"stop,omitempty"`
+	// StartDuration is how long the start function took.
+	StartDuration Duration `json:"start-duration"`
+}
+
+// Timings are the durations of the hive's phases.
+type Timings struct {
+	Populate Duration `json:"populate"`
+	Start    Duration `json:"start"`
 }

@@ -132,6 +132,8 @@ func TestHive(t *testing.T) {
 		regexp.MustCompile(`(?m)^api-server +OK +\d+s ago +REST API on a unix socket: listening on ` + regexp.QuoteMeta(socket) + `$`),
 		regexp.MustCompile(`(?m)^statedir +OK +\d+s ago +State directory that survives restarts: using /`),
 		regexp.MustCompile(`(?m)^  job-probe-status +OK +\d+s ago +last run succeeded$`),
+		regexp.MustCompile(`(?m)^Start hooks \(populate took [0-9.]+[µnm]?s, start [0-9.]+[µnm]?s\):$`),
+		regexp.MustCompile(`(?m)^  \d+ +api-server +\*api\.server\.Start +[0-9.]+[µnm]?s$`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("apiary hive output has no match for %s:\n%s", want, out)

@@ -24,6 +24,7 @@ func newHiveCommand(global *options) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Hive: %s\n\n", h.Level)
 			printModules(cmd.OutOrStdout(), h, "")
+			printHooks(cmd.OutOrStdout(), h)
 			return nil
 		},
 	}
@@ -77,4 +78,24 @@ func sinceColumn(now time.Time, t *time.Time) string {
 		return "-"
 	}
 	return age(now, t)
+}
+
+// printHooks prints the start hooks in order with their durations.
+func printHooks(w io.Writer, h *models.Hive) {
+	if len(h.Hooks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nStart hooks (populate took %s, start %s):\n",
+		time.Duration(h.Timings.Populate), time.Duration(h.Timings.Start))
+	tw := newTable(w)
+	fmt.Fprintf(tw, "  #\tModule\tFunction\tTook\n")
+	n := 0
+	for _, hk := range h.Hooks {
+		if hk.Start == "" {
+			continue
+		}
+		n++
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", n, hk.Module, hk.Start, time.Duration(hk.StartDuration))
+	}
+	tw.Flush()
 }
