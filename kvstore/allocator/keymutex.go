@@ -1,0 +1,40 @@
+package allocator
+
+import "sync"
+
+// keyMutex serialises the allocations and releases of one key within
+// this process; different keys proceed in parallel.
+type keyMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	mu      sync.Mutex
+	waiters int
+}
+
+// lock takes the lock of key and returns its unlock function.
+func (k *keyMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l, ok := k.locks[key]
+	if !ok {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.waiters++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.waiters--
+		if l.waiters == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
