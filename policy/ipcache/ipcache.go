@@ -1,0 +1,269 @@
+package ipcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sync"
+
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// cache implements IPCache. Callers change the metadata (under mu) and
+// mark prefixes dirty; the worker (worker.go) resolves dirty prefixes into
+// entries, tells the listeners and advances the revision.
+type cache struct {
+	log       *slog.Logger
+	alloc     identity.Allocator
+	listeners []Listener
+	local     LocalNode
+	cluster   identity.ClusterConfig
+	kv        *kvSync // nil without a kvstore
+	wake      chan struct{}
+
+	mu       sync.Mutex
+	meta     map[netip.Prefix]prefixMeta
+	dirty    []netip.Prefix
+	dirtyRev map[netip.Prefix]Revision // oldest unapplied change of each dirty prefix
+	failed   map[netip.Prefix]Revision // prefixes whose identity could not be resolved
+	queued   Revision                  // the last revision handed out
+	applied  Revision                  // the last revision every listener has seen
+	advanced chan struct{}             // closed (and replaced) when applied grows
+	entries  map[netip.Prefix]*Entry
+	lengths  [2][129]int // entries per family and prefix length, for LookupByIP
+
+	// held are the identities the cache allocated for prefixes; only the
+	// worker touches it.
+	held map[netip.Prefix]heldIdentity
+}
+
+var _ IPCache = (*cache)(nil)
+
+func newCache(log *slog.Logger, alloc identity.Allocator, listeners []Listener) *cache {
+	return &cache{
+		log:       log,
+		alloc:     alloc,
+		listeners: slices.DeleteFunc(slices.Clone(listeners), func(l Listener) bool { return l == nil }),
+		wake:      make(chan struct{}, 1),
+		meta:      map[netip.Prefix]prefixMeta{},
+		dirtyRev:  map[netip.Prefix]Revision{},
+		failed:    map[netip.Prefix]Revision{},
+		advanced:  make(chan struct{}),
+		entries:   map[netip.Prefix]*Entry{},
+		held:      map[netip.Prefix]heldIdentity{},
+	}
+}
+
+// normalizePrefix masks p, unmaps IPv4-mapped IPv6 addresses and drops
+// zones, so that one prefix has one spelling.
+func normalizePrefix(p netip.Prefix) (netip.Prefix, error) {
+	if !p.IsValid() {
+		return netip.Prefix{}, errors.New("prefix: not a valid prefix")
+	}
+	addr, bits := p.Addr().WithZone(""), p.Bits()
+	if addr.Is4In6() {
+		if bits < 96 {
+			return netip.Prefix{}, fmt.Errorf("prefix: %s mixes IPv4-mapped and IPv6 bits", p)
+		}
+		addr, bits = addr.Unmap(), bits-96
+	}
+	return netip.PrefixFrom(addr, bits).Masked(), nil
+}
+
+// HostPrefix returns the /32 or /128 prefix of addr.
+func HostPrefix(addr netip.Addr) netip.Prefix {
+	addr = addr.Unmap().WithZone("")
+	return netip.PrefixFrom(addr, addr.BitLen())
+}
+
+func (c *cache) UpsertMetadata(prefix netip.Prefix, src source.Source, resource ResourceID, md Metadata) (Revision, error) {
+	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Metadata: md})
+}
+
+func (c *cache) RemoveMetadata(prefix netip.Prefix, src source.Source, resource ResourceID) (Revision, error) {
+	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Remove: true})
+}
+
+func (c *cache) Apply(updates ...Update) (Revision, error) {
+	prefixes := make([]netip.Prefix, len(updates))
+	var errs []error
+	for i, u := range updates {
+		p, err := checkUpdate(u)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("update %d (%s from %s): %w", i, u.Resource, u.Source, err))
+		}
+		prefixes[i] = p
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("apply ipcache updates: %w", err)
+	}
+	c.mu.Lock()
+	if len(updates) == 0 {
+		defer c.mu.Unlock()
+		return c.queued, nil // nothing to wait for beyond what is queued
+	}
+	c.queued++
+	rev := c.queued
+	for i, u := range updates {
+		p, o := prefixes[i], owner{source: u.Source, resource: u.Resource}
+		if u.Remove {
+			pm, _ := c.meta[p].remove(o)
+			c.setMetaLocked(p, pm)
+		} else {
+			c.setMetaLocked(p, c.meta[p].upsert(o, u.Metadata))
+		}
+		c.markDirtyLocked(p, rev)
+	}
+	c.mu.Unlock()
+	c.signal()
+	return rev, nil
+}
+
+// checkUpdate validates an update and returns its normalised prefix.
+func checkUpdate(u Update) (netip.Prefix, error) {
+	p, err := normalizePrefix(u.Prefix)
+	if err != nil {
+		return p, err
+	}
+	if _, err := source.Parse(string(u.Source)); err != nil {
+		return p, fmt.Errorf("source: %w", err)
+	}
+	if u.Resource == "" {
+		return p, errors.New("resource: empty")
+	}
+	return p, nil
+}
+
+func (c *cache) setMetaLocked(p netip.Prefix, pm prefixMeta) {
+	if len(pm) == 0 {
+		delete(c.meta, p)
+		return
+	}
+	c.meta[p] = pm
+}
+
+// markDirtyLocked queues p for the worker, remembering the oldest
+// revision it has not applied for p.
+func (c *cache) markDirtyLocked(p netip.Prefix, rev Revision) {
+	if old, ok := c.dirtyRev[p]; ok {
+		c.dirtyRev[p] = min(old, rev)
+		return
+	}
+	c.dirtyRev[p] = rev
+	c.dirty = append(c.dirty, p)
+}
+
+func (c *cache) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *cache) Lookup(prefix netip.Prefix) (Entry, bool) {
+	p, err := normalizePrefix(prefix)
+	if err != nil {
+		return Entry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[p]
+	if !ok {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+func (c *cache) LookupByIP(addr netip.Addr) (Entry, bool) {
+	if !addr.IsValid() {
+		return Entry{}, false
+	}
+	addr = addr.Unmap().WithZone("")
+	fam := family(addr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for bits := addr.BitLen(); bits >= 0; bits-- {
+		if c.lengths[fam][bits] == 0 {
+			continue
+		}
+		p, _ := addr.Prefix(bits)
+		if e, ok := c.entries[p]; ok {
+			return *e, true
+		}
+	}
+	return Entry{}, false
+}
+
+func family(a netip.Addr) int {
+	if a.Is4() {
+		return 0
+	}
+	return 1
+}
+
+func (c *cache) Entries() []Entry {
+	c.mu.Lock()
+	out := make([]Entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		out = append(out, *e)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b Entry) int { return ComparePrefixes(a.Prefix, b.Prefix) })
+	return out
+}
+
+// ComparePrefixes orders prefixes by address, then by length.
+func ComparePrefixes(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}
+
+func (c *cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *cache) Revision() Revision {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applied
+}
+
+func (c *cache) WaitForRevision(ctx context.Context, rev Revision) error {
+	for {
+		c.mu.Lock()
+		applied, advanced := c.applied, c.advanced
+		c.mu.Unlock()
+		if applied >= rev {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for ipcache revision %d (at %d): %w", rev, applied, context.Cause(ctx))
+		}
+	}
+}
+
+// setEntryLocked stores (or, with e nil, deletes) the entry of p.
+func (c *cache) setEntryLocked(p netip.Prefix, e *Entry) {
+	_, had := c.entries[p]
+	fam := family(p.Addr())
+	switch {
+	case e == nil && had:
+		delete(c.entries, p)
+		c.lengths[fam][p.Bits()]--
+	case e != nil:
+		c.entries[p] = e
+		if !had {
+			c.lengths[fam][p.Bits()]++
+		}
+	}
+}
