@@ -210,6 +210,9 @@ func (a *Allocator[V]) LocalKeys() map[string]ID {
 	return out
 }
 
+// LocalID returns the id of a key in local use.
+func (a *Allocator[V]) LocalID(key string) (ID, bool) { return a.heldID(key) }
+
 // LocalRefs returns the number of local references to key (0 when it is
 // not in use here).
 func (a *Allocator[V]) LocalRefs(key string) int {
