@@ -1,0 +1,83 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
+
+// Config holds the agent flags that change how policies are translated.
+// The policy cell registers it with cell.Config(api.DefaultConfig).
+type Config struct {
+	// PolicyDefaultLocalCluster makes endpoint selectors that say nothing
+	// about io.cilium.k8s.policy.cluster select only endpoints of the local
+	// cluster (Cilium's --policy-default-local-cluster, on by default
+	// since Cilium 1.19). Off, such selectors match endpoints of every
+	// meshed cluster.
+	PolicyDefaultLocalCluster bool
+}
+
+// DefaultConfig is the default: selectors are local to this cluster.
+var DefaultConfig = Config{PolicyDefaultLocalCluster: true}
+
+// Flags registers --policy-default-local-cluster.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.Bool("policy-default-local-cluster", def.PolicyDefaultLocalCluster,
+		"Endpoint selectors in policies that do not name a cluster (io.cilium.k8s.policy.cluster) select only the local cluster")
+}
+
+// Options tell the parsers about the agent they translate for.
+type Options struct {
+	// ClusterName is the local cluster (--cluster-name). It is the value
+	// of the cluster label injected by DefaultLocalCluster and of the
+	// cluster entity.
+	ClusterName string
+	// DefaultLocalCluster is Config.PolicyDefaultLocalCluster. Note that
+	// the zero Options leave it off; start from DefaultOptions.
+	DefaultLocalCluster bool
+	// DefaultNamespace is the namespace of namespaced documents without
+	// metadata.namespace, as kubectl would use it; "default" when empty.
+	DefaultNamespace string
+}
+
+// DefaultOptions returns the options of an agent with Cilium's defaults:
+// cluster "default", selectors local to it, namespace "default".
+func DefaultOptions() Options {
+	return Options{ClusterName: "default", DefaultLocalCluster: true, DefaultNamespace: "default"}
+}
+
+// NewOptions returns the options for an agent in cluster clusterName
+// with the given Config.
+func NewOptions(clusterName string, cfg Config) Options {
+	o := DefaultOptions()
+	o.ClusterName = clusterName
+	o.DefaultLocalCluster = cfg.PolicyDefaultLocalCluster
+	return o
+}
+
+// Validate checks that the names can appear in labels.
+func (o Options) Validate() error {
+	var errs []error
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("cluster name is required"))
+	} else if msg := checkLabelValue(o.ClusterName); msg != "" {
+		errs = append(errs, fmt.Errorf("cluster name %q: %s", o.ClusterName, msg))
+	}
+	if o.DefaultNamespace != "" {
+		if msg := checkDNSLabel(o.DefaultNamespace); msg != "" {
+			errs = append(errs, fmt.Errorf("default namespace %q: %s", o.DefaultNamespace, msg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) namespaceOrDefault(ns string) string {
+	switch {
+	case ns != "":
+		return ns
+	case o.DefaultNamespace != "":
+		return o.DefaultNamespace
+	}
+	return "default"
+}
