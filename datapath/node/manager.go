@@ -1,0 +1,132 @@
+package node
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// Manager knows the nodes of the cluster (and of meshed clusters).
+type Manager interface {
+	// NodeUpdated adds or updates a node as its Source sees it. An update
+	// from a lower source than the one that owns the node is ignored.
+	NodeUpdated(n Node)
+	// NodeDeleted removes a node if n.Source owns it.
+	NodeDeleted(n Node)
+	// Nodes returns every node, sorted by cluster and name.
+	Nodes() []Node
+	// GetNode returns one node.
+	GetNode(id Identity) (Node, bool)
+	// LocalNode returns this agent's node.
+	LocalNode() Node
+}
+
+// manager implements Manager. Changes are applied one at a time
+// (changeMu), so handlers and the ipcache see them in order; mu guards
+// the node map, so handlers may read it.
+type manager struct {
+	log      *slog.Logger
+	local    Node
+	ipc      ipcache.IPCache
+	handlers *handlerSet
+	kv       *kvSync // nil without a kvstore
+
+	changeMu sync.Mutex
+	mu       sync.RWMutex
+	nodes    map[Identity]Node
+}
+
+var _ Manager = (*manager)(nil)
+
+func (m *manager) NodeUpdated(n Node) {
+	n = n.Clone()
+	if n.Source == "" {
+		n.Source = source.Unspec
+	}
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	id := n.Identity()
+	m.mu.Lock()
+	old, existed := m.nodes[id]
+	if existed && !source.AllowOverwrite(old.Source, n.Source) {
+		m.mu.Unlock()
+		m.log.Debug("Ignoring node update from a lower source", "node", id.String(), "owner", old.Source, "source", n.Source)
+		return
+	}
+	m.nodes[id] = n
+	m.mu.Unlock()
+	if existed {
+		m.log.Debug("Node updated", "node", id.String(), "source", n.Source)
+		m.syncIPCache(&old, &n)
+		m.handlers.update(old, n)
+		return
+	}
+	m.log.Info("Node added", "node", id.String(), "source", n.Source, "ip", n.TunnelIP())
+	m.syncIPCache(nil, &n)
+	m.handlers.add(n)
+}
+
+func (m *manager) NodeDeleted(n Node) {
+	if n.Source == "" {
+		n.Source = source.Unspec
+	}
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	id := n.Identity()
+	m.mu.Lock()
+	old, existed := m.nodes[id]
+	if !existed || old.Source != n.Source {
+		m.mu.Unlock()
+		if existed {
+			m.log.Debug("Ignoring node deletion from a source that does not own it", "node", id.String(), "owner", old.Source, "source", n.Source)
+		}
+		return
+	}
+	delete(m.nodes, id)
+	m.mu.Unlock()
+	m.log.Info("Node deleted", "node", id.String(), "source", n.Source)
+	m.syncIPCache(&old, nil)
+	m.handlers.remove(old)
+}
+
+func (m *manager) Nodes() []Node {
+	m.mu.RLock()
+	out := make([]Node, 0, len(m.nodes))
+	for _, n := range m.nodes {
+		out = append(out, n.Clone())
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Node) int {
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+func (m *manager) GetNode(id Identity) (Node, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, ok := m.nodes[id]
+	if !ok {
+		return Node{}, false
+	}
+	return n.Clone(), true
+}
+
+func (m *manager) LocalNode() Node { return m.local.Clone() }
+
+// isLocal reports whether n is this agent's node.
+func (m *manager) isLocal(n *Node) bool { return n.Identity() == m.local.Identity() }
+
+// validate runs NodeValidateImplementation of every handler for every
+// node; changes wait until it is done.
+func (m *manager) validate(ctx context.Context) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	m.handlers.validate(ctx, m.Nodes())
+	return nil
+}

@@ -1,0 +1,58 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/status"
+)
+
+// newStatusProvider adds the Nodes line to `apiary status`:
+// "2 nodes (1 local, 1 remote)". Refused or malformed kvstore nodes make
+// it a Warning that says so.
+func newStatusProvider(id cell.FullModuleID, m *manager) status.ProviderOut {
+	return status.NewProviderOut(id, "Nodes", func(context.Context) status.Report {
+		return statusReport(m, m.kv)
+	})
+}
+
+func statusReport(m *manager, kv *kvSync) status.Report {
+	nodes := m.Nodes()
+	local := 0
+	for i := range nodes {
+		if m.isLocal(&nodes[i]) {
+			local++
+		}
+	}
+	r := status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%d local, %d remote)",
+		plural(len(nodes), "node", "nodes"), local, len(nodes)-local)}
+	if kv == nil {
+		return r
+	}
+	r.Details = append(r.Details, fmt.Sprintf("kvstore: %s/ %s, local node registered under %s/%s (%s)",
+		kv.watchPrefix(), word(kv.watch.Synced(), "listed", "listing"), NodesPrefix, m.local.GetKeyName(),
+		word(kv.sync.IsSynced(), "synced", "syncing")))
+	if malformed, refused, last := kv.skipped(); malformed+refused > 0 {
+		r.State = status.Warning
+		r.Message += fmt.Sprintf(", %s skipped", plural(malformed+refused, "kvstore entry", "kvstore entries"))
+		r.Details = append(r.Details, fmt.Sprintf("skipped %d malformed nodes and refused %d of another cluster; last: %s",
+			malformed, refused, last))
+	}
+	return r
+}
+
+func word(done bool, yes, no string) string {
+	if done {
+		return yes
+	}
+	return no
+}
+
+// plural formats n with the singular or plural noun: "1 node", "2 nodes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
