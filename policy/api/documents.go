@@ -1,0 +1,141 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ParseDocuments parses every policy in data, a file of YAML documents
+// separated by "---" lines or a JSON document, named name in errors. A
+// document is a NetworkPolicy (networking.k8s.io/v1), a
+// CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy (cilium.io/v2), or
+// a List of them (v1 List, or the kind's own List). Kinds may be mixed;
+// empty documents are skipped.
+//
+// Every document is decoded strictly, validated, translated and checked
+// for duplicates (the same kind, namespace and name twice). The result is
+// all or nothing: on any problem ParseDocuments returns no policy and an
+// error joining one *DocumentError per rejected document, each listing
+// every problem found in it.
+func ParseDocuments(name string, data []byte, opts Options) ([]*Policy, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("parse %s: options: %w", name, err)
+	}
+	var (
+		policies []*Policy
+		errs     []error
+		seen     = make(map[string]*Policy)
+		n        = 0
+	)
+	for _, doc := range splitYAML(data) {
+		v, err := decodeYAML(doc)
+		if err == nil && v == nil {
+			continue
+		}
+		n++
+		if err != nil {
+			errs = append(errs, &DocumentError{File: name, Document: n, Item: -1, Errs: []*FieldError{{Err: err}}})
+			continue
+		}
+		ps, err := parseDocument(name, n, v, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i, p := range ps {
+			if err := checkDuplicate(seen, p, name, n, i, len(ps) > 1 || isList(v)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		policies = append(policies, ps...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return policies, nil
+}
+
+// checkDuplicate records p in seen and rejects a second policy with the
+// same kind, namespace and name.
+func checkDuplicate(seen map[string]*Policy, p *Policy, file string, doc, item int, inList bool) error {
+	id := p.String()
+	first, dup := seen[id]
+	if !dup {
+		seen[id] = p
+		return nil
+	}
+	if !inList {
+		item = -1
+	}
+	return &DocumentError{
+		File: file, Document: doc, Item: item, Kind: p.Kind, Namespace: p.Namespace, Name: p.Name,
+		Errs: []*FieldError{{Field: "metadata.name", Err: fmt.Errorf("duplicate: %s is also defined in %s", p, first.Source)}},
+	}
+}
+
+// parseDocument parses one decoded document: a policy or a List.
+func parseDocument(file string, doc int, v any, opts Options) ([]*Policy, error) {
+	if !isList(v) {
+		p, err := parseObject(file, doc, -1, v, "", opts)
+		if err != nil {
+			return nil, err
+		}
+		return []*Policy{p}, nil
+	}
+	items, itemKind, err := listItems(file, doc, v.(map[string]any))
+	if err != nil {
+		return nil, err
+	}
+	var (
+		policies []*Policy
+		errs     []error
+	)
+	for i, item := range items {
+		p, err := parseObject(file, doc, i, item, itemKind, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		policies = append(policies, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return policies, nil
+}
+
+// parseObject parses one policy object; item is its index in a List, or
+// -1, and want the kind a typed List requires, or "".
+func parseObject(file string, doc, item int, v any, want Kind, opts Options) (*Policy, error) {
+	d := &decoder{}
+	meta, m := d.header(v, opts)
+	if want != "" && meta.kind != "" && meta.kind != want {
+		d.failf("kind", "must be %s in a %sList", want, want)
+	}
+	var rules []*Rule
+	if m != nil {
+		switch meta.kind {
+		case KindNetworkPolicy:
+			d.object("", m, networkPolicySpec)
+			rules = d.networkPolicyRules(m, meta, opts)
+		case KindCiliumNetworkPolicy, KindCiliumClusterwideNetworkPolicy:
+			d.object("", m, ciliumPolicySpec)
+			rules = d.ciliumRules(m, meta, opts)
+		}
+	}
+	if len(d.errs) > 0 {
+		return nil, &DocumentError{
+			File: file, Document: doc, Item: item,
+			Kind: meta.kind, Namespace: meta.namespace, Name: meta.name, Errs: d.errs,
+		}
+	}
+	source := fmt.Sprintf("%s: document %d", file, doc)
+	if item >= 0 {
+		source += fmt.Sprintf(" items[%d]", item)
+	}
+	return &Policy{
+		Kind: meta.kind, Namespace: meta.namespace, Name: meta.name, UID: meta.uid, Source: source,
+		Labels: originLabels(meta.kind, meta.namespace, meta.name, meta.uid),
+		Rules:  rules,
+	}, nil
+}
