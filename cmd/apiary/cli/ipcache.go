@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+// newIPCacheCommand is `apiary ipcache list|get`: the agent's
+// IP-to-identity cache.
+func newIPCacheCommand(global *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ipcache",
+		Short: "Show the IP to identity cache",
+	}
+	var output, prefix string
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	check := func() error {
+		if output != "text" && output != "json" {
+			return fmt.Errorf("--output: %q is not text or json", output)
+		}
+		return nil
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every entry (or those within --prefix)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := check(); err != nil {
+				return err
+			}
+			c := global.client()
+			defer c.Close()
+			cache, err := c.IPCacheList(cmd.Context(), prefix)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), cache)
+			}
+			printIPCache(cmd.OutOrStdout(), cache.Entries)
+			return nil
+		},
+	}
+	list.Flags().StringVar(&prefix, "prefix", "", "Only entries within this CIDR (or IP)")
+	get := &cobra.Command{
+		Use:   "get <ip>",
+		Short: "Show the entry of the longest prefix that holds an IP",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := check(); err != nil {
+				return err
+			}
+			c := global.client()
+			defer c.Close()
+			e, err := c.IPCacheGet(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), e)
+			}
+			printIPCache(cmd.OutOrStdout(), []models.IPCacheEntry{*e})
+			return nil
+		},
+	}
+	cmd.AddCommand(list, get)
+	return cmd
+}
+
+// printIPCache prints one line per entry; reserved identities carry
+// their name.
+func printIPCache(w io.Writer, entries []models.IPCacheEntry) {
+	printTrimmedTable(w, func(tw io.Writer) {
+		fmt.Fprintln(tw, "IP\tIDENTITY\tSOURCE\tTUNNEL PEER\tKEY\tPOD")
+		for _, e := range entries {
+			id := fmt.Sprint(e.Identity)
+			if name := identity.NumericIdentity(e.Identity).ReservedName(); name != "" {
+				id += " (" + name + ")"
+			}
+			pod := ""
+			if e.K8sPodName != "" {
+				pod = e.K8sNamespace + "/" + e.K8sPodName
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", e.Prefix, id, e.Source, e.TunnelPeer, e.EncryptKey, pod)
+		}
+	})
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cells/api/models"
+)
+
+// newNodeCommand is `apiary node list`: the nodes the agent knows, with
+// the columns of `cilium node list`.
+func newNodeCommand(global *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Show the nodes of the cluster (and of meshed clusters)",
+	}
+	var output string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every node with its addresses and pod CIDRs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: %q is not text or json", output)
+			}
+			c := global.client()
+			defer c.Close()
+			nodes, err := c.Nodes(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), nodes)
+			}
+			printNodes(cmd.OutOrStdout(), nodes)
+			return nil
+		},
+	}
+	list.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+// printNodes prints Cilium's node table; nodes of another cluster than
+// the local node's are named <cluster>/<node>.
+func printNodes(w io.Writer, nodes []models.Node) {
+	localCluster := ""
+	for _, n := range nodes {
+		if n.Local {
+			localCluster = n.Cluster
+		}
+	}
+	name := func(n models.Node) string {
+		if n.Cluster != localCluster {
+			return n.Cluster + "/" + n.Name
+		}
+		return n.Name
+	}
+	nodes = slices.Clone(nodes)
+	slices.SortFunc(nodes, func(a, b models.Node) int { return cmp.Compare(name(a), name(b)) })
+	printTrimmedTable(w, func(tw io.Writer) {
+		fmt.Fprintln(tw, "Name\tIPv4 Address\tEndpoint CIDR\tIPv6 Address\tEndpoint CIDR")
+		for _, n := range nodes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name(n), n.PrimaryIPv4, n.IPv4AllocCIDR, n.PrimaryIPv6, n.IPv6AllocCIDR)
+		}
+	})
+}
+
+// printTrimmedTable aligns what fill writes into columns, like newTable,
+// and drops the blanks that empty last columns leave at line ends.
+func printTrimmedTable(w io.Writer, fill func(tw io.Writer)) {
+	var buf bytes.Buffer
+	tw := newTable(&buf)
+	fill(tw)
+	tw.Flush()
+	for line := range strings.Lines(buf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+}
