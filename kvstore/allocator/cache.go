@@ -38,6 +38,7 @@ type cacheEntry[V any] struct {
 	err   error
 }
 
+// GetKeyName returns the master key's name below <base>/id/.
 func (e *cacheEntry[V]) GetKeyName() string { return e.name }
 
 // cache mirrors <base>/id/ through a WatchStore.
@@ -53,6 +54,8 @@ type cache[V any] struct {
 	invalid  map[string]*cacheEntry[V]
 	synced   chan struct{}
 }
+
+var _ store.Observer = (*cache[string])(nil)
 
 func newCache[V any](a *Allocator[V]) *cache[V] {
 	c := &cache[V]{

@@ -36,8 +36,12 @@ type countCollector struct {
 	desc *prometheus.Desc
 }
 
+var _ prometheus.Collector = countCollector{}
+
+// Describe sends the gauge's description.
 func (c countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
+// Collect counts the identities now.
 func (c countCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[string]int{"reserved": len(reservedNames), "global": len(c.m.globals()), "local": c.m.local.len()}
 	for scope, n := range counts {
