@@ -35,6 +35,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/hivebench
 	cd hack/bench && $(GO) run ./cmd/kvbench
+	cd hack/bench && $(GO) run ./cmd/ipcachebench
 
 .PHONY: generate
 generate: ## Regenerate generated code (committed; go build never needs it)
