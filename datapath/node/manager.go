@@ -43,6 +43,7 @@ type manager struct {
 
 var _ Manager = (*manager)(nil)
 
+// NodeUpdated implements Manager.
 func (m *manager) NodeUpdated(n Node) {
 	n = n.Clone()
 	if n.Source == "" {
@@ -71,6 +72,7 @@ func (m *manager) NodeUpdated(n Node) {
 	m.handlers.add(n)
 }
 
+// NodeDeleted implements Manager.
 func (m *manager) NodeDeleted(n Node) {
 	if n.Source == "" {
 		n.Source = source.Unspec
@@ -94,6 +96,7 @@ func (m *manager) NodeDeleted(n Node) {
 	m.handlers.remove(old)
 }
 
+// Nodes implements Manager.
 func (m *manager) Nodes() []Node {
 	m.mu.RLock()
 	out := make([]Node, 0, len(m.nodes))
@@ -107,6 +110,7 @@ func (m *manager) Nodes() []Node {
 	return out
 }
 
+// GetNode implements Manager.
 func (m *manager) GetNode(id Identity) (Node, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -117,6 +121,7 @@ func (m *manager) GetNode(id Identity) (Node, bool) {
 	return n.Clone(), true
 }
 
+// LocalNode implements Manager.
 func (m *manager) LocalNode() Node { return m.local.Clone() }
 
 // isLocal reports whether n is this agent's node.

@@ -11,6 +11,8 @@ import (
 // endpointResource names the metadata of a local endpoint.
 func endpointResource(addr netip.Addr) ResourceID { return ResourceID("endpoint/" + addr.String()) }
 
+// UpsertLocalEndpoint implements IPCache: source local, resource
+// endpoint/<ip>, published to the kvstore when there is one.
 func (c *cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
 	if !ep.IP.IsValid() {
 		return 0, errors.New("upsert local endpoint: field IP: not a valid address")
@@ -32,6 +34,7 @@ func (c *cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
 	return rev, nil
 }
 
+// DeleteLocalEndpoint implements IPCache.
 func (c *cache) DeleteLocalEndpoint(ip netip.Addr) (Revision, error) {
 	if !ip.IsValid() {
 		return 0, errors.New("delete local endpoint: field IP: not a valid address")

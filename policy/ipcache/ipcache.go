@@ -80,14 +80,19 @@ func HostPrefix(addr netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(addr, addr.BitLen())
 }
 
+// UpsertMetadata implements IPCache.
 func (c *cache) UpsertMetadata(prefix netip.Prefix, src source.Source, resource ResourceID, md Metadata) (Revision, error) {
 	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Metadata: md})
 }
 
+// RemoveMetadata implements IPCache.
 func (c *cache) RemoveMetadata(prefix netip.Prefix, src source.Source, resource ResourceID) (Revision, error) {
 	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Remove: true})
 }
 
+// Apply implements IPCache. With no updates it changes nothing and
+// returns the last revision handed out: waiting for it waits for every
+// change made so far.
 func (c *cache) Apply(updates ...Update) (Revision, error) {
 	prefixes := make([]netip.Prefix, len(updates))
 	var errs []error
@@ -164,6 +169,7 @@ func (c *cache) signal() {
 	}
 }
 
+// Lookup implements IPCache.
 func (c *cache) Lookup(prefix netip.Prefix) (Entry, bool) {
 	p, err := normalizePrefix(prefix)
 	if err != nil {
@@ -178,6 +184,8 @@ func (c *cache) Lookup(prefix netip.Prefix) (Entry, bool) {
 	return *e, true
 }
 
+// LookupByIP implements IPCache: it tries only the prefix lengths some
+// entry of the family has, longest first.
 func (c *cache) LookupByIP(addr netip.Addr) (Entry, bool) {
 	if !addr.IsValid() {
 		return Entry{}, false
@@ -205,6 +213,7 @@ func family(a netip.Addr) int {
 	return 1
 }
 
+// Entries implements IPCache.
 func (c *cache) Entries() []Entry {
 	c.mu.Lock()
 	out := make([]Entry, 0, len(c.entries))
@@ -224,18 +233,21 @@ func ComparePrefixes(a, b netip.Prefix) int {
 	return a.Bits() - b.Bits()
 }
 
+// Len implements IPCache.
 func (c *cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
 
+// Revision implements IPCache.
 func (c *cache) Revision() Revision {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.applied
 }
 
+// WaitForRevision implements IPCache.
 func (c *cache) WaitForRevision(ctx context.Context, rev Revision) error {
 	for {
 		c.mu.Lock()

@@ -45,6 +45,7 @@ type result struct {
 // counter is the one listener: it counts the changes it sees.
 type counter struct{ changes atomic.Int64 }
 
+// OnIPCacheChanged counts the changes.
 func (c *counter) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change) {
 	c.changes.Add(int64(len(changes)))
 }
