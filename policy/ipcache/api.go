@@ -77,7 +77,7 @@ func contains(outer, inner netip.Prefix) bool {
 // EntryModel converts an entry to its API form.
 func EntryModel(e Entry) models.IPCacheEntry {
 	m := models.IPCacheEntry{
-		Prefix: e.Prefix.String(), Identity: uint32(e.Identity), Source: string(e.Source),
+		Prefix: e.Prefix.String(), Identity: uint32(e.Identity), Reserved: e.Identity.ReservedName(), Source: string(e.Source),
 		EncryptKey: e.EncryptKey, K8sNamespace: e.K8sNamespace, K8sPodName: e.K8sPodName,
 	}
 	if e.TunnelPeer.IsValid() {

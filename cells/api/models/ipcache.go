@@ -16,6 +16,8 @@ type IPCacheEntry struct {
 	Prefix string `json:"prefix"`
 	// Identity is the numeric security identity.
 	Identity uint32 `json:"identity"`
+	// Reserved names a reserved identity ("host", "remote-node", ...).
+	Reserved string `json:"reserved,omitempty"`
 	// Source is the source that owns the entry ("local", "kvstore", ...).
 	Source string `json:"source"`
 	// TunnelPeer is the host IP of the node the prefix lives on.

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/policy/identity"
 )
 
 // newIPCacheCommand is `apiary ipcache list|get`: the agent's
@@ -79,8 +78,8 @@ func printIPCache(w io.Writer, entries []models.IPCacheEntry) {
 		fmt.Fprintln(tw, "IP\tIDENTITY\tSOURCE\tTUNNEL PEER\tKEY\tPOD")
 		for _, e := range entries {
 			id := fmt.Sprint(e.Identity)
-			if name := identity.NumericIdentity(e.Identity).ReservedName(); name != "" {
-				id += " (" + name + ")"
+			if e.Reserved != "" {
+				id += " (" + e.Reserved + ")"
 			}
 			pod := ""
 			if e.K8sPodName != "" {
