@@ -125,18 +125,15 @@ func (d *decoder) enableDefaultDeny(path string, m map[string]any, dd *DefaultDe
 	}
 }
 
-// ruleLabels returns the origin labels plus the rule's spec.labels
-// ({key, value, source}; source "unspec" by default).
+// ruleLabels returns a copy of the origin labels plus the rule's
+// spec.labels ({key, value, source}; source "unspec" by default).
 func (d *decoder) ruleLabels(path string, m map[string]any, origin labels.Labels) labels.Labels {
+	var out []labels.Label
 	v, ok := get(m, "labels")
 	if !ok {
-		return origin
+		return origin.With()
 	}
-	items, ok := d.list(path, v)
-	if !ok {
-		return origin
-	}
-	var out []labels.Label
+	items, _ := d.list(path, v)
 	for i, item := range items {
 		if l, ok := d.ruleLabel(index(path, i), item); ok {
 			out = append(out, l)
