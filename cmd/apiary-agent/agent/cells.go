@@ -6,8 +6,11 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
@@ -25,6 +28,9 @@ var Infrastructure = cell.Group(
 var ControlPlane = cell.Group(
 	kvstore.Cell,
 	store.Cell,
+	identity.Cell,
+	ipcache.Cell,
+	node.Cell,
 )
 
 // Agent is the whole apiary agent.
