@@ -28,7 +28,8 @@ func TestPopulate(t *testing.T) {
 	if err := h.Print(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, module := range []string{"agent-info", "statedir", "api-server", "metrics", "status"} {
+	for _, module := range []string{"agent-info", "statedir", "api-server", "metrics", "status",
+		"kvstore", "identity", "ipcache", "node-manager"} {
 		if !strings.Contains(out.String(), "module "+module+":") {
 			t.Errorf("hive has no module %s", module)
 		}
@@ -49,7 +50,7 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,IPCache,Nodes"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	agentLine := regexp.MustCompile(`^dev \(go[^)]+\), up [0-9hms.]+$`)

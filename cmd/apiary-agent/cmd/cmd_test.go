@@ -32,6 +32,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	for _, flag := range []string{
 		"--config-dir", "--log-level", "--log-format", "--hive-start-timeout", "--hive-stop-timeout",
 		"--socket-path", "--state-dir", "--prometheus-serve-addr", "--version",
+		"--cluster-name", "--cluster-id", "--node-name", "--node-ip", "--pod-cidr",
 	} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("--help does not list %s", flag)
@@ -88,6 +89,14 @@ func TestBadInput(t *testing.T) {
 		{name: "argument", args: []string{"extra"}, want: "apiary-agent: unknown command \"extra\" for \"apiary-agent\"\n"},
 		{name: "invalid config", args: []string{"--socket-path=relative.sock"},
 			want: "apiary-agent: invalid configuration: --socket-path: \"relative.sock\" is not an absolute path"},
+		{name: "node IP", args: []string{"--node-ip=10.0.0.300"},
+			want: "apiary-agent: invalid configuration: --node-ip: \"10.0.0.300\" is not an IP address"},
+		{name: "pod CIDR", args: []string{"--pod-cidr=10.0.1.7/24"},
+			want: "apiary-agent: invalid configuration: --pod-cidr: 10.0.1.7/24 has host bits set (did you mean 10.0.1.0/24?)"},
+		{name: "cluster name", args: []string{"--cluster-name=Prod"},
+			want: "apiary-agent: invalid configuration: --cluster-name: \"Prod\" must be"},
+		{name: "cluster id", args: []string{"--cluster-id=300"},
+			want: "apiary-agent: invalid configuration: --cluster-id: 300 is out of range 0..255"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

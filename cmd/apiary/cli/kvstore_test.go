@@ -30,7 +30,9 @@ func TestKVStoreCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errOut := run(t, socket, "kvstore", "list", "cilium/state/nodes/")
+	// Under c1, not the agent's cluster: the agent registers its own node
+	// under cilium/state/nodes/v1/default/.
+	code, out, errOut := run(t, socket, "kvstore", "list", "cilium/state/nodes/v1/c1/")
 	want := "cilium/state/nodes/v1/c1/n1 => {\"Name\":\"n1\"}\ncilium/state/nodes/v1/c1/n2 => {\"Name\":\"n2\"}\n"
 	if code != 0 || out != want {
 		t.Errorf("kvstore list = %d %q (stderr %q), want %q", code, out, errOut, want)

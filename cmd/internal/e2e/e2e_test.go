@@ -44,7 +44,9 @@ func TestAgentAndCLI(t *testing.T) {
 			`(?m)^State dir: +Ok +` + regexp.QuoteMeta(stateDir) + ` \(mode 0750, .* free\)$`,
 			`(?m)^Metrics: +Ok +serving /metrics on 127\.0\.0\.1:\d+$`,
 			`(?m)^Controllers: +Ok +0/0 healthy$`,
-			`(?m)^Hive: +Ok +7 modules, 0 degraded$`,
+			`(?m)^Hive: +Ok +10 modules, 0 degraded$`,
+			`(?m)^IPCache: +Ok +\d+ entr(y|ies), revision \d+$`,
+			`(?m)^Nodes: +Ok +1 node \(1 local, 0 remote\)$`,
 			`(?m)^Overall: +Ok$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(out) {
@@ -66,8 +68,8 @@ func TestAgentAndCLI(t *testing.T) {
 		for _, e := range st.Entries {
 			names = append(names, e.Name)
 		}
-		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive,KVStore" {
-			t.Errorf("status = %s %v, want Ok with the infrastructure lines and KVStore", st.State, names)
+		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,IPCache,Nodes" {
+			t.Errorf("status = %s %v, want Ok with the infrastructure and control plane lines", st.State, names)
 		}
 	})
 
