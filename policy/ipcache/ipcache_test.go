@@ -303,3 +303,20 @@ func startCacheWith(t *testing.T, l ipcache.Listener) ipcache.IPCache {
 	c, _ := startCacheWithAlloc(t, l)
 	return c
 }
+
+func TestOneApplyIsOneBatchInOrder(t *testing.T) {
+	c, _, rec := startCache(t)
+	var updates []ipcache.Update
+	for _, p := range []string{"10.4.0.3/32", "10.4.0.1/32", "10.4.0.2/32"} {
+		updates = append(updates, ipcache.Update{Prefix: pfx(p), Source: source.KVStore, Resource: "r", Metadata: ipcache.Metadata{Identity: 300}})
+	}
+	rev, err := c.Apply(updates...)
+	applied(t, c)(rev, err)
+	rec.mu.Lock()
+	batches, revs := rec.batches, slices.Clone(rec.revs)
+	rec.mu.Unlock()
+	want := "10.4.0.3/32: none -> 300/kvstore|10.4.0.1/32: none -> 300/kvstore|10.4.0.2/32: none -> 300/kvstore"
+	if got := strings.Join(rec.take(), "|"); got != want || batches != 1 || revs[0] != rev {
+		t.Errorf("%d batches (revisions %v) with %s; want one batch at revision %d with %s", batches, revs, got, rev, want)
+	}
+}
