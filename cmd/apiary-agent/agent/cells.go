@@ -11,6 +11,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/labels"
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
@@ -28,6 +29,7 @@ var Infrastructure = cell.Group(
 var ControlPlane = cell.Group(
 	kvstore.Cell,
 	store.Cell,
+	labels.Cell,
 	identity.Cell,
 	ipcache.Cell,
 	node.Cell,
