@@ -1,10 +1,8 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -61,43 +59,12 @@ func nodeIP(flag string, log *slog.Logger) (netip.Addr, error) {
 	if flag != "" {
 		return parseNodeIP(flag)
 	}
-	ip, err := hostAddress()
+	ip, err := identity.HostAddress()
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("not set, and %w", err)
 	}
 	log.Info("Using the first global unicast address of the host as node IP (--node-ip)", "node-ip", ip)
 	return ip, nil
-}
-
-// hostAddress returns the first global unicast address of the host's
-// interfaces, IPv4 before IPv6; loopback and link-local addresses are
-// not global unicast.
-func hostAddress() (netip.Addr, error) {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("listing the interface addresses failed: %w", err)
-	}
-	var v6 netip.Addr
-	for _, a := range addrs {
-		n, ok := a.(*net.IPNet)
-		if !ok {
-			continue
-		}
-		ip, ok := netip.AddrFromSlice(n.IP)
-		if ip = ip.Unmap(); !ok || !ip.IsGlobalUnicast() {
-			continue
-		}
-		if ip.Is4() {
-			return ip, nil
-		}
-		if !v6.IsValid() {
-			v6 = ip
-		}
-	}
-	if v6.IsValid() {
-		return v6, nil
-	}
-	return netip.Addr{}, errors.New("the host has no global unicast address")
 }
 
 // ipcacheLocalNode is what the ipcache needs of the local node.

@@ -17,9 +17,11 @@ type LocalNodeIP struct {
 	Addr netip.Addr
 }
 
-// hostAddress picks the first global unicast address of the host's
-// interfaces, IPv4 first.
-func hostAddress() (netip.Addr, error) {
+// HostAddress returns the first global unicast address of the host's
+// interfaces, IPv4 before IPv6 (loopback and link-local addresses are not
+// global unicast). It is the fallback node IP of the identity cell and of
+// the node manager.
+func HostAddress() (netip.Addr, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("list interface addresses: %w", err)
@@ -53,7 +55,7 @@ func nodeSuffix(provided *LocalNodeIP) (suffix, source string, err error) {
 	if provided != nil && provided.Addr.IsValid() {
 		return provided.Addr.String(), "node manager", nil
 	}
-	ip, err := hostAddress()
+	ip, err := HostAddress()
 	if err != nil {
 		return "", "", fmt.Errorf("find this node's IP for its identity references: %w", err)
 	}

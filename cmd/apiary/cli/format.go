@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // newTable returns a tabwriter for aligned columns.
@@ -31,4 +34,30 @@ func age(now time.Time, t *time.Time) string {
 	default:
 		return fmt.Sprintf("%dd%dh ago", int(d.Hours())/24, int(d.Hours())%24)
 	}
+}
+
+// outputFormat is the value of the -o flag: text (tables) or json.
+type outputFormat string
+
+// register adds -o/--output to fs.
+func (o *outputFormat) register(fs *pflag.FlagSet) {
+	fs.StringVarP((*string)(o), "output", "o", "text", "Output format: text or json")
+}
+
+// check refuses anything but text and json, naming the flag.
+func (o outputFormat) check() error {
+	if o != "text" && o != "json" {
+		return fmt.Errorf("--output: %q is not text or json", string(o))
+	}
+	return nil
+}
+
+// isJSON reports whether -o json was given.
+func (o outputFormat) isJSON() bool { return o == "json" }
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -17,20 +16,14 @@ func newIdentityCommand(global *options) *cobra.Command {
 		Use:   "identity",
 		Short: "Show security identities",
 	}
-	var output string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
-	check := func() error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output: %q is not text or json", output)
-		}
-		return nil
-	}
+	var output outputFormat
+	output.register(cmd.PersistentFlags())
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every identity: reserved, global and local",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c := global.client()
@@ -39,7 +32,7 @@ func newIdentityCommand(global *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), ids)
 			}
 			printIdentities(cmd.OutOrStdout(), ids, false)
@@ -51,7 +44,7 @@ func newIdentityCommand(global *options) *cobra.Command {
 		Short: "Show one identity: its id, scope and labels",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c := global.client()
@@ -60,7 +53,7 @@ func newIdentityCommand(global *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), id)
 			}
 			printIdentities(cmd.OutOrStdout(), []models.Identity{*id}, true)
@@ -92,10 +85,4 @@ func printIdentities(w io.Writer, ids []models.Identity, withScope bool) {
 		}
 	}
 	tw.Flush()
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -16,20 +16,15 @@ func newIPCacheCommand(global *options) *cobra.Command {
 		Use:   "ipcache",
 		Short: "Show the IP to identity cache",
 	}
-	var output, prefix string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
-	check := func() error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output: %q is not text or json", output)
-		}
-		return nil
-	}
+	var output outputFormat
+	var prefix string
+	output.register(cmd.PersistentFlags())
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every entry (or those within --prefix)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c := global.client()
@@ -38,7 +33,7 @@ func newIPCacheCommand(global *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), cache)
 			}
 			printIPCache(cmd.OutOrStdout(), cache.Entries)
@@ -51,7 +46,7 @@ func newIPCacheCommand(global *options) *cobra.Command {
 		Short: "Show the entry of the longest prefix that holds an IP",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c := global.client()
@@ -60,7 +55,7 @@ func newIPCacheCommand(global *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), e)
 			}
 			printIPCache(cmd.OutOrStdout(), []models.IPCacheEntry{*e})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -17,20 +16,14 @@ func newKVStoreCommand(global *options) *cobra.Command {
 		Use:   "kvstore",
 		Short: "Read keys of the agent's kvstore (etcd)",
 	}
-	var output string
-	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
-	check := func() error {
-		if output != "text" && output != "json" {
-			return fmt.Errorf("--output: %q is not text or json", output)
-		}
-		return nil
-	}
+	var output outputFormat
+	output.register(cmd.PersistentFlags())
 	get := &cobra.Command{
 		Use:   "get <key>",
 		Short: "Print one key and its value",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c := global.client()
@@ -47,7 +40,7 @@ func newKVStoreCommand(global *options) *cobra.Command {
 		Short: "Print every key under a prefix (all keys without one)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := check(); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			prefix := ""
@@ -68,11 +61,9 @@ func newKVStoreCommand(global *options) *cobra.Command {
 }
 
 // printPairs prints `key => value` lines, or asJSON as JSON.
-func printPairs(w io.Writer, output string, pairs []models.KVPair, asJSON any) error {
-	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(asJSON)
+func printPairs(w io.Writer, output outputFormat, pairs []models.KVPair, asJSON any) error {
+	if output.isJSON() {
+		return printJSON(w, asJSON)
 	}
 	for _, p := range pairs {
 		fmt.Fprintf(w, "%s => %s\n", p.Key, p.Value)

@@ -20,14 +20,14 @@ func newNodeCommand(global *options) *cobra.Command {
 		Use:   "node",
 		Short: "Show the nodes of the cluster (and of meshed clusters)",
 	}
-	var output string
+	var output outputFormat
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every node with its addresses and pod CIDRs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output: %q is not text or json", output)
+			if err := output.check(); err != nil {
+				return err
 			}
 			c := global.client()
 			defer c.Close()
@@ -35,14 +35,14 @@ func newNodeCommand(global *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), nodes)
 			}
 			printNodes(cmd.OutOrStdout(), nodes)
 			return nil
 		},
 	}
-	list.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json")
+	output.register(list.Flags())
 	cmd.AddCommand(list)
 	return cmd
 }

@@ -15,7 +15,7 @@ type statusOptions struct {
 	verbose        bool
 	allControllers bool
 	brief          bool
-	output         string
+	output         outputFormat
 }
 
 func newStatusCommand(global *options) *cobra.Command {
@@ -32,18 +32,18 @@ func newStatusCommand(global *options) *cobra.Command {
 	f.BoolVar(&o.verbose, "verbose", false, "Show every detail and the health of every module")
 	f.BoolVar(&o.allControllers, "all-controllers", false, "List every controller")
 	f.BoolVar(&o.brief, "brief", false, "Print one line: OK, or the failing subsystems (exit 1 when failing)")
-	f.StringVarP(&o.output, "output", "o", "text", "Output format: text or json")
+	o.output.register(f)
 	return cmd
 }
 
 func (o *statusOptions) run(cmd *cobra.Command) error {
-	if o.output != "text" && o.output != "json" {
-		return fmt.Errorf("--output: %q is not text or json", o.output)
+	if err := o.output.check(); err != nil {
+		return err
 	}
 	c := o.client()
 	defer c.Close()
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
-	if o.output == "json" {
+	if o.output.isJSON() {
 		raw, err := c.GetRaw(ctx, "/v1/status")
 		if err != nil {
 			return err
