@@ -1,0 +1,36 @@
+// Package policy is the policy engine: it turns the rules parsed by
+// policy/api into the map state of each local endpoint, the key ->
+// allow/deny table the datapath enforces (DESIGN.md, policy flow).
+//
+// The flow, for the policy cell and the endpoint code that drive it:
+//
+//   - Repository holds the rules in force. Add, ReplaceByLabels and
+//     DeleteByLabels change them (a policy's rules carry its origin
+//     labels, so a policy is replaced or deleted by those); each change
+//     is serialized and bumps the revision (Revision, WaitForRevision).
+//   - Repository.Resolve(identity) returns the SelectorPolicy of an
+//     identity at the current revision, shared by all endpoints with that
+//     identity: the entries of every rule selecting it, peers registered
+//     as selectors in a selectorcache.Cache, and the default-deny
+//     direction flags (api.Rule.DefaultDeny; enableDefaultDeny is already
+//     folded into them by policy/api).
+//   - SelectorPolicy.DistillPolicy(namedPorts) returns the endpoint's
+//     EndpointPolicy: its MapState, with named ports resolved against the
+//     endpoint's declared ports and port ranges split into port prefixes.
+//     A direction not in default deny gets an allow key for any peer.
+//   - Identity churn reaches the cache (an identity.Observer); it tells
+//     each SelectorPolicy which identities its selectors gained or lost,
+//     and each EndpointPolicy adds or removes just those keys.
+//     ConsumeMapChanges returns the resulting delta for the datapath.
+//   - After a revision change the caller resolves again, distills a new
+//     EndpointPolicy and Detaches the old one (which releases the old
+//     policy's selectors); rule changes recompute, identity changes do not.
+//
+// Verdict evaluates a MapState for one packet: any covering deny key
+// wins, then any covering allow key, else the traffic is denied. It is
+// what the trace and simulate commands build on.
+//
+// CIDR peers select the local CIDR identities (identity.CIDRLabels of a
+// prefix) known to the cache; allocating those identities for the
+// prefixes in rules is up to the caller.
+package policy

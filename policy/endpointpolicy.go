@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+// contributions counts the entries that allow and deny one key.
+type contributions struct{ allow, deny int }
+
+func (c contributions) entry() (Entry, bool) {
+	return Entry{Deny: c.deny > 0}, c.allow+c.deny > 0
+}
+
+// EndpointPolicy is the map state of one endpoint: its identity's
+// SelectorPolicy with the endpoint's named ports resolved. It follows
+// identity changes incrementally; ConsumeMapChanges returns what changed.
+type EndpointPolicy struct {
+	sp       *SelectorPolicy
+	named    []api.NamedPort
+	portKeys [][]portKey // per policy entry
+
+	// Guarded by the cache lock:
+	counts   map[Key]contributions
+	state    MapState
+	before   map[Key]beforeState // first value of keys touched since the last consume
+	detached bool
+}
+
+type beforeState struct {
+	entry   Entry
+	present bool
+}
+
+// DistillPolicy computes the map state of an endpoint with this
+// identity that declares the named ports named, and keeps it up to date
+// with identity changes until Detach.
+func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
+	ep := &EndpointPolicy{
+		sp:       sp,
+		named:    named,
+		portKeys: make([][]portKey, len(sp.entries)),
+		counts:   make(map[Key]contributions),
+		state:    make(MapState),
+		before:   make(map[Key]beforeState),
+	}
+	for i, e := range sp.entries {
+		ep.portKeys[i] = portKeys(*e.rule, named)
+	}
+	sp.cache.Locked(func() {
+		for dir := range 2 {
+			if !sp.defaultDeny[dir] {
+				ep.addLocked(Key{Direction: Direction(dir)}, false)
+			}
+		}
+		for i, e := range sp.entries {
+			if e.sel == nil {
+				ep.updateEntryLocked(i, []identity.NumericIdentity{0}, nil)
+			} else {
+				ep.updateEntryLocked(i, e.sel.Selections(), nil)
+			}
+		}
+		clear(ep.before)
+		sp.endpoints[ep] = struct{}{}
+	})
+	return ep
+}
+
+// SelectorPolicy returns the policy the endpoint policy was distilled
+// from.
+func (ep *EndpointPolicy) SelectorPolicy() *SelectorPolicy { return ep.sp }
+
+// MapState returns a copy of the current map state.
+func (ep *EndpointPolicy) MapState() MapState {
+	var out MapState
+	ep.sp.cache.Locked(func() { out = ep.state.Clone() })
+	return out
+}
+
+// ConsumeMapChanges returns the changes to the map state since the
+// previous call (or since DistillPolicy) and forgets them.
+func (ep *EndpointPolicy) ConsumeMapChanges() MapChanges {
+	ch := MapChanges{Adds: make(map[Key]Entry)}
+	ep.sp.cache.Locked(func() {
+		for k, b := range ep.before {
+			now, ok := ep.state[k]
+			switch {
+			case !ok && b.present:
+				ch.Deletes = append(ch.Deletes, k)
+			case ok && (!b.present || now != b.entry):
+				ch.Adds[k] = now
+			}
+		}
+		clear(ep.before)
+	})
+	return ch
+}
+
+// Detach stops following identity changes; the selector policy releases
+// its selectors when it is stale and this was its last endpoint.
+func (ep *EndpointPolicy) Detach() {
+	ep.sp.cache.Locked(func() {
+		if ep.detached {
+			return
+		}
+		ep.detached = true
+		delete(ep.sp.endpoints, ep)
+		ep.sp.releaseIfUnusedLocked()
+	})
+}
+
+// updateEntryLocked adds and removes the keys of policy entry i for
+// identities that its selector gained and lost.
+func (ep *EndpointPolicy) updateEntryLocked(i int, added, deleted []identity.NumericIdentity) {
+	e := ep.sp.entries[i]
+	for _, pk := range ep.portKeys[i] {
+		k := Key{Direction: e.dir, Proto: pk.proto, Port: pk.port, PrefixLen: pk.prefixLen}
+		for _, id := range added {
+			k.Identity = id
+			ep.addLocked(k, e.deny)
+		}
+		for _, id := range deleted {
+			k.Identity = id
+			ep.removeLocked(k, e.deny)
+		}
+	}
+}
+
+func (ep *EndpointPolicy) addLocked(k Key, deny bool) {
+	c := ep.counts[k]
+	ep.remember(k)
+	if deny {
+		c.deny++
+	} else {
+		c.allow++
+	}
+	ep.counts[k] = c
+	ep.state[k], _ = c.entry()
+}
+
+func (ep *EndpointPolicy) removeLocked(k Key, deny bool) {
+	c, ok := ep.counts[k]
+	if !ok {
+		return
+	}
+	ep.remember(k)
+	if deny {
+		c.deny--
+	} else {
+		c.allow--
+	}
+	if e, ok := c.entry(); ok {
+		ep.counts[k] = c
+		ep.state[k] = e
+		return
+	}
+	delete(ep.counts, k)
+	delete(ep.state, k)
+}
+
+func (ep *EndpointPolicy) remember(k Key) {
+	if _, ok := ep.before[k]; ok {
+		return
+	}
+	e, present := ep.state[k]
+	ep.before[k] = beforeState{entry: e, present: present}
+}

@@ -1,0 +1,148 @@
+package policy
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/selectorcache"
+)
+
+// Repository holds the rules in force. Changes are serialized: each is
+// applied under the repository lock in call order and gets the next
+// revision. Resolve returns the policy of an identity at the current
+// revision, shared by every endpoint with that identity.
+type Repository struct {
+	cache *selectorcache.Cache
+
+	mu       sync.Mutex
+	rules    []*api.Rule
+	revision uint64
+	changed  chan struct{} // closed and replaced at each revision
+	resolved map[identity.NumericIdentity]*SelectorPolicy
+}
+
+// NewRepository returns an empty repository at revision 1 whose resolved
+// policies select peers through cache.
+func NewRepository(cache *selectorcache.Cache) *Repository {
+	return &Repository{
+		cache:    cache,
+		revision: 1,
+		changed:  make(chan struct{}),
+		resolved: make(map[identity.NumericIdentity]*SelectorPolicy),
+	}
+}
+
+// Revision returns the current revision.
+func (r *Repository) Revision() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.revision
+}
+
+// WaitForRevision waits until the repository is at rev or later.
+func (r *Repository) WaitForRevision(ctx context.Context, rev uint64) error {
+	for {
+		r.mu.Lock()
+		cur, ch := r.revision, r.changed
+		r.mu.Unlock()
+		if cur >= rev {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Rules returns the rules in force, in insertion order.
+func (r *Repository) Rules() []*api.Rule {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.rules)
+}
+
+// Add adds rules and returns the new revision.
+func (r *Repository) Add(rules ...*api.Rule) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = append(r.rules, rules...)
+	return r.bumpLocked()
+}
+
+// ReplaceByLabels deletes the rules carrying every label of origin (the
+// origin labels of a policy: name, namespace, uid...) and adds rules in
+// their place, in one revision, which it returns.
+func (r *Repository) ReplaceByLabels(origin labels.Labels, rules ...*api.Rule) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deleteLocked(origin)
+	r.rules = append(r.rules, rules...)
+	return r.bumpLocked()
+}
+
+// DeleteByLabels deletes the rules carrying every label of origin and
+// returns the new revision and how many rules went. Deleting nothing
+// still makes a revision, so callers can always wait for theirs.
+func (r *Repository) DeleteByLabels(origin labels.Labels) (rev uint64, deleted int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	deleted = r.deleteLocked(origin)
+	return r.bumpLocked(), deleted
+}
+
+func (r *Repository) deleteLocked(origin labels.Labels) int {
+	before := len(r.rules)
+	r.rules = slices.DeleteFunc(r.rules, func(rule *api.Rule) bool { return hasAll(rule.Labels, origin) })
+	clear(r.rules[len(r.rules):before])
+	return before - len(r.rules)
+}
+
+func hasAll(ls, want labels.Labels) bool {
+	for _, l := range want {
+		if !ls.Has(l) {
+			return false
+		}
+	}
+	return len(want) > 0
+}
+
+// bumpLocked moves to the next revision and drops the resolved policies
+// of the previous one.
+func (r *Repository) bumpLocked() uint64 {
+	r.revision++
+	close(r.changed)
+	r.changed = make(chan struct{})
+	stale := r.resolved
+	r.resolved = make(map[identity.NumericIdentity]*SelectorPolicy)
+	r.cache.Locked(func() {
+		for _, sp := range stale {
+			sp.markStaleLocked()
+		}
+	})
+	return r.revision
+}
+
+// Resolve returns the policy of the identity ident at the current
+// revision: the rules selecting it, with their peers registered in the
+// selector cache. Endpoints with the same identity share it; after a
+// revision change, callers resolve again and distill a new
+// EndpointPolicy, detaching the old one.
+func (r *Repository) Resolve(ident *identity.Identity) *SelectorPolicy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sp, ok := r.resolved[ident.ID]; ok && sp.labels.Equal(ident.Labels) {
+		return sp
+	}
+	if old, ok := r.resolved[ident.ID]; ok {
+		r.cache.Locked(old.markStaleLocked)
+	}
+	sp := newSelectorPolicy(r.cache, ident, r.revision, r.rules)
+	r.resolved[ident.ID] = sp
+	return sp
+}

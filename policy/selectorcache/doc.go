@@ -1,0 +1,22 @@
+// Package selectorcache keeps, for every distinct peer selector used by
+// the policy engine, the set of identities it currently selects.
+//
+// The policy repository turns each peer of a rule (an endpoint selector,
+// an entity's selectors, a CIDR rule with its except list) into a
+// Selector and registers it with AddSelector together with a
+// SelectionUser, the per-identity resolved policy of package policy. The
+// Cache implements identity.Observer: when the identity cell reports
+// identities added or deleted, the cache updates the sets of the
+// selectors they match and tells each selector's users which identities
+// came and went, so that the users can update endpoint map state
+// incrementally instead of recomputing policy (DESIGN.md, policy flow).
+//
+// CIDR peers select CIDR identities, whose labels are
+// identity.CIDRLabels(prefix); the identities themselves are allocated
+// elsewhere (the policy cell) and arrive here as ordinary identity
+// changes.
+//
+// Locking: one mutex guards the cache and everything its users keep in
+// step with it. Users are called with it held; Locked runs a function
+// with it held, for readers that need the selections to stay still.
+package selectorcache
