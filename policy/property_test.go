@@ -1,0 +1,164 @@
+package policy_test
+
+import (
+	"fmt"
+	"math/rand"
+	"net/netip"
+	"testing"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// The property: after any sequence of rule and identity changes, the map
+// state maintained incrementally (and the sum of the deltas handed out)
+// equals the map state computed from scratch.
+
+var (
+	propApps     = []string{"a0", "a1", "a2", "a3"}
+	propPrefixes = []string{"10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.2.0.0/16", "192.0.2.0/24", "0.0.0.0/0"}
+	propNamed    = []api.NamedPort{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}, {Name: "dns", Port: 53, Protocol: api.ProtoUDP}}
+	propEndpoint = pod(999, "app=a0")
+)
+
+// propWorld is the random state: identities present and policies in force.
+type propWorld struct {
+	rnd      *rand.Rand
+	pool     []*identity.Identity
+	present  map[identity.NumericIdentity]*identity.Identity
+	policies map[string][]*api.Rule
+}
+
+func newPropWorld(seed int64) *propWorld {
+	w := &propWorld{rnd: rand.New(rand.NewSource(seed)), present: map[identity.NumericIdentity]*identity.Identity{}, policies: map[string][]*api.Rule{}}
+	for i := range 24 {
+		w.pool = append(w.pool, pod(identity.NumericIdentity(1000+i), "app="+propApps[i%len(propApps)], fmt.Sprintf("tier=t%d", i%3)))
+	}
+	for i, p := range propPrefixes {
+		w.pool = append(w.pool, cidrIdentity(identity.NumericIdentity(i+1), p))
+	}
+	return w
+}
+
+func (w *propWorld) pick(list []string) string { return list[w.rnd.Intn(len(list))] }
+
+func (w *propWorld) randomPeer() api.Peer {
+	switch w.rnd.Intn(5) {
+	case 0:
+		return api.Peer{Kind: api.PeerAny}
+	case 1:
+		sels, _ := api.EntityWorld.Selectors("default")
+		sel := sels[w.rnd.Intn(len(sels))]
+		return api.Peer{Kind: api.PeerEntity, Entity: api.EntityWorld, Selector: &sel}
+	case 2:
+		c := &api.CIDRRule{Prefix: netip.MustParsePrefix("10.0.0.0/8")}
+		if w.rnd.Intn(2) == 0 {
+			c.Except = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}
+		}
+		return api.Peer{Kind: api.PeerCIDR, CIDR: c}
+	}
+	sel := api.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps)))
+	return api.Peer{Kind: api.PeerEndpoints, Selector: &sel}
+}
+
+func (w *propWorld) randomPeerRules() []api.PeerRule {
+	out := make([]api.PeerRule, w.rnd.Intn(3))
+	for i := range out {
+		for range 1 + w.rnd.Intn(2) {
+			out[i].Peers = append(out[i].Peers, w.randomPeer())
+		}
+		switch w.rnd.Intn(6) {
+		case 0:
+			out[i].Ports = []api.PortProtocol{{Port: 80, Protocol: api.ProtoTCP}}
+		case 1:
+			out[i].Ports = []api.PortProtocol{{Port: 8000, EndPort: 8100, Protocol: api.ProtoAny}}
+		case 2:
+			out[i].Ports = []api.PortProtocol{{Name: "http", Protocol: api.ProtoTCP}, {Name: "dns", Protocol: api.ProtoAny}}
+		case 3:
+			out[i].ICMPs = []api.ICMPField{{Family: api.ICMPv4, Type: 8}}
+		}
+	}
+	return out
+}
+
+func (w *propWorld) randomRule(name string) *api.Rule {
+	return &api.Rule{
+		Subject:     api.Subject{Kind: api.SubjectEndpoints, Selector: api.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps[:2])))},
+		Ingress:     w.randomPeerRules(),
+		IngressDeny: w.randomPeerRules(),
+		Egress:      w.randomPeerRules(),
+		EgressDeny:  w.randomPeerRules(),
+		DefaultDeny: api.DefaultDeny{Ingress: w.rnd.Intn(3) > 0, Egress: w.rnd.Intn(3) > 0},
+		Labels:      origin(name),
+	}
+}
+
+// fromScratch computes the endpoint's map state with a new cache and
+// repository holding the current identities and rules.
+func (w *propWorld) fromScratch() (policy.MapState, int) {
+	var idents []*identity.Identity
+	for _, id := range w.present {
+		idents = append(idents, id)
+	}
+	e := newEngine(append(idents, propEndpoint)...)
+	for _, rules := range w.policies {
+		e.repo.Add(rules...)
+	}
+	return e.endpoint(propEndpoint, propNamed...).MapState(), e.cache.Len()
+}
+
+func TestIncrementalEqualsFromScratch(t *testing.T) {
+	seeds, steps := 40, 150
+	if testing.Short() {
+		seeds = 5
+	}
+	for seed := range int64(seeds) {
+		w := newPropWorld(seed)
+		e := newEngine(propEndpoint)
+		ep := e.endpoint(propEndpoint, propNamed...)
+		shadow := ep.MapState()
+		for step := range steps {
+			var what string
+			switch op := w.rnd.Intn(10); {
+			case op < 6:
+				id := w.pool[w.rnd.Intn(len(w.pool))]
+				if _, ok := w.present[id.ID]; ok {
+					delete(w.present, id.ID)
+					e.cache.OnIdentitiesChanged(deleted(id))
+					what = fmt.Sprintf("delete identity %d", id.ID)
+				} else {
+					w.present[id.ID] = id
+					e.cache.OnIdentitiesChanged(added(id))
+					what = fmt.Sprintf("add identity %d", id.ID)
+				}
+				shadow.Apply(ep.ConsumeMapChanges())
+			default:
+				name := fmt.Sprintf("p%d", w.rnd.Intn(4))
+				if op == 9 {
+					delete(w.policies, name)
+					e.repo.DeleteByLabels(origin(name))
+					what = "delete policy " + name
+				} else {
+					w.policies[name] = []*api.Rule{w.randomRule(name), w.randomRule(name)}
+					e.repo.ReplaceByLabels(origin(name), w.policies[name]...)
+					what = "replace policy " + name
+				}
+				ep.Detach()
+				ep = e.endpoint(propEndpoint, propNamed...)
+				shadow = ep.MapState()
+			}
+			want, wantSelectors := w.fromScratch()
+			if got := ep.MapState(); !got.Equal(want) {
+				t.Fatalf("seed %d step %d (%s): incremental map state\n%v\nwant\n%v", seed, step, what, got, want)
+			}
+			if !shadow.Equal(want) {
+				t.Fatalf("seed %d step %d (%s): applied deltas give\n%v\nwant\n%v", seed, step, what, shadow, want)
+			}
+			if got := e.cache.Len(); got != wantSelectors {
+				t.Fatalf("seed %d step %d (%s): %d selectors cached, want %d", seed, step, what, got, wantSelectors)
+			}
+		}
+	}
+}
