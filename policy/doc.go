@@ -32,5 +32,10 @@
 //
 // CIDR peers select the local CIDR identities (identity.CIDRLabels of a
 // prefix) known to the cache; allocating those identities for the
-// prefixes in rules is up to the caller.
+// prefixes in rules (Repository.CIDRPrefixes) is up to the caller.
+//
+// Endpoints re-distill when their named ports change, and resolve again
+// when their identity does. DistillPolicy is meant for the policy the
+// current Resolve returns: a stale policy no endpoint uses has released
+// its selectors and would not follow identity changes.
 package policy
