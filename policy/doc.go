@@ -35,7 +35,7 @@
 // prefixes in rules (Repository.CIDRPrefixes) is up to the caller.
 //
 // Endpoints re-distill when their named ports change, and resolve again
-// when their identity does. DistillPolicy is meant for the policy the
-// current Resolve returns: a stale policy no endpoint uses has released
-// its selectors and would not follow identity changes.
+// when their identity does. A stale policy (an older revision's) releases
+// its selectors when its last endpoint detaches and registers them again
+// if it is distilled once more.
 package policy

@@ -44,10 +44,11 @@ func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 		state:    make(MapState),
 		before:   make(map[Key]beforeState),
 	}
-	for i, e := range sp.entries {
-		ep.portKeys[i] = portKeys(*e.rule, named)
-	}
 	sp.cache.Locked(func() {
+		sp.reacquireLocked()
+		for i, e := range sp.entries {
+			ep.portKeys[i] = portKeys(*e.rule, named)
+		}
 		for dir := range 2 {
 			if !sp.defaultDeny[dir] {
 				ep.addLocked(Key{Direction: Direction(dir)}, false)

@@ -147,3 +147,19 @@ func TestResolveIsShared(t *testing.T) {
 		t.Error("Resolve after a revision change returned the stale policy")
 	}
 }
+
+func TestStalePolicyFollowsIdentities(t *testing.T) {
+	e := newEngine(db)
+	e.repo.Add(parseRules(t, twoPolicies)...)
+	stale := e.repo.Resolve(db)
+	e.repo.Add()
+	ep := stale.DistillPolicy(nil)
+	e.cache.OnIdentitiesChanged(added(employee))
+	if !policy.Verdict(ep.MapState(), employee.ID, policy.Ingress, policy.ProtoTCP, 80) {
+		t.Error("endpoint of a released stale policy did not follow an identity it selects")
+	}
+	ep.Detach()
+	if n := e.cache.Len(); n != 0 {
+		t.Errorf("%d selectors cached after the stale policy's last endpoint detached, want 0", n)
+	}
+}

@@ -115,3 +115,20 @@ func (sp *SelectorPolicy) releaseIfUnusedLocked() {
 		}
 	}
 }
+
+// reacquireLocked registers the selectors of a released policy again,
+// for an endpoint distilled from it after all others detached.
+func (sp *SelectorPolicy) reacquireLocked() {
+	if !sp.released {
+		return
+	}
+	sp.released = false
+	sp.bySelector = make(map[*selectorcache.CachedSelector][]int)
+	for i, e := range sp.entries {
+		if e.sel != nil {
+			cs := sp.cache.AddSelectorLocked(e.sel.Selector(), sp)
+			sp.entries[i].sel = cs
+			sp.bySelector[cs] = append(sp.bySelector[cs], i)
+		}
+	}
+}
