@@ -104,3 +104,20 @@ type MapChanges struct {
 
 // Len returns the number of changed keys.
 func (c MapChanges) Len() int { return len(c.Adds) + len(c.Deletes) }
+
+// Diff returns the changes that turn m into next, for writing a
+// regenerated endpoint's map state to the datapath incrementally.
+func (m MapState) Diff(next MapState) MapChanges {
+	ch := MapChanges{Adds: make(map[Key]Entry)}
+	for k := range m {
+		if _, ok := next[k]; !ok {
+			ch.Deletes = append(ch.Deletes, k)
+		}
+	}
+	for k, e := range next {
+		if old, ok := m[k]; !ok || old != e {
+			ch.Adds[k] = e
+		}
+	}
+	return ch
+}

@@ -93,6 +93,17 @@ func TestVerdict(t *testing.T) {
 			},
 		},
 		{
+			name: "port range to the last port",
+			give: "  ingress:\n  - fromEndpoints:\n    - matchLabels: {app: employee}\n    toPorts:\n    - ports: [{port: \"1\", endPort: 65535, protocol: UDP}]\n",
+			want: []packet{
+				{employee.ID, policy.Ingress, policy.ProtoUDP, 0, false},
+				{employee.ID, policy.Ingress, policy.ProtoUDP, 1, true},
+				{employee.ID, policy.Ingress, policy.ProtoUDP, 32768, true},
+				{employee.ID, policy.Ingress, policy.ProtoUDP, 65535, true},
+				{employee.ID, policy.Ingress, policy.ProtoTCP, 65535, false},
+			},
+		},
+		{
 			name: "CIDR set with except",
 			give: "  egress:\n  - toCIDRSet:\n    - cidr: 10.0.0.0/8\n      except: [10.1.0.0/16]\n",
 			want: []packet{
