@@ -124,18 +124,29 @@ func BenchmarkWarmMapState(b *testing.B) {
 	b.ReportMetric(float64(keys), "keys")
 }
 
-// BenchmarkAddSelectedIdentity adds one identity an app=0 endpoint's
-// policy selects and takes the resulting map-state delta.
+// BenchmarkAddSelectedIdentity adds or deletes one identity an app=0
+// endpoint's policy selects (app=1, allowed by policy 0) and takes the
+// resulting one-key map-state delta; it alternates rounds of adding and
+// deleting a pool of identities built beforehand.
 func BenchmarkAddSelectedIdentity(b *testing.B) {
 	e := benchEngine(b)
 	ep := e.endpoint(benchIdentity(0))
 	ep.ConsumeMapChanges()
-	n := benchIdentities
+	pool := make([][]identity.Change, 1000)
+	for i := range pool {
+		pool[i] = added(benchIdentity(benchIdentities + 1 + i*benchApps))
+	}
+	k := 0
 	for b.Loop() {
-		n += benchApps // app=1, selected by policy 0
-		e.cache.OnIdentitiesChanged(added(benchIdentity(n + 1)))
-		if ch := ep.ConsumeMapChanges(); ch.Len() != 1 {
-			b.Fatalf("%d map changes, want 1", ch.Len())
+		ch := pool[k%len(pool)]
+		ch[0].Kind = identity.Added
+		if k/len(pool)%2 == 1 {
+			ch[0].Kind = identity.Deleted
 		}
+		e.cache.OnIdentitiesChanged(ch)
+		if n := ep.ConsumeMapChanges().Len(); n != 1 {
+			b.Fatalf("%d map changes, want 1", n)
+		}
+		k++
 	}
 }

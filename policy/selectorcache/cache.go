@@ -19,6 +19,7 @@ type SelectionUser interface {
 // identities it selects and its users.
 type CachedSelector struct {
 	selector   Selector
+	indexKeys  []string // see selectorIndex
 	selections map[identity.NumericIdentity]struct{}
 	users      map[SelectionUser]int
 }
@@ -44,6 +45,8 @@ func (cs *CachedSelector) Selections() []identity.NumericIdentity {
 type Cache struct {
 	mu         sync.Mutex
 	identities map[identity.NumericIdentity]labels.Labels
+	index      labelIndex
+	selIndex   selectorIndex
 	selectors  map[string]*CachedSelector
 }
 
@@ -54,6 +57,8 @@ var _ identity.Observer = (*Cache)(nil)
 func New() *Cache {
 	return &Cache{
 		identities: make(map[identity.NumericIdentity]labels.Labels),
+		index:      make(labelIndex),
+		selIndex:   newSelectorIndex(),
 		selectors:  make(map[string]*CachedSelector),
 	}
 }
@@ -78,15 +83,31 @@ func (c *Cache) AddSelectorLocked(sel Selector, user SelectionUser) *CachedSelec
 			selections: make(map[identity.NumericIdentity]struct{}),
 			users:      make(map[SelectionUser]int),
 		}
-		for id, ls := range c.identities {
-			if sel.Matches(ls) {
-				cs.selections[id] = struct{}{}
-			}
-		}
+		c.selectInitial(cs)
 		c.selectors[key] = cs
+		c.selIndex.add(cs)
 	}
 	cs.users[user]++
 	return cs
+}
+
+// selectInitial fills the selections of a new selector from the known
+// identities, through the label index where the selector allows.
+func (c *Cache) selectInitial(cs *CachedSelector) {
+	if ids, keys, ok := c.index.candidates(cs.selector); ok {
+		cs.indexKeys = keys
+		for _, id := range ids {
+			if cs.selector.Matches(c.identities[id]) {
+				cs.selections[id] = struct{}{}
+			}
+		}
+		return
+	}
+	for id, ls := range c.identities {
+		if cs.selector.Matches(ls) {
+			cs.selections[id] = struct{}{}
+		}
+	}
 }
 
 // RemoveSelectorLocked drops one registration of user for cs; the
@@ -99,6 +120,7 @@ func (c *Cache) RemoveSelectorLocked(cs *CachedSelector, user SelectionUser) {
 	delete(cs.users, user)
 	if len(cs.users) == 0 {
 		delete(c.selectors, cs.selector.Key())
+		c.selIndex.remove(cs)
 	}
 }
 

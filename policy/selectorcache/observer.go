@@ -51,24 +51,27 @@ func (c *Cache) OnIdentitiesChanged(changes []identity.Change) {
 
 func (c *Cache) addIdentity(ident *identity.Identity, delta func(*CachedSelector) *selectionDelta) {
 	c.identities[ident.ID] = ident.Labels
-	for _, cs := range c.selectors {
+	c.index.add(ident.ID, ident.Labels)
+	c.selIndex.candidates(ident.Labels, func(cs *CachedSelector) {
 		if cs.selector.Matches(ident.Labels) {
 			cs.selections[ident.ID] = struct{}{}
 			d := delta(cs)
 			d.added = appendOrCancel(d.added, &d.deleted, ident.ID)
 		}
-	}
+	})
 }
 
 func (c *Cache) deleteIdentity(id identity.NumericIdentity, delta func(*CachedSelector) *selectionDelta) {
+	ls := c.identities[id]
+	c.index.remove(id, ls)
 	delete(c.identities, id)
-	for _, cs := range c.selectors {
+	c.selIndex.candidates(ls, func(cs *CachedSelector) {
 		if _, ok := cs.selections[id]; ok {
 			delete(cs.selections, id)
 			d := delta(cs)
 			d.deleted = appendOrCancel(d.deleted, &d.added, id)
 		}
-	}
+	})
 }
 
 // appendOrCancel appends id to list unless it is pending in opposite, in

@@ -1,0 +1,74 @@
+package selectorcache
+
+import (
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// labelIndex maps "key=value" of every label of the known identities
+// (whatever its source) to the identities carrying it, so that a new
+// selector with an In requirement looks only at candidates instead of
+// every identity.
+type labelIndex map[string]map[identity.NumericIdentity]struct{}
+
+func indexKey(key, value string) string { return key + "=" + value }
+
+func (ix labelIndex) add(id identity.NumericIdentity, ls labels.Labels) {
+	for _, l := range ls {
+		k := indexKey(l.Key, l.Value)
+		set, ok := ix[k]
+		if !ok {
+			set = make(map[identity.NumericIdentity]struct{})
+			ix[k] = set
+		}
+		set[id] = struct{}{}
+	}
+}
+
+func (ix labelIndex) remove(id identity.NumericIdentity, ls labels.Labels) {
+	for _, l := range ls {
+		k := indexKey(l.Key, l.Value)
+		delete(ix[k], id)
+		if len(ix[k]) == 0 {
+			delete(ix, k)
+		}
+	}
+}
+
+// candidates returns the identities that can match sel, a superset of
+// its selections, and the index keys it chose (an identity sel selects
+// carries one of them); ok is false when sel has no In requirement to
+// narrow the search by.
+func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, keys []string, ok bool) {
+	es, isEndpoint := sel.(EndpointSelector)
+	if !isEndpoint {
+		return nil, nil, false
+	}
+	var best []string
+	bestSize := -1
+	for _, r := range es.Requirements() {
+		if r.Operator != api.OpIn {
+			continue
+		}
+		size := 0
+		for _, v := range r.Values {
+			size += len(ix[indexKey(r.Key, v)])
+		}
+		if bestSize < 0 || size < bestSize {
+			best, bestSize = nil, size
+			for _, v := range r.Values {
+				best = append(best, indexKey(r.Key, v))
+			}
+		}
+	}
+	if bestSize < 0 {
+		return nil, nil, false
+	}
+	for _, k := range best {
+		for id := range ix[k] {
+			out = append(out, id)
+		}
+	}
+	return out, best, true
+}
