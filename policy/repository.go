@@ -19,7 +19,7 @@ type Repository struct {
 	cache *selectorcache.Cache
 
 	mu       sync.Mutex
-	rules    []*api.Rule
+	rules    ruleSet
 	revision uint64
 	changed  chan struct{} // closed and replaced at each revision
 	resolved map[identity.NumericIdentity]*SelectorPolicy
@@ -30,6 +30,7 @@ type Repository struct {
 func NewRepository(cache *selectorcache.Cache) *Repository {
 	return &Repository{
 		cache:    cache,
+		rules:    newRuleSet(),
 		revision: 1,
 		changed:  make(chan struct{}),
 		resolved: make(map[identity.NumericIdentity]*SelectorPolicy),
@@ -64,14 +65,15 @@ func (r *Repository) WaitForRevision(ctx context.Context, rev uint64) error {
 func (r *Repository) Rules() []*api.Rule {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.rules)
+	return slices.Clone(r.rules.all())
 }
 
-// Add adds rules and returns the new revision.
+// Add adds rules and returns the new revision. Adding a rule (the same
+// pointer) twice has no effect.
 func (r *Repository) Add(rules ...*api.Rule) uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rules = append(r.rules, rules...)
+	r.rules.add(rules...)
 	return r.bumpLocked()
 }
 
@@ -81,8 +83,8 @@ func (r *Repository) Add(rules ...*api.Rule) uint64 {
 func (r *Repository) ReplaceByLabels(origin labels.Labels, rules ...*api.Rule) uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.deleteLocked(origin)
-	r.rules = append(r.rules, rules...)
+	r.rules.deleteMatching(origin)
+	r.rules.add(rules...)
 	return r.bumpLocked()
 }
 
@@ -92,24 +94,8 @@ func (r *Repository) ReplaceByLabels(origin labels.Labels, rules ...*api.Rule) u
 func (r *Repository) DeleteByLabels(origin labels.Labels) (rev uint64, deleted int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	deleted = r.deleteLocked(origin)
+	deleted = r.rules.deleteMatching(origin)
 	return r.bumpLocked(), deleted
-}
-
-func (r *Repository) deleteLocked(origin labels.Labels) int {
-	before := len(r.rules)
-	r.rules = slices.DeleteFunc(r.rules, func(rule *api.Rule) bool { return hasAll(rule.Labels, origin) })
-	clear(r.rules[len(r.rules):before])
-	return before - len(r.rules)
-}
-
-func hasAll(ls, want labels.Labels) bool {
-	for _, l := range want {
-		if !ls.Has(l) {
-			return false
-		}
-	}
-	return len(want) > 0
 }
 
 // bumpLocked moves to the next revision and drops the resolved policies
@@ -142,7 +128,7 @@ func (r *Repository) Resolve(ident *identity.Identity) *SelectorPolicy {
 	if old, ok := r.resolved[ident.ID]; ok {
 		r.cache.Locked(old.markStaleLocked)
 	}
-	sp := newSelectorPolicy(r.cache, ident, r.revision, r.rules)
+	sp := newSelectorPolicy(r.cache, ident, r.revision, r.rules.all())
 	r.resolved[ident.ID] = sp
 	return sp
 }

@@ -70,6 +70,24 @@ func TestRepositoryChanges(t *testing.T) {
 			wantAllowed: map[string]bool{"employee": true, "stranger": true},
 		},
 		{
+			name: "delete by namespace label deletes both",
+			give: func(r *policy.Repository) int {
+				_, n := r.DeleteByLabels(labels.Labels{labels.New(labels.SourceK8s, api.LabelPolicyNamespace, "default")})
+				return n
+			},
+			wantRules: 0, wantDeleted: 2,
+			wantAllowed: map[string]bool{"employee": true, "stranger": true},
+		},
+		{
+			name: "delete by no labels deletes nothing",
+			give: func(r *policy.Repository) int {
+				_, n := r.DeleteByLabels(nil)
+				return n
+			},
+			wantRules:   2,
+			wantAllowed: map[string]bool{"employee": true, "stranger": true},
+		},
+		{
 			name: "replace by labels",
 			give: func(r *policy.Repository) int {
 				r.ReplaceByLabels(origin("two"), parseRules(t, cnpHeader+"  ingress:\n  - fromEndpoints: [{matchLabels: {app: nobody}}]\n")...)

@@ -1,0 +1,95 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// ruleSet is the repository's rules, indexed by label so that deleting
+// a policy's rules by its origin labels does not scan every rule.
+type ruleSet struct {
+	seq     uint64
+	order   map[*api.Rule]uint64
+	byLabel map[labels.Label]map[*api.Rule]struct{}
+	list    []*api.Rule // the rules in insertion order; nil after a change
+}
+
+func newRuleSet() ruleSet {
+	return ruleSet{order: make(map[*api.Rule]uint64), byLabel: make(map[labels.Label]map[*api.Rule]struct{})}
+}
+
+// add adds rules; a rule already in the set stays where it was.
+func (rs *ruleSet) add(rules ...*api.Rule) {
+	for _, rule := range rules {
+		if _, ok := rs.order[rule]; ok {
+			continue
+		}
+		rs.seq++
+		rs.order[rule] = rs.seq
+		for _, l := range rule.Labels {
+			set, ok := rs.byLabel[l]
+			if !ok {
+				set = make(map[*api.Rule]struct{})
+				rs.byLabel[l] = set
+			}
+			set[rule] = struct{}{}
+		}
+		rs.list = nil
+	}
+}
+
+// deleteMatching deletes the rules carrying every label of origin (none
+// for an empty origin) and returns how many went.
+func (rs *ruleSet) deleteMatching(origin labels.Labels) int {
+	if len(origin) == 0 {
+		return 0
+	}
+	smallest := rs.byLabel[origin[0]]
+	for _, l := range origin[1:] {
+		if set := rs.byLabel[l]; len(set) < len(smallest) {
+			smallest = set
+		}
+	}
+	var doomed []*api.Rule
+	for rule := range smallest {
+		if hasAll(rule.Labels, origin) {
+			doomed = append(doomed, rule)
+		}
+	}
+	for _, rule := range doomed {
+		delete(rs.order, rule)
+		for _, l := range rule.Labels {
+			delete(rs.byLabel[l], rule)
+			if len(rs.byLabel[l]) == 0 {
+				delete(rs.byLabel, l)
+			}
+		}
+		rs.list = nil
+	}
+	return len(doomed)
+}
+
+// all returns the rules in insertion order; the slice must not be
+// modified.
+func (rs *ruleSet) all() []*api.Rule {
+	if rs.list == nil {
+		rs.list = make([]*api.Rule, 0, len(rs.order))
+		for rule := range rs.order {
+			rs.list = append(rs.list, rule)
+		}
+		slices.SortFunc(rs.list, func(a, b *api.Rule) int { return cmp.Compare(rs.order[a], rs.order[b]) })
+	}
+	return rs.list
+}
+
+func hasAll(ls, want labels.Labels) bool {
+	for _, l := range want {
+		if !ls.Has(l) {
+			return false
+		}
+	}
+	return true
+}
