@@ -16,6 +16,11 @@
 // elsewhere (the policy cell) and arrive here as ordinary identity
 // changes.
 //
+// Both directions are indexed by label: a new selector looks only at the
+// identities carrying one of the values of one of its In requirements
+// (or its CIDR label), and an identity change only at the selectors
+// filed under one of its labels.
+//
 // Locking: one mutex guards the cache and everything its users keep in
 // step with it. Users are called with it held; Locked runs a function
 // with it held, for readers that need the selections to stay still.

@@ -41,13 +41,23 @@ func (ix labelIndex) remove(id identity.NumericIdentity, ls labels.Labels) {
 // carries one of them); ok is false when sel has no In requirement to
 // narrow the search by.
 func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, keys []string, ok bool) {
-	es, isEndpoint := sel.(EndpointSelector)
-	if !isEndpoint {
+	var reqs []api.Requirement
+	switch s := sel.(type) {
+	case EndpointSelector:
+		reqs = s.Requirements()
+	case CIDRSelector:
+		// Only /0 also selects identities without its cidr: label
+		// (the world identities).
+		if s.Prefix.Bits() == 0 {
+			return nil, nil, false
+		}
+		reqs = []api.Requirement{{Key: s.Prefix.Masked().String(), Operator: api.OpIn, Values: []string{""}}}
+	default:
 		return nil, nil, false
 	}
 	var best []string
 	bestSize := -1
-	for _, r := range es.Requirements() {
+	for _, r := range reqs {
 		if r.Operator != api.OpIn {
 			continue
 		}
