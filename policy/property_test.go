@@ -14,7 +14,8 @@ import (
 
 // The property: after any sequence of rule and identity changes, the map
 // state maintained incrementally (and the sum of the deltas handed out)
-// equals the map state computed from scratch.
+// equals the map state computed from scratch, and its verdicts agree
+// with the oracle's.
 
 var (
 	propApps     = []string{"a0", "a1", "a2", "a3"}
@@ -159,6 +160,25 @@ func TestIncrementalEqualsFromScratch(t *testing.T) {
 			if got := e.cache.Len(); got != wantSelectors {
 				t.Fatalf("seed %d step %d (%s): %d selectors cached, want %d", seed, step, what, got, wantSelectors)
 			}
+			w.checkOracle(t, e, want)
+		}
+	}
+}
+
+// checkOracle compares the verdicts of ms for random packets with the
+// oracle's.
+func (w *propWorld) checkOracle(t *testing.T, e engine, ms policy.MapState) {
+	t.Helper()
+	peers := identity.ReservedIdentities()
+	for _, id := range w.present {
+		peers = append(peers, id)
+	}
+	rules := e.repo.Rules()
+	for range 20 {
+		p, peerLabels := w.randomPacket(peers)
+		want := oracleVerdict(rules, propEndpoint.Labels, propNamed, peerLabels, p)
+		if got := policy.Verdict(ms, p.peer, p.dir, p.proto, p.port); got != want {
+			t.Fatalf("Verdict(peer %d %v, %s, proto %d, port %d) = %v, oracle says %v", p.peer, peerLabels, p.dir, p.proto, p.port, got, want)
 		}
 	}
 }
