@@ -1,0 +1,171 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/apiary-net/apiary/policy/api"
+)
+
+// endpoint is a validated scenario endpoint.
+type endpoint struct {
+	ref     string // "ns/name" in the local cluster, else "cluster/ns/name"
+	cluster string
+	spec    Endpoint
+	ips     []netip.Addr
+	ports   []api.NamedPort
+}
+
+// local reports whether the endpoint belongs to the simulated cluster,
+// whose policies apply to it.
+func (e *endpoint) local(cluster string) bool { return e.cluster == cluster }
+
+// validator collects the problems of one scenario file.
+type validator struct {
+	file string
+	errs []error
+}
+
+func (v *validator) errorf(entry, format string, args ...any) {
+	v.errs = append(v.errs, &ScenarioError{File: v.file, Entry: entry, Err: fmt.Errorf(format, args...)})
+}
+
+func (v *validator) err() error { return errors.Join(v.errs...) }
+
+// namespaces returns the namespaces by name.
+func (v *validator) namespaces(s *Scenario) map[string]Namespace {
+	out := make(map[string]Namespace, len(s.Namespaces))
+	for i, ns := range s.Namespaces {
+		entry := fmt.Sprintf("namespaces[%d]", i)
+		if ns.Name == "" {
+			v.errorf(entry, "name is required")
+			continue
+		}
+		if _, dup := out[ns.Name]; dup {
+			v.errorf(entry+" ("+ns.Name+")", "duplicate namespace")
+			continue
+		}
+		out[ns.Name] = ns
+	}
+	return out
+}
+
+// endpoints returns the valid endpoints, with an index by reference and
+// by IP address.
+func (v *validator) endpoints(s *Scenario) (eps []*endpoint, byRef map[string]*endpoint, byIP map[netip.Addr]*endpoint) {
+	byRef, byIP = map[string]*endpoint{}, map[netip.Addr]*endpoint{}
+	for i, spec := range s.Endpoints {
+		ep := &endpoint{cluster: spec.Cluster, spec: spec}
+		if ep.cluster == "" {
+			ep.cluster = s.Cluster
+		}
+		ep.ref = spec.Namespace + "/" + spec.Name
+		if ep.cluster != s.Cluster {
+			ep.ref = ep.cluster + "/" + ep.ref
+		}
+		entry := fmt.Sprintf("endpoints[%d] (%s)", i, ep.ref)
+		n := len(v.errs)
+		if spec.Name == "" || spec.Namespace == "" {
+			v.errorf(fmt.Sprintf("endpoints[%d]", i), "name and namespace are required")
+			continue
+		}
+		if other, dup := byRef[ep.ref]; dup {
+			v.errorf(entry, "duplicate endpoint: also endpoints[%d]", indexOf(eps, other))
+			continue
+		}
+		v.endpointIPs(entry, ep, byIP)
+		v.endpointPorts(entry, ep)
+		if len(v.errs) > n {
+			continue
+		}
+		for _, ip := range ep.ips {
+			byIP[ip] = ep
+		}
+		byRef[ep.ref] = ep
+		eps = append(eps, ep)
+	}
+	return eps, byRef, byIP
+}
+
+func indexOf(eps []*endpoint, ep *endpoint) int {
+	for i, e := range eps {
+		if e == ep {
+			return i
+		}
+	}
+	return -1
+}
+
+func (v *validator) endpointIPs(entry string, ep *endpoint, byIP map[netip.Addr]*endpoint) {
+	for j, s := range ep.spec.IPs {
+		ip, err := netip.ParseAddr(s)
+		if err != nil || ip.Zone() != "" {
+			v.errorf(entry, "ips[%d]: %q is not an IP address", j, s)
+			continue
+		}
+		ip = ip.Unmap()
+		if other, dup := byIP[ip]; dup {
+			v.errorf(entry, "ips[%d]: %s is also an address of %s", j, ip, other.ref)
+			continue
+		}
+		ep.ips = append(ep.ips, ip)
+	}
+}
+
+func (v *validator) endpointPorts(entry string, ep *endpoint) {
+	for j, p := range ep.spec.Ports {
+		field := fmt.Sprintf("ports[%d]", j)
+		proto, err := parseProtocol(p.Protocol)
+		switch {
+		case p.Name == "":
+			v.errorf(entry, "%s: name is required", field)
+		case p.Port < 1 || p.Port > 65535:
+			v.errorf(entry, "%s: port %d is not in 1-65535", field, p.Port)
+		case err != nil:
+			v.errorf(entry, "%s: %v", field, err)
+		default:
+			ep.ports = append(ep.ports, api.NamedPort{Name: p.Name, Port: uint16(p.Port), Protocol: proto})
+		}
+	}
+}
+
+// parseProtocol parses a query's or port's protocol; empty is TCP.
+func parseProtocol(s string) (api.Protocol, error) {
+	switch p := api.Protocol(strings.ToUpper(s)); p {
+	case "":
+		return api.ProtoTCP, nil
+	case api.ProtoTCP, api.ProtoUDP, api.ProtoSCTP:
+		return p, nil
+	}
+	return "", fmt.Errorf("protocol %q is not TCP, UDP or SCTP", s)
+}
+
+// policies parses every policy object with the scenario's cluster as the
+// local cluster, and rejects the same policy twice.
+func (v *validator) policies(s *Scenario) []*api.Policy {
+	opts := api.DefaultOptions()
+	opts.ClusterName = s.Cluster
+	opts.DefaultLocalCluster = true
+	seen := map[string]int{}
+	var out []*api.Policy
+	for i, raw := range s.Policies {
+		entry := fmt.Sprintf("policies[%d]", i)
+		pols, err := api.ParseDocuments(v.file+": "+entry, raw, opts)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			continue
+		}
+		for _, p := range pols {
+			key := string(p.Kind) + " " + p.Namespace + "/" + p.Name
+			if j, dup := seen[key]; dup {
+				v.errorf(entry, "duplicate policy %s: also policies[%d]", key, j)
+				continue
+			}
+			seen[key] = i
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+)
+
+// Verdicts of a query or a direction.
+const (
+	Allowed = "allowed"
+	Denied  = "denied"
+)
+
+// Result is the answer to one query.
+type Result struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Port     uint16 `json:"port"`
+	Protocol string `json:"protocol"`
+	// Verdict is Allowed when the source's egress and the destination's
+	// ingress both allow the connection, else Denied.
+	Verdict string `json:"verdict"`
+	// Egress and Ingress say what decided each direction; set by
+	// RunExplain only.
+	Egress  *Decision `json:"egress,omitempty"`
+	Ingress *Decision `json:"ingress,omitempty"`
+}
+
+// String formats the result as "x/a -> y/b 80/TCP ALLOWED".
+func (r Result) String() string {
+	return fmt.Sprintf("%s -> %s %d/%s %s", r.From, r.To, r.Port, r.Protocol, strings.ToUpper(r.Verdict))
+}
+
+// Decision is the verdict of one direction (the source's egress or the
+// destination's ingress) and what decided it.
+type Decision struct {
+	Verdict string `json:"verdict"`
+	// Reason is the deciding rule, deny rules first ("allowed by
+	// CiliumNetworkPolicy default/l4-policy spec.ingress[0]", "denied by
+	// ...") or one of "default deny",
+	// "no policy (allow)", "not an endpoint (no policy)",
+	// "endpoint of another cluster (no policy)" and "self (never leaves
+	// the pod)".
+	Reason string `json:"reason"`
+}
+
+// Reasons that are not rules.
+const (
+	ReasonDefaultDeny  = "default deny"
+	ReasonNoPolicy     = "no policy (allow)"
+	ReasonNotEndpoint  = "not an endpoint (no policy)"
+	ReasonOtherCluster = "endpoint of another cluster (no policy)"
+	ReasonSelf         = "self (never leaves the pod)"
+)
+
+func splitRef(ref string) []string { return strings.Split(ref, "/") }
+
+// validateQuery checks query i: both sides resolve, the port and protocol
+// are valid.
+func (sim *Simulation) validateQuery(v *validator, i int, q Query) {
+	entry := fmt.Sprintf("queries[%d] (%s -> %s)", i, q.From, q.To)
+	for _, side := range []struct{ field, ref string }{{"from", q.From}, {"to", q.To}} {
+		if side.ref == "" {
+			v.errorf(entry, "%s is required", side.field)
+		} else if _, err := sim.resolve(side.ref); err != nil {
+			v.errorf(entry, "%s: %v", side.field, err)
+		}
+	}
+	if q.Port < 1 || q.Port > 65535 {
+		v.errorf(entry, "port %d is not in 1-65535", q.Port)
+	}
+	if _, err := parseProtocol(q.Protocol); err != nil {
+		v.errorf(entry, "%v", err)
+	}
+}
+
+// Run answers every query of the scenario, in order.
+func (sim *Simulation) Run() []Result { return sim.run(false) }
+
+// RunExplain answers every query and says, per direction, what decided.
+func (sim *Simulation) RunExplain() []Result { return sim.run(true) }
+
+func (sim *Simulation) run(explain bool) []Result {
+	out := make([]Result, 0, len(sim.scenario.Queries))
+	for _, q := range sim.scenario.Queries {
+		out = append(out, sim.query(q, explain))
+	}
+	return out
+}
+
+// query answers one validated query.
+func (sim *Simulation) query(q Query, explain bool) Result {
+	proto, _ := parseProtocol(q.Protocol)
+	src, _ := sim.resolve(q.From)
+	dst, _ := sim.resolve(q.To)
+	pkt := packet{proto: proto, port: uint16(q.Port)}
+	var egress, ingress Decision
+	if src.ep != nil && src.ep == dst.ep {
+		egress = Decision{Verdict: Allowed, Reason: ReasonSelf}
+		ingress = egress
+	} else {
+		egress = sim.decide(src, dst, policy.Egress, pkt)
+		ingress = sim.decide(dst, src, policy.Ingress, pkt)
+	}
+	r := Result{From: q.From, To: q.To, Port: pkt.port, Protocol: string(proto), Verdict: Denied}
+	if egress.Verdict == Allowed && ingress.Verdict == Allowed {
+		r.Verdict = Allowed
+	}
+	if explain {
+		r.Egress, r.Ingress = &egress, &ingress
+	}
+	return r
+}
+
+// packet is the protocol and destination port of a query.
+type packet struct {
+	proto api.Protocol
+	port  uint16
+}
+
+var engineProtos = map[api.Protocol]policy.Proto{api.ProtoTCP: policy.ProtoTCP, api.ProtoUDP: policy.ProtoUDP, api.ProtoSCTP: policy.ProtoSCTP}
+
+// decide returns the verdict of subject's policy in dir for traffic with
+// peer: the engine's verdict on the subject's map state, with the reason
+// found by evaluating the rules.
+func (sim *Simulation) decide(subject, peer peer, dir policy.Direction, pkt packet) Decision {
+	switch {
+	case subject.ep == nil:
+		return Decision{Verdict: Allowed, Reason: ReasonNotEndpoint}
+	case !subject.ep.local(sim.scenario.Cluster):
+		return Decision{Verdict: Allowed, Reason: ReasonOtherCluster}
+	}
+	allowed := policy.Verdict(sim.mapStates[subject.ep], peer.ident.ID, dir, engineProtos[pkt.proto], pkt.port)
+	d := Decision{Verdict: Denied}
+	if allowed {
+		d.Verdict = Allowed
+	}
+	reason, ruleAllows := explain(sim.repo.Rules(), sim.epIdent[subject.ep].Labels, subject.ep.ports, peer.ident.Labels, dir, pkt)
+	d.Reason = reason
+	if ruleAllows != allowed {
+		// The rule evaluation disagrees with the engine: say so rather
+		// than explain the wrong thing.
+		d.Reason = fmt.Sprintf("engine says %s; rule evaluation found %s", d.Verdict, reason)
+	}
+	return d
+}
+
+// String formats the decision as "allowed: <reason>".
+func (d Decision) String() string { return d.Verdict + ": " + d.Reason }
+
+// WriteText writes results one line each ("x/a -> y/b 80/TCP ALLOWED"),
+// each followed by its egress and ingress decisions, indented, when it
+// has them.
+func WriteText(w io.Writer, results []Result) error {
+	var b strings.Builder
+	for _, r := range results {
+		b.WriteString(r.String() + "\n")
+		if r.Egress != nil {
+			fmt.Fprintf(&b, "  egress:  %s\n  ingress: %s\n", r.Egress, r.Ingress)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

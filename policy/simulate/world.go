@@ -1,0 +1,179 @@
+package simulate
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/selectorcache"
+)
+
+// labelNamespaceName is the label Kubernetes puts on every namespace.
+const labelNamespaceName = "kubernetes.io/metadata.name"
+
+// Simulation is a loaded scenario: its identities allocated, its
+// policies in a repository and every endpoint's map state distilled.
+type Simulation struct {
+	file      string
+	scenario  *Scenario
+	endpoints []*endpoint
+	byRef     map[string]*endpoint
+	byIP      map[netip.Addr]*endpoint
+	repo      *policy.Repository
+	cache     *selectorcache.Cache
+	idents    map[string]*identity.Identity // by sorted label list
+	nextID    identity.NumericIdentity
+	nextCIDR  identity.NumericIdentity
+	epIdent   map[*endpoint]*identity.Identity
+	mapStates map[*endpoint]policy.MapState
+}
+
+// Load parses and validates a scenario file and prepares its simulation.
+// Every problem is reported, one error per entry, naming the file and the
+// entry; errors.Is(err, ErrInvalid) holds for problems of the scenario
+// itself (policy documents report *api.DocumentError).
+func Load(name string, data []byte) (*Simulation, error) {
+	s, err := ParseScenario(name, data)
+	if err != nil {
+		return nil, err
+	}
+	v := &validator{file: name}
+	namespaces := v.namespaces(s)
+	eps, byRef, byIP := v.endpoints(s)
+	pols := v.policies(s)
+	sim := &Simulation{
+		file: name, scenario: s, endpoints: eps, byRef: byRef, byIP: byIP,
+		cache: selectorcache.New(), idents: map[string]*identity.Identity{},
+		nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
+		epIdent: map[*endpoint]*identity.Identity{}, mapStates: map[*endpoint]policy.MapState{},
+	}
+	for i, q := range s.Queries {
+		sim.validateQuery(v, i, q)
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	sim.repo = policy.NewRepository(sim.cache)
+	sim.cache.OnIdentitiesChanged(added(identity.ReservedIdentities()...))
+	for _, ep := range eps {
+		sim.epIdent[ep] = sim.allocate(endpointLabels(ep, namespaces))
+	}
+	for _, p := range pols {
+		sim.repo.ReplaceByLabels(p.Labels, p.Rules...)
+	}
+	for _, prefix := range sim.repo.CIDRPrefixes() {
+		sim.allocate(identity.CIDRLabels(prefix))
+	}
+	for _, q := range s.Queries {
+		for _, ref := range []string{q.From, q.To} {
+			if ip, err := netip.ParseAddr(ref); err == nil && byIP[ip.Unmap()] == nil {
+				sim.allocate(identity.CIDRLabels(netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())))
+			}
+		}
+	}
+	sim.distill()
+	return sim, nil
+}
+
+func added(idents ...*identity.Identity) []identity.Change {
+	out := make([]identity.Change, len(idents))
+	for i, id := range idents {
+		out[i] = identity.Change{Kind: identity.Added, Identity: id}
+	}
+	return out
+}
+
+// allocate returns the identity of ls, allocating it (and telling the
+// selector cache) the first time: ids from MinAllocationIdentity for
+// endpoints, local-scope ids for CIDR label sets.
+func (sim *Simulation) allocate(ls labels.Labels) *identity.Identity {
+	key := ls.SortedList()
+	if id, ok := sim.idents[key]; ok {
+		return id
+	}
+	id := &identity.Identity{Labels: ls}
+	if identity.IsCIDRLabels(ls) {
+		id.ID, sim.nextCIDR = sim.nextCIDR, sim.nextCIDR+1
+	} else {
+		id.ID, sim.nextID = sim.nextID, sim.nextID+1
+	}
+	sim.idents[key] = id
+	sim.cache.OnIdentitiesChanged(added(id))
+	return id
+}
+
+// endpointLabels returns the identity labels the agent gives a pod: its
+// labels, its namespace, its namespace's labels and its cluster, all of
+// source k8s. A namespace the scenario does not list has only
+// kubernetes.io/metadata.name.
+func endpointLabels(ep *endpoint, namespaces map[string]Namespace) labels.Labels {
+	ls := labels.FromMap(labels.SourceK8s, ep.spec.Labels)
+	nsLabels := maps.Clone(namespaces[ep.spec.Namespace].Labels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	if _, ok := nsLabels[labelNamespaceName]; !ok {
+		nsLabels[labelNamespaceName] = ep.spec.Namespace
+	}
+	for _, k := range slices.Sorted(maps.Keys(nsLabels)) {
+		ls = ls.With(labels.New(labels.SourceK8s, labels.PrefixNamespaceLabels+"."+k, nsLabels[k]))
+	}
+	return ls.With(
+		labels.New(labels.SourceK8s, labels.KeyPodNamespace, ep.spec.Namespace),
+		labels.New(labels.SourceK8s, labels.KeyPolicyCluster, ep.cluster),
+	)
+}
+
+// distill computes the map state of every local endpoint, as the agent
+// does once all identities are known.
+func (sim *Simulation) distill() {
+	for _, ep := range sim.endpoints {
+		if !ep.local(sim.scenario.Cluster) {
+			continue
+		}
+		epPolicy := sim.repo.Resolve(sim.epIdent[ep]).DistillPolicy(ep.ports)
+		sim.mapStates[ep] = epPolicy.MapState()
+		epPolicy.Detach()
+	}
+}
+
+// Rules returns the rules in force in the simulation.
+func (sim *Simulation) Rules() []*api.Rule { return sim.repo.Rules() }
+
+// peer is one side of a query: an endpoint, or an address that is none.
+type peer struct {
+	ep    *endpoint
+	ip    netip.Addr
+	ident *identity.Identity
+}
+
+// resolve returns the peer a query names, or an error saying why not.
+func (sim *Simulation) resolve(ref string) (peer, error) {
+	if ip, err := netip.ParseAddr(ref); err == nil {
+		ip = ip.Unmap()
+		if ep := sim.byIP[ip]; ep != nil {
+			return peer{ep: ep, ip: ip, ident: sim.epIdent[ep]}, nil
+		}
+		p := peer{ip: ip}
+		if sim.idents != nil {
+			p.ident = sim.idents[identity.CIDRLabels(netip.PrefixFrom(ip, ip.BitLen())).SortedList()]
+		}
+		return p, nil
+	}
+	key := ref
+	if n := len(splitRef(ref)); n == 3 && splitRef(ref)[0] == sim.scenario.Cluster {
+		key = splitRef(ref)[1] + "/" + splitRef(ref)[2]
+	} else if n != 2 && n != 3 {
+		return peer{}, fmt.Errorf("%q is not ns/name, cluster/ns/name or an IP address", ref)
+	}
+	ep := sim.byRef[key]
+	if ep == nil {
+		return peer{}, fmt.Errorf("%q is no endpoint of the scenario", ref)
+	}
+	return peer{ep: ep, ident: sim.epIdent[ep]}, nil
+}
