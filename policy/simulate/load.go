@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/apiary-net/apiary/policy/api"
 )
 
@@ -152,7 +154,12 @@ func (v *validator) policies(s *Scenario) []*api.Policy {
 	var out []*api.Policy
 	for i, raw := range s.Policies {
 		entry := fmt.Sprintf("policies[%d]", i)
-		pols, err := api.ParseDocuments(v.file+": "+entry, raw, opts)
+		doc, err := yaml.Marshal(&raw)
+		if err != nil {
+			v.errorf(entry, "encode: %v", err)
+			continue
+		}
+		pols, err := api.ParseDocuments(v.file+": "+entry, doc, opts)
 		if err != nil {
 			v.errs = append(v.errs, err)
 			continue

@@ -1,11 +1,11 @@
 package simulate
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 
-	"sigs.k8s.io/yaml"
+	"gopkg.in/yaml.v3"
 )
 
 // Scenario is a simulation input file: a cluster's namespaces,
@@ -13,47 +13,48 @@ import (
 type Scenario struct {
 	// Cluster is the local cluster; policies apply to its endpoints.
 	// Empty means "default".
-	Cluster    string      `json:"cluster,omitempty"`
-	Namespaces []Namespace `json:"namespaces,omitempty"`
-	Endpoints  []Endpoint  `json:"endpoints,omitempty"`
+	Cluster    string      `json:"cluster,omitempty" yaml:"cluster,omitempty"`
+	Namespaces []Namespace `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
+	Endpoints  []Endpoint  `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
 	// Policies are whole Kubernetes objects of the kinds policy/api
-	// parses, or Lists of them.
-	Policies []json.RawMessage `json:"policies,omitempty"`
-	Queries  []Query           `json:"queries,omitempty"`
+	// parses, or Lists of them, kept as YAML nodes for policy/api, which
+	// decodes them as Kubernetes does (YAML 1.1 scalars).
+	Policies []yaml.Node `json:"-" yaml:"policies,omitempty"`
+	Queries  []Query           `json:"queries,omitempty" yaml:"queries,omitempty"`
 }
 
 // Namespace is a namespace with its labels; kubernetes.io/metadata.name
 // is added when missing.
 type Namespace struct {
-	Name   string            `json:"name"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Name   string            `json:"name" yaml:"name"`
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
 }
 
 // Endpoint is a pod: its labels, addresses and declared ports.
 type Endpoint struct {
-	Name      string            `json:"name"`
-	Namespace string            `json:"namespace"`
-	Cluster   string            `json:"cluster,omitempty"`
-	Labels    map[string]string `json:"labels,omitempty"`
-	IPs       []string          `json:"ips,omitempty"`
-	Ports     []Port            `json:"ports,omitempty"`
+	Name      string            `json:"name" yaml:"name"`
+	Namespace string            `json:"namespace" yaml:"namespace"`
+	Cluster   string            `json:"cluster,omitempty" yaml:"cluster,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	IPs       []string          `json:"ips,omitempty" yaml:"ips,omitempty"`
+	Ports     []Port            `json:"ports,omitempty" yaml:"ports,omitempty"`
 }
 
 // Port is a declared container port, for named ports in policies.
 type Port struct {
-	Name     string `json:"name"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol,omitempty"`
+	Name     string `json:"name" yaml:"name"`
+	Port     int    `json:"port" yaml:"port"`
+	Protocol string `json:"protocol,omitempty" yaml:"protocol,omitempty"`
 }
 
 // Query is one connection to decide: from and to are "ns/name",
 // "cluster/ns/name" or an IP address; protocol is TCP (default), UDP or
 // SCTP.
 type Query struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol,omitempty"`
+	From     string `json:"from" yaml:"from"`
+	To       string `json:"to" yaml:"to"`
+	Port     int    `json:"port" yaml:"port"`
+	Protocol string `json:"protocol,omitempty" yaml:"protocol,omitempty"`
 }
 
 // ErrInvalid is wrapped by every error about a scenario's content.
@@ -79,10 +80,13 @@ func (e *ScenarioError) Error() string {
 func (e *ScenarioError) Unwrap() []error { return []error{e.Err, ErrInvalid} }
 
 // ParseScenario decodes a scenario file strictly (unknown fields and
-// duplicate keys are errors). It does not validate the content; Load does.
+// duplicate keys are errors) as YAML 1.2, so that a namespace named y or
+// no stays a string. It does not validate the content; Load does.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
 	var s Scenario
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
 		return nil, &ScenarioError{File: name, Err: fmt.Errorf("decode: %w", err)}
 	}
 	if s.Cluster == "" {
