@@ -1,0 +1,60 @@
+package models
+
+import "encoding/json"
+
+// PolicyRevision answers PUT and DELETE /v1/policy: the repository's
+// revision after the change and, for DELETE, how many rules went.
+type PolicyRevision struct {
+	Revision uint64 `json:"revision"`
+	Deleted  *int   `json:"deleted,omitempty"`
+}
+
+// PolicyRules answers GET /v1/policy: the rules in force (each as the
+// policy engine's JSON form of a rule) and the revision.
+type PolicyRules struct {
+	Revision uint64            `json:"revision"`
+	Rules    []json.RawMessage `json:"rules"`
+}
+
+// PolicyTraceRequest is the body of POST /v1/policy/trace: the labels of
+// the source and destination ("k8s:app=web", "ns:prod" for the namespace
+// label) and the destination port ("6379/TCP"; "6379" is TCP).
+type PolicyTraceRequest struct {
+	Source      []string `json:"source"`
+	Destination []string `json:"destination"`
+	DPort       string   `json:"dport"`
+}
+
+// PolicyTrace answers POST /v1/policy/trace: what each direction's
+// policy says and the final verdict (allowed only if the egress policy
+// of the source and the ingress policy of the destination both allow).
+type PolicyTrace struct {
+	Revision    uint64               `json:"revision"`
+	Source      []string             `json:"source"`
+	Destination []string             `json:"destination"`
+	DPort       string               `json:"dport"`
+	Egress      PolicyTraceDirection `json:"egress"`
+	Ingress     PolicyTraceDirection `json:"ingress"`
+	Allowed     bool                 `json:"allowed"`
+}
+
+// PolicyTraceDirection is one direction of a trace: the egress of the
+// source or the ingress of the destination.
+type PolicyTraceDirection struct {
+	// DefaultDeny is whether a rule puts the subject in default deny.
+	DefaultDeny bool `json:"defaultDeny"`
+	// Rules are the rules selecting the subject (considered).
+	Rules []PolicyTraceRule `json:"rules"`
+	// Allowed is the engine's verdict for this direction.
+	Allowed bool `json:"allowed"`
+}
+
+// PolicyTraceRule is one rule considered by a trace.
+type PolicyTraceRule struct {
+	// Policy names the rule: its origin labels and field.
+	Policy string `json:"policy"`
+	// Allows and Denies list the entries ("ingress[0]") that cover the
+	// traffic.
+	Allows []string `json:"allows,omitempty"`
+	Denies []string `json:"denies,omitempty"`
+}

@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/selectorcache"
+)
+
+// Cell is the policy engine of the agent: the Repository and the
+// selector cache (an identity observer), the policy sources (--policy-dir
+// and PUT/GET/DELETE /v1/policy), CIDR identities for the prefixes the
+// rules mention, debounced endpoint regeneration requests
+// (RegenerationRequests), POST /v1/policy/trace and the "Policy" status
+// line. It needs identity.Cell.
+var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
+	cell.Config(api.DefaultConfig),
+	cell.Config(DefaultConfig),
+	cell.ProvidePrivate(newLoaderCell),
+	cell.Provide(
+		newSelectorCache,
+		func(l *loader) *Repository { return l.repo },
+		func(l *loader) RegenerationRequests { return l.regen },
+		newStatusProvider,
+		newPutHandler,
+		newGetHandler,
+		newDeleteHandler,
+		newTraceHandler,
+	),
+)
+
+// Config configures the policy sources.
+type Config struct {
+	// PolicyDir is a directory of policy files (YAML or JSON, any number
+	// of documents of any kind); it is watched, and each file's rules are
+	// replaced when it changes. Empty: no directory.
+	PolicyDir string
+}
+
+// DefaultConfig loads no directory.
+var DefaultConfig = Config{}
+
+// Flags registers --policy-dir.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("policy-dir", def.PolicyDir,
+		"Directory of policy files (YAML/JSON, multi-document) to load and watch")
+}
+
+// cacheOut provides the selector cache and registers it as an identity
+// observer.
+type cacheOut struct {
+	cell.Out
+
+	Cache    *selectorcache.Cache
+	Observer identity.Observer `group:"identity-observers"`
+}
+
+func newSelectorCache() cacheOut {
+	c := selectorcache.New()
+	return cacheOut{Cache: c, Observer: c}
+}
+
+type loaderParams struct {
+	cell.In
+
+	Config        Config
+	APIConfig     api.Config
+	ClusterConfig identity.ClusterConfig
+	Cache         *selectorcache.Cache
+	Allocator     identity.Allocator
+	Lifecycle     cell.Lifecycle
+	Jobs          job.Group
+	Log           *slog.Logger
+}
+
+// newLoaderCell builds the repository and its sources; the start hook
+// loads --policy-dir once and starts watching it.
+func newLoaderCell(p loaderParams) *loader {
+	opts := api.NewOptions(p.ClusterConfig.ClusterName, p.APIConfig)
+	l := newLoader(NewRepository(p.Cache), p.Allocator, opts, p.Log)
+	p.Jobs.Add(l.regen.trigger)
+	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
+	if p.Config.PolicyDir != "" {
+		w := newDirWatcher(p.Config.PolicyDir, l)
+		p.Lifecycle.Append(cell.Hook{OnStart: w.start})
+		p.Jobs.Add(job.OneShot("policy-dir-watch", w.run))
+	}
+	return l
+}
