@@ -20,7 +20,7 @@ type Scenario struct {
 	// parses, or Lists of them, kept as YAML nodes for policy/api, which
 	// decodes them as Kubernetes does (YAML 1.1 scalars).
 	Policies []yaml.Node `json:"-" yaml:"policies,omitempty"`
-	Queries  []Query           `json:"queries,omitempty" yaml:"queries,omitempty"`
+	Queries  []Query     `json:"queries,omitempty" yaml:"queries,omitempty"`
 }
 
 // Namespace is a namespace with its labels; kubernetes.io/metadata.name

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runSimulate runs `policy simulate` with args and returns its output and
+// error.
+func runSimulate(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newPolicySimulateCommand()
+	var out bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+const scenarioDir = "../../../policy/testdata/scenarios"
+
+// TestPolicySimulateSeed checks the seed's ClusterMesh L4 scenario
+// verdict by verdict, as docs/policy.md states them.
+func TestPolicySimulateSeed(t *testing.T) {
+	out, err := runSimulate(t, "-f", filepath.Join(scenarioDir, "clustermesh-l4.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"default/employee -> default/protected-db 6379/TCP ALLOWED",
+		"default/employee -> default/protected-db 80/TCP DENIED",
+		"default/employee -> default/protected-db 6379/UDP DENIED",
+		"default/stranger -> default/protected-db 6379/TCP DENIED",
+		"cluster2/default/employee -> cluster1/default/protected-db 6379/TCP DENIED",
+		"cluster2/default/stranger -> default/protected-db 6379/TCP DENIED",
+		"10.1.0.10 -> 10.1.0.20 6379/TCP ALLOWED",
+		"192.0.2.1 -> default/protected-db 6379/TCP DENIED",
+		"default/protected-db -> default/employee 8080/TCP ALLOWED",
+		"default/stranger -> default/employee 80/TCP ALLOWED",
+	}
+	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+// TestPolicySimulateScenarios checks every scenario's text output against
+// the verdict lines of its golden file, and its JSON output against the
+// text.
+func TestPolicySimulateScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("scenarios: %v, %d files", err, len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			golden, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".golden")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, line := range strings.Split(strings.TrimSuffix(string(golden), "\n"), "\n") {
+				if !strings.HasPrefix(line, " ") {
+					want = append(want, line)
+				}
+			}
+			out, err := runSimulate(t, "-f", file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != strings.Join(want, "\n")+"\n" {
+				t.Errorf("text output:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+			}
+			checkJSON(t, file, want)
+		})
+	}
+}
+
+// checkJSON runs the scenario with -o json --explain and checks each
+// entry against the text line and that both directions are explained.
+func checkJSON(t *testing.T, file string, want []string) {
+	t.Helper()
+	out, err := runSimulate(t, "-f", file, "-o", "json", "--explain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []struct {
+		From, To, Protocol, Verdict string
+		Port                        int
+		Egress, Ingress             *struct{ Verdict, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &results); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	if len(results) != len(want) {
+		t.Fatalf("%d results, want %d", len(results), len(want))
+	}
+	for i, r := range results {
+		line := r.From + " -> " + r.To + " " + strconv.Itoa(r.Port) + "/" + r.Protocol + " " + strings.ToUpper(r.Verdict)
+		if line != want[i] {
+			t.Errorf("json result %d is %q, want %q", i, line, want[i])
+		}
+		if r.Egress == nil || r.Ingress == nil || r.Egress.Reason == "" || r.Ingress.Reason == "" {
+			t.Errorf("json result %d lacks an explanation: %s", i, out)
+		}
+	}
+}
+
+// TestPolicySimulateErrors checks that bad input is one error naming the
+// problem.
+func TestPolicySimulateErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "scenario.yaml")
+	if err := os.WriteFile(bad, []byte("endpoints:\n- {name: b, namespace: x, ips: [192.0.2.300]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		give []string
+		want string
+	}{
+		{"no file flag", nil, "--file is required"},
+		{"missing file", []string{"-f", filepath.Join(dir, "nope.yaml")}, "read scenario"},
+		{"bad output", []string{"-f", bad, "-o", "yaml"}, `--output: "yaml" is not text or json`},
+		{"bad ip", []string{"-f", bad}, `scenario.yaml: endpoints[0] (x/b): ips[0]: "192.0.2.300" is not an IP address`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runSimulate(t, tt.give...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
