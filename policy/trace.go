@@ -145,12 +145,33 @@ func (l *loader) traceDirection(subject, peer *identity.Identity, dir Direction,
 			allow, deny = rule.Egress, rule.EgressDeny
 		}
 		out.Rules = append(out.Rules, models.PolicyTraceRule{
-			Policy: fmt.Sprintf("%s %s", strings.Join(labelStrings(rule.Labels), ","), rule.Field),
+			Policy: ruleName(rule),
 			Allows: coveringEntries(allow, peer.Labels, q),
 			Denies: coveringEntries(deny, peer.Labels, q),
 		})
 	}
 	return out
+}
+
+// ruleName names a rule for people: "CiliumNetworkPolicy
+// default/l4-policy spec (file l4.yaml)".
+func ruleName(rule *papi.Rule) string {
+	value := func(source, key string) string {
+		l, ok := rule.Labels.Get(key)
+		if !ok || l.Source != source {
+			return ""
+		}
+		return l.Value
+	}
+	name := value(labels.SourceK8s, papi.LabelPolicyName)
+	if ns := value(labels.SourceK8s, papi.LabelPolicyNamespace); ns != "" {
+		name = ns + "/" + name
+	}
+	from := value(SourceApiary, LabelPolicySource)
+	if file := value(SourceApiary, LabelPolicyFile); file != "" {
+		from += " " + file
+	}
+	return fmt.Sprintf("%s %s %s (%s)", value(labels.SourceK8s, papi.LabelPolicyDerivedFrom), name, rule.Field, from)
 }
 
 // coveringEntries returns the fields of the entries covering traffic

@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -31,6 +32,7 @@ var ControlPlane = cell.Group(
 	store.Cell,
 	labels.Cell,
 	identity.Cell,
+	policy.Cell,
 	ipcache.Cell,
 	node.Cell,
 )

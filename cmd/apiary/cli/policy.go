@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cells/api/models"
+)
+
+// newPolicyCommand is `apiary policy get|import|delete|trace|simulate`,
+// like `cilium policy ...`.
+func newPolicyCommand(global *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Manage the agent's network policies",
+	}
+	cmd.AddCommand(newPolicyGetCommand(global), newPolicyImportCommand(global),
+		newPolicyDeleteCommand(global), newPolicyTraceCommand(global), newPolicySimulateCommand())
+	return cmd
+}
+
+// splitLabels splits "a,b" and separate arguments into one list.
+func splitLabels(args []string) []string {
+	var out []string
+	for _, a := range args {
+		for _, l := range strings.Split(a, ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func newPolicyGetCommand(global *options) *cobra.Command {
+	var output outputFormat
+	cmd := &cobra.Command{
+		Use:   "get [labels]",
+		Short: "Show the rules in force (those carrying every label given) and the revision",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			c := global.client()
+			defer c.Close()
+			got, err := c.PolicyGet(cmd.Context(), splitLabels(args))
+			if err != nil {
+				return err
+			}
+			if output.isJSON() {
+				return printJSON(cmd.OutOrStdout(), got)
+			}
+			if err := printJSON(cmd.OutOrStdout(), got.Rules); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", got.Revision)
+			return nil
+		},
+	}
+	output.register(cmd.Flags())
+	return cmd
+}
+
+func newPolicyImportCommand(global *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import <file|->",
+		Short: "Import policy documents (YAML or JSON), all or nothing",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readInput(cmd.InOrStdin(), args[0])
+			if err != nil {
+				return err
+			}
+			c := global.client()
+			defer c.Close()
+			rev, err := c.PolicyPut(cmd.Context(), data)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", rev)
+			return nil
+		},
+	}
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read policy file: %w", err)
+	}
+	return data, nil
+}
+
+func newPolicyDeleteCommand(global *options) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "delete <labels>|--all",
+		Short: "Delete the rules carrying every label given, or --all rules imported through the API",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lbls := splitLabels(args)
+			if all == (len(lbls) > 0) {
+				return errors.New("give labels or --all, not both")
+			}
+			c := global.client()
+			defer c.Close()
+			out, err := c.PolicyDelete(cmd.Context(), lbls)
+			if err != nil {
+				return err
+			}
+			if out.Deleted != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "Deleted %d rules\n", *out.Deleted)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", out.Revision)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "Delete every rule imported through the API (--policy-dir files keep theirs)")
+	return cmd
+}
+
+func newPolicyTraceCommand(global *options) *cobra.Command {
+	var (
+		output   outputFormat
+		src, dst []string
+		dport    string
+	)
+	cmd := &cobra.Command{
+		Use:   "trace -s <labels> -d <labels> --dport <port/proto>",
+		Short: "Explain whether the policy allows traffic from one label set to another",
+		Long: `Trace resolves the policy of a source and a destination identity, given
+as labels (k8s:app=web, app=web with source k8s; ns:<name> is the pod
+namespace label; the local cluster label is added), and prints the rules
+considered in each direction (egress of the source, ingress of the
+destination), which of their entries match, and the final verdict.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			c := global.client()
+			defer c.Close()
+			tr, err := c.PolicyTrace(cmd.Context(), models.PolicyTraceRequest{
+				Source: splitLabels(src), Destination: splitLabels(dst), DPort: dport})
+			if err != nil {
+				return err
+			}
+			if output.isJSON() {
+				return printJSON(cmd.OutOrStdout(), tr)
+			}
+			printTrace(cmd.OutOrStdout(), tr)
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVarP(&src, "src", "s", nil, "Labels of the source (comma-separated)")
+	cmd.Flags().StringSliceVarP(&dst, "dst", "d", nil, "Labels of the destination (comma-separated)")
+	cmd.Flags().StringVar(&dport, "dport", "", "Destination port and protocol: 6379/TCP")
+	_ = cmd.MarkFlagRequired("src")
+	_ = cmd.MarkFlagRequired("dst")
+	_ = cmd.MarkFlagRequired("dport")
+	output.register(cmd.Flags())
+	return cmd
+}
+
+// printTrace prints a trace like `cilium policy trace`.
+func printTrace(w io.Writer, tr *models.PolicyTrace) {
+	fmt.Fprintf(w, "Tracing From: [%s] => To: [%s] Ports: [%s]\n\n",
+		strings.Join(tr.Source, ", "), strings.Join(tr.Destination, ", "), tr.DPort)
+	printTraceDirection(w, "Egress of the source", tr.Egress)
+	printTraceDirection(w, "Ingress of the destination", tr.Ingress)
+	verdict := "DENIED"
+	if tr.Allowed {
+		verdict = "ALLOWED"
+	}
+	fmt.Fprintf(w, "Revision: %d\nFinal verdict: %s\n", tr.Revision, verdict)
+}
+
+func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection) {
+	fmt.Fprintf(w, "%s: %d rules considered, default deny %v\n", title, len(d.Rules), d.DefaultDeny)
+	for _, r := range d.Rules {
+		match := "no match"
+		switch {
+		case len(r.Denies) > 0:
+			match = "denies: " + strings.Join(r.Denies, ", ")
+		case len(r.Allows) > 0:
+			match = "allows: " + strings.Join(r.Allows, ", ")
+		}
+		fmt.Fprintf(w, "  %s: %s\n", r.Policy, match)
+	}
+	verdict := "denied"
+	if d.Allowed {
+		verdict = "allowed"
+	}
+	fmt.Fprintf(w, "  => %s\n\n", verdict)
+}
