@@ -34,6 +34,15 @@ func (v *validator) errorf(entry, format string, args ...any) {
 	v.errs = append(v.errs, &ScenarioError{File: v.file, Entry: entry, Err: fmt.Errorf(format, args...)})
 }
 
+// check records errs as problems of entry.
+func (v *validator) check(entry string, errs ...error) {
+	for _, err := range errs {
+		if err != nil {
+			v.errs = append(v.errs, &ScenarioError{File: v.file, Entry: entry, Err: err})
+		}
+	}
+}
+
 func (v *validator) err() error { return errors.Join(v.errs...) }
 
 // namespaces returns the namespaces by name.
@@ -45,10 +54,13 @@ func (v *validator) namespaces(s *Scenario) map[string]Namespace {
 			v.errorf(entry, "name is required")
 			continue
 		}
+		entry += " (" + ns.Name + ")"
 		if _, dup := out[ns.Name]; dup {
-			v.errorf(entry+" ("+ns.Name+")", "duplicate namespace")
+			v.errorf(entry, "duplicate namespace")
 			continue
 		}
+		v.check(entry, checkNames("", ns.Name))
+		v.check(entry, checkLabels("labels", ns.Labels)...)
 		out[ns.Name] = ns
 	}
 	return out
@@ -77,6 +89,8 @@ func (v *validator) endpoints(s *Scenario) (eps []*endpoint, byRef map[string]*e
 			v.errorf(entry, "duplicate endpoint: also endpoints[%d]", indexOf(eps, other))
 			continue
 		}
+		v.check(entry, checkNames(spec.Cluster, spec.Namespace))
+		v.check(entry, checkLabels("labels", spec.Labels)...)
 		v.endpointIPs(entry, ep, byIP)
 		v.endpointPorts(entry, ep)
 		if len(v.errs) > n {

@@ -27,6 +27,11 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"scenario.yaml: endpoints[2] (x/c): ips[0]: 192.0.2.1 is also an address of x/a"}},
 		{"bad port", eps + "- {name: c, namespace: x, ports: [{name: http, port: 0}, {name: dns, port: 53, protocol: ICMP}]}\n",
 			[]string{"endpoints[2] (x/c): ports[0]: port 0 is not in 1-65535", `endpoints[2] (x/c): ports[1]: protocol "ICMP" is not TCP, UDP or SCTP`}},
+		{"bad names", "cluster: -c1\nnamespaces: [{name: X, labels: {ok: \"-no\"}}]\nendpoints: [{name: a, namespace: x, cluster: c2, labels: {\"a/b/c\": v}}]\n", []string{
+			`scenario.yaml: cluster: cluster name "-c1"`,
+			`scenario.yaml: namespaces[0] (X): namespace "X"`,
+			`scenario.yaml: namespaces[0] (X): labels: value "-no" of ok`,
+			`scenario.yaml: endpoints[0] (c2/x/a): labels: key "a/b/c"`}},
 		{"duplicate namespace", "namespaces: [{name: x}, {name: x}]\n", []string{"scenario.yaml: namespaces[1] (x): duplicate namespace"}},
 		{"unknown endpoint", eps + "queries: [{from: x/a, to: x/z, port: 80}, {from: c2/x/a, to: x/b, port: 80}]\n", []string{
 			`scenario.yaml: queries[0] (x/a -> x/z): to: "x/z" is no endpoint of the scenario`,

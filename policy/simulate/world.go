@@ -43,6 +43,7 @@ func Load(name string, data []byte) (*Simulation, error) {
 		return nil, err
 	}
 	v := &validator{file: name}
+	v.check("cluster", checkNames(s.Cluster, ""))
 	namespaces := v.namespaces(s)
 	eps, byRef, byIP := v.endpoints(s)
 	pols := v.policies(s)
