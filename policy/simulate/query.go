@@ -57,8 +57,6 @@ const (
 	ReasonSelf         = "self (never leaves the pod)"
 )
 
-func splitRef(ref string) []string { return strings.Split(ref, "/") }
-
 // validateQuery checks query i: both sides resolve, the port and protocol
 // are valid.
 func (sim *Simulation) validateQuery(v *validator, i int, q Query) {

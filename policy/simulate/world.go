@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/api"
@@ -59,9 +60,17 @@ func Load(name string, data []byte) (*Simulation, error) {
 	if err := v.err(); err != nil {
 		return nil, err
 	}
+	sim.build(namespaces, pols)
+	return sim, nil
+}
+
+// build allocates the identities of the endpoints, of the prefixes in the
+// policies and of the queries' addresses that are no endpoints, adds the
+// policies and distills every local endpoint's map state.
+func (sim *Simulation) build(namespaces map[string]Namespace, pols []*api.Policy) {
 	sim.repo = policy.NewRepository(sim.cache)
 	sim.cache.OnIdentitiesChanged(added(identity.ReservedIdentities()...))
-	for _, ep := range eps {
+	for _, ep := range sim.endpoints {
 		sim.epIdent[ep] = sim.allocate(endpointLabels(ep, namespaces))
 	}
 	for _, p := range pols {
@@ -70,15 +79,19 @@ func Load(name string, data []byte) (*Simulation, error) {
 	for _, prefix := range sim.repo.CIDRPrefixes() {
 		sim.allocate(identity.CIDRLabels(prefix))
 	}
-	for _, q := range s.Queries {
+	for _, q := range sim.scenario.Queries {
 		for _, ref := range []string{q.From, q.To} {
-			if ip, err := netip.ParseAddr(ref); err == nil && byIP[ip.Unmap()] == nil {
-				sim.allocate(identity.CIDRLabels(netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())))
+			if ip, err := netip.ParseAddr(ref); err == nil && sim.byIP[ip.Unmap()] == nil {
+				sim.allocate(hostCIDRLabels(ip.Unmap()))
 			}
 		}
 	}
 	sim.distill()
-	return sim, nil
+}
+
+// hostCIDRLabels returns the CIDR labels of ip's /32 or /128.
+func hostCIDRLabels(ip netip.Addr) labels.Labels {
+	return identity.CIDRLabels(netip.PrefixFrom(ip, ip.BitLen()))
 }
 
 func added(idents ...*identity.Identity) []identity.Change {
@@ -162,14 +175,15 @@ func (sim *Simulation) resolve(ref string) (peer, error) {
 		}
 		p := peer{ip: ip}
 		if sim.idents != nil {
-			p.ident = sim.idents[identity.CIDRLabels(netip.PrefixFrom(ip, ip.BitLen())).SortedList()]
+			p.ident = sim.idents[hostCIDRLabels(ip).SortedList()]
 		}
 		return p, nil
 	}
-	key := ref
-	if n := len(splitRef(ref)); n == 3 && splitRef(ref)[0] == sim.scenario.Cluster {
-		key = splitRef(ref)[1] + "/" + splitRef(ref)[2]
-	} else if n != 2 && n != 3 {
+	key, parts := ref, strings.Split(ref, "/")
+	switch {
+	case len(parts) == 3 && parts[0] == sim.scenario.Cluster:
+		key = parts[1] + "/" + parts[2]
+	case len(parts) != 2 && len(parts) != 3:
 		return peer{}, fmt.Errorf("%q is not ns/name, cluster/ns/name or an IP address", ref)
 	}
 	ep := sim.byRef[key]
