@@ -32,6 +32,9 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 		newDeleteHandler,
 		newTraceHandler,
 	),
+	// The sources load policies even when nothing asks for the
+	// repository yet (no endpoint manager, no API server).
+	cell.Invoke(func(*loader) {}),
 )
 
 // Config configures the policy sources.

@@ -108,7 +108,7 @@ func (w *dirWatcher) scan(ctx context.Context) {
 	}
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if !policyFile(e.Name()) {
+		if e.IsDir() || !policyFile(e.Name()) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(w.dir, e.Name()))

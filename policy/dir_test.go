@@ -8,6 +8,10 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/identity"
 )
 
 // policyLine returns the "Policy" status line.
@@ -120,5 +124,17 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPolicyDirMissing(t *testing.T) {
+	h := celltest.New(t, []string{"policy-dir=" + filepath.Join(t.TempDir(), "nope")},
+		kvstore.Cell, identity.Cell, policy.Cell)
+	err := h.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--policy-dir") {
+		t.Errorf("start with a missing --policy-dir = %v, want an error naming the flag", err)
+	}
+	if err == nil {
+		_ = h.Stop(context.Background())
 	}
 }

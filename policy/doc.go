@@ -34,6 +34,14 @@
 // prefix) known to the cache; allocating those identities for the
 // prefixes in rules (Repository.CIDRPrefixes) is up to the caller.
 //
+// Cell runs the engine in the agent: it provides the Repository and the
+// cache (an identity observer), loads rules from --policy-dir (a watched
+// directory; each file's rules replaced atomically, tagged with
+// apiary:io.apiary.policy.file) and from PUT/GET/DELETE /v1/policy,
+// allocates the CIDR identities of Repository.CIDRPrefixes, debounces
+// endpoint regeneration (RegenerationRequests, which the endpoint
+// manager subscribes to) and serves POST /v1/policy/trace.
+//
 // Endpoints re-distill when their named ports change, and resolve again
 // when their identity does. A stale policy (an older revision's) releases
 // its selectors when its last endpoint detaches and registers them again
