@@ -28,6 +28,7 @@ type policyAgent struct {
 	client *client.Client
 	repo   *policy.Repository
 	alloc  identity.Allocator
+	regen  policy.RegenerationRequests
 }
 
 func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
@@ -37,7 +38,7 @@ func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
 	t.Cleanup(a.client.Close)
 	celltest.StartWithFlags(t, append([]string{"socket-path=" + socket}, flags...),
 		api.Cell, status.Cell, kvstore.Cell, identity.Cell, policy.Cell,
-		celltest.Capture(&a.repo), celltest.Capture(&a.alloc))
+		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen))
 	return a
 }
 
@@ -68,6 +69,9 @@ func TestRESTImportGetDelete(t *testing.T) {
 	if err != nil || rev != 2 {
 		t.Fatalf("PolicyPut = %d, %v; want revision 2", rev, err)
 	}
+	if requests, _ := a.regen.Stats(); requests != 1 {
+		t.Errorf("regeneration requests after an import = %d, want 1", requests)
+	}
 	got, err := a.client.PolicyGet(ctx, nil)
 	if err != nil || len(got.Rules) != 2 || got.Revision != 2 {
 		t.Fatalf("PolicyGet = %+v, %v; want 2 rules at revision 2", got, err)
@@ -93,6 +97,9 @@ func TestRESTImportGetDelete(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest ||
 			!strings.Contains(apiErr.Message, "document 2") || !strings.Contains(apiErr.Message, "fromCIDR") {
 			t.Fatalf("PolicyPut(bad) = %v; want 400 naming document 2 and fromCIDR", err)
+		}
+		if requests, _ := a.regen.Stats(); requests != 1 {
+			t.Errorf("regeneration requests after a rejected import = %d, want still 1", requests)
 		}
 		if rev := a.repo.Revision(); rev != 2 || len(a.repo.Rules()) != 2 {
 			t.Errorf("after a rejected import: revision %d, %d rules; want 2 and 2", rev, len(a.repo.Rules()))
@@ -157,6 +164,13 @@ func TestTrace(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ns/pod is refused until there are endpoints", func(t *testing.T) {
+		_, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"default/web"}, Destination: []string{"app=b"}, DPort: "80"})
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "endpoint manager") {
+			t.Errorf("trace from default/web = %v; want 400 saying it needs the endpoint manager", err)
+		}
+	})
 	t.Run("bad port", func(t *testing.T) {
 		_, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=a"}, Destination: []string{"app=b"}, DPort: "http"})
 		var apiErr *client.APIError

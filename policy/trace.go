@@ -72,6 +72,9 @@ func (l *loader) traceLabels(what string, ss []string) (labels.Labels, error) {
 		if ns, ok := strings.CutPrefix(s, "ns:"); ok {
 			s = labels.SourceK8s + ":" + labels.KeyPodNamespace + "=" + ns
 		}
+		if strings.Contains(s, "/") && !strings.ContainsAny(s, ":=") {
+			return nil, fmt.Errorf("%s: %q: pods by namespace/name need the endpoint manager, not there yet; give the pod's labels and ns:<namespace>", what, s)
+		}
 		list = append(list, s)
 	}
 	ls, err := labels.ParseList(labels.SourceK8s, list...)
