@@ -66,8 +66,9 @@ func (v *validator) namespaces(s *Scenario) map[string]Namespace {
 	return out
 }
 
-// endpoints returns the valid endpoints, with an index by reference and
-// by IP address.
+// endpoints returns the endpoints, with an index by reference and by IP
+// address. An endpoint with a bad field is kept (Load fails anyway), so
+// that later entries naming it are not reported too.
 func (v *validator) endpoints(s *Scenario) (eps []*endpoint, byRef map[string]*endpoint, byIP map[netip.Addr]*endpoint) {
 	byRef, byIP = map[string]*endpoint{}, map[netip.Addr]*endpoint{}
 	for i, spec := range s.Endpoints {
@@ -80,7 +81,6 @@ func (v *validator) endpoints(s *Scenario) (eps []*endpoint, byRef map[string]*e
 			ep.ref = ep.cluster + "/" + ep.ref
 		}
 		entry := fmt.Sprintf("endpoints[%d] (%s)", i, ep.ref)
-		n := len(v.errs)
 		if spec.Name == "" || spec.Namespace == "" {
 			v.errorf(fmt.Sprintf("endpoints[%d]", i), "name and namespace are required")
 			continue
@@ -93,9 +93,6 @@ func (v *validator) endpoints(s *Scenario) (eps []*endpoint, byRef map[string]*e
 		v.check(entry, checkLabels("labels", spec.Labels)...)
 		v.endpointIPs(entry, ep, byIP)
 		v.endpointPorts(entry, ep)
-		if len(v.errs) > n {
-			continue
-		}
 		for _, ip := range ep.ips {
 			byIP[ip] = ep
 		}

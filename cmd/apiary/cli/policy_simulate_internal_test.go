@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -134,6 +135,47 @@ func TestPolicySimulateErrors(t *testing.T) {
 			_, err := runSimulate(t, tt.give...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestPolicySimulateExitCodes runs `apiary policy simulate` as the binary
+// does: exit 0 for a valid file whatever the verdicts, 1 with one error
+// line otherwise, and no agent needed (the socket does not exist).
+func TestPolicySimulateExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "scenario.yaml")
+	give := "endpoints:\n- {name: b, namespace: x, ips: [192.0.2.300]}\n- {name: b, namespace: x}\nqueries: [{from: x/a, to: x/b, port: 80}]\n"
+	if err := os.WriteFile(bad, []byte(give), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noAgent := []string{"--socket", filepath.Join(dir, "none.sock"), "policy", "simulate"}
+	for _, tt := range []struct {
+		name       string
+		give       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"valid with denials", []string{"-f", filepath.Join(scenarioDir, "clustermesh-l4.yaml")}, 0,
+			"default/stranger -> default/protected-db 6379/TCP DENIED\n", ""},
+		{"invalid", []string{"-f", bad}, 1, "",
+			`scenario.yaml: endpoints[0] (x/b): ips[0]: "192.0.2.300" is not an IP address; ` +
+				bad + `: endpoints[1] (x/b): duplicate endpoint: also endpoints[0]; ` +
+				bad + `: queries[0] (x/a -> x/b): from: "x/a" is no endpoint of the scenario` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Execute(context.Background(), append(noAgent, tt.give...), &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("stdout %q, want it to contain %q", stdout.String(), tt.wantStdout)
+			}
+			if !strings.HasSuffix(stderr.String(), tt.wantStderr) || strings.Count(stderr.String(), "\n") > 1 {
+				t.Errorf("stderr %q, want one line ending in %q", stderr.String(), tt.wantStderr)
 			}
 		})
 	}
