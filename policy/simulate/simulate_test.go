@@ -66,3 +66,53 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainAgreesWithEngine asks every scenario about every pair of its
+// endpoints and addresses on a spread of ports and protocols, and checks
+// that the rule evaluation behind --explain reaches the engine's verdict
+// in every direction.
+func TestExplainAgreesWithEngine(t *testing.T) {
+	ports := []int{22, 53, 80, 443, 5432, 6379, 7999, 8000, 8050, 8080, 8100, 8101, 9090}
+	for _, file := range scenarioFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := simulate.ParseScenario(file, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs := []string{"192.0.2.77", "2001:db8::77", "203.0.113.5"}
+			for _, ep := range s.Endpoints {
+				cluster := ep.Cluster
+				if cluster == "" {
+					cluster = s.Cluster
+				}
+				refs = append(refs, cluster+"/"+ep.Namespace+"/"+ep.Name)
+				refs = append(refs, ep.IPs...)
+			}
+			s.Queries = nil
+			for _, from := range refs {
+				for _, to := range refs {
+					for _, port := range ports {
+						for _, proto := range []string{"TCP", "UDP"} {
+							s.Queries = append(s.Queries, simulate.Query{From: from, To: to, Port: port, Protocol: proto})
+						}
+					}
+				}
+			}
+			sim, err := simulate.New(file, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range sim.RunExplain() {
+				for _, d := range []*simulate.Decision{r.Egress, r.Ingress} {
+					if strings.HasPrefix(d.Reason, "engine says") {
+						t.Errorf("%s: %s", r, d.Reason)
+					}
+				}
+			}
+		})
+	}
+}

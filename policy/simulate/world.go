@@ -43,6 +43,15 @@ func Load(name string, data []byte) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
+	return New(name, s)
+}
+
+// New validates a parsed scenario, read from the file name, and prepares
+// its simulation; see Load.
+func New(name string, s *Scenario) (*Simulation, error) {
+	if s.Cluster == "" {
+		s.Cluster = defaultCluster
+	}
 	v := &validator{file: name}
 	v.check("cluster", checkNames(s.Cluster, ""))
 	namespaces := v.namespaces(s)
