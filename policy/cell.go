@@ -91,7 +91,7 @@ func newLoaderCell(p loaderParams) *loader {
 	if p.Config.PolicyDir != "" {
 		w := newDirWatcher(p.Config.PolicyDir, l)
 		p.Lifecycle.Append(cell.Hook{OnStart: w.start})
-		p.Jobs.Add(job.OneShot("policy-dir-watch", w.run))
+		p.Jobs.Add(w.rescan, job.OneShot("policy-dir-watch", w.run))
 	}
 	return l
 }

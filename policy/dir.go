@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/policy/api"
 )
 
@@ -35,11 +37,22 @@ type fileStates map[string]fileState
 type dirWatcher struct {
 	dir    string
 	loader *loader
+	// rescan coalesces the events of one write (truncate, then write)
+	// or one swap into one scan.
+	rescan *job.Trigger
 	mu     sync.Mutex // one scan at a time
 }
 
+// dirQuietPeriod is how long the directory must be quiet before a scan.
+const dirQuietPeriod = 100 * time.Millisecond
+
 func newDirWatcher(dir string, l *loader) *dirWatcher {
-	return &dirWatcher{dir: dir, loader: l}
+	w := &dirWatcher{dir: dir, loader: l}
+	w.rescan = job.NewTrigger("policy-dir-scan", func(ctx context.Context, _ []string) error {
+		w.scan(ctx)
+		return nil
+	}, job.TriggerParams{After: dirQuietPeriod, Max: time.Second})
+	return w
 }
 
 // start loads the directory once, so the agent starts with its policies.
@@ -67,17 +80,17 @@ func (w *dirWatcher) run(ctx context.Context, health cell.Health) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-fw.Events:
+		case ev, ok := <-fw.Events:
 			if !ok {
 				return nil
 			}
-			w.scan(ctx)
+			w.rescan.Trigger(filepath.Base(ev.Name))
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
 			}
 			w.loader.log.Error("Watching --policy-dir", "dir", w.dir, "error", err)
-			w.scan(ctx)
+			w.rescan.Trigger("watch error")
 		}
 	}
 }

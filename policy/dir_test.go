@@ -46,9 +46,15 @@ func cnp(name, app string) string {
 		"spec:\n  endpointSelector: {matchLabels: {app: " + app + "}}\n  ingress: [{fromEndpoints: [{matchLabels: {app: x}}]}]\n"
 }
 
+// write replaces a file atomically, as deployment tools do: a file
+// written in place can be read half-written (truncated) by a scan.
 func write(t *testing.T, name, content string) {
 	t.Helper()
-	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+	tmp := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name))
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
 		t.Fatal(err)
 	}
 }
