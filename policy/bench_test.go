@@ -109,6 +109,7 @@ func BenchmarkColdMapState(b *testing.B) {
 		ep := e.endpoint(ident)
 		ep.Detach()
 	}
+	reportVsCilium(b, ciliumCold)
 }
 
 // BenchmarkWarmMapState distills the map state of another app=0
@@ -122,6 +123,7 @@ func BenchmarkWarmMapState(b *testing.B) {
 		sp.DistillPolicy(nil).Detach()
 	}
 	b.ReportMetric(float64(keys), "keys")
+	reportVsCilium(b, ciliumWarm)
 }
 
 // BenchmarkAddSelectedIdentity adds or deletes one identity an app=0
@@ -149,4 +151,5 @@ func BenchmarkAddSelectedIdentity(b *testing.B) {
 		}
 		k++
 	}
+	reportVsCilium(b, ciliumAddOne)
 }
