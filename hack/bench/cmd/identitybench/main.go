@@ -19,23 +19,15 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 func main() {
 	sets := flag.Int("sets", 10000, "number of distinct label sets")
 	workers := flag.Int("workers", 32, "concurrent allocations (endpoints created at once)")
 	flag.Parse()
-	var res results
-	var err error
-	// testing.Benchmark gives us a testing.TB for the embedded etcd
-	// server of kvstoretest; the body runs its own fixed measurements.
-	testing.Benchmark(func(b *testing.B) {
-		if res.done {
-			return
-		}
-		res, err = measure(b, *sets, *workers)
-		res.done = true
-	})
+	res, err := bench.WithTB(func(tb testing.TB) (results, error) { return measure(tb, *sets, *workers) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "identitybench:", err)
 		os.Exit(1)
@@ -44,7 +36,6 @@ func main() {
 }
 
 type results struct {
-	done                     bool
 	rawCreate, alloc, reused time.Duration
 }
 

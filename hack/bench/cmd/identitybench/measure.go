@@ -29,7 +29,7 @@ func labelSet(i int) labels.Labels {
 	})
 }
 
-func measure(b *testing.B, sets, workers int) (results, error) {
+func measure(b testing.TB, sets, workers int) (results, error) {
 	srv := kvstoretest.StartServer(b)
 	var r results
 	var err error

@@ -18,23 +18,15 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 func main() {
 	keys := flag.Int("keys", 100000, "number of keys")
 	runs := flag.Int("runs", 3, "measured runs per side (the median is reported)")
 	flag.Parse()
-	var res results
-	var err error
-	// testing.Benchmark gives us a testing.TB for the embedded etcd
-	// server of kvstoretest; the body runs its own fixed measurements.
-	testing.Benchmark(func(b *testing.B) {
-		if res.done {
-			return
-		}
-		res, err = measure(b, *keys, *runs)
-		res.done = true
-	})
+	res, err := bench.WithTB(func(tb testing.TB) (results, error) { return measure(tb, *keys, *runs) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
@@ -43,7 +35,6 @@ func main() {
 }
 
 type results struct {
-	done                     bool
 	plainRead, watchRead     time.Duration
 	rawWrite, syncStoreWrite time.Duration
 }

@@ -54,7 +54,7 @@ const (
 	writePrefix = "cilium/state/ip/v1/bench/"
 )
 
-func measure(b *testing.B, keys, runs int) (results, error) {
+func measure(b testing.TB, keys, runs int) (results, error) {
 	srv := kvstoretest.StartServer(b)
 	raw := srv.Client()
 	ctx := context.Background()
