@@ -164,11 +164,11 @@ func TestTrace(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ns/pod is refused until there are endpoints", func(t *testing.T) {
+	t.Run("ns/pod needs the ipcache", func(t *testing.T) {
 		_, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"default/web"}, Destination: []string{"app=b"}, DPort: "80"})
 		var apiErr *client.APIError
-		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "endpoint manager") {
-			t.Errorf("trace from default/web = %v; want 400 saying it needs the endpoint manager", err)
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "resolved through the ipcache, which this agent does not run") {
+			t.Errorf("trace from default/web = %v; want 400 saying it needs the ipcache", err)
 		}
 	})
 	t.Run("bad port", func(t *testing.T) {

@@ -6,25 +6,39 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
 	papi "github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
+// traceParams are what the trace handler needs: the loader and, to name
+// sides as pods or addresses, the ipcache when the agent runs one.
+type traceParams struct {
+	cell.In
+
+	Loader  *loader
+	IPCache ipcache.IPCache `optional:"true"`
+}
+
 // newTraceHandler serves POST /v1/policy/trace (`apiary policy trace`).
-func newTraceHandler(l *loader) api.HandlerOut {
+func newTraceHandler(p traceParams) api.HandlerOut {
+	l := p.Loader
 	return api.NewHandlerOut(http.MethodPost, "/v1/policy/trace", func(w http.ResponseWriter, r *http.Request) {
 		var req models.PolicyTraceRequest
 		if err := decodeJSON(r, &req); err != nil {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		q, err := l.parseTrace(req)
+		q, err := l.parseTrace(req, p.IPCache)
 		if err != nil {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
@@ -40,22 +54,23 @@ func newTraceHandler(l *loader) api.HandlerOut {
 
 // traceQuery is a parsed trace request.
 type traceQuery struct {
-	src, dst labels.Labels
+	src, dst tracePeer
 	proto    papi.Protocol
 	port     uint16
 	dport    string
 }
 
-// parseTrace reads the label lists and the port. Labels default to
-// source k8s; "ns:<name>" is the namespace label; every set gets the
-// local cluster label, as endpoints do.
-func (l *loader) parseTrace(req models.PolicyTraceRequest) (traceQuery, error) {
+// parseTrace reads both sides and the port. A side is a pod ("ns/pod",
+// "cluster/ns/pod") or an address, found in the ipcache, or a label list:
+// labels default to source k8s, "ns:<name>" is the namespace label, and
+// every set gets the local cluster label, as endpoints do.
+func (l *loader) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) (traceQuery, error) {
 	var q traceQuery
 	var err error
-	if q.src, err = l.traceLabels("source", req.Source); err != nil {
+	if q.src, err = l.traceSide("source", req.Source, ipc); err != nil {
 		return q, err
 	}
-	if q.dst, err = l.traceLabels("destination", req.Destination); err != nil {
+	if q.dst, err = l.traceSide("destination", req.Destination, ipc); err != nil {
 		return q, err
 	}
 	q.proto, q.port, err = parseDPort(req.DPort)
@@ -63,28 +78,40 @@ func (l *loader) parseTrace(req models.PolicyTraceRequest) (traceQuery, error) {
 	return q, err
 }
 
-func (l *loader) traceLabels(what string, ss []string) (labels.Labels, error) {
+func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (tracePeer, error) {
 	if len(ss) == 0 {
-		return nil, fmt.Errorf("%s: no labels", what)
+		return tracePeer{}, fmt.Errorf("%s: no labels, pod or address", what)
+	}
+	if len(ss) == 1 && (isPodRef(ss[0]) || isAddr(ss[0])) {
+		p, err := resolvePod(ipc, l.alloc, l.opts.ClusterName, ss[0])
+		if err != nil {
+			return tracePeer{}, fmt.Errorf("%s: %w", what, err)
+		}
+		return p, nil
 	}
 	list := make([]string, 0, len(ss))
 	for _, s := range ss {
 		if ns, ok := strings.CutPrefix(s, "ns:"); ok {
 			s = labels.SourceK8s + ":" + labels.KeyPodNamespace + "=" + ns
 		}
-		if strings.Contains(s, "/") && !strings.ContainsAny(s, ":=") {
-			return nil, fmt.Errorf("%s: %q: pods by namespace/name need the endpoint manager, not there yet; give the pod's labels and ns:<namespace>", what, s)
+		if isPodRef(s) || isAddr(s) {
+			return tracePeer{}, fmt.Errorf("%s: %q: a pod or an address stands alone, not in a label list", what, s)
 		}
 		list = append(list, s)
 	}
 	ls, err := labels.ParseList(labels.SourceK8s, list...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return tracePeer{}, fmt.Errorf("%s: %w", what, err)
 	}
 	if _, ok := ls.Get(labels.KeyPolicyCluster); !ok {
 		ls = ls.With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, l.opts.ClusterName))
 	}
-	return ls, nil
+	return tracePeer{labels: ls}, nil
+}
+
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }
 
 // parseDPort reads "6379/TCP" or "6379" (TCP).
@@ -104,35 +131,55 @@ func parseDPort(s string) (papi.Protocol, uint16, error) {
 	return proto, uint16(port), nil
 }
 
-// trace allocates identities for both label sets (released at the end),
-// resolves their policies and reads the verdicts off their map states.
+// trace allocates identities for label sets (released at the end),
+// resolves the policies of both sides and reads the verdicts off their
+// map states.
 func (l *loader) trace(ctx context.Context, q traceQuery) (*models.PolicyTrace, error) {
-	src, _, err := l.alloc.AllocateIdentity(ctx, q.src)
+	src, release, err := l.traceIdentity(ctx, "source", q.src)
 	if err != nil {
-		return nil, fmt.Errorf("allocate source identity: %w", err)
+		return nil, err
 	}
-	defer func() { _, _ = l.alloc.Release(context.WithoutCancel(ctx), src) }()
-	dst, _, err := l.alloc.AllocateIdentity(ctx, q.dst)
+	defer release()
+	dst, release, err := l.traceIdentity(ctx, "destination", q.dst)
 	if err != nil {
-		return nil, fmt.Errorf("allocate destination identity: %w", err)
+		return nil, err
 	}
-	defer func() { _, _ = l.alloc.Release(context.WithoutCancel(ctx), dst) }()
+	defer release()
 	out := &models.PolicyTrace{
-		Revision:    l.repo.Revision(),
-		Source:      labelStrings(src.Labels),
-		Destination: labelStrings(dst.Labels),
-		DPort:       q.dport,
+		Revision:            l.repo.Revision(),
+		Source:              labelStrings(src.Labels),
+		Destination:         labelStrings(dst.Labels),
+		SourcePod:           q.src.pod,
+		DestinationPod:      q.dst.pod,
+		SourceIdentity:      uint32(src.ID),
+		DestinationIdentity: uint32(dst.ID),
+		DPort:               q.dport,
 	}
-	out.Egress = l.traceDirection(src, dst, Egress, q)
-	out.Ingress = l.traceDirection(dst, src, Ingress, q)
+	out.Egress = l.traceDirection(src, dst, q.src.named, Egress, q)
+	out.Ingress = l.traceDirection(dst, src, q.dst.named, Ingress, q)
 	out.Allowed = out.Egress.Allowed && out.Ingress.Allowed
 	return out, nil
 }
 
-// traceDirection explains the policy of subject for traffic with peer.
-func (l *loader) traceDirection(subject, peer *identity.Identity, dir Direction, q traceQuery) models.PolicyTraceDirection {
+// traceIdentity returns the identity of one side: the one found in the
+// ipcache, or one allocated for its labels, with the function releasing
+// it.
+func (l *loader) traceIdentity(ctx context.Context, what string, p tracePeer) (*identity.Identity, func(), error) {
+	if p.id != nil {
+		return p.id, func() {}, nil
+	}
+	id, _, err := l.alloc.AllocateIdentity(ctx, p.labels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate %s identity: %w", what, err)
+	}
+	return id, func() { _, _ = l.alloc.Release(context.WithoutCancel(ctx), id) }, nil
+}
+
+// traceDirection explains the policy of subject, whose named ports are
+// named, for traffic with peer.
+func (l *loader) traceDirection(subject, peer *identity.Identity, named []papi.NamedPort, dir Direction, q traceQuery) models.PolicyTraceDirection {
 	sp := l.repo.Resolve(subject)
-	ep := sp.DistillPolicy(nil)
+	ep := sp.DistillPolicy(named)
 	defer ep.Detach()
 	out := models.PolicyTraceDirection{
 		DefaultDeny: sp.DefaultDeny(dir),
@@ -149,8 +196,8 @@ func (l *loader) traceDirection(subject, peer *identity.Identity, dir Direction,
 		}
 		out.Rules = append(out.Rules, models.PolicyTraceRule{
 			Policy: ruleName(rule),
-			Allows: coveringEntries(allow, peer.Labels, q),
-			Denies: coveringEntries(deny, peer.Labels, q),
+			Allows: coveringEntries(allow, named, peer.Labels, q),
+			Denies: coveringEntries(deny, named, peer.Labels, q),
 		})
 	}
 	return out
@@ -178,33 +225,36 @@ func ruleName(rule *papi.Rule) string {
 }
 
 // coveringEntries returns the fields of the entries covering traffic
-// with a peer labelled ls on the query's port.
-func coveringEntries(entries []papi.PeerRule, ls labels.Labels, q traceQuery) []string {
+// with a peer labelled ls on the query's port, named ports resolved
+// against the subject's own.
+func coveringEntries(entries []papi.PeerRule, named []papi.NamedPort, ls labels.Labels, q traceQuery) []string {
 	var out []string
 	for _, e := range entries {
-		if peersMatch(e.Peers, ls) && portsCover(e, q) {
+		if Covers(e, named, ls, q.port, q.proto) {
 			out = append(out, e.Field)
 		}
 	}
 	return out
 }
 
-func peersMatch(peers []papi.Peer, ls labels.Labels) bool {
-	for _, p := range peers {
-		if p.Kind == papi.PeerAny || p.Matches(ls) {
-			return true
-		}
+// Covers reports whether the peer rule e of an endpoint that declares
+// the named ports named covers traffic with a peer labelled peer on
+// port/proto: one of its peers selects the peer and one of its ports
+// (named ones resolved as the engine resolves them) covers the port; a
+// rule without ports or ICMP types covers every port. It is the rule
+// evaluation behind trace and simulate --explain.
+func Covers(e papi.PeerRule, named []papi.NamedPort, peer labels.Labels, port uint16, proto papi.Protocol) bool {
+	if !slices.ContainsFunc(e.Peers, func(p papi.Peer) bool { return p.Kind == papi.PeerAny || p.Matches(peer) }) {
+		return false
 	}
-	return false
-}
-
-func portsCover(e papi.PeerRule, q traceQuery) bool {
 	if e.IsL3Only() {
 		return true
 	}
 	for _, pp := range e.Ports {
-		if pp.Covers(q.port, q.proto) {
-			return true
+		for _, resolved := range pp.Resolve(named) {
+			if resolved.Covers(port, proto) {
+				return true
+			}
 		}
 	}
 	return false

@@ -24,6 +24,12 @@ const (
 	// firstRoundWait bounds how long start waits for the first answers,
 	// so that `apiary status` right after start shows real states.
 	firstRoundWait = time.Second
+	// settlePeriod and settleInterval: for settlePeriod after start, a
+	// provider that answers other than Ok is probed again after
+	// settleInterval, so that the line of a subsystem still connecting at
+	// start turns Ok within a second of it, not at the next round.
+	settlePeriod   = 30 * time.Second
+	settleInterval = time.Second
 )
 
 // Collector keeps the latest status of every provider.
@@ -56,6 +62,7 @@ type collector struct {
 	probes    sync.WaitGroup
 	pending   int           // entries that have not answered yet
 	firstDone chan struct{} // closed when pending reaches 0
+	settle    time.Time     // end of the settle period (settlePeriod)
 }
 
 var (
@@ -122,6 +129,9 @@ func (c *collector) Start(cell.HookContext) error {
 // startProbing adds the probe timer (which probes at once) and waits
 // briefly for the first answers.
 func (c *collector) startProbing(ctx cell.HookContext) error {
+	c.mu.Lock()
+	c.settle = time.Now().Add(settlePeriod)
+	c.mu.Unlock()
 	c.jobs.Add(job.Timer("probe-status", c.probeAll, ProbeInterval))
 	wait := time.NewTimer(firstRoundWait)
 	defer wait.Stop()
@@ -175,12 +185,36 @@ func (c *collector) probeAll(context.Context) error {
 		return nil
 	}
 	for _, e := range c.entries {
-		if gen, ok := e.begin(time.Now()); ok {
-			c.probes.Add(1)
-			go c.probe(e, gen)
-		}
+		c.startProbeLocked(e)
 	}
 	return nil
+}
+
+// startProbeLocked starts a probe of e unless one is in flight; c.mu is
+// held and the collector is not stopped.
+func (c *collector) startProbeLocked(e *entry) {
+	if gen, ok := e.begin(time.Now()); ok {
+		c.probes.Add(1)
+		go c.probe(e, gen)
+	}
+}
+
+// reprobeWhileSettling probes e again after settleInterval when it
+// answered other than Ok during the settle period.
+func (c *collector) reprobeWhileSettling(e *entry, state State) {
+	c.mu.Lock()
+	settling := state != Ok && time.Now().Before(c.settle)
+	c.mu.Unlock()
+	if !settling {
+		return
+	}
+	time.AfterFunc(settleInterval, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.stopped {
+			c.startProbeLocked(e)
+		}
+	})
 }
 
 // probe runs one probe of e, marking it stale when it takes too long.
@@ -208,6 +242,7 @@ func (c *collector) probe(e *entry, gen int) {
 		}
 		log("Status changed", "provider", e.Name, "from", prev, "to", report.State, "message", report.Message)
 	}
+	c.reprobeWhileSettling(e, report.State)
 }
 
 // answered counts down the entries waiting for their first answer.

@@ -166,3 +166,56 @@ func TestProbeProblems(t *testing.T) {
 		}
 	})
 }
+
+// TestSettleAfterStart checks that during the first 30s a provider that
+// is not Ok yet is probed every second, so a subsystem that connects
+// just after start shows Ok within a second, and that afterwards a
+// provider that stays down is probed at the normal interval only.
+func TestSettleAfterStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var connecting, down atomic.Int32
+		var start time.Time
+		probes := cell.Module("probes", "Test probes", cell.Provide(
+			func(m cell.FullModuleID) status.ProviderOut {
+				return status.NewProviderOut(m, "Connecting", func(context.Context) status.Report {
+					connecting.Add(1)
+					if time.Since(start) < 2500*time.Millisecond {
+						return status.Report{State: status.Warning, Message: "connecting"}
+					}
+					return status.Report{State: status.Ok, Message: "connected"}
+				})
+			},
+			func(m cell.FullModuleID) status.ProviderOut {
+				return status.NewProviderOut(m, "Down", func(context.Context) status.Report {
+					down.Add(1)
+					return status.Report{State: status.Failure, Message: "down"}
+				})
+			},
+		))
+		var c status.Collector
+		start = time.Now()
+		celltest.Start(t, status.Cell, probes, celltest.Capture(&c))
+		at := func(d time.Duration) {
+			time.Sleep(time.Until(start.Add(d)))
+			synctest.Wait()
+		}
+		at(2 * time.Second)
+		if got := entry(t, c.Status(), "Connecting"); got.State != status.Warning {
+			t.Errorf("at 2s: Connecting = %s %q, want Warning", got.State, got.Message)
+		}
+		at(3 * time.Second)
+		if got := entry(t, c.Status(), "Connecting"); got.State != status.Ok || connecting.Load() != 4 {
+			t.Errorf("at 3s: Connecting = %s %q after %d probes; want Ok after 4 (0s, 1s, 2s, 3s)", got.State, got.Message, connecting.Load())
+		}
+		at(4900 * time.Millisecond)
+		if n := connecting.Load(); n != 4 {
+			t.Errorf("at 4.9s: Connecting probed %d times, want still 4 (Ok: back to the normal interval)", n)
+		}
+		at(40 * time.Second)
+		before := down.Load()
+		at(49 * time.Second)
+		if n := down.Load() - before; n != 1 {
+			t.Errorf("Down probed %d times between 40s and 49s, want 1 (settle period over)", n)
+		}
+	})
+}

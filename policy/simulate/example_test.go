@@ -36,5 +36,5 @@ queries:
 	// Output:
 	// shop/web -> shop/db 5432/TCP ALLOWED
 	// 192.0.2.1 -> 10.0.0.2 5432/TCP DENIED
-	// denied: default deny
+	// denied: default deny (isolated by NetworkPolicy shop/db-from-web spec, no rule allows it)
 }

@@ -13,11 +13,11 @@ import (
 // peer: the first deny rule covering the traffic decides; otherwise the
 // first allow rule covering it; otherwise default deny if any rule
 // selecting the subject puts it in default deny in dir; otherwise the
-// traffic is allowed by default. It returns the reason and whether the
+// traffic is allowed by default. A default deny names the first rule
+// that isolates the subject. It returns the reason and whether the
 // traffic is allowed, which the caller checks against the engine.
 func explain(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, peer labels.Labels, dir policy.Direction, pkt packet) (reason string, allowed bool) {
-	defaultDeny := false
-	var allowedBy string
+	var allowedBy, isolatedBy string
 	for _, r := range rules {
 		if !r.Subject.Selects(subject) {
 			continue
@@ -26,7 +26,12 @@ func explain(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, pe
 		if dir == policy.Egress {
 			allow, deny, dd = r.Egress, r.EgressDeny, r.DefaultDeny.Egress
 		}
-		defaultDeny = defaultDeny || dd
+		if dd && isolatedBy == "" {
+			isolatedBy = policyName(r)
+			if r.Field != "" {
+				isolatedBy += " " + r.Field
+			}
+		}
 		if i := slices.IndexFunc(deny, func(pr api.PeerRule) bool { return covers(pr, named, peer, pkt) }); i >= 0 {
 			return "denied by " + ruleName(r, deny[i]), false
 		}
@@ -37,38 +42,30 @@ func explain(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, pe
 	switch {
 	case allowedBy != "":
 		return allowedBy, true
-	case defaultDeny:
-		return ReasonDefaultDeny, false
+	case isolatedBy != "":
+		return ReasonDefaultDeny + " (isolated by " + isolatedBy + ", no rule allows it)", false
 	}
 	return ReasonNoPolicy, true
 }
 
-// covers reports whether a peer rule covers traffic with peer: one of
-// its peers selects the peer's labels and one of its ports (resolved
-// against the subject's named ports) covers the packet; a rule without
-// ports or ICMP types covers every port.
+// covers reports whether a peer rule covers traffic with peer; see
+// policy.Covers.
 func covers(pr api.PeerRule, named []api.NamedPort, peer labels.Labels, pkt packet) bool {
-	if !slices.ContainsFunc(pr.Peers, func(p api.Peer) bool {
-		return p.Kind == api.PeerAny || (p.Selector != nil && p.Selector.IsWildcard()) || p.Matches(peer)
-	}) {
-		return false
-	}
-	if pr.IsL3Only() {
-		return true
-	}
-	for _, pp := range pr.Ports {
-		for _, resolved := range pp.Resolve(named) {
-			if resolved.Covers(pkt.port, pkt.proto) {
-				return true
-			}
-		}
-	}
-	return false
+	return policy.Covers(pr, named, peer, pkt.port, pkt.proto)
 }
 
 // ruleName names a rule by its origin ("CiliumNetworkPolicy
 // default/l4-policy") and the peer rule's field ("spec.ingress[0]").
 func ruleName(r *api.Rule, pr api.PeerRule) string {
+	field := pr.Field
+	if r.Field != "" {
+		field = r.Field + "." + field
+	}
+	return policyName(r) + " " + field
+}
+
+// policyName names a rule's policy: "CiliumNetworkPolicy default/l4-policy".
+func policyName(r *api.Rule) string {
 	name := label(r.Labels, api.LabelPolicyName)
 	if ns := label(r.Labels, api.LabelPolicyNamespace); ns != "" {
 		name = ns + "/" + name
@@ -76,11 +73,7 @@ func ruleName(r *api.Rule, pr api.PeerRule) string {
 	if kind := label(r.Labels, api.LabelPolicyDerivedFrom); kind != "" {
 		name = kind + " " + name
 	}
-	field := pr.Field
-	if r.Field != "" {
-		field = r.Field + "." + field
-	}
-	return name + " " + field
+	return name
 }
 
 func label(ls labels.Labels, key string) string {

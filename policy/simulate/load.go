@@ -156,11 +156,12 @@ func parseProtocol(s string) (api.Protocol, error) {
 }
 
 // policies parses every policy object with the scenario's cluster as the
-// local cluster, and rejects the same policy twice.
+// local cluster and its cluster defaulting, and rejects the same policy
+// twice.
 func (v *validator) policies(s *Scenario) []*api.Policy {
 	opts := api.DefaultOptions()
 	opts.ClusterName = s.Cluster
-	opts.DefaultLocalCluster = true
+	opts.DefaultLocalCluster = s.PolicyDefaultLocalCluster == nil || *s.PolicyDefaultLocalCluster
 	seen := map[string]int{}
 	var out []*api.Policy
 	for i, raw := range s.Policies {

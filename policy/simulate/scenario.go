@@ -13,9 +13,15 @@ import (
 type Scenario struct {
 	// Cluster is the local cluster; policies apply to its endpoints.
 	// Empty means "default".
-	Cluster    string      `json:"cluster,omitempty" yaml:"cluster,omitempty"`
-	Namespaces []Namespace `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
-	Endpoints  []Endpoint  `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
+	Cluster string `json:"cluster,omitempty" yaml:"cluster,omitempty"`
+	// PolicyDefaultLocalCluster is the agent's
+	// --policy-default-local-cluster for this scenario: when true (nil
+	// means true), a peer selector that names no cluster selects the
+	// local cluster only; when false it selects every cluster, as Cilium
+	// 1.18 and older did.
+	PolicyDefaultLocalCluster *bool       `json:"policyDefaultLocalCluster,omitempty" yaml:"policyDefaultLocalCluster,omitempty"`
+	Namespaces                []Namespace `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
+	Endpoints                 []Endpoint  `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
 	// Policies are whole Kubernetes objects of the kinds policy/api
 	// parses, or Lists of them, kept as YAML nodes for policy/api, which
 	// decodes them as Kubernetes does (YAML 1.1 scalars).

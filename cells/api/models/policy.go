@@ -29,13 +29,20 @@ type PolicyTraceRequest struct {
 // policy says and the final verdict (allowed only if the egress policy
 // of the source and the ingress policy of the destination both allow).
 type PolicyTrace struct {
-	Revision    uint64               `json:"revision"`
-	Source      []string             `json:"source"`
-	Destination []string             `json:"destination"`
-	DPort       string               `json:"dport"`
-	Egress      PolicyTraceDirection `json:"egress"`
-	Ingress     PolicyTraceDirection `json:"ingress"`
-	Allowed     bool                 `json:"allowed"`
+	Revision    uint64   `json:"revision"`
+	Source      []string `json:"source"`
+	Destination []string `json:"destination"`
+	// SourcePod and DestinationPod say which pod or address a side was
+	// named as ("cluster1/default/web (10.0.0.1)"); empty for labels.
+	SourcePod      string `json:"sourcePod,omitempty"`
+	DestinationPod string `json:"destinationPod,omitempty"`
+	// SourceIdentity and DestinationIdentity are the sides' identities.
+	SourceIdentity      uint32               `json:"sourceIdentity"`
+	DestinationIdentity uint32               `json:"destinationIdentity"`
+	DPort               string               `json:"dport"`
+	Egress              PolicyTraceDirection `json:"egress"`
+	Ingress             PolicyTraceDirection `json:"ingress"`
+	Allowed             bool                 `json:"allowed"`
 }
 
 // PolicyTraceDirection is one direction of a trace: the egress of the

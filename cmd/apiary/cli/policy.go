@@ -134,13 +134,18 @@ func newPolicyTraceCommand(global *options) *cobra.Command {
 		dport    string
 	)
 	cmd := &cobra.Command{
-		Use:   "trace -s <labels> -d <labels> --dport <port/proto>",
-		Short: "Explain whether the policy allows traffic from one label set to another",
-		Long: `Trace resolves the policy of a source and a destination identity, given
-as labels (k8s:app=web, app=web with source k8s; ns:<name> is the pod
-namespace label; the local cluster label is added), and prints the rules
-considered in each direction (egress of the source, ingress of the
-destination), which of their entries match, and the final verdict.`,
+		Use:   "trace -s <labels|ns/pod|ip> -d <labels|ns/pod|ip> --dport <port/proto>",
+		Short: "Explain whether the policy allows traffic from one pod or label set to another",
+		Long: `Trace resolves the policy of a source and a destination identity and prints
+the rules considered in each direction (egress of the source, ingress of
+the destination), which of their entries match, and the final verdict.
+
+Each side is one of:
+  labels          k8s:app=web, app=web (source k8s), ns:<name> for the pod
+                  namespace label; the local cluster label is added
+  ns/pod          a pod of the local cluster, cluster/ns/pod for any cluster,
+                  found in the ipcache (its identity and named ports)
+  ip              the ipcache entry holding the address`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := output.check(); err != nil {
@@ -160,8 +165,8 @@ destination), which of their entries match, and the final verdict.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVarP(&src, "src", "s", nil, "Labels of the source (comma-separated)")
-	cmd.Flags().StringSliceVarP(&dst, "dst", "d", nil, "Labels of the destination (comma-separated)")
+	cmd.Flags().StringSliceVarP(&src, "src", "s", nil, "Source: labels (comma-separated), ns/pod, cluster/ns/pod or an IP address")
+	cmd.Flags().StringSliceVarP(&dst, "dst", "d", nil, "Destination: labels (comma-separated), ns/pod, cluster/ns/pod or an IP address")
 	cmd.Flags().StringVar(&dport, "dport", "", "Destination port and protocol: 6379/TCP")
 	_ = cmd.MarkFlagRequired("src")
 	_ = cmd.MarkFlagRequired("dst")
@@ -172,6 +177,17 @@ destination), which of their entries match, and the final verdict.`,
 
 // printTrace prints a trace like `cilium policy trace`.
 func printTrace(w io.Writer, tr *models.PolicyTrace) {
+	for _, side := range []struct {
+		title, pod string
+		id         uint32
+	}{
+		{"Source:     ", tr.SourcePod, tr.SourceIdentity},
+		{"Destination:", tr.DestinationPod, tr.DestinationIdentity},
+	} {
+		if side.pod != "" {
+			fmt.Fprintf(w, "%s %s, identity %d\n", side.title, side.pod, side.id)
+		}
+	}
 	fmt.Fprintf(w, "Tracing From: [%s] => To: [%s] Ports: [%s]\n\n",
 		strings.Join(tr.Source, ", "), strings.Join(tr.Destination, ", "), tr.DPort)
 	printTraceDirection(w, "Egress of the source", tr.Egress)

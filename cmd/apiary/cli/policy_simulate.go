@@ -16,9 +16,10 @@ import (
 // It exits 0 when the file is valid, whatever the verdicts.
 func newPolicySimulateCommand() *cobra.Command {
 	var (
-		file    string
-		explain bool
-		output  outputFormat
+		file         string
+		explain      bool
+		localCluster bool
+		output       outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate -f <scenario.yaml>",
@@ -37,7 +38,14 @@ func newPolicySimulateCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read scenario: %w", err)
 			}
-			sim, err := simulate.Load(file, data)
+			scenario, err := simulate.ParseScenario(file, data)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed(flagDefaultLocalCluster) {
+				scenario.PolicyDefaultLocalCluster = &localCluster
+			}
+			sim, err := simulate.New(file, scenario)
 			if err != nil {
 				return err
 			}
@@ -53,6 +61,11 @@ func newPolicySimulateCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "Scenario file (YAML)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "Say which rule decided each direction")
+	cmd.Flags().BoolVar(&localCluster, flagDefaultLocalCluster, true,
+		"Peer selectors that name no cluster select the local cluster only, as the agent's flag "+
+			"(overrides the scenario's policyDefaultLocalCluster)")
 	output.register(cmd.Flags())
 	return cmd
 }
+
+const flagDefaultLocalCluster = "policy-default-local-cluster"

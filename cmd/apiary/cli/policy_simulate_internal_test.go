@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,27 +28,46 @@ func runSimulate(t *testing.T, args ...string) (string, error) {
 
 const scenarioDir = "../../../policy/testdata/scenarios"
 
-// TestPolicySimulateSeed checks the seed's ClusterMesh L4 scenario
-// verdict by verdict, as docs/policy.md states them.
+// TestPolicySimulateSeed checks the seed's ClusterMesh walk-through
+// verdict by verdict: its three pings as it narrates them (cluster1's
+// employee and cluster2's istio-space employee get through, the stranger
+// does not), then the queries around them. With
+// --policy-default-local-cluster=false the peer selector that names no
+// cluster selects employees of every cluster's default namespace, so
+// cluster2's default-namespace employee gets through too.
 func TestPolicySimulateSeed(t *testing.T) {
-	out, err := runSimulate(t, "-f", filepath.Join(scenarioDir, "clustermesh-l4.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{
-		"default/employee -> default/protected-db 6379/TCP ALLOWED",
-		"default/employee -> default/protected-db 80/TCP DENIED",
-		"default/employee -> default/protected-db 6379/UDP DENIED",
-		"default/stranger -> default/protected-db 6379/TCP DENIED",
-		"cluster2/default/employee -> cluster1/default/protected-db 6379/TCP DENIED",
-		"cluster2/default/stranger -> default/protected-db 6379/TCP DENIED",
-		"10.1.0.10 -> 10.1.0.20 6379/TCP ALLOWED",
-		"192.0.2.1 -> default/protected-db 6379/TCP DENIED",
-		"default/protected-db -> default/employee 8080/TCP ALLOWED",
-		"default/stranger -> default/employee 80/TCP ALLOWED",
+		"default/employee-0 -> 10.3.3.3 6379/TCP ALLOWED",
+		"default/stranger-0 -> 10.3.3.3 6379/TCP DENIED",
+		"cluster2/istio-space/employee-0 -> 10.3.3.3 6379/TCP ALLOWED",
+		"default/employee-0 -> default/protected-db-0 6380/TCP DENIED",
+		"default/employee-0 -> default/protected-db-0 6379/UDP DENIED",
+		"cluster2/default/employee-0 -> cluster1/default/protected-db-0 6379/TCP DENIED",
+		"istio-space/employee-0 -> default/protected-db-0 6379/TCP DENIED",
+		"cluster2/istio-space/stranger-0 -> default/protected-db-0 6379/TCP DENIED",
+		"10.4.4.10 -> 10.3.3.3 6379/TCP ALLOWED",
+		"192.0.2.1 -> default/protected-db-0 6379/TCP DENIED",
+		"default/protected-db-0 -> default/stranger-0 8080/TCP ALLOWED",
+		"default/stranger-0 -> default/employee-0 6379/TCP ALLOWED",
 	}
-	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	meshWide := slices.Clone(want)
+	meshWide[5] = "cluster2/default/employee-0 -> cluster1/default/protected-db-0 6379/TCP ALLOWED"
+	file := filepath.Join(scenarioDir, "clustermesh-l4.yaml")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-f", file}, want},
+		{[]string{"-f", file, "--policy-default-local-cluster=true"}, want},
+		{[]string{"-f", file, "--policy-default-local-cluster=false"}, meshWide},
+	} {
+		out, err := runSimulate(t, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSuffix(out, "\n"); got != strings.Join(tc.want, "\n") {
+			t.Errorf("%v: got:\n%s\nwant:\n%s", tc.args, got, strings.Join(tc.want, "\n"))
+		}
 	}
 }
 
@@ -159,7 +179,7 @@ func TestPolicySimulateExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{"valid with denials", []string{"-f", filepath.Join(scenarioDir, "clustermesh-l4.yaml")}, 0,
-			"default/stranger -> default/protected-db 6379/TCP DENIED\n", ""},
+			"default/stranger-0 -> 10.3.3.3 6379/TCP DENIED\n", ""},
 		{"invalid", []string{"-f", bad}, 1, "",
 			`scenario.yaml: endpoints[0] (x/b): ips[0]: "192.0.2.300" is not an IP address; ` +
 				bad + `: endpoints[1] (x/b): duplicate endpoint: also endpoints[0]; ` +
