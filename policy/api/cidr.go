@@ -71,13 +71,7 @@ func (c CIDRRule) String() string {
 	return c.Prefix.String() + " except " + strings.Join(except, ",")
 }
 
-// cidrLabelKey is the key of the cidr: label of a prefix, as in
-// identity.CIDRLabels.
-func cidrLabelKey(p netip.Prefix) string { return p.Masked().String() }
-
-func cidrLabel(p netip.Prefix) labels.Label {
-	return labels.New(labels.SourceCIDR, cidrLabelKey(p), "")
-}
+func cidrLabel(p netip.Prefix) labels.Label { return labels.CIDRLabel(p) }
 
 // parsePrefix reads "10.0.0.0/8", or with allowAddr a bare address
 // ("192.0.2.1" is 192.0.2.1/32), into a masked prefix.

@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -177,11 +176,11 @@ func parseSelectorKey(raw string, syn keySyntax) (source, key, msg string) {
 		}
 		return source, key, ""
 	case labels.SourceCIDR:
-		p, err := netip.ParsePrefix(key)
+		p, err := labels.ParseCIDRKey(key)
 		if err != nil {
-			return "", "", fmt.Sprintf("%q is not a CIDR prefix", key)
+			return "", "", err.Error()
 		}
-		return source, cidrLabelKey(p), ""
+		return source, labels.CIDRKey(p), ""
 	}
 	if m := checkQualifiedName(key); m != "" {
 		return "", "", m

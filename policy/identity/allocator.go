@@ -66,7 +66,7 @@ func CIDRLabels(prefix netip.Prefix) labels.Labels {
 	ls := make([]labels.Label, 0, prefix.Bits()+2)
 	for bits := prefix.Bits(); bits >= 0; bits-- {
 		p, _ := prefix.Addr().Prefix(bits)
-		ls = append(ls, labels.New(labels.SourceCIDR, p.String(), ""))
+		ls = append(ls, labels.CIDRLabel(p))
 	}
 	ls = append(ls, labels.New(labels.SourceReserved, reservedNames[ReservedWorld], ""))
 	return labels.FromSlice(ls)

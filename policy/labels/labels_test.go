@@ -1,6 +1,7 @@
 package labels_test
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -109,5 +110,34 @@ func TestUserFilter(t *testing.T) {
 	}
 	if _, err := labels.NewFilter([]string{"k8s:(["}); err == nil || !strings.Contains(err.Error(), "--labels") {
 		t.Errorf("bad regexp error = %v, want it to name --labels", err)
+	}
+}
+
+func TestCIDRKey(t *testing.T) {
+	for _, tc := range []struct{ give, want string }{
+		{"10.0.0.0/8", "10.0.0.0/8"},
+		{"10.1.2.3/8", "10.0.0.0/8"},
+		{"0.0.0.0/0", "0.0.0.0/0"},
+		{"192.0.2.1/32", "192.0.2.1/32"},
+		{"2001:db8::/32", "2001-db8--0/32"},
+		{"2001:db8::1/128", "2001-db8--1/128"},
+		{"::/0", "0--0/0"},
+		{"::1/128", "0--1/128"},
+		{"f00d::a0f:0:0:1/128", "f00d--a0f-0-0-1/128"},
+	} {
+		p := netip.MustParsePrefix(tc.give)
+		if got := labels.CIDRKey(p); got != tc.want {
+			t.Errorf("CIDRKey(%s) = %q, want %q", tc.give, got, tc.want)
+		}
+		for _, key := range []string{tc.want, p.Masked().String()} {
+			if back, err := labels.ParseCIDRKey(key); err != nil || back != p.Masked() {
+				t.Errorf("ParseCIDRKey(%q) = %v, %v; want %s", key, back, err, p.Masked())
+			}
+		}
+	}
+	for _, bad := range []string{"", "10.0.0.0", "10.0.0.0/33", "fe80::1%eth0/64", "2001-db8-/32", "web"} {
+		if p, err := labels.ParseCIDRKey(bad); err == nil {
+			t.Errorf("ParseCIDRKey(%q) = %s, want an error", bad, p)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, k
 		if s.Prefix.Bits() == 0 {
 			return nil, nil, false
 		}
-		reqs = []api.Requirement{{Key: s.Prefix.Masked().String(), Operator: api.OpIn, Values: []string{""}}}
+		reqs = []api.Requirement{{Key: labels.CIDRKey(s.Prefix), Operator: api.OpIn, Values: []string{""}}}
 	default:
 		return nil, nil, false
 	}
