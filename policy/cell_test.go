@@ -171,6 +171,14 @@ func TestTrace(t *testing.T) {
 			t.Errorf("trace from default/web = %v; want 400 saying it needs the ipcache", err)
 		}
 	})
+	t.Run("map state size against --bpf-policy-map-max", func(t *testing.T) {
+		got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=employee", "ns:default"}, Destination: []string{"app=protected-db", "ns:default"}, DPort: "6379"})
+		// protected-db: allow-all egress, 6379/TCP from employees;
+		// employee: allow-all both ways.
+		if err != nil || got.PolicyMapMax != 16384 || got.Ingress.MapStateKeys != 2 || got.Egress.MapStateKeys != 2 {
+			t.Errorf("trace = %+v, %v; want 2 keys each of 16384", got, err)
+		}
+	})
 	t.Run("bad port", func(t *testing.T) {
 		_, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=a"}, Destination: []string{"app=b"}, DPort: "http"})
 		var apiErr *client.APIError

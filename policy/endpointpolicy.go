@@ -78,6 +78,14 @@ func (ep *EndpointPolicy) MapState() MapState {
 	return out
 }
 
+// Len returns the number of keys of the current map state: the entries
+// the endpoint's policy map needs.
+func (ep *EndpointPolicy) Len() int {
+	var n int
+	ep.sp.cache.Locked(func() { n = len(ep.state) })
+	return n
+}
+
 // ConsumeMapChanges returns the changes to the map state since the
 // previous call (or since DistillPolicy) and forgets them.
 func (ep *EndpointPolicy) ConsumeMapChanges() MapChanges {

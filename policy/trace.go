@@ -26,6 +26,7 @@ type traceParams struct {
 	cell.In
 
 	Loader  *loader
+	Config  Config
 	IPCache ipcache.IPCache `optional:"true"`
 }
 
@@ -43,6 +44,7 @@ func newTraceHandler(p traceParams) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
+		q.mapMax = p.Config.BPFPolicyMapMax
 		out, err := l.trace(r.Context(), q)
 		if err != nil {
 			api.WriteError(w, http.StatusInternalServerError, err)
@@ -58,6 +60,7 @@ type traceQuery struct {
 	proto    papi.Protocol
 	port     uint16
 	dport    string
+	mapMax   int // --bpf-policy-map-max
 }
 
 // parseTrace reads both sides and the port. A side is a pod ("ns/pod",
@@ -154,6 +157,7 @@ func (l *loader) trace(ctx context.Context, q traceQuery) (*models.PolicyTrace, 
 		SourceIdentity:      uint32(src.ID),
 		DestinationIdentity: uint32(dst.ID),
 		DPort:               q.dport,
+		PolicyMapMax:        q.mapMax,
 	}
 	out.Egress = l.traceDirection(src, dst, q.src.named, Egress, q)
 	out.Ingress = l.traceDirection(dst, src, q.dst.named, Ingress, q)
@@ -182,9 +186,10 @@ func (l *loader) traceDirection(subject, peer *identity.Identity, named []papi.N
 	ep := sp.DistillPolicy(named)
 	defer ep.Detach()
 	out := models.PolicyTraceDirection{
-		DefaultDeny: sp.DefaultDeny(dir),
-		Rules:       []models.PolicyTraceRule{},
-		Allowed:     Verdict(ep.MapState(), peer.ID, dir, protoNumbers[q.proto], q.port),
+		DefaultDeny:  sp.DefaultDeny(dir),
+		Rules:        []models.PolicyTraceRule{},
+		Allowed:      Verdict(ep.MapState(), peer.ID, dir, protoNumbers[q.proto], q.port),
+		MapStateKeys: ep.Len(),
 	}
 	for _, rule := range l.repo.Rules() {
 		if !rule.Subject.Selects(subject.Labels) {

@@ -37,12 +37,14 @@ type PolicyTrace struct {
 	SourcePod      string `json:"sourcePod,omitempty"`
 	DestinationPod string `json:"destinationPod,omitempty"`
 	// SourceIdentity and DestinationIdentity are the sides' identities.
-	SourceIdentity      uint32               `json:"sourceIdentity"`
-	DestinationIdentity uint32               `json:"destinationIdentity"`
-	DPort               string               `json:"dport"`
-	Egress              PolicyTraceDirection `json:"egress"`
-	Ingress             PolicyTraceDirection `json:"ingress"`
-	Allowed             bool                 `json:"allowed"`
+	SourceIdentity      uint32 `json:"sourceIdentity"`
+	DestinationIdentity uint32 `json:"destinationIdentity"`
+	DPort               string `json:"dport"`
+	// PolicyMapMax is the agent's --bpf-policy-map-max.
+	PolicyMapMax int                  `json:"policyMapMax"`
+	Egress       PolicyTraceDirection `json:"egress"`
+	Ingress      PolicyTraceDirection `json:"ingress"`
+	Allowed      bool                 `json:"allowed"`
 }
 
 // PolicyTraceDirection is one direction of a trace: the egress of the
@@ -54,6 +56,9 @@ type PolicyTraceDirection struct {
 	Rules []PolicyTraceRule `json:"rules"`
 	// Allowed is the engine's verdict for this direction.
 	Allowed bool `json:"allowed"`
+	// MapStateKeys is the size of the subject's map state (both
+	// directions): the entries its policy map needs.
+	MapStateKeys int `json:"mapStateKeys"`
 }
 
 // PolicyTraceRule is one rule considered by a trace.

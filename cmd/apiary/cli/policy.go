@@ -190,8 +190,8 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 	}
 	fmt.Fprintf(w, "Tracing From: [%s] => To: [%s] Ports: [%s]\n\n",
 		strings.Join(tr.Source, ", "), strings.Join(tr.Destination, ", "), tr.DPort)
-	printTraceDirection(w, "Egress of the source", tr.Egress)
-	printTraceDirection(w, "Ingress of the destination", tr.Ingress)
+	printTraceDirection(w, "Egress of the source", tr.Egress, tr.PolicyMapMax)
+	printTraceDirection(w, "Ingress of the destination", tr.Ingress, tr.PolicyMapMax)
 	verdict := "DENIED"
 	if tr.Allowed {
 		verdict = "ALLOWED"
@@ -199,8 +199,12 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 	fmt.Fprintf(w, "Revision: %d\nFinal verdict: %s\n", tr.Revision, verdict)
 }
 
-func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection) {
-	fmt.Fprintf(w, "%s: %d rules considered, default deny %v\n", title, len(d.Rules), d.DefaultDeny)
+func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection, mapMax int) {
+	fmt.Fprintf(w, "%s: %d rules considered, default deny %v, map state %d keys of %d\n",
+		title, len(d.Rules), d.DefaultDeny, d.MapStateKeys, mapMax)
+	if d.MapStateKeys > mapMax {
+		fmt.Fprintf(w, "  !! the map state does not fit the policy map (--bpf-policy-map-max %d)\n", mapMax)
+	}
 	for _, r := range d.Rules {
 		match := "no match"
 		switch {
