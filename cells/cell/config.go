@@ -79,14 +79,14 @@ func (c *config[T]) Apply(s *Scope) error {
 	ctor := func() (T, error) {
 		cfg, err := decodeConfig[T](c.def, root.flags, mapping)
 		if err != nil {
-			return cfg, fmt.Errorf("invalid configuration: %w", err)
+			return cfg, &ConfigError{Err: err}
 		}
 		for _, o := range root.overrides[t] {
 			o.(func(*T))(&cfg)
 		}
 		if v, ok := any(&cfg).(Validator); ok {
 			if err := v.Validate(); err != nil {
-				return cfg, fmt.Errorf("invalid configuration: %w", err)
+				return cfg, &ConfigError{Err: err}
 			}
 		}
 		return cfg, nil
@@ -96,6 +96,16 @@ func (c *config[T]) Apply(s *Scope) error {
 	}
 	return nil
 }
+
+// ConfigError is a flag, environment variable or config-dir value that
+// does not decode or validate; it names the flag.
+type ConfigError struct{ Err error }
+
+// Error returns "invalid configuration: <problem>".
+func (e *ConfigError) Error() string { return "invalid configuration: " + e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 func (c *config[T]) Info(s *Scope) *InfoNode {
 	t := reflect.TypeFor[T]()

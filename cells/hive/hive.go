@@ -268,8 +268,13 @@ func (h *Hive) Run(ctx context.Context) error {
 }
 
 // unwrapDig shortens dig's error chains to the root cause when the cause
-// is one of ours (config validation, constructor errors).
+// is one of ours: a configuration error alone (it names its flag; which
+// invoke needed the config is noise), a constructor error with the
+// first step of the chain.
 func unwrapDig(err error) error {
+	if cfgErr, ok := errors.AsType[*cell.ConfigError](err); ok {
+		return cfgErr
+	}
 	if root := dig.RootCause(err); root != nil && root != err {
 		return fmt.Errorf("%w (%s)", root, firstLine(err.Error()))
 	}

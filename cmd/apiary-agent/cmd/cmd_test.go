@@ -88,7 +88,7 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown flag", args: []string{"--no-such-flag"}, want: "apiary-agent: unknown flag: --no-such-flag\n"},
 		{name: "argument", args: []string{"extra"}, want: "apiary-agent: unknown command \"extra\" for \"apiary-agent\"\n"},
 		{name: "invalid config", args: []string{"--socket-path=relative.sock"},
-			want: "apiary-agent: invalid configuration: --socket-path: \"relative.sock\" is not an absolute path"},
+			want: "apiary-agent: invalid configuration: --socket-path: \"relative.sock\" is not an absolute path\n"},
 		{name: "node IP", args: []string{"--node-ip=10.0.0.300"},
 			want: "apiary-agent: invalid configuration: --node-ip: \"10.0.0.300\" is not an IP address"},
 		{name: "pod CIDR", args: []string{"--pod-cidr=10.0.1.7/24"},
@@ -96,12 +96,20 @@ func TestBadInput(t *testing.T) {
 		{name: "cluster name", args: []string{"--cluster-name=Prod"},
 			want: "apiary-agent: invalid configuration: --cluster-name: \"Prod\" must be"},
 		{name: "cluster id", args: []string{"--cluster-id=300"},
-			want: "apiary-agent: invalid configuration: --cluster-id: 300 is out of range 0..255"},
+			want: "apiary-agent: invalid configuration: --cluster-id: 300 is out of range 0..255\n"},
+		{name: "policy map size", args: []string{"--bpf-policy-map-max=0"},
+			want: "apiary-agent: invalid configuration: --bpf-policy-map-max: 0 is not between 1 and 1048576\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errOut := execute(t, tt.args...)
-			if code != 1 || !strings.HasPrefix(errOut, tt.want) {
+			// Cells constructed before the failing one may have logged.
+			lines := strings.SplitAfter(errOut, "\n")
+			last := lines[len(lines)-1]
+			if last == "" && len(lines) > 1 {
+				last = lines[len(lines)-2]
+			}
+			if code != 1 || !strings.HasPrefix(last, tt.want) {
 				t.Errorf("= %d %q, want 1 and %q", code, errOut, tt.want)
 			}
 		})
