@@ -150,33 +150,54 @@ func TestTrace(t *testing.T) {
 		{"stranger to 6379", []string{"app=stranger", "ns:default"}, []string{"app=protected-db", "ns:default"}, "6379/TCP", false, nil},
 		{"employee to 5432", []string{"app=employee", "ns:default"}, []string{"app=protected-db", "ns:default"}, "5432", false, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: tt.src, Destination: tt.dst, DPort: tt.dport})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Allowed != tt.want || !got.Egress.Allowed || len(got.Ingress.Rules) != 1 || !got.Ingress.DefaultDeny {
-				t.Fatalf("trace = %+v; want allowed %v, egress allowed, 1 ingress rule in default deny", got, tt.want)
-			}
-			if allows := got.Ingress.Rules[0].Allows; strings.Join(allows, ",") != strings.Join(tt.ingress, ",") {
-				t.Errorf("ingress allows %v, want %v", allows, tt.ingress)
-			}
-		})
+	run := func(t *testing.T, from string) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: tt.src, Destination: tt.dst, DPort: tt.dport})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Allowed != tt.want || !got.Egress.Allowed || len(got.Ingress.Rules) != 1 || !got.Ingress.DefaultDeny {
+					t.Fatalf("trace = %+v; want allowed %v, egress allowed, 1 ingress rule in default deny", got, tt.want)
+				}
+				if got.Egress.VerdictFrom != from || got.Ingress.VerdictFrom != from {
+					t.Errorf("verdicts from %q and %q, want %q", got.Egress.VerdictFrom, got.Ingress.VerdictFrom, from)
+				}
+				if allows := got.Ingress.Rules[0].Allows; strings.Join(allows, ",") != strings.Join(tt.ingress, ",") {
+					t.Errorf("ingress allows %v, want %v", allows, tt.ingress)
+				}
+			})
+		}
 	}
+	labelsOf := func(kv ...string) labels.Labels {
+		return labels.MustParseList(append(kv, "k8s:io.kubernetes.pod.namespace=default", "k8s:io.cilium.k8s.policy.cluster=default")...)
+	}
+	// No endpoint has these labels: the rules decide, and the trace
+	// allocates no identity (it would be published to the cluster).
+	t.Run("without identities", func(t *testing.T) { run(t, models.VerdictFromRules) })
+	if a.alloc.LookupIdentity(labelsOf("k8s:app=employee")) != nil {
+		t.Fatal("the trace allocated an identity")
+	}
+	// Once endpoints have them, the map states decide, the same way.
+	for _, app := range []string{"employee", "stranger", "protected-db"} {
+		if _, _, err := a.alloc.AllocateIdentity(ctx, labelsOf("k8s:app="+app)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("with identities", func(t *testing.T) { run(t, models.VerdictFromMapState) })
+	t.Run("map state size against --bpf-policy-map-max", func(t *testing.T) {
+		got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=employee", "ns:default"}, Destination: []string{"app=protected-db", "ns:default"}, DPort: "6379"})
+		// protected-db: allow-all egress, 6379/TCP from employees;
+		// employee: allow-all both ways.
+		if err != nil || got.PolicyMapMax != 16384 || got.Ingress.MapStateKeys != 2 || got.Egress.MapStateKeys != 2 || got.SourceIdentity == 0 {
+			t.Errorf("trace = %+v, %v; want identities and 2 keys each of 16384", got, err)
+		}
+	})
 	t.Run("ns/pod needs the ipcache", func(t *testing.T) {
 		_, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"default/web"}, Destination: []string{"app=b"}, DPort: "80"})
 		var apiErr *client.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "resolved through the ipcache, which this agent does not run") {
 			t.Errorf("trace from default/web = %v; want 400 saying it needs the ipcache", err)
-		}
-	})
-	t.Run("map state size against --bpf-policy-map-max", func(t *testing.T) {
-		got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=employee", "ns:default"}, Destination: []string{"app=protected-db", "ns:default"}, DPort: "6379"})
-		// protected-db: allow-all egress, 6379/TCP from employees;
-		// employee: allow-all both ways.
-		if err != nil || got.PolicyMapMax != 16384 || got.Ingress.MapStateKeys != 2 || got.Egress.MapStateKeys != 2 {
-			t.Errorf("trace = %+v, %v; want 2 keys each of 16384", got, err)
 		}
 	})
 	t.Run("bad port", func(t *testing.T) {
@@ -186,13 +207,6 @@ func TestTrace(t *testing.T) {
 			t.Errorf("trace with dport http = %v; want 400", err)
 		}
 	})
-	// Trace identities are released again.
-	ls := labels.FromSlice([]labels.Label{labels.New(labels.SourceK8s, "app", "employee"),
-		labels.New(labels.SourceK8s, labels.KeyPodNamespace, "default"),
-		labels.New(labels.SourceK8s, labels.KeyPolicyCluster, "default")})
-	if a.alloc.LookupIdentity(ls) != nil {
-		t.Error("the trace's source identity is still allocated")
-	}
 }
 
 // eventually polls cond until it holds or 10s pass; file watches are

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,12 +44,7 @@ func newTraceHandler(p traceParams) api.HandlerOut {
 			return
 		}
 		q.mapMax = p.Config.BPFPolicyMapMax
-		out, err := l.trace(r.Context(), q)
-		if err != nil {
-			api.WriteError(w, http.StatusInternalServerError, err)
-			return
-		}
-		api.WriteJSON(w, http.StatusOK, out)
+		api.WriteJSON(w, http.StatusOK, l.trace(q))
 	})
 }
 
@@ -134,78 +128,82 @@ func parseDPort(s string) (papi.Protocol, uint16, error) {
 	return proto, uint16(port), nil
 }
 
-// trace allocates identities for label sets (released at the end),
-// resolves the policies of both sides and reads the verdicts off their
-// map states.
-func (l *loader) trace(ctx context.Context, q traceQuery) (*models.PolicyTrace, error) {
-	src, release, err := l.traceIdentity(ctx, "source", q.src)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	dst, release, err := l.traceIdentity(ctx, "destination", q.dst)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+// trace resolves the policies of both sides. When both have an identity
+// (found in the ipcache, or an identity in use with the given labels) the
+// verdicts come from their map states, as the datapath would decide;
+// otherwise from the rules (Evaluate): a trace never allocates an
+// identity, which would be published to the whole cluster.
+func (l *loader) trace(q traceQuery) *models.PolicyTrace {
+	src, dst := l.traceIdentity(q.src), l.traceIdentity(q.dst)
 	out := &models.PolicyTrace{
-		Revision:            l.repo.Revision(),
-		Source:              labelStrings(src.Labels),
-		Destination:         labelStrings(dst.Labels),
-		SourcePod:           q.src.pod,
-		DestinationPod:      q.dst.pod,
-		SourceIdentity:      uint32(src.ID),
-		DestinationIdentity: uint32(dst.ID),
-		DPort:               q.dport,
-		PolicyMapMax:        q.mapMax,
+		Revision:       l.repo.Revision(),
+		Source:         labelStrings(q.src.labels),
+		Destination:    labelStrings(q.dst.labels),
+		SourcePod:      q.src.pod,
+		DestinationPod: q.dst.pod,
+		DPort:          q.dport,
+		PolicyMapMax:   q.mapMax,
 	}
-	out.Egress = l.traceDirection(src, dst, q.src.named, Egress, q)
-	out.Ingress = l.traceDirection(dst, src, q.dst.named, Ingress, q)
+	if src != nil {
+		out.SourceIdentity = uint32(src.ID)
+	}
+	if dst != nil {
+		out.DestinationIdentity = uint32(dst.ID)
+	}
+	rules := l.repo.Rules()
+	out.Egress = traceDirection(rules, q.src, q.dst, Egress, q)
+	out.Ingress = traceDirection(rules, q.dst, q.src, Ingress, q)
+	if src != nil && dst != nil {
+		l.mapStateVerdict(&out.Egress, src, dst, q.src.named, Egress, q)
+		l.mapStateVerdict(&out.Ingress, dst, src, q.dst.named, Ingress, q)
+	}
 	out.Allowed = out.Egress.Allowed && out.Ingress.Allowed
-	return out, nil
+	return out
 }
 
 // traceIdentity returns the identity of one side: the one found in the
-// ipcache, or one allocated for its labels, with the function releasing
-// it.
-func (l *loader) traceIdentity(ctx context.Context, what string, p tracePeer) (*identity.Identity, func(), error) {
+// ipcache, or the identity in use with its labels; nil when there is
+// none.
+func (l *loader) traceIdentity(p tracePeer) *identity.Identity {
 	if p.id != nil {
-		return p.id, func() {}, nil
+		return p.id
 	}
-	id, _, err := l.alloc.AllocateIdentity(ctx, p.labels)
-	if err != nil {
-		return nil, nil, fmt.Errorf("allocate %s identity: %w", what, err)
-	}
-	return id, func() { _, _ = l.alloc.Release(context.WithoutCancel(ctx), id) }, nil
+	return l.alloc.LookupIdentity(p.labels)
 }
 
-// traceDirection explains the policy of subject, whose named ports are
-// named, for traffic with peer.
-func (l *loader) traceDirection(subject, peer *identity.Identity, named []papi.NamedPort, dir Direction, q traceQuery) models.PolicyTraceDirection {
-	sp := l.repo.Resolve(subject)
-	ep := sp.DistillPolicy(named)
-	defer ep.Detach()
-	out := models.PolicyTraceDirection{
-		DefaultDeny:  sp.DefaultDeny(dir),
-		Rules:        []models.PolicyTraceRule{},
-		Allowed:      Verdict(ep.MapState(), peer.ID, dir, protoNumbers[q.proto], q.port),
-		MapStateKeys: ep.Len(),
-	}
-	for _, rule := range l.repo.Rules() {
-		if !rule.Subject.Selects(subject.Labels) {
+// traceDirection lists the rules selecting subject in direction dir and
+// their entries covering the traffic with peer, and decides it from the
+// rules.
+func traceDirection(rules []*papi.Rule, subject, peer tracePeer, dir Direction, q traceQuery) models.PolicyTraceDirection {
+	v := Evaluate(rules, subject.labels, subject.named, peer.labels, dir, q.port, q.proto)
+	out := models.PolicyTraceDirection{Rules: []models.PolicyTraceRule{}, Allowed: v.Allowed, VerdictFrom: models.VerdictFromRules}
+	for _, rule := range rules {
+		if !rule.Subject.Selects(subject.labels) {
 			continue
 		}
-		allow, deny := rule.Ingress, rule.IngressDeny
+		allow, deny, isolates := rule.Ingress, rule.IngressDeny, rule.DefaultDeny.Ingress
 		if dir == Egress {
-			allow, deny = rule.Egress, rule.EgressDeny
+			allow, deny, isolates = rule.Egress, rule.EgressDeny, rule.DefaultDeny.Egress
 		}
+		out.DefaultDeny = out.DefaultDeny || isolates
 		out.Rules = append(out.Rules, models.PolicyTraceRule{
 			Policy: ruleName(rule),
-			Allows: coveringEntries(allow, named, peer.Labels, q),
-			Denies: coveringEntries(deny, named, peer.Labels, q),
+			Allows: coveringEntries(allow, subject.named, peer.labels, q),
+			Denies: coveringEntries(deny, subject.named, peer.labels, q),
 		})
 	}
 	return out
+}
+
+// mapStateVerdict replaces the rules' verdict of a direction with the one
+// read off the subject's map state, and records its size.
+func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []papi.NamedPort, dir Direction, q traceQuery) {
+	sp := l.repo.Resolve(subject)
+	ep := sp.DistillPolicy(named)
+	defer ep.Detach()
+	out.Allowed = Verdict(ep.MapState(), peer.ID, dir, protoNumbers[q.proto], q.port)
+	out.VerdictFrom = models.VerdictFromMapState
+	out.MapStateKeys = ep.Len()
 }
 
 // ruleName names a rule for people: "CiliumNetworkPolicy

@@ -1,8 +1,6 @@
 package simulate
 
 import (
-	"slices"
-
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -10,48 +8,24 @@ import (
 
 // explain evaluates rules for the endpoint with labels subject and named
 // ports named, in direction dir, for traffic with a peer with labels
-// peer: the first deny rule covering the traffic decides; otherwise the
-// first allow rule covering it; otherwise default deny if any rule
-// selecting the subject puts it in default deny in dir; otherwise the
-// traffic is allowed by default. A default deny names the first rule
-// that isolates the subject. It returns the reason and whether the
-// traffic is allowed, which the caller checks against the engine.
+// peer (policy.Evaluate), and returns the reason (the deciding rule, or
+// the first rule isolating the subject) and whether the traffic is
+// allowed, which the caller checks against the engine.
 func explain(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, peer labels.Labels, dir policy.Direction, pkt packet) (reason string, allowed bool) {
-	var allowedBy, isolatedBy string
-	for _, r := range rules {
-		if !r.Subject.Selects(subject) {
-			continue
-		}
-		allow, deny, dd := r.Ingress, r.IngressDeny, r.DefaultDeny.Ingress
-		if dir == policy.Egress {
-			allow, deny, dd = r.Egress, r.EgressDeny, r.DefaultDeny.Egress
-		}
-		if dd && isolatedBy == "" {
-			isolatedBy = policyName(r)
-			if r.Field != "" {
-				isolatedBy += " " + r.Field
-			}
-		}
-		if i := slices.IndexFunc(deny, func(pr api.PeerRule) bool { return covers(pr, named, peer, pkt) }); i >= 0 {
-			return "denied by " + ruleName(r, deny[i]), false
-		}
-		if i := slices.IndexFunc(allow, func(pr api.PeerRule) bool { return covers(pr, named, peer, pkt) }); i >= 0 && allowedBy == "" {
-			allowedBy = "allowed by " + ruleName(r, allow[i])
-		}
-	}
+	v := policy.Evaluate(rules, subject, named, peer, dir, pkt.port, pkt.proto)
 	switch {
-	case allowedBy != "":
-		return allowedBy, true
-	case isolatedBy != "":
+	case v.Entry != nil && !v.Allowed:
+		return "denied by " + ruleName(v.Rule, *v.Entry), false
+	case v.Entry != nil:
+		return "allowed by " + ruleName(v.Rule, *v.Entry), true
+	case v.Isolating != nil:
+		isolatedBy := policyName(v.Isolating)
+		if v.Isolating.Field != "" {
+			isolatedBy += " " + v.Isolating.Field
+		}
 		return ReasonDefaultDeny + " (isolated by " + isolatedBy + ", no rule allows it)", false
 	}
 	return ReasonNoPolicy, true
-}
-
-// covers reports whether a peer rule covers traffic with peer; see
-// policy.Covers.
-func covers(pr api.PeerRule, named []api.NamedPort, peer labels.Labels, pkt packet) bool {
-	return policy.Covers(pr, named, peer, pkt.port, pkt.proto)
 }
 
 // ruleName names a rule by its origin ("CiliumNetworkPolicy

@@ -36,7 +36,8 @@ type PolicyTrace struct {
 	// named as ("cluster1/default/web (10.0.0.1)"); empty for labels.
 	SourcePod      string `json:"sourcePod,omitempty"`
 	DestinationPod string `json:"destinationPod,omitempty"`
-	// SourceIdentity and DestinationIdentity are the sides' identities.
+	// SourceIdentity and DestinationIdentity are the sides' identities;
+	// 0 for a label set no identity has.
 	SourceIdentity      uint32 `json:"sourceIdentity"`
 	DestinationIdentity uint32 `json:"destinationIdentity"`
 	DPort               string `json:"dport"`
@@ -54,12 +55,22 @@ type PolicyTraceDirection struct {
 	DefaultDeny bool `json:"defaultDeny"`
 	// Rules are the rules selecting the subject (considered).
 	Rules []PolicyTraceRule `json:"rules"`
-	// Allowed is the engine's verdict for this direction.
+	// Allowed is the verdict for this direction.
 	Allowed bool `json:"allowed"`
+	// VerdictFrom says how Allowed was decided: from the subject's map
+	// state (both sides have identities) or from the rules.
+	VerdictFrom string `json:"verdictFrom"`
 	// MapStateKeys is the size of the subject's map state (both
-	// directions): the entries its policy map needs.
-	MapStateKeys int `json:"mapStateKeys"`
+	// directions), the entries its policy map needs; 0 when the verdict
+	// comes from the rules.
+	MapStateKeys int `json:"mapStateKeys,omitempty"`
 }
+
+// VerdictFrom values.
+const (
+	VerdictFromMapState = "map state"
+	VerdictFromRules    = "rules"
+)
 
 // PolicyTraceRule is one rule considered by a trace.
 type PolicyTraceRule struct {

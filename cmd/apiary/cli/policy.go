@@ -184,8 +184,13 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 		{"Source:     ", tr.SourcePod, tr.SourceIdentity},
 		{"Destination:", tr.DestinationPod, tr.DestinationIdentity},
 	} {
-		if side.pod != "" {
+		switch {
+		case side.pod != "":
 			fmt.Fprintf(w, "%s %s, identity %d\n", side.title, side.pod, side.id)
+		case side.id != 0:
+			fmt.Fprintf(w, "%s identity %d\n", side.title, side.id)
+		default:
+			fmt.Fprintf(w, "%s no identity has these labels\n", side.title)
 		}
 	}
 	fmt.Fprintf(w, "Tracing From: [%s] => To: [%s] Ports: [%s]\n\n",
@@ -200,9 +205,12 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 }
 
 func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection, mapMax int) {
-	fmt.Fprintf(w, "%s: %d rules considered, default deny %v, map state %d keys of %d\n",
-		title, len(d.Rules), d.DefaultDeny, d.MapStateKeys, mapMax)
-	if d.MapStateKeys > mapMax {
+	from := "verdict from the rules"
+	if d.VerdictFrom == models.VerdictFromMapState {
+		from = fmt.Sprintf("map state %d keys of %d", d.MapStateKeys, mapMax)
+	}
+	fmt.Fprintf(w, "%s: %d rules considered, default deny %v, %s\n", title, len(d.Rules), d.DefaultDeny, from)
+	if d.VerdictFrom == models.VerdictFromMapState && d.MapStateKeys > mapMax {
 		fmt.Fprintf(w, "  !! the map state does not fit the policy map (--bpf-policy-map-max %d)\n", mapMax)
 	}
 	for _, r := range d.Rules {

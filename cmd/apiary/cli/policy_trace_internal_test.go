@@ -14,13 +14,15 @@ func TestPrintTraceMapOverflow(t *testing.T) {
 	tr := &models.PolicyTrace{
 		Source: []string{"k8s:app=a"}, Destination: []string{"k8s:app=b"}, DPort: "80/TCP", PolicyMapMax: 100, Allowed: true,
 		SourcePod: "cluster1/x/a (10.0.0.1)", SourceIdentity: 300,
-		Egress:  models.PolicyTraceDirection{Allowed: true, MapStateKeys: 100},
-		Ingress: models.PolicyTraceDirection{Allowed: true, MapStateKeys: 101, DefaultDeny: true},
+		DestinationIdentity: 301,
+		Egress:              models.PolicyTraceDirection{Allowed: true, MapStateKeys: 100, VerdictFrom: models.VerdictFromMapState},
+		Ingress:             models.PolicyTraceDirection{Allowed: true, MapStateKeys: 101, DefaultDeny: true, VerdictFrom: models.VerdictFromMapState},
 	}
 	var out bytes.Buffer
 	printTrace(&out, tr)
 	want := []string{
 		"Source:      cluster1/x/a (10.0.0.1), identity 300",
+		"Destination: identity 301",
 		"Tracing From: [k8s:app=a] => To: [k8s:app=b] Ports: [80/TCP]",
 		"",
 		"Egress of the source: 0 rules considered, default deny false, map state 100 keys of 100",
@@ -32,6 +34,35 @@ func TestPrintTraceMapOverflow(t *testing.T) {
 		"",
 		"Revision: 0",
 		"Final verdict: ALLOWED",
+	}
+	if got := strings.TrimSuffix(out.String(), "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// TestPrintTraceWithoutIdentity checks a trace of label sets no identity
+// has: decided from the rules, no map state.
+func TestPrintTraceWithoutIdentity(t *testing.T) {
+	tr := &models.PolicyTrace{
+		Source: []string{"k8s:app=a"}, Destination: []string{"k8s:app=b"}, DPort: "80/TCP", PolicyMapMax: 100, Revision: 3,
+		Egress:  models.PolicyTraceDirection{Allowed: true, VerdictFrom: models.VerdictFromRules},
+		Ingress: models.PolicyTraceDirection{DefaultDeny: true, VerdictFrom: models.VerdictFromRules},
+	}
+	var out bytes.Buffer
+	printTrace(&out, tr)
+	want := []string{
+		"Source:      no identity has these labels",
+		"Destination: no identity has these labels",
+		"Tracing From: [k8s:app=a] => To: [k8s:app=b] Ports: [80/TCP]",
+		"",
+		"Egress of the source: 0 rules considered, default deny false, verdict from the rules",
+		"  => allowed",
+		"",
+		"Ingress of the destination: 0 rules considered, default deny true, verdict from the rules",
+		"  => denied",
+		"",
+		"Revision: 3",
+		"Final verdict: DENIED",
 	}
 	if got := strings.TrimSuffix(out.String(), "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
