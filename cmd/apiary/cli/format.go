@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/api/client"
 )
 
 // newTable returns a tabwriter for aligned columns.
@@ -60,4 +64,24 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// query is the body of a read-only command: it checks -o, asks the agent
+// with fetch and prints the answer as JSON or with text.
+func query[T any](cmd *cobra.Command, global *options, output outputFormat,
+	fetch func(context.Context, *client.Client) (T, error), text func(io.Writer, T)) error {
+	if err := output.check(); err != nil {
+		return err
+	}
+	c := global.client()
+	defer c.Close()
+	v, err := fetch(cmd.Context(), c)
+	if err != nil {
+		return err
+	}
+	if output.isJSON() {
+		return printJSON(cmd.OutOrStdout(), v)
+	}
+	text(cmd.OutOrStdout(), v)
+	return nil
 }

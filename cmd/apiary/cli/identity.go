@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 )
 
@@ -23,20 +25,9 @@ func newIdentityCommand(global *options) *cobra.Command {
 		Short: "List every identity: reserved, global and local",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			ids, err := c.IdentityList(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), ids)
-			}
-			printIdentities(cmd.OutOrStdout(), ids, false)
-			return nil
+			return query(cmd, global, output,
+				func(ctx context.Context, c *client.Client) ([]models.Identity, error) { return c.IdentityList(ctx) },
+				func(w io.Writer, ids []models.Identity) { printIdentities(w, ids, false) })
 		},
 	}
 	get := &cobra.Command{
@@ -44,20 +35,11 @@ func newIdentityCommand(global *options) *cobra.Command {
 		Short: "Show one identity: its id, scope and labels",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			id, err := c.IdentityGet(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), id)
-			}
-			printIdentities(cmd.OutOrStdout(), []models.Identity{*id}, true)
-			return nil
+			return query(cmd, global, output,
+				func(ctx context.Context, c *client.Client) (*models.Identity, error) {
+					return c.IdentityGet(ctx, args[0])
+				},
+				func(w io.Writer, id *models.Identity) { printIdentities(w, []models.Identity{*id}, true) })
 		},
 	}
 	cmd.AddCommand(list, get)

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 )
 
@@ -24,20 +26,11 @@ func newIPCacheCommand(global *options) *cobra.Command {
 		Short: "List every entry (or those within --prefix)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			cache, err := c.IPCacheList(cmd.Context(), prefix)
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), cache)
-			}
-			printIPCache(cmd.OutOrStdout(), cache.Entries)
-			return nil
+			return query(cmd, global, output,
+				func(ctx context.Context, c *client.Client) (*models.IPCache, error) {
+					return c.IPCacheList(ctx, prefix)
+				},
+				func(w io.Writer, cache *models.IPCache) { printIPCache(w, cache.Entries) })
 		},
 	}
 	list.Flags().StringVar(&prefix, "prefix", "", "Only entries within this CIDR (or IP)")
@@ -46,20 +39,11 @@ func newIPCacheCommand(global *options) *cobra.Command {
 		Short: "Show the entry of the longest prefix that holds an IP",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			e, err := c.IPCacheGet(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), e)
-			}
-			printIPCache(cmd.OutOrStdout(), []models.IPCacheEntry{*e})
-			return nil
+			return query(cmd, global, output,
+				func(ctx context.Context, c *client.Client) (*models.IPCacheEntry, error) {
+					return c.IPCacheGet(ctx, args[0])
+				},
+				func(w io.Writer, e *models.IPCacheEntry) { printIPCache(w, []models.IPCacheEntry{*e}) })
 		},
 	}
 	cmd.AddCommand(list, get)

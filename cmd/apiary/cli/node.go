@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 )
 
@@ -26,20 +28,7 @@ func newNodeCommand(global *options) *cobra.Command {
 		Short: "List every node with its addresses and pod CIDRs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			nodes, err := c.Nodes(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), nodes)
-			}
-			printNodes(cmd.OutOrStdout(), nodes)
-			return nil
+			return query(cmd, global, output, func(ctx context.Context, c *client.Client) ([]models.Node, error) { return c.Nodes(ctx) }, printNodes)
 		},
 	}
 	output.register(list.Flags())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 )
 
@@ -148,21 +150,12 @@ Each side is one of:
   ip              the ipcache entry holding the address`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			c := global.client()
-			defer c.Close()
-			tr, err := c.PolicyTrace(cmd.Context(), models.PolicyTraceRequest{
-				Source: splitLabels(src), Destination: splitLabels(dst), DPort: dport})
-			if err != nil {
-				return err
-			}
-			if output.isJSON() {
-				return printJSON(cmd.OutOrStdout(), tr)
-			}
-			printTrace(cmd.OutOrStdout(), tr)
-			return nil
+			req := models.PolicyTraceRequest{Source: splitLabels(src), Destination: splitLabels(dst), DPort: dport}
+			return query(cmd, global, output,
+				func(ctx context.Context, c *client.Client) (*models.PolicyTrace, error) {
+					return c.PolicyTrace(ctx, req)
+				},
+				printTrace)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&src, "src", "s", nil, "Source: labels (comma-separated), ns/pod, cluster/ns/pod or an IP address")
