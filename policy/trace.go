@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,11 +103,6 @@ func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (trace
 		ls = ls.With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, l.opts.ClusterName))
 	}
 	return tracePeer{labels: ls}, nil
-}
-
-func isAddr(s string) bool {
-	_, err := netip.ParseAddr(s)
-	return err == nil
 }
 
 // parseDPort reads "6379/TCP" or "6379" (TCP).

@@ -32,6 +32,12 @@ func isPodRef(s string) bool {
 	return strings.Contains(s, "/") && !strings.ContainsAny(s, ":=")
 }
 
+// isAddr reports whether s is an IP address.
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
 // resolvePod finds the pod named ref ("ns/pod" in the local cluster or
 // "cluster/ns/pod") or holding the address ref in the ipcache, and
 // returns the labels of its identity and its named ports. The ipcache
