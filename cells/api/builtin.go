@@ -5,16 +5,17 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/version"
 )
 
 // builtins serves the endpoints every agent has.
 type builtins struct {
-	health    cell.HealthReporter
-	inspector hive.Inspector
-	jobs      job.Registry
+	health  cell.HealthReporter
+	modules cell.ModuleLister
+	hooks   cell.HookLister
+	timings cell.PhaseTimer
+	ctrls   controller.Registry
 }
 
 func (b *builtins) handlers() []Handler {
@@ -43,22 +44,25 @@ func (b *builtins) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (b *builtins) hive(w http.ResponseWriter, _ *http.Request) {
-	tree := hiveTree(b.inspector.Modules(), b.health.Tree())
-	for _, h := range b.inspector.Hooks() {
+	tree := hiveTree(b.modules.Modules(), b.health.Tree())
+	for _, h := range b.hooks.Hooks() {
 		tree.Hooks = append(tree.Hooks, models.Hook{
 			Module: h.Module.String(), Start: h.StartName, Stop: h.StopName,
 			StartDuration: models.Duration(h.StartDuration),
 		})
 	}
-	t := b.inspector.Timings()
+	t := b.timings.Timings()
 	tree.Timings = models.Timings{Populate: models.Duration(t.Populate), Start: models.Duration(t.Start)}
 	WriteJSON(w, http.StatusOK, tree)
 }
 
 func (b *builtins) controllers(w http.ResponseWriter, _ *http.Request) {
-	ctrls := b.jobs.Controllers()
+	var ctrls []models.ControllerStatus
+	if b.ctrls != nil {
+		ctrls = b.ctrls.Controllers()
+	}
 	if ctrls == nil {
-		ctrls = []job.ControllerStatus{}
+		ctrls = []models.ControllerStatus{}
 	}
 	WriteJSON(w, http.StatusOK, ctrls)
 }

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/api/client"
 )
 
 // DefaultSocketPath is where the agent listens unless --socket-path says
 // otherwise.
-const DefaultSocketPath = "/var/run/apiary/apiary.sock"
+const DefaultSocketPath = client.DefaultSocketPath
 
 // maxSocketPath is the longest path a unix socket address can hold
 // (sun_path is 108 bytes including the terminating NUL).

@@ -119,7 +119,7 @@ func TestHealthzDegraded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Level != cell.LevelDegraded {
+	if h.Level != models.LevelDegraded {
 		t.Errorf("hive level = %s, want Degraded", h.Level)
 	}
 	var broken *models.Module
@@ -128,7 +128,7 @@ func TestHealthzDegraded(t *testing.T) {
 			broken = m
 		}
 	}
-	if broken == nil || broken.Level != cell.LevelDegraded || len(broken.Scopes) != 1 {
+	if broken == nil || broken.Level != models.LevelDegraded || len(broken.Scopes) != 1 {
 		t.Fatalf("module broken = %+v, want Degraded with one scope", broken)
 	}
 	if s := broken.Scopes[0]; s.Name != "sync" || s.Message != "cannot sync" || s.Error != "no peer" || s.Since == nil {

@@ -11,12 +11,12 @@ import (
 // tree: every module gets the aggregated level of its health node, its own
 // report, and the health scopes below it that are not modules.
 func hiveTree(modules []cell.ModuleInfo, root *cell.HealthNode) *models.Hive {
-	out := &models.Hive{Level: root.Level, Modules: []*models.Module{}}
+	out := &models.Hive{Level: models.Level(root.Level), Modules: []*models.Module{}}
 	byID := map[string]*models.Module{}
 	isModule := moduleIndex(modules)
 	for _, mi := range modules {
 		id := mi.ID.String()
-		m := &models.Module{ID: id, Name: mi.ID[len(mi.ID)-1], Title: mi.Title, Level: cell.LevelUnknown}
+		m := &models.Module{ID: id, Name: mi.ID[len(mi.ID)-1], Title: mi.Title, Level: models.LevelUnknown}
 		byID[id] = m
 		if parent, ok := byID[mi.ID[:len(mi.ID)-1].String()]; ok && len(mi.ID) > 1 {
 			parent.Modules = append(parent.Modules, m)
@@ -27,7 +27,7 @@ func hiveTree(modules []cell.ModuleInfo, root *cell.HealthNode) *models.Hive {
 		if node == nil {
 			continue
 		}
-		m.Level = node.Level
+		m.Level = models.Level(node.Level)
 		if reported(node) {
 			m.Message, m.Error, m.Since = node.Message, node.Error, timePtr(node.Since)
 		}
@@ -74,7 +74,7 @@ func findNode(root *cell.HealthNode, id cell.FullModuleID) *cell.HealthNode {
 }
 
 func healthScope(n *cell.HealthNode) *models.HealthScope {
-	s := &models.HealthScope{ID: n.ID, Name: n.Name, Level: n.Level}
+	s := &models.HealthScope{ID: n.ID, Name: n.Name, Level: models.Level(n.Level)}
 	if reported(n) {
 		s.Message, s.Error = n.Message, n.Error
 		s.Since, s.Updated = timePtr(n.Since), timePtr(n.Updated)

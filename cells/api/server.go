@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/controller"
 )
 
 // Server is the REST API server of the agent.
@@ -36,9 +35,11 @@ type serverParams struct {
 	Logger         *slog.Logger
 	Health         cell.Health
 	HealthReporter cell.HealthReporter
-	Inspector      hive.Inspector
-	Jobs           job.Registry
-	Handlers       []Handler `group:"api-handlers"`
+	Modules        cell.ModuleLister
+	Hooks          cell.HookLister
+	Timings        cell.PhaseTimer
+	Controllers    controller.Registry `optional:"true"`
+	Handlers       []Handler           `group:"api-handlers"`
 }
 
 type server struct {
@@ -61,7 +62,7 @@ var (
 // newServer registers the built-in and the provided handlers; it fails
 // on invalid or duplicate handlers.
 func newServer(p serverParams) (Server, error) {
-	b := &builtins{health: p.HealthReporter, inspector: p.Inspector, jobs: p.Jobs}
+	b := &builtins{ctrls: p.Controllers, health: p.HealthReporter, modules: p.Modules, hooks: p.Hooks, timings: p.Timings}
 	// Value groups come in random order: sort for stable error messages.
 	provided := slices.Clone(p.Handlers)
 	slices.SortStableFunc(provided, func(a, b Handler) int {

@@ -43,7 +43,7 @@ func TestBuiltinEndpoints(t *testing.T) {
 			t.Fatalf("Modules = %d, want 1 (api-server)", len(h.Modules))
 		}
 		m := h.Modules[0]
-		if m.ID != "api-server" || m.Title != "REST API on a unix socket" || m.Level != cell.LevelOK {
+		if m.ID != "api-server" || m.Title != "REST API on a unix socket" || m.Level != models.LevelOK {
 			t.Errorf("module = %+v, want api-server, its title, OK", m)
 		}
 		if !strings.Contains(m.Message, path) || m.Since == nil {

@@ -16,14 +16,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/job"
 )
 
 // New builds and populates a hive of cells with a logger that writes to
 // the test log. Flags are given as "name=value" (without dashes).
 func New(t testing.TB, flags []string, cells ...cell.Cell) *hive.Hive {
 	t.Helper()
-	h := hive.NewWithOptions(hive.Options{Logger: Logger(t)}, cells...)
+	h := NewHive(t, cells...)
 	if err := SetFlags(h.Flags(), flags); err != nil {
 		t.Fatalf("celltest: %v", err)
 	}
@@ -37,11 +39,23 @@ func New(t testing.TB, flags []string, cells ...cell.Cell) *hive.Hive {
 // error, for tests of bad input.
 func Populate(t testing.TB, flags []string, cells ...cell.Cell) (*hive.Hive, error) {
 	t.Helper()
-	h := hive.NewWithOptions(hive.Options{Logger: Logger(t)}, cells...)
+	h := NewHive(t, cells...)
 	if err := SetFlags(h.Flags(), flags); err != nil {
 		return h, err
 	}
 	return h, h.Populate()
+}
+
+// ModuleProviders are the module-private providers of the hives celltest
+// builds (and of the agent's): every module gets a job.Group and a
+// controller.Manager. Add controller.Cell to the cells when a cell uses
+// controllers.
+var ModuleProviders = append(append([]any(nil), job.ModuleProviders...), controller.ModuleProviders...)
+
+// NewHive builds a hive of cells with the test logger and
+// ModuleProviders, without populating it.
+func NewHive(t testing.TB, cells ...cell.Cell) *hive.Hive {
+	return hive.NewWithOptions(hive.Options{Logger: Logger(t), ModulePrivateProviders: ModuleProviders}, cells...)
 }
 
 // Start builds, populates and starts a hive of cells; it is stopped when

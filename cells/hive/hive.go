@@ -14,7 +14,6 @@ import (
 	"go.uber.org/dig"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/job"
 )
 
 // Options change how a hive is built. The zero value is fine.
@@ -27,6 +26,11 @@ type Options struct {
 	Logger *slog.Logger
 	// LogOutput is where the built logger writes (default os.Stderr).
 	LogOutput io.Writer
+	// ModulePrivateProviders are provided privately in every module, so
+	// that each module gets its own value: job.ModuleProviders gives
+	// each module its job.Group, controller.ModuleProviders its
+	// controller.Manager.
+	ModulePrivateProviders []any
 }
 
 // Hive is a populated (or to be populated) graph of cells.
@@ -39,7 +43,6 @@ type Hive struct {
 	applyErr  error
 	lifecycle *cell.DefaultLifecycle
 	health    *cell.HealthTree
-	jobs      job.Registry
 	shutdown  chan error
 
 	populateOnce sync.Once
@@ -50,7 +53,7 @@ type Hive struct {
 	unknownFiles []string
 
 	timingsMu sync.Mutex
-	timings   Timings
+	timings   cell.Timings
 }
 
 // New builds a hive from cells with default options.
@@ -76,9 +79,8 @@ func NewWithOptions(opts Options, cells ...cell.Cell) *Hive {
 		shutdown:  make(chan error, 1),
 		log:       slog.New(slog.DiscardHandler),
 	}
-	h.jobs = job.NewRegistry()
 	h.scope = cell.NewRootScope(h.container, h.flags, cell.RootOptions{
-		ModulePrivateProviders: []any{job.NewModuleGroup},
+		ModulePrivateProviders: opts.ModulePrivateProviders,
 		Logger:                 func() *slog.Logger { return h.log },
 		Health:                 func() cell.Health { return h.health.Root() },
 	})
@@ -107,8 +109,9 @@ func (h *Hive) provideRoot() error {
 		func() cell.Shutdowner { return h },
 		func() cell.FullModuleID { return nil },
 		func() cell.ModuleID { return "" },
-		func() job.Registry { return h.jobs },
-		func() Inspector { return h },
+		func() cell.ModuleLister { return h },
+		func() cell.HookLister { return h },
+		func() cell.PhaseTimer { return h },
 	}
 	for _, c := range ctors {
 		if err := h.container.Provide(c); err != nil {

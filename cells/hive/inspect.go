@@ -6,23 +6,11 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 )
 
-// Timings are the durations of the hive's phases.
-type Timings struct {
-	Populate time.Duration
-	Start    time.Duration
-	Stop     time.Duration
-}
-
-// Inspector lets cells look at the hive they run in: the module tree, the
-// hooks with their durations, and the phase timings.
-type Inspector interface {
-	Modules() []cell.ModuleInfo
-	Hooks() []cell.HookRecord
-	Timings() Timings
-	UnknownConfigFiles() []string
-}
-
-var _ Inspector = (*Hive)(nil)
+var (
+	_ cell.ModuleLister = (*Hive)(nil)
+	_ cell.HookLister   = (*Hive)(nil)
+	_ cell.PhaseTimer   = (*Hive)(nil)
+)
 
 // Modules returns the hive's modules in declaration order.
 func (h *Hive) Modules() []cell.ModuleInfo { return h.scope.Root().Modules() }
@@ -31,7 +19,7 @@ func (h *Hive) Modules() []cell.ModuleInfo { return h.scope.Root().Modules() }
 func (h *Hive) Hooks() []cell.HookRecord { return h.lifecycle.Hooks() }
 
 // Timings returns how long populate, start and stop took.
-func (h *Hive) Timings() Timings {
+func (h *Hive) Timings() cell.Timings {
 	h.timingsMu.Lock()
 	defer h.timingsMu.Unlock()
 	return h.timings

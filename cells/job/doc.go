@@ -1,13 +1,17 @@
 // Package job runs the goroutines a cell owns, tied to the hive's
-// lifecycle: they start when the hive starts (or at once when added to a
-// started group) and the group's stop hook waits for all of them.
+// lifecycle.
 //
-// Every module gets a Group (provided privately by the hive). Jobs are
-// OneShot (run once, retry with backoff, optionally shut the agent down on
-// failure), Timer (run every interval or when kicked) and Trigger (coalesce
-// bursts of events into one run: after a quiet period, never later than a
-// maximum delay after the first event, never two runs at once). Named
-// controllers (UpdateController) are restartable periodic functions with
-// error backoff and status, like Cilium's controller package; the Registry
-// lists them all for `apiary status --all-controllers`.
+// Every module gets a Group (provided privately when the hive is built
+// with ModuleProviders in hive.Options.ModulePrivateProviders). A job
+// added while the cell is constructed becomes a lifecycle hook of its
+// own: it starts after the hooks appended before it (a cell's job starts
+// after the cell's own start hook when the cell appended that first) and
+// stops before them. A job added once the group has started runs at once
+// and stops with the group.
+//
+// Jobs are OneShot (run once, retry with backoff, optionally shut the
+// agent down on failure), Timer (run every interval or when kicked) and
+// Trigger (coalesce bursts of events into one run: after a quiet period,
+// never later than a maximum delay after the first event, never two runs
+// at once). Named controllers with status are in package controller.
 package job

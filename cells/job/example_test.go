@@ -15,7 +15,7 @@ import (
 // ask for a job.Group instead: the hive gives every module one.
 func exampleGroup() (job.Group, *cell.DefaultLifecycle) {
 	lc := &cell.DefaultLifecycle{}
-	g := job.NewRegistry().NewGroup(job.GroupParams{
+	g := job.NewGroup(job.GroupParams{
 		Health:    cell.NewHealthTree(nil).Root(),
 		Lifecycle: lc,
 		Module:    cell.FullModuleID{"example"},
@@ -114,49 +114,4 @@ func ExampleTimer() {
 	// Output:
 	// conntrack gc run 1
 	// conntrack gc run 2
-}
-
-// A controller runs at once and every RunInterval; updating it replaces
-// its function and runs it again at once; removing it runs its StopFunc.
-func ExampleGroup_UpdateController() {
-	g, lc := exampleGroup()
-	ran := make(chan struct{})
-	syncRoutes := func(n int) job.ControllerParams {
-		return job.ControllerParams{
-			DoFunc: func(ctx context.Context) error {
-				fmt.Println("syncing", n, "routes")
-				select {
-				case ran <- struct{}{}:
-				case <-ctx.Done():
-				}
-				return nil
-			},
-			StopFunc: func(ctx context.Context) error {
-				fmt.Println("removing routes")
-				return nil
-			},
-			RunInterval: time.Hour,
-		}
-	}
-	g.UpdateController("sync-routes", syncRoutes(2))
-
-	if err := lc.Start(context.Background(), discard, exampleStopContext); err != nil {
-		panic(err)
-	}
-	<-ran
-	g.UpdateController("sync-routes", syncRoutes(3))
-	<-ran
-	if err := g.RemoveController("sync-routes"); err != nil {
-		panic(err)
-	}
-	err := g.RemoveController("sync-routes")
-	fmt.Println(errors.Is(err, job.ErrNoController))
-	if err := lc.Stop(context.Background(), discard); err != nil {
-		panic(err)
-	}
-	// Output:
-	// syncing 2 routes
-	// syncing 3 routes
-	// removing routes
-	// true
 }

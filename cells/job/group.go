@@ -2,29 +2,21 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/cell"
 )
 
-// Group owns the jobs and controllers of one module.
+// Group owns the jobs of one module.
 type Group interface {
-	// Add runs jobs: at hive start, or at once if the group has started.
+	// Add runs jobs. A job added before the hive starts (in a
+	// constructor) is appended to the lifecycle as a hook of its own, so
+	// it starts after the hooks appended before it and stops before
+	// them; a job added once the group has started (from a start hook or
+	// later) runs at once and stops with the group.
 	Add(jobs ...Job)
-	// UpdateController creates the named controller or replaces its
-	// parameters and runs it again at once.
-	UpdateController(name string, params ControllerParams)
-	// RemoveController stops the named controller, waits for it to exit
-	// and runs its StopFunc. It must not be called from the controller's
-	// own DoFunc.
-	RemoveController(name string) error
-	// TriggerController runs the named controller now.
-	TriggerController(name string)
 }
 
 // Job is a goroutine owned by a group. Create jobs with OneShot, Timer
@@ -42,17 +34,27 @@ type jobEnv struct {
 	shutdowner cell.Shutdowner
 }
 
+// GroupParams are what a group needs from its module.
+type GroupParams struct {
+	Health     cell.Health
+	Lifecycle  cell.Lifecycle
+	Logger     *slog.Logger
+	Shutdowner cell.Shutdowner
+	Module     cell.FullModuleID
+}
+
+// group is a module's jobs. Its own hook, appended when it is created
+// (before any of its jobs), opens the context of its jobs at start and,
+// at stop, ends the jobs that were added after start.
 type group struct {
 	params GroupParams
 
-	mu          sync.Mutex
-	ctx         context.Context
-	cancel      context.CancelFunc
-	started     bool
-	stopped     bool
-	pending     []Job
-	controllers map[string]*controller
-	wg          sync.WaitGroup
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
+	started bool
+	stopped bool
+	running sync.WaitGroup // jobs added after start
 }
 
 var (
@@ -60,92 +62,116 @@ var (
 	_ cell.HookInterface = (*group)(nil)
 )
 
-func newGroup(p GroupParams) *group {
-	return &group{params: p, controllers: map[string]*controller{}}
+// NewGroup creates a group whose jobs start and stop with p.Lifecycle.
+func NewGroup(p GroupParams) Group {
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &group{params: p}
+	p.Lifecycle.Append(g)
+	return g
 }
 
 func (g *group) Add(jobs ...Job) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.stopped:
-		for _, j := range jobs {
+	for _, j := range jobs {
+		switch {
+		case g.stopped:
 			g.params.Logger.Warn("Job added after stop, not running it", "job", j.Name())
+		case g.started:
+			g.running.Add(1)
+			g.launch(g.ctx, j, g.running.Done)
+		default:
+			g.params.Lifecycle.Append(&jobHook{group: g, job: j})
 		}
-	case g.started:
-		for _, j := range jobs {
-			g.startJobLocked(j)
-		}
-	default:
-		g.pending = append(g.pending, jobs...)
 	}
 }
 
-func (g *group) startJobLocked(j Job) {
+// launch runs j in a goroutine with ctx and calls done when it returns.
+func (g *group) launch(ctx context.Context, j Job, done func()) {
 	env := jobEnv{
 		health:     g.params.Health.NewScope("job-" + j.Name()),
 		log:        g.params.Logger.With("job", j.Name()),
 		shutdowner: g.params.Shutdowner,
 	}
-	g.wg.Add(1)
 	go func() {
-		defer g.wg.Done()
-		j.run(g.ctx, env)
+		defer done()
+		j.run(ctx, env)
 	}()
 }
 
-// Start starts the pending jobs and controllers. The context of the jobs
-// is the group's own, not the start hook's.
+// Start opens the context of the group's jobs (not the start hook's).
 func (g *group) Start(cell.HookContext) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.started = true
-	for _, j := range g.pending {
-		g.startJobLocked(j)
-	}
-	g.pending = nil
-	for _, c := range g.controllers {
-		c.start(g.ctx, &g.wg)
-	}
 	return nil
 }
 
-// Stop cancels every job and controller and waits for them, within ctx,
-// then runs the controllers' StopFuncs in name order and returns all their
-// errors.
+// Stop cancels every job of the group and waits, within ctx, for those
+// added after start (the others have stopped in their own hooks).
 func (g *group) Stop(ctx cell.HookContext) error {
 	g.mu.Lock()
 	g.stopped = true
 	cancel := g.cancel
-	ctrls := make([]*controller, 0, len(g.controllers))
-	for _, c := range g.controllers {
-		ctrls = append(ctrls, c)
-	}
-	g.controllers = map[string]*controller{}
 	g.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
+	return waitWithin(ctx, &g.running, func() string {
+		return fmt.Sprintf("jobs of module %q", g.params.Module)
+	})
+}
+
+// jobHook is the lifecycle hook of a job added before start.
+type jobHook struct {
+	group  *group
+	job    Job
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+var _ cell.HookInterface = (*jobHook)(nil)
+
+// Start runs the job with a context of its own, below the group's.
+func (h *jobHook) Start(cell.HookContext) error {
+	g := h.group
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped || g.ctx == nil {
+		return fmt.Errorf("start job %s of module %q: its group is not running", h.job.Name(), g.params.Module)
+	}
+	var ctx context.Context
+	ctx, h.cancel = context.WithCancel(g.ctx)
+	h.done.Add(1)
+	g.launch(ctx, h.job, h.done.Done)
+	return nil
+}
+
+// Stop cancels the job and waits for it within ctx.
+func (h *jobHook) Stop(ctx cell.HookContext) error {
+	if h.cancel != nil {
+		h.cancel()
+	}
+	return waitWithin(ctx, &h.done, func() string {
+		return fmt.Sprintf("job %s of module %q", h.job.Name(), h.group.params.Module)
+	})
+}
+
+// waitWithin waits for wg until ctx ends; what names the waited-for
+// goroutines in the error.
+func waitWithin(ctx context.Context, wg *sync.WaitGroup, what func() string) error {
 	done := make(chan struct{})
 	go func() {
-		g.wg.Wait()
+		wg.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("jobs of module %q did not stop in time: %w", g.params.Module, context.Cause(ctx))
+		return fmt.Errorf("%s did not stop in time: %w", what(), context.Cause(ctx))
 	}
-	slices.SortFunc(ctrls, func(a, b *controller) int { return strings.Compare(a.name, b.name) })
-	var errs []error
-	for _, c := range ctrls {
-		if err := c.runStopFunc(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("stop controllers: %w", err)
-	}
-	return nil
 }

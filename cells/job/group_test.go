@@ -55,7 +55,7 @@ func TestGroupStop(t *testing.T) {
 			}
 		})
 	}
-	inBubble(t, "waits for every job", func(t *testing.T) {
+	inBubble(t, "stops the jobs one by one in reverse order", func(t *testing.T) {
 		f := newFixture(t)
 		exits := newClock()
 		for i := range 3 {
@@ -68,6 +68,7 @@ func TestGroupStop(t *testing.T) {
 		}
 		f.start()
 		f.stop()
-		wantTimes(t, "exits", exits.times(), secs(1, 2, 3))
+		// Each job is a hook: the last added (3s to exit) stops first.
+		wantTimes(t, "exits", exits.times(), secs(3, 5, 6))
 	})
 }

@@ -3,7 +3,9 @@ package job_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
@@ -19,7 +22,7 @@ type routeSyncer struct {
 	watches, exits, syncs atomic.Int32
 }
 
-func newRouteSyncer(g job.Group) *routeSyncer {
+func newRouteSyncer(g job.Group, ctrls controller.Manager) *routeSyncer {
 	s := &routeSyncer{}
 	g.Add(job.OneShot("watch-routes", func(ctx context.Context, _ cell.Health) error {
 		s.watches.Add(1)
@@ -28,7 +31,7 @@ func newRouteSyncer(g job.Group) *routeSyncer {
 		s.exits.Add(1)
 		return nil
 	}))
-	g.UpdateController("sync-routes", job.ControllerParams{
+	ctrls.Update("sync-routes", controller.Params{
 		DoFunc:      func(context.Context) error { s.syncs.Add(1); return nil },
 		RunInterval: time.Minute,
 	})
@@ -39,10 +42,10 @@ func TestJobsInHive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			syncer   *routeSyncer
-			registry job.Registry
+			registry controller.Registry
 			health   cell.HealthReporter
 		)
-		h := celltest.Start(t,
+		h := celltest.Start(t, controller.Cell,
 			cell.Module("routes", "Route syncer", cell.Provide(newRouteSyncer)),
 			celltest.Capture(&syncer), celltest.Capture(&registry), celltest.Capture(&health))
 		time.Sleep(150 * time.Second)
@@ -99,4 +102,69 @@ func wantLevels(t *testing.T, health cell.HealthReporter, want map[string]cell.L
 			t.Errorf("health of %s = %q, want %q (all: %v)", id, got[id], level, got)
 		}
 	}
+}
+
+// hookOrder records the start and stop events of a cell's hooks and jobs.
+type hookOrder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (o *hookOrder) note(e string) {
+	o.mu.Lock()
+	o.events = append(o.events, e)
+	o.mu.Unlock()
+}
+
+func (o *hookOrder) hook(name string) cell.Hook {
+	return cell.Hook{
+		OnStart: func(cell.HookContext) error { o.note("start " + name); return nil },
+		OnStop:  func(cell.HookContext) error { o.note("stop " + name); return nil },
+	}
+}
+
+func (o *hookOrder) job(name string) job.Job {
+	return job.OneShot(name, func(ctx context.Context, _ cell.Health) error {
+		o.note("start " + name)
+		<-ctx.Done()
+		o.note("stop " + name)
+		return nil
+	})
+}
+
+func TestJobsStartInHookOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		order := &hookOrder{}
+		// The constructor appends hook a, adds job j1, appends hook b;
+		// b's start adds job j2, which runs at once and stops with the
+		// group (whose hook precedes a: the group exists before the
+		// constructor runs).
+		newCell := func(lc cell.Lifecycle, g job.Group) *hookOrder {
+			lc.Append(order.hook("a"))
+			g.Add(order.job("j1"))
+			b := order.hook("b")
+			lc.Append(cell.Hook{
+				OnStart: func(ctx cell.HookContext) error {
+					synctest.Wait() // let the jobs started so far note it
+					g.Add(order.job("j2"))
+					return b.OnStart(ctx)
+				},
+				OnStop: b.OnStop,
+			})
+			return order
+		}
+		h := celltest.New(t, nil, cell.Module("routes", "Route syncer",
+			cell.Provide(newCell), cell.Invoke(func(*hookOrder) {})))
+		if err := h.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if err := h.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"start a", "start j1", "start b", "start j2", "stop b", "stop j1", "stop a", "stop j2"}
+		if !slices.Equal(order.events, want) {
+			t.Errorf("events\n  %v\nwant\n  %v", order.events, want)
+		}
+	})
 }

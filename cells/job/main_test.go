@@ -21,7 +21,6 @@ func TestMain(m *testing.M) {
 // fixture is a job group outside a hive: its own lifecycle, health tree
 // and shutdowner. Create it inside the synctest bubble of the test.
 type fixture struct {
-	registry job.Registry
 	group    job.Group
 	lc       *cell.DefaultLifecycle
 	health   *cell.HealthTree
@@ -32,7 +31,6 @@ type fixture struct {
 func newFixture(t *testing.T, module ...string) *fixture {
 	t.Helper()
 	f := &fixture{
-		registry: job.NewRegistry(),
 		lc:       &cell.DefaultLifecycle{},
 		health:   cell.NewHealthTree(nil),
 		shutdown: &fakeShutdowner{},
@@ -42,9 +40,9 @@ func newFixture(t *testing.T, module ...string) *fixture {
 	return f
 }
 
-// newGroup adds another group to the fixture's registry and lifecycle.
+// newGroup adds another group to the fixture's lifecycle.
 func (f *fixture) newGroup(module ...string) job.Group {
-	return f.registry.NewGroup(job.GroupParams{
+	return job.NewGroup(job.GroupParams{
 		Health:     f.health.Root(),
 		Lifecycle:  f.lc,
 		Logger:     celltest.Logger(f.t),

@@ -85,17 +85,4 @@ func TestNoRunAfterStop(t *testing.T) {
 		}
 		late.check(t)
 	})
-	inBubble(t, "controller triggered during its last run", func(t *testing.T) {
-		var late lateCalls
-		for range stopRepeats {
-			f := newFixture(t)
-			run := newLongRun(&late)
-			f.group.UpdateController("sync", job.ControllerParams{DoFunc: run.call})
-			f.start()
-			<-run.started
-			f.group.TriggerController("sync")
-			f.stop()
-		}
-		late.check(t)
-	})
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/version"
 )
 
@@ -22,7 +21,7 @@ const (
 // populate and start phases come from the hive's timings when scraped;
 // overall is recorded once the last start hook has run.
 type bootstrapCollector struct {
-	inspector hive.Inspector
+	timings   cell.PhaseTimer
 	lifecycle cell.Lifecycle
 	desc      *prometheus.Desc
 
@@ -32,9 +31,9 @@ type bootstrapCollector struct {
 
 var _ prometheus.Collector = (*bootstrapCollector)(nil)
 
-func newBootstrapCollector(inspector hive.Inspector) *bootstrapCollector {
+func newBootstrapCollector(timings cell.PhaseTimer) *bootstrapCollector {
 	return &bootstrapCollector{
-		inspector: inspector,
+		timings: timings,
 		desc: prometheus.NewDesc("apiary_agent_bootstrap_seconds",
 			"Duration of the agent's bootstrap phases: populate, start, and overall (from process start until the hive started)",
 			[]string{"phase"}, nil),
@@ -62,7 +61,7 @@ func (b *bootstrapCollector) markStarted(cell.HookContext) error {
 func (b *bootstrapCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
 
 func (b *bootstrapCollector) Collect(ch chan<- prometheus.Metric) {
-	t := b.inspector.Timings()
+	t := b.timings.Timings()
 	b.mu.Lock()
 	overall := b.overall
 	b.mu.Unlock()

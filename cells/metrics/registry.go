@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
 )
 
 // Registry is the agent's Prometheus registry.
@@ -28,7 +27,7 @@ type registryParams struct {
 	cell.In
 
 	Lifecycle  cell.Lifecycle
-	Inspector  hive.Inspector
+	Timings    cell.PhaseTimer
 	Collectors []prometheus.Collector `group:"metrics"`
 }
 
@@ -36,7 +35,7 @@ type registryParams struct {
 // collectors and every collector of the metrics group.
 func newRegistry(p registryParams) (Registry, error) {
 	reg := prometheus.NewRegistry()
-	boot := newBootstrapCollector(p.Inspector)
+	boot := newBootstrapCollector(p.Timings)
 	builtin := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

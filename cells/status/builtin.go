@@ -7,8 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/controller"
 )
 
 // ControllerFailureThreshold is the number of consecutive failures after
@@ -18,9 +17,9 @@ const ControllerFailureThreshold = 3
 
 // newHiveProvider reports the health tree: Ok when nothing is degraded,
 // else a Failure listing the degraded scopes.
-func newHiveProvider(module cell.FullModuleID, health cell.HealthReporter, inspector hive.Inspector) ProviderOut {
+func newHiveProvider(module cell.FullModuleID, health cell.HealthReporter, modules cell.ModuleLister) ProviderOut {
 	return NewProviderOut(module, "Hive", func(context.Context) Report {
-		return hiveReport(inspector.Modules(), health.All())
+		return hiveReport(modules.Modules(), health.All())
 	})
 }
 
@@ -60,14 +59,27 @@ func innermostModule(modules []cell.ModuleInfo, scope string) string {
 	return best
 }
 
-// newControllersProvider reports the controllers of the job registry.
-func newControllersProvider(module cell.FullModuleID, jobs job.Registry) ProviderOut {
-	return NewProviderOut(module, "Controllers", func(context.Context) Report {
-		return controllersReport(jobs.Controllers())
+// controllersParams: the registry is absent from hives without
+// controller.Cell, which then have no controllers.
+type controllersParams struct {
+	cell.In
+
+	Module   cell.FullModuleID
+	Registry controller.Registry `optional:"true"`
+}
+
+// newControllersProvider reports the controllers of the registry.
+func newControllersProvider(p controllersParams) ProviderOut {
+	return NewProviderOut(p.Module, "Controllers", func(context.Context) Report {
+		var ctrls []models.ControllerStatus
+		if p.Registry != nil {
+			ctrls = p.Registry.Controllers()
+		}
+		return controllersReport(ctrls)
 	})
 }
 
-func controllersReport(ctrls []job.ControllerStatus) Report {
+func controllersReport(ctrls []models.ControllerStatus) Report {
 	r := Report{State: Ok}
 	for _, c := range ctrls {
 		if c.ConsecutiveFailures == 0 {

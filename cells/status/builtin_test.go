@@ -10,7 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/status"
 )
 
@@ -18,13 +18,13 @@ var errEtcd = errors.New("etcd unreachable")
 
 // controllers adds one controller that always works and one that always
 // fails, retrying after retry, 2*retry, 4*retry, ...
-func controllers(retry time.Duration) func(job.Group) {
-	return func(g job.Group) {
-		g.UpdateController("sync-good", job.ControllerParams{
+func controllers(retry time.Duration) func(controller.Manager) {
+	return func(g controller.Manager) {
+		g.Update("sync-good", controller.Params{
 			DoFunc:      func(context.Context) error { return nil },
 			RunInterval: time.Minute,
 		})
-		g.UpdateController("sync-bad", job.ControllerParams{
+		g.Update("sync-bad", controller.Params{
 			DoFunc:                 func(context.Context) error { return errEtcd },
 			ErrorRetryBaseDuration: retry,
 		})
@@ -45,7 +45,7 @@ func TestControllersProvider(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var c status.Collector
-				celltest.Start(t, status.Cell, cell.Module("syncer", "Syncs", cell.Invoke(controllers(tt.retry))),
+				celltest.Start(t, status.Cell, controller.Cell, cell.Module("syncer", "Syncs", cell.Invoke(controllers(tt.retry))),
 					celltest.Capture(&c))
 				time.Sleep(status.ProbeInterval)
 				synctest.Wait()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
@@ -44,7 +43,7 @@ type collectorParams struct {
 	Lifecycle cell.Lifecycle
 	Logger    *slog.Logger
 	Jobs      job.Group
-	Inspector hive.Inspector
+	Modules   cell.ModuleLister
 	Providers []Provider `group:"status-providers"`
 }
 
@@ -71,7 +70,7 @@ var (
 )
 
 func newCollector(p collectorParams) (Collector, error) {
-	entries := orderEntries(p.Providers, p.Inspector.Modules())
+	entries := orderEntries(p.Providers, p.Modules.Modules())
 	if err := validateProviders(entries); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/status"
 )
 
@@ -21,7 +22,7 @@ var kvstore = cell.Module("kvstore", "Key-value store client",
 
 func ExampleNewProviderOut() {
 	var c status.Collector
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler)},
+	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: job.ModuleProviders},
 		kvstore, status.Cell, cell.Invoke(func(col status.Collector) { c = col }))
 	if err := h.Start(context.Background()); err != nil {
 		fmt.Println(err)

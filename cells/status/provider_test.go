@@ -7,7 +7,6 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/status"
 )
 
@@ -74,7 +73,7 @@ func TestInvalidProviders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var c status.Collector
 			cells := append([]cell.Cell{status.Cell, celltest.Capture(&c)}, tt.give...)
-			err := hive.NewWithOptions(hive.Options{Logger: celltest.Logger(t)}, cells...).Populate()
+			err := celltest.NewHive(t, cells...).Populate()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Populate = %v, want an error containing %q", err, tt.want)
 			}

@@ -15,6 +15,10 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 )
 
+// DefaultSocketPath is where the agent listens unless its --socket-path
+// says otherwise.
+const DefaultSocketPath = "/var/run/apiary/apiary.sock"
+
 // dialTimeout bounds connecting to the socket.
 const dialTimeout = 5 * time.Second
 

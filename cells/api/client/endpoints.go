@@ -28,8 +28,8 @@ func (c *Client) Hive(ctx context.Context) (*models.Hive, error) {
 }
 
 // Controllers returns the status of every controller.
-func (c *Client) Controllers(ctx context.Context) ([]models.Controller, error) {
-	var out []models.Controller
+func (c *Client) Controllers(ctx context.Context) ([]models.ControllerStatus, error) {
+	var out []models.ControllerStatus
 	if _, err := c.Get(ctx, "/v1/controllers", &out); err != nil {
 		return nil, err
 	}

@@ -1,10 +1,6 @@
 package models
 
-import (
-	"time"
-
-	"github.com/apiary-net/apiary/cells/cell"
-)
+import "time"
 
 // Healthz is the body of GET /v1/healthz.
 type Healthz struct {
@@ -23,7 +19,7 @@ const (
 // Hive is the body of GET /v1/hive: the module tree with its health.
 type Hive struct {
 	// Level is the worst level of the whole health tree.
-	Level cell.Level `json:"level"`
+	Level Level `json:"level"`
 	// Modules are the top-level modules in declaration order.
 	Modules []*Module `json:"modules"`
 	// Scopes are health scopes that belong to no module.
@@ -43,7 +39,7 @@ type Module struct {
 	// Title says what the module does.
 	Title string `json:"title"`
 	// Level is the worst level of the module and everything below it.
-	Level cell.Level `json:"level"`
+	Level Level `json:"level"`
 	// Message is what the module reported on its own scope, if anything.
 	Message string `json:"message,omitempty"`
 	// Error is the error of the module's own report, if any.
@@ -64,7 +60,7 @@ type HealthScope struct {
 	// Name is the last element of the id.
 	Name string `json:"name"`
 	// Level is the worst level of the scope and its children.
-	Level cell.Level `json:"level"`
+	Level Level `json:"level"`
 	// Message is the scope's last report.
 	Message string `json:"message,omitempty"`
 	// Error is the error of a degraded report.

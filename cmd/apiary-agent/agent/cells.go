@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
@@ -20,6 +21,7 @@ import (
 // order of the lines of `apiary status`.
 var Infrastructure = cell.Group(
 	Info,
+	controller.Cell,
 	statedir.Cell,
 	api.Cell,
 	metrics.Cell,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/cmd/apiary/cli"
@@ -46,12 +46,12 @@ var broken = cell.Module("broken", "Always broken",
 			return status.Report{State: status.Failure, Message: "not connected", Details: []string{"dial 127.0.0.1:2379: refused"}}
 		})
 	}),
-	cell.Invoke(func(g job.Group, lc cell.Lifecycle, h cell.Health) {
+	cell.Invoke(func(g controller.Manager, lc cell.Lifecycle, h cell.Health) {
 		// The first run fails; the retry (which begins only after the
 		// failure is recorded) signals and then blocks until stop.
 		failed := make(chan struct{})
 		var runs atomic.Int32
-		g.UpdateController("sync-kvstore", job.ControllerParams{
+		g.Update("sync-kvstore", controller.Params{
 			DoFunc: func(ctx context.Context) error {
 				if runs.Add(1) == 1 {
 					return errEtcd
@@ -62,7 +62,7 @@ var broken = cell.Module("broken", "Always broken",
 			},
 			ErrorRetryBaseDuration: time.Millisecond,
 		})
-		// The group's hook (appended when g was made) has started the
+		// The manager's hook (appended when g was made) has started the
 		// controller; wait for its failure to be recorded so that the
 		// status probes, which run once the hive has started, see it.
 		lc.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/version"
 )
@@ -57,7 +56,7 @@ func defaultSocket() string {
 	if s, ok := os.LookupEnv(SocketEnv); ok && s != "" {
 		return s
 	}
-	return api.DefaultSocketPath
+	return client.DefaultSocketPath
 }
 
 // Execute runs apiary with args and returns the exit code. Errors are

@@ -33,7 +33,7 @@ func printStatus(w io.Writer, st *models.Status, verbose bool) {
 
 // printControllers prints every controller with its last success and
 // failure.
-func printControllers(w io.Writer, ctrls []models.Controller) {
+func printControllers(w io.Writer, ctrls []models.ControllerStatus) {
 	healthy := 0
 	for _, c := range ctrls {
 		if c.ConsecutiveFailures == 0 {

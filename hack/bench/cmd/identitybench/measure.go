@@ -85,7 +85,7 @@ func rawCreateOnly(backend kvstore.Backend, sets, workers int) (time.Duration, e
 func startAgent(srv *kvstoretest.Server, ip string) (identity.Allocator, func(), error) {
 	var alloc identity.Allocator
 	addr := netip.MustParseAddr(ip)
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler)},
+	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
 		kvstore.Cell, identity.Cell, celltest.Capture(&alloc),
 		cell.Provide(func() identity.LocalNodeIP { return identity.LocalNodeIP{Addr: addr} }))
 	flags := []string{"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),

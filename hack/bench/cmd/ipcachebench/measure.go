@@ -72,7 +72,7 @@ func measure(w workload, n, runs int) (result, error) {
 func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, error) {
 	l := &counter{}
 	var c ipcache.IPCache
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler)},
+	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
 		kvstore.Cell, identity.Cell, ipcache.Cell,
 		cell.Provide(
 			func() ipcache.LocalNode {
