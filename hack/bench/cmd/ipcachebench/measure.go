@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/policy/identity"
