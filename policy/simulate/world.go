@@ -35,6 +35,7 @@ type Simulation struct {
 	// peerPorts are the named ports of every endpoint, by identity, which
 	// egress rules' port names resolve against.
 	peerPorts *policy.PeerPortTable
+	warnings  []string
 }
 
 // Load parses and validates a scenario file and prepares its simulation.
@@ -65,7 +66,7 @@ func New(name string, s *Scenario) (*Simulation, error) {
 		cache: selectorcache.New(), idents: map[string]*identity.Identity{},
 		nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
 		epIdent: map[*endpoint]*identity.Identity{}, mapStates: map[*endpoint]policy.MapState{},
-		peerPorts: policy.NewPeerPortTable(),
+		peerPorts: policy.NewPeerPortTable(), warnings: v.warnings,
 	}
 	for i, q := range s.Queries {
 		sim.validateQuery(v, i, q)
@@ -173,6 +174,10 @@ func (sim *Simulation) distill() {
 		epPolicy.Detach()
 	}
 }
+
+// Warnings returns the warnings of the scenario's policies (accepted
+// oddities such as a top-level description, api.Warning), one line each.
+func (sim *Simulation) Warnings() []string { return sim.warnings }
 
 // Rules returns the rules in force in the simulation.
 func (sim *Simulation) Rules() []*api.Rule { return sim.repo.Rules() }
