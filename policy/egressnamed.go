@@ -76,20 +76,27 @@ func (ep *EndpointPolicy) splitPortsLocked(i int, e policyEntry) {
 		return
 	}
 	ep.portKeys[i] = portKeys(*e.rule, nil)
+	var named []api.PortProtocol
 	for _, pp := range e.rule.Ports {
 		if pp.Name != "" {
-			ep.peerNamed[i] = append(ep.peerNamed[i], pp)
+			named = append(named, pp)
 		}
 	}
-	if ep.peerNamed[i] != nil {
-		ep.peerKeys[i] = make(map[identity.NumericIdentity][]portKey)
+	if named == nil {
+		return
 	}
+	if ep.peerNamed == nil {
+		ep.peerNamed = make(map[int][]api.PortProtocol)
+		ep.peerKeys = make(map[int]map[identity.NumericIdentity][]portKey)
+	}
+	ep.peerNamed[i] = named
+	ep.peerKeys[i] = make(map[identity.NumericIdentity][]portKey)
 }
 
 // registerPeerUserLocked registers ep with the repository when it has
 // egress named ports.
 func (ep *EndpointPolicy) registerPeerUserLocked() {
-	if slices.ContainsFunc(ep.peerNamed, func(pps []api.PortProtocol) bool { return pps != nil }) {
+	if len(ep.peerNamed) > 0 {
 		ep.sp.peers.users[ep] = struct{}{}
 	}
 }
@@ -159,10 +166,7 @@ func (ep *EndpointPolicy) setPeerKeysLocked(i int, id identity.NumericIdentity, 
 // identities ids: those an entry selects, or any for an entry whose peer
 // is any identity.
 func (ep *EndpointPolicy) peerPortsChangedLocked(ids []identity.NumericIdentity) {
-	for i, pps := range ep.peerNamed {
-		if pps == nil {
-			continue
-		}
+	for i := range ep.peerNamed {
 		anyPeer := ep.sp.entries[i].sel == nil
 		for _, id := range ids {
 			if _, selected := ep.peerKeys[i][id]; selected || anyPeer {
@@ -175,10 +179,7 @@ func (ep *EndpointPolicy) peerPortsChangedLocked(ids []identity.NumericIdentity)
 // refreshPeerKeysLocked re-resolves every egress named port, after the
 // source changed.
 func (ep *EndpointPolicy) refreshPeerKeysLocked() {
-	for i, pps := range ep.peerNamed {
-		if pps == nil {
-			continue
-		}
+	for i := range ep.peerNamed {
 		ids := slices.Collect(maps.Keys(ep.peerKeys[i]))
 		if ep.sp.entries[i].sel == nil {
 			ids = append(ids, ep.anyPeerCandidatesLocked(i)...)

@@ -23,16 +23,17 @@ type EndpointPolicy struct {
 	// portKeys are, per policy entry, the port keys of every identity
 	// the entry selects.
 	portKeys [][]portKey
-	// peerNamed are, per egress policy entry, its named ports, resolved
-	// per destination identity (nil when it has none).
-	peerNamed [][]api.PortProtocol
+	// peerNamed are the named ports of the egress policy entries that
+	// have some (by entry index), resolved per destination identity; nil
+	// when none has.
+	peerNamed map[int][]api.PortProtocol
 
 	// Guarded by the cache lock:
-	// peerKeys are, per entry with peerNamed, the port keys its named
+	// peerKeys are, per entry in peerNamed, the port keys its named
 	// ports gave each identity: every selected identity (an empty list
 	// when the name resolves to nothing on it), or for an entry whose
 	// peer is any identity, those with keys.
-	peerKeys []map[identity.NumericIdentity][]portKey
+	peerKeys map[int]map[identity.NumericIdentity][]portKey
 	counts   map[Key]contributions
 	state    MapState
 	before   map[Key]beforeState // first value of keys touched since the last consume
@@ -51,14 +52,12 @@ type beforeState struct {
 // Detach.
 func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 	ep := &EndpointPolicy{
-		sp:        sp,
-		named:     named,
-		portKeys:  make([][]portKey, len(sp.entries)),
-		peerNamed: make([][]api.PortProtocol, len(sp.entries)),
-		peerKeys:  make([]map[identity.NumericIdentity][]portKey, len(sp.entries)),
-		counts:    make(map[Key]contributions),
-		state:     make(MapState),
-		before:    make(map[Key]beforeState),
+		sp:       sp,
+		named:    named,
+		portKeys: make([][]portKey, len(sp.entries)),
+		counts:   make(map[Key]contributions),
+		state:    make(MapState),
+		before:   make(map[Key]beforeState),
 	}
 	sp.cache.Locked(func() {
 		sp.reacquireLocked()
