@@ -18,7 +18,8 @@ import (
 // and PUT/GET/DELETE /v1/policy), CIDR identities for the prefixes the
 // rules mention, debounced endpoint regeneration requests
 // (RegenerationRequests), POST /v1/policy/trace and the "Policy" status
-// line. It needs identity.Cell.
+// line; with ipcache.Cell, the ipcache's named ports are the peer named
+// ports egress rules resolve against. It needs identity.Cell.
 var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
 	cell.Config(api.DefaultConfig),
 	cell.Config(DefaultConfig),
@@ -32,6 +33,7 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 		newGetHandler,
 		newDeleteHandler,
 		newTraceHandler,
+		newPeerPortsListener,
 	),
 	// The sources load policies even when nothing asks for the
 	// repository yet (no endpoint manager, no API server).

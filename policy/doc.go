@@ -15,9 +15,15 @@
 //     direction flags (api.Rule.DefaultDeny; enableDefaultDeny is already
 //     folded into them by policy/api).
 //   - SelectorPolicy.DistillPolicy(namedPorts) returns the endpoint's
-//     EndpointPolicy: its MapState, with named ports resolved against the
-//     endpoint's declared ports and port ranges split into port prefixes.
-//     A direction not in default deny gets an allow key for any peer.
+//     EndpointPolicy: its MapState, with port ranges split into port
+//     prefixes and named ports resolved: in ingress entries against the
+//     endpoint's declared ports, in egress entries per destination
+//     identity against the ports its endpoints declare (the repository's
+//     PeerNamedPorts, set with SetPeerNamedPorts; PeerPortTable fills
+//     one endpoint by endpoint). A direction not in default deny gets an
+//     allow key for any peer.
+//   - Repository.PeerNamedPortsChanged(ids) re-resolves the egress named
+//     ports of those identities in every endpoint policy, incrementally.
 //   - Identity churn reaches the cache (an identity.Observer); it tells
 //     each SelectorPolicy which identities its selectors gained or lost,
 //     and each EndpointPolicy adds or removes just those keys.
@@ -40,7 +46,9 @@
 // apiary:io.apiary.policy.file) and from PUT/GET/DELETE /v1/policy,
 // allocates the CIDR identities of Repository.CIDRPrefixes, debounces
 // endpoint regeneration (RegenerationRequests, which the endpoint
-// manager subscribes to) and serves POST /v1/policy/trace.
+// manager subscribes to), feeds the peer named ports from the ipcache
+// (an ipcache listener, requesting a regeneration when they change) and
+// serves POST /v1/policy/trace.
 //
 // Endpoints re-distill when their named ports change, and resolve again
 // when their identity does. A stale policy (an older revision's) releases

@@ -13,14 +13,27 @@ func (c contributions) entry() (Entry, bool) {
 }
 
 // EndpointPolicy is the map state of one endpoint: its identity's
-// SelectorPolicy with the endpoint's named ports resolved. It follows
-// identity changes incrementally; ConsumeMapChanges returns what changed.
+// SelectorPolicy with named ports resolved — in ingress entries against
+// the endpoint's own ports, in egress entries against each destination
+// identity's (PeerNamedPorts). It follows identity and peer named-port
+// changes incrementally; ConsumeMapChanges returns what changed.
 type EndpointPolicy struct {
-	sp       *SelectorPolicy
-	named    []api.NamedPort
-	portKeys [][]portKey // per policy entry
+	sp    *SelectorPolicy
+	named []api.NamedPort
+	// portKeys are, per policy entry, the port keys of every identity
+	// the entry selects.
+	portKeys [][]portKey
+	// peerNamed are the named ports of the egress policy entries that
+	// have some (by entry index), resolved per destination identity; nil
+	// when none has.
+	peerNamed map[int][]api.PortProtocol
 
 	// Guarded by the cache lock:
+	// peerKeys are, per entry in peerNamed, the port keys its named
+	// ports gave each identity: every selected identity (an empty list
+	// when the name resolves to nothing on it), or for an entry whose
+	// peer is any identity, those with keys.
+	peerKeys map[int]map[identity.NumericIdentity][]portKey
 	counts   map[Key]contributions
 	state    MapState
 	before   map[Key]beforeState // first value of keys touched since the last consume
@@ -34,7 +47,9 @@ type beforeState struct {
 
 // DistillPolicy computes the map state of an endpoint with this
 // identity that declares the named ports named, and keeps it up to date
-// with identity changes until Detach.
+// with identity changes and, through the repository, with changes of
+// the peers' named ports (Repository.PeerNamedPortsChanged) until
+// Detach.
 func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 	ep := &EndpointPolicy{
 		sp:       sp,
@@ -47,7 +62,7 @@ func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 	sp.cache.Locked(func() {
 		sp.reacquireLocked()
 		for i, e := range sp.entries {
-			ep.portKeys[i] = portKeys(*e.rule, named)
+			ep.splitPortsLocked(i, e)
 		}
 		for dir := range 2 {
 			if !sp.defaultDeny[dir] {
@@ -57,12 +72,14 @@ func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 		for i, e := range sp.entries {
 			if e.sel == nil {
 				ep.updateEntryLocked(i, []identity.NumericIdentity{0}, nil)
+				ep.expandAnyPeerLocked(i)
 			} else {
 				ep.updateEntryLocked(i, e.sel.Selections(), nil)
 			}
 		}
 		clear(ep.before)
 		sp.endpoints[ep] = struct{}{}
+		ep.registerPeerUserLocked()
 	})
 	return ep
 }
@@ -114,6 +131,7 @@ func (ep *EndpointPolicy) Detach() {
 		}
 		ep.detached = true
 		delete(ep.sp.endpoints, ep)
+		delete(ep.sp.peers.users, ep)
 		ep.sp.releaseIfUnusedLocked()
 	})
 }
@@ -131,6 +149,14 @@ func (ep *EndpointPolicy) updateEntryLocked(i int, added, deleted []identity.Num
 		for _, id := range deleted {
 			k.Identity = id
 			ep.removeLocked(k, e.deny)
+		}
+	}
+	if ep.peerNamed[i] != nil && e.sel != nil {
+		for _, id := range added {
+			ep.setPeerKeysLocked(i, id, true)
+		}
+		for _, id := range deleted {
+			ep.setPeerKeysLocked(i, id, false)
 		}
 	}
 }

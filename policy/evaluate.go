@@ -20,19 +20,39 @@ type RuleVerdict struct {
 	Isolating *api.Rule
 }
 
+// Side is one end of a connection, for Evaluate: the labels of its
+// identity and the named ports it declares. For the subject, its own
+// ports; for a peer, the union over the endpoints with its identity
+// (PeerNamedPorts), which is what the map state can tell apart.
+type Side struct {
+	Labels     labels.Labels
+	NamedPorts []api.NamedPort
+}
+
+// ResolvingPorts returns the named ports the rules of direction dir
+// resolve port names against: the subject's own for ingress, the peer's
+// (the destination's) for egress, as the NetworkPolicy spec says.
+func ResolvingPorts(dir Direction, subject, peer Side) []api.NamedPort {
+	if dir == Egress {
+		return peer.NamedPorts
+	}
+	return subject.NamedPorts
+}
+
 // Evaluate decides, from rules alone, the traffic in direction dir of
-// the endpoint labelled subject (declaring the named ports named) with a
-// peer labelled peer on port/proto: a covering deny entry denies;
-// otherwise a covering allow entry allows; otherwise the traffic is
-// denied when a rule selecting the subject isolates it in dir, allowed
-// when none does. It agrees with the map state's Verdict (tested over
-// every scenario and by fuzzing); it needs no identity, so it answers for
-// label sets no endpoint has.
-func Evaluate(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, peer labels.Labels, dir Direction, port uint16, proto api.Protocol) RuleVerdict {
+// the endpoint subject with the peer on port/proto: a covering deny entry
+// denies; otherwise a covering allow entry allows; otherwise the traffic
+// is denied when a rule selecting the subject isolates it in dir,
+// allowed when none does. Named ports resolve as ResolvingPorts says. It
+// agrees with the map state's Verdict (tested over every scenario and by
+// fuzzing); it needs no identity, so it answers for label sets no
+// endpoint has.
+func Evaluate(rules []*api.Rule, subject, peer Side, dir Direction, port uint16, proto api.Protocol) RuleVerdict {
 	var v RuleVerdict
-	covers := func(e api.PeerRule) bool { return Covers(e, named, peer, port, proto) }
+	named := ResolvingPorts(dir, subject, peer)
+	covers := func(e api.PeerRule) bool { return Covers(e, named, peer.Labels, port, proto) }
 	for _, r := range rules {
-		if !r.Subject.Selects(subject) {
+		if !r.Subject.Selects(subject.Labels) {
 			continue
 		}
 		allow, deny, isolates := r.Ingress, r.IngressDeny, r.DefaultDeny.Ingress

@@ -67,17 +67,27 @@ func parseRules(t testing.TB, doc string) []*api.Rule {
 }
 
 // engine is a repository and its selector cache, with the reserved
-// identities known.
+// identities known, and the table of peer named ports it resolves
+// egress port names against.
 type engine struct {
 	cache *selectorcache.Cache
 	repo  *policy.Repository
+	ports *policy.PeerPortTable
 }
 
 func newEngine(idents ...*identity.Identity) engine {
 	c := selectorcache.New()
 	c.OnIdentitiesChanged(added(identity.ReservedIdentities()...))
 	c.OnIdentitiesChanged(added(idents...))
-	return engine{cache: c, repo: policy.NewRepository(c)}
+	e := engine{cache: c, repo: policy.NewRepository(c), ports: policy.NewPeerPortTable()}
+	e.repo.SetPeerNamedPorts(e.ports)
+	return e
+}
+
+// setPeerPorts records that the endpoint key of identity id declares
+// ports and tells the repository.
+func (e engine) setPeerPorts(key string, id identity.NumericIdentity, ports ...api.NamedPort) {
+	e.repo.PeerNamedPortsChanged(e.ports.Upsert(key, id, ports)...)
 }
 
 // endpoint distills the policy of an endpoint with ident and named ports.

@@ -60,9 +60,15 @@ func newLoader(repo *Repository, alloc identity.Allocator, opts api.Options, log
 	}
 }
 
-// parse parses documents named name.
+// parse parses documents named name and logs their warnings.
 func (l *loader) parse(name string, data []byte) ([]*api.Policy, error) {
-	return api.ParseDocuments(name, data, l.opts)
+	pols, err := api.ParseDocuments(name, data, l.opts)
+	for _, p := range pols {
+		for _, w := range p.Warnings {
+			l.log.Warn("Policy accepted with a warning", "warning", w.String())
+		}
+	}
+	return pols, err
 }
 
 // importAPI replaces the API-imported policies with the same origins as

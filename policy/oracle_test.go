@@ -13,11 +13,17 @@ import (
 // docs/policy.md words the semantics, without map state: a deny entry
 // covering the packet wins; else an allow entry covering it allows it;
 // else it passes only when no selecting rule puts the direction in
-// default deny.
+// default deny. A port name in an ingress rule is a port of the subject
+// (subjectPorts); in an egress rule, a port of the destination: any of
+// the numbers the endpoints of the peer's identity give it (peerPorts).
 
 var oracleProtos = map[policy.Proto]api.Protocol{policy.ProtoTCP: api.ProtoTCP, policy.ProtoUDP: api.ProtoUDP, policy.ProtoSCTP: api.ProtoSCTP}
 
-func oracleVerdict(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, peer labels.Labels, p packet) bool {
+func oracleVerdict(rules []*api.Rule, subject labels.Labels, subjectPorts []api.NamedPort, peer labels.Labels, peerPorts []api.NamedPort, p packet) bool {
+	named := subjectPorts
+	if p.dir == policy.Egress {
+		named = peerPorts
+	}
 	defaultDeny, allowed := false, false
 	for _, r := range rules {
 		if !r.Subject.Selects(subject) {

@@ -12,28 +12,54 @@ import (
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
-// The property: after any sequence of rule and identity changes, the map
-// state maintained incrementally (and the sum of the deltas handed out)
-// equals the map state computed from scratch, and its verdicts agree
-// with the oracle's.
+// The property: after any sequence of rule, identity and peer named-port
+// changes, the map state maintained incrementally (and the sum of the
+// deltas handed out) equals the map state computed from scratch, and its
+// verdicts agree with the oracle's.
 
 var (
 	propApps     = []string{"a0", "a1", "a2", "a3"}
 	propPrefixes = []string{"10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.2.0.0/16", "192.0.2.0/24", "0.0.0.0/0"}
 	propNamed    = []api.NamedPort{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}, {Name: "dns", Port: 53, Protocol: api.ProtoUDP}}
 	propEndpoint = pod(999, "app=a0")
+	// propPeerPorts are the port sets a peer endpoint may declare: one
+	// name with different numbers on endpoints of one identity, names
+	// on some endpoints and not others, the same name on two protocols.
+	propPeerPorts = [][]api.NamedPort{
+		nil,
+		{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}},
+		{{Name: "http", Port: 80, Protocol: api.ProtoTCP}},
+		{{Name: "http", Port: 8100, Protocol: api.ProtoTCP}, {Name: "dns", Port: 53, Protocol: api.ProtoUDP}},
+		{{Name: "dns", Port: 53, Protocol: api.ProtoTCP}, {Name: "http", Port: 8080, Protocol: api.ProtoUDP}},
+	}
 )
 
-// propWorld is the random state: identities present and policies in force.
+// propPeerSlots is the number of endpoints per peer identity.
+const propPeerSlots = 2
+
+// peerSlot is one endpoint of a peer identity.
+type peerSlot struct {
+	id   identity.NumericIdentity
+	slot int
+}
+
+func (s peerSlot) key() string { return fmt.Sprintf("%d/%d", s.id, s.slot) }
+
+// propWorld is the random state: identities present, policies in force
+// and the named ports of peer endpoints.
 type propWorld struct {
-	rnd      *rand.Rand
-	pool     []*identity.Identity
-	present  map[identity.NumericIdentity]*identity.Identity
-	policies map[string][]*api.Rule
+	rnd       *rand.Rand
+	pool      []*identity.Identity
+	present   map[identity.NumericIdentity]*identity.Identity
+	policies  map[string][]*api.Rule
+	peerPorts map[peerSlot][]api.NamedPort
 }
 
 func newPropWorld(seed int64) *propWorld {
-	w := &propWorld{rnd: rand.New(rand.NewSource(seed)), present: map[identity.NumericIdentity]*identity.Identity{}, policies: map[string][]*api.Rule{}}
+	w := &propWorld{
+		rnd: rand.New(rand.NewSource(seed)), present: map[identity.NumericIdentity]*identity.Identity{},
+		policies: map[string][]*api.Rule{}, peerPorts: map[peerSlot][]api.NamedPort{},
+	}
 	for i := range 24 {
 		w.pool = append(w.pool, pod(identity.NumericIdentity(1000+i), "app="+propApps[i%len(propApps)], fmt.Sprintf("tier=t%d", i%3)))
 	}
@@ -97,17 +123,55 @@ func (w *propWorld) randomRule(name string) *api.Rule {
 }
 
 // fromScratch computes the endpoint's map state with a new cache and
-// repository holding the current identities and rules.
+// repository holding the current identities, rules and peer ports.
 func (w *propWorld) fromScratch() (policy.MapState, int) {
 	var idents []*identity.Identity
 	for _, id := range w.present {
 		idents = append(idents, id)
 	}
 	e := newEngine(append(idents, propEndpoint)...)
+	for s, ports := range w.peerPorts {
+		e.ports.Upsert(s.key(), s.id, ports)
+	}
 	for _, rules := range w.policies {
 		e.repo.Add(rules...)
 	}
 	return e.endpoint(propEndpoint, propNamed...).MapState(), e.cache.Len()
+}
+
+// peerPortsOf returns the union of the ports the endpoints of id
+// declare, as the oracle resolves egress port names against them.
+func (w *propWorld) peerPortsOf(id identity.NumericIdentity) []api.NamedPort {
+	var out []api.NamedPort
+	for slot := range propPeerSlots {
+		out = append(out, w.peerPorts[peerSlot{id, slot}]...)
+	}
+	return out
+}
+
+// changePeerPorts gives a random endpoint of a random pod identity (known
+// or not) a random port set and tells the engine, or sometimes replaces
+// the engine's source with a fresh table that has the change, which the
+// engine then only learns from the replacement.
+func (w *propWorld) changePeerPorts(e *engine) string {
+	s := peerSlot{id: identity.NumericIdentity(1000 + w.rnd.Intn(24)), slot: w.rnd.Intn(propPeerSlots)}
+	ports := propPeerPorts[w.rnd.Intn(len(propPeerPorts))]
+	if ports == nil {
+		delete(w.peerPorts, s)
+	} else {
+		w.peerPorts[s] = ports
+	}
+	if w.rnd.Intn(6) == 0 {
+		fresh := policy.NewPeerPortTable()
+		for s, ports := range w.peerPorts {
+			fresh.Upsert(s.key(), s.id, ports)
+		}
+		e.ports = fresh
+		e.repo.SetPeerNamedPorts(fresh)
+		return fmt.Sprintf("replace the peer port source, where endpoint %s declares %v", s.key(), ports)
+	}
+	e.setPeerPorts(s.key(), s.id, ports...)
+	return fmt.Sprintf("endpoint %s declares %v", s.key(), ports)
 }
 
 func TestIncrementalEqualsFromScratch(t *testing.T) {
@@ -122,7 +186,10 @@ func TestIncrementalEqualsFromScratch(t *testing.T) {
 		shadow := ep.MapState()
 		for step := range steps {
 			var what string
-			switch op := w.rnd.Intn(10); {
+			switch op := w.rnd.Intn(12); {
+			case op >= 10:
+				what = w.changePeerPorts(&e)
+				shadow.Apply(ep.ConsumeMapChanges())
 			case op < 6:
 				id := w.pool[w.rnd.Intn(len(w.pool))]
 				if _, ok := w.present[id.ID]; ok {
@@ -176,7 +243,7 @@ func (w *propWorld) checkOracle(t *testing.T, e engine, ms policy.MapState) {
 	rules := e.repo.Rules()
 	for range 20 {
 		p, peerLabels := w.randomPacket(peers)
-		want := oracleVerdict(rules, propEndpoint.Labels, propNamed, peerLabels, p)
+		want := oracleVerdict(rules, propEndpoint.Labels, propNamed, peerLabels, w.peerPortsOf(p.peer), p)
 		if got := policy.Verdict(ms, p.peer, p.dir, p.proto, p.port); got != want {
 			t.Fatalf("Verdict(peer %d %v, %s, proto %d, port %d) = %v, oracle says %v", p.peer, peerLabels, p.dir, p.proto, p.port, got, want)
 		}

@@ -17,6 +17,7 @@ import (
 // revision, shared by every endpoint with that identity.
 type Repository struct {
 	cache *selectorcache.Cache
+	peers *peerPortState
 
 	mu       sync.Mutex
 	rules    ruleSet
@@ -30,6 +31,7 @@ type Repository struct {
 func NewRepository(cache *selectorcache.Cache) *Repository {
 	return &Repository{
 		cache:    cache,
+		peers:    newPeerPortState(),
 		rules:    newRuleSet(),
 		revision: 1,
 		changed:  make(chan struct{}),
@@ -128,7 +130,7 @@ func (r *Repository) Resolve(ident *identity.Identity) *SelectorPolicy {
 	if old, ok := r.resolved[ident.ID]; ok {
 		r.cache.Locked(old.markStaleLocked)
 	}
-	sp := newSelectorPolicy(r.cache, ident, r.revision, r.rules.all())
+	sp := newSelectorPolicy(r.cache, r.peers, ident, r.revision, r.rules.all())
 	r.resolved[ident.ID] = sp
 	return sp
 }

@@ -19,10 +19,11 @@ type policyEntry struct {
 
 // SelectorPolicy is the policy of one identity at one revision: the
 // rules selecting it, flattened into entries whose peers are cached
-// selectors. It does not depend on endpoint details (named ports); those
-// come in with DistillPolicy.
+// selectors. It does not depend on endpoint details (the endpoint's own
+// named ports); those come in with DistillPolicy.
 type SelectorPolicy struct {
 	cache    *selectorcache.Cache
+	peers    *peerPortState
 	labels   labels.Labels
 	revision uint64
 	// defaultDeny says, per Direction, whether the identity is in
@@ -39,9 +40,10 @@ type SelectorPolicy struct {
 
 var _ selectorcache.SelectionUser = (*SelectorPolicy)(nil)
 
-func newSelectorPolicy(cache *selectorcache.Cache, ident *identity.Identity, rev uint64, rules []*api.Rule) *SelectorPolicy {
+func newSelectorPolicy(cache *selectorcache.Cache, peers *peerPortState, ident *identity.Identity, rev uint64, rules []*api.Rule) *SelectorPolicy {
 	sp := &SelectorPolicy{
 		cache:      cache,
+		peers:      peers,
 		labels:     ident.Labels,
 		revision:   rev,
 		bySelector: make(map[*selectorcache.CachedSelector][]int),

@@ -145,8 +145,10 @@ func (l *loader) trace(q traceQuery) *models.PolicyTrace {
 		out.DestinationIdentity = uint32(dst.ID)
 	}
 	rules := l.repo.Rules()
-	out.Egress = traceDirection(rules, q.src, q.dst, Egress, q)
-	out.Ingress = traceDirection(rules, q.dst, q.src, Ingress, q)
+	srcSubject, srcPeer := l.traceSides(q.src, src)
+	dstSubject, dstPeer := l.traceSides(q.dst, dst)
+	out.Egress = traceDirection(rules, srcSubject, dstPeer, Egress, q)
+	out.Ingress = traceDirection(rules, dstSubject, srcPeer, Ingress, q)
 	if src != nil && dst != nil {
 		l.mapStateVerdict(&out.Egress, src, dst, q.src.named, Egress, q)
 		l.mapStateVerdict(&out.Ingress, dst, src, q.dst.named, Ingress, q)
@@ -165,14 +167,29 @@ func (l *loader) traceIdentity(p tracePeer) *identity.Identity {
 	return l.alloc.LookupIdentity(p.labels)
 }
 
+// traceSides returns one side of a trace for rule evaluation: as the
+// subject, its labels and its own named ports (a pod's, from the
+// ipcache); as the peer, its labels and the named ports of its identity's
+// endpoints, as the engine resolves egress named ports (none without an
+// identity or a PeerNamedPorts source).
+func (l *loader) traceSides(p tracePeer, id *identity.Identity) (subject, peer Side) {
+	subject = Side{Labels: p.labels, NamedPorts: p.named}
+	peer = Side{Labels: p.labels}
+	if src := l.repo.PeerNamedPorts(); src != nil && id != nil {
+		peer.NamedPorts = src.NamedPorts(id.ID)
+	}
+	return subject, peer
+}
+
 // traceDirection lists the rules selecting subject in direction dir and
 // their entries covering the traffic with peer, and decides it from the
 // rules.
-func traceDirection(rules []*papi.Rule, subject, peer tracePeer, dir Direction, q traceQuery) models.PolicyTraceDirection {
-	v := Evaluate(rules, subject.labels, subject.named, peer.labels, dir, q.port, q.proto)
+func traceDirection(rules []*papi.Rule, subject, peer Side, dir Direction, q traceQuery) models.PolicyTraceDirection {
+	v := Evaluate(rules, subject, peer, dir, q.port, q.proto)
+	named := ResolvingPorts(dir, subject, peer)
 	out := models.PolicyTraceDirection{Rules: []models.PolicyTraceRule{}, Allowed: v.Allowed, VerdictFrom: models.VerdictFromRules}
 	for _, rule := range rules {
-		if !rule.Subject.Selects(subject.labels) {
+		if !rule.Subject.Selects(subject.Labels) {
 			continue
 		}
 		allow, deny, isolates := rule.Ingress, rule.IngressDeny, rule.DefaultDeny.Ingress
@@ -182,8 +199,8 @@ func traceDirection(rules []*papi.Rule, subject, peer tracePeer, dir Direction, 
 		out.DefaultDeny = out.DefaultDeny || isolates
 		out.Rules = append(out.Rules, models.PolicyTraceRule{
 			Policy: ruleName(rule),
-			Allows: coveringEntries(allow, subject.named, peer.labels, q),
-			Denies: coveringEntries(deny, subject.named, peer.labels, q),
+			Allows: coveringEntries(allow, named, peer.Labels, q),
+			Denies: coveringEntries(deny, named, peer.Labels, q),
 		})
 	}
 	return out
@@ -223,7 +240,7 @@ func ruleName(rule *papi.Rule) string {
 
 // coveringEntries returns the fields of the entries covering traffic
 // with a peer labelled ls on the query's port, named ports resolved
-// against the subject's own.
+// against named (ResolvingPorts).
 func coveringEntries(entries []papi.PeerRule, named []papi.NamedPort, ls labels.Labels, q traceQuery) []string {
 	var out []string
 	for _, e := range entries {
@@ -234,12 +251,12 @@ func coveringEntries(entries []papi.PeerRule, named []papi.NamedPort, ls labels.
 	return out
 }
 
-// Covers reports whether the peer rule e of an endpoint that declares
-// the named ports named covers traffic with a peer labelled peer on
-// port/proto: one of its peers selects the peer and one of its ports
-// (named ones resolved as the engine resolves them) covers the port; a
-// rule without ports or ICMP types covers every port. It is the rule
-// evaluation behind trace and simulate --explain.
+// Covers reports whether the peer rule e covers traffic with a peer
+// labelled peer on port/proto, its port names resolved against named
+// (ResolvingPorts: the subject's own ports for ingress, the peer's for
+// egress): one of its peers selects the peer and one of its ports covers
+// the port; a rule without ports or ICMP types covers every port. It is
+// the rule evaluation behind trace and simulate --explain.
 func Covers(e papi.PeerRule, named []papi.NamedPort, peer labels.Labels, port uint16, proto papi.Protocol) bool {
 	if !slices.ContainsFunc(e.Peers, func(p papi.Peer) bool { return p.Kind == papi.PeerAny || p.Matches(peer) }) {
 		return false

@@ -22,7 +22,8 @@ type tracePeer struct {
 	// pod is "cluster/ns/name (ip)" or "ip" when the side was resolved
 	// through the ipcache; empty for a label list.
 	pod string
-	// named are the pod's named ports, resolved against its own policy.
+	// named are the pod's own named ports, for its ingress rules (its
+	// egress rules resolve names against the destination's).
 	named []papi.NamedPort
 }
 

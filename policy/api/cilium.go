@@ -7,7 +7,9 @@ import (
 )
 
 // ciliumPolicySpec is the top level of a CNP or CCNP document.
-var ciliumPolicySpec = objectSpec{fields: []string{"apiVersion", "kind", "metadata", "spec", "specs", "status"}}
+// A top-level description is accepted with a warning (ciliumRules):
+// Cilium's own examples put it there.
+var ciliumPolicySpec = objectSpec{fields: []string{"apiVersion", "kind", "metadata", "spec", "specs", "status", "description"}}
 
 // ciliumRuleSpec lists the fields of a Cilium rule (spec, specs[i]).
 var ciliumRuleSpec = objectSpec{
@@ -46,7 +48,29 @@ func (d *decoder) ciliumRules(m map[string]any, meta objectMeta, opts Options) [
 	if !hasSpec && !hasSpecs {
 		d.failf("", "one of spec or specs is required")
 	}
+	d.topLevelDescription(m, rules)
 	return rules
+}
+
+// topLevelDescription accepts a description beside spec, where Cilium's
+// Star Wars demo and getting-started policies put it (the API server
+// drops it there, with a warning): it becomes the description of the
+// rules that have none, and a warning says where it belongs.
+func (d *decoder) topLevelDescription(m map[string]any, rules []*Rule) {
+	v, ok := get(m, "description")
+	if !ok {
+		return
+	}
+	desc, ok := d.str("description", v)
+	if !ok {
+		return
+	}
+	d.warnf("description", "belongs in spec.description (Kubernetes drops it here); taken as the description of the policy's rules")
+	for _, r := range rules {
+		if r.Description == "" {
+			r.Description = desc
+		}
+	}
 }
 
 // ciliumRule translates one rule; the rule is only meaningful when no

@@ -209,6 +209,11 @@ func (d *decoder) cidrRule(path string, v any, spec objectSpec, cidrField string
 		return CIDRRule{}, false
 	}
 	var rule CIDRRule
+	if _, hasCIDR := get(m, cidrField); !hasCIDR && hasAnyField(m, spec.unsupported) {
+		// cidrGroupRef or cidrGroupSelector stands where cidr would, and
+		// is already reported as not supported: cidr is not missing.
+		return rule, false
+	}
 	if s, ok := d.requiredString(m, path, cidrField); ok {
 		var err error
 		if rule.Prefix, err = parsePrefix(s, false); err != nil {
@@ -235,6 +240,16 @@ func (d *decoder) cidrRule(path string, v any, spec objectSpec, cidrField string
 		rule.Except = append(rule.Except, e)
 	}
 	return rule, !d.failed(mark)
+}
+
+// hasAnyField reports whether m has one of the fields keyed in fields.
+func hasAnyField(m map[string]any, fields map[string]string) bool {
+	for f := range fields {
+		if _, ok := get(m, f); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // optionalList returns the list in field name of m, or nil.

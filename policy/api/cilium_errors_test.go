@@ -120,7 +120,7 @@ func TestCiliumValidation(t *testing.T) {
 		{"icmp family", "endpointSelector: {}\ningress:\n- icmps: [{fields: [{type: 8, family: IPv5}]}]",
 			`spec.ingress[0].icmps[0].fields[0].family: "IPv5" is not IPv4 or IPv6`},
 		{"unknown entity", "endpointSelector: {}\negress:\n- toEntities: [wrold]",
-			`spec.egress[0].toEntities[0]: "wrold" is not an entity (want one of all, cluster, health, host, ingress, init, kube-apiserver, remote-node, unmanaged, world, world-ipv4, world-ipv6)`},
+			`spec.egress[0].toEntities[0]: "wrold" is not an entity (want one of all, cluster, cluster-mesh, health, host, ingress, init, kube-apiserver, none, remote-node, unmanaged, world, world-ipv4, world-ipv6)`},
 		{"bad CIDR", "endpointSelector: {}\negress:\n- toCIDR: [10.0.0.0/33]", `spec.egress[0].toCIDR[0]: "10.0.0.0/33" is not an IP address or CIDR prefix`},
 		{"CIDR set needs a prefix", "endpointSelector: {}\negress:\n- toCIDRSet: [{cidr: 10.0.0.1}]",
 			`spec.egress[0].toCIDRSet[0].cidr: "10.0.0.1" is not a CIDR prefix (address/length)`},

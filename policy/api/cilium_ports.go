@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -80,11 +82,18 @@ func (d *decoder) ciliumPort(path string, v any) (PortProtocol, bool) {
 		return PortProtocol{}, false
 	}
 	pp := PortProtocol{Protocol: ProtoAny}
+	extended := false
+	if pv, ok := get(m, "protocol"); ok {
+		if s, ok := d.str(field(path, "protocol"), pv); ok {
+			pp.Protocol, extended = d.ciliumProtocol(field(path, "protocol"), s)
+		}
+	}
 	var num int64
 	if pv, ok := get(m, "port"); ok {
 		num, pp.Name = d.ciliumPortNumber(field(path, "port"), pv)
 		pp.Port = uint16(num)
-	} else {
+	} else if !extended {
+		// Extended protocols have no port; the protocol is reported.
 		d.failf(field(path, "port"), `required ("0" is every port)`)
 	}
 	if ev, ok := get(m, "endPort"); ok {
@@ -93,11 +102,6 @@ func (d *decoder) ciliumPort(path string, v any) (PortProtocol, bool) {
 			if end > num {
 				pp.EndPort = uint16(end)
 			}
-		}
-	}
-	if pv, ok := get(m, "protocol"); ok {
-		if s, ok := d.str(field(path, "protocol"), pv); ok {
-			pp.Protocol = d.ciliumProtocol(field(path, "protocol"), s)
 		}
 	}
 	return pp, !d.failed(mark)
@@ -137,16 +141,26 @@ func (d *decoder) ciliumPortNumber(path string, v any) (num int64, name string) 
 	return 0, ""
 }
 
-func (d *decoder) ciliumProtocol(path, s string) Protocol {
-	switch p := Protocol(strings.ToUpper(s)); p {
-	case ProtoTCP, ProtoUDP, ProtoSCTP, ProtoAny:
-		return p
-	case "ICMP", "ICMPV6":
+// extendedProtocols are Cilium's protocols without ports (its
+// --enable-extended-ip-protocols): valid in Cilium, not enforced here.
+var extendedProtocols = []string{"VRRP", "IGMP", "IPIP", "IPV6", "GRE", "ESP", "AH"}
+
+// ciliumProtocol reads a port's protocol; extended reports one of
+// Cilium's extended IP protocols, which is refused as not supported.
+func (d *decoder) ciliumProtocol(path, s string) (p Protocol, extended bool) {
+	switch p := Protocol(strings.ToUpper(s)); {
+	case p == ProtoTCP || p == ProtoUDP || p == ProtoSCTP || p == ProtoAny:
+		return p, false
+	case p == "ICMP" || p == "ICMPV6":
 		d.failf(path, "%q is not TCP, UDP, SCTP or ANY; ICMP types go in icmps", s)
+	case slices.Contains(extendedProtocols, string(p)):
+		d.fail(path, fmt.Errorf("%w: %s is one of Cilium's extended IP protocols (%s); apiary enforces TCP, UDP, SCTP and ICMP",
+			ErrUnsupported, p, strings.Join(extendedProtocols, ", ")))
+		return ProtoAny, true
 	default:
 		d.failf(path, "%q is not TCP, UDP, SCTP or ANY", s)
 	}
-	return ProtoAny
+	return ProtoAny, false
 }
 
 // icmps reads the icmps of an entry, flattened.

@@ -133,9 +133,11 @@ func parseObject(file string, doc, item int, v any, want Kind, opts Options) (*P
 	if item >= 0 {
 		source += fmt.Sprintf(" items[%d]", item)
 	}
+	where := &DocumentError{File: file, Document: doc, Item: item, Kind: meta.kind, Namespace: meta.namespace, Name: meta.name}
 	return &Policy{
 		Kind: meta.kind, Namespace: meta.namespace, Name: meta.name, UID: meta.uid, Source: source,
-		Labels: originLabels(meta.kind, meta.namespace, meta.name, meta.uid),
-		Rules:  rules,
+		Labels:   originLabels(meta.kind, meta.namespace, meta.name, meta.uid),
+		Rules:    rules,
+		Warnings: d.documentWarnings(where),
 	}, nil
 }

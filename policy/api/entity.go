@@ -27,6 +27,14 @@ const (
 	// host, remote-node, init, ingress, health, unmanaged and
 	// kube-apiserver. Endpoints of other meshed clusters are not in it.
 	EntityCluster Entity = "cluster"
+	// EntityClusterMesh is everything in every cluster of the mesh: what
+	// cluster selects plus the endpoints of every other meshed cluster
+	// (any identity labelled io.cilium.k8s.policy.cluster), as Cilium
+	// 1.20's cluster-mesh entity.
+	EntityClusterMesh Entity = "cluster-mesh"
+	// EntityNone selects nothing (Cilium's none): a rule whose only peer
+	// it is allows nothing, but still puts its direction in default deny.
+	EntityNone Entity = "none"
 	// EntityHost is the local node (reserved:host).
 	EntityHost Entity = "host"
 	// EntityRemoteNode is every other node of the cluster.
@@ -64,6 +72,8 @@ var entityReserved = map[Entity][]string{
 	EntityHealth:        {"health"},
 	EntityUnmanaged:     {"unmanaged"},
 	EntityCluster:       {"host", "remote-node", "init", "ingress", "health", "unmanaged", "kube-apiserver"},
+	EntityClusterMesh:   {"host", "remote-node", "init", "ingress", "health", "unmanaged", "kube-apiserver"},
+	EntityNone:          {},
 }
 
 // Entities returns every supported entity, sorted.
@@ -77,8 +87,8 @@ func Entities() []Entity {
 }
 
 // Selectors returns the selectors e stands for in the cluster named
-// clusterName; a peer matches e when it matches any of them. ok is false
-// for an unknown entity.
+// clusterName; a peer matches e when it matches any of them (none has
+// no selector, so matches nothing). ok is false for an unknown entity.
 func (e Entity) Selectors(clusterName string) (sels []EndpointSelector, ok bool) {
 	if e == EntityAll {
 		return []EndpointSelector{{}}, true
@@ -90,8 +100,11 @@ func (e Entity) Selectors(clusterName string) (sels []EndpointSelector, ok bool)
 	for _, n := range names {
 		sels = append(sels, SelectLabels(labels.New(labels.SourceReserved, n, "")))
 	}
-	if e == EntityCluster {
+	switch e {
+	case EntityCluster:
 		sels = append(sels, SelectLabels(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, clusterName)))
+	case EntityClusterMesh:
+		sels = append(sels, NewSelector(Requirement{Source: labels.SourceK8s, Key: labels.KeyPolicyCluster, Operator: OpExists}))
 	}
 	return sels, true
 }

@@ -38,6 +38,12 @@ func TestEntitySelectors(t *testing.T) {
 			[]labels.Labels{localPod, reserved(identity.ReservedHost), reserved(identity.ReservedRemoteNode), reserved(identity.ReservedHealth),
 				reserved(identity.ReservedInit), reserved(identity.ReservedKubeAPIServer), reserved(identity.ReservedIngress), reserved(identity.ReservedUnmanaged)},
 			[]labels.Labels{remotePod, reserved(identity.ReservedWorld), cidr("10.0.0.0/8")}},
+		{"cluster-mesh", api.EntityClusterMesh,
+			[]labels.Labels{localPod, remotePod, reserved(identity.ReservedHost), reserved(identity.ReservedRemoteNode), reserved(identity.ReservedHealth),
+				reserved(identity.ReservedInit), reserved(identity.ReservedKubeAPIServer), reserved(identity.ReservedIngress), reserved(identity.ReservedUnmanaged)},
+			[]labels.Labels{reserved(identity.ReservedWorld), reserved(identity.ReservedWorldIPv4), cidr("10.0.0.0/8")}},
+		{"none", api.EntityNone, nil,
+			[]labels.Labels{localPod, remotePod, reserved(identity.ReservedWorld), cidr("10.0.0.0/8"), reserved(identity.ReservedHost), reserved(identity.ReservedInit)}},
 		{"all", api.EntityAll,
 			[]labels.Labels{localPod, remotePod, reserved(identity.ReservedWorld), cidr("10.0.0.0/8"), reserved(identity.ReservedHost)}, nil},
 		{"host", api.EntityHost,
@@ -66,8 +72,8 @@ func TestEntitySelectors(t *testing.T) {
 }
 
 func TestEntitiesCoverEveryReservedIdentity(t *testing.T) {
-	want := []api.Entity{"all", "cluster", "health", "host", "ingress", "init", "kube-apiserver",
-		"remote-node", "unmanaged", "world", "world-ipv4", "world-ipv6"}
+	want := []api.Entity{"all", "cluster", "cluster-mesh", "health", "host", "ingress", "init", "kube-apiserver",
+		"none", "remote-node", "unmanaged", "world", "world-ipv4", "world-ipv6"}
 	if got := api.Entities(); !slices.Equal(got, want) {
 		t.Errorf("Entities() = %v, want %v", got, want)
 	}

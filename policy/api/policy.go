@@ -48,6 +48,9 @@ type Policy struct {
 	Labels labels.Labels `json:"labels"`
 	// Rules are the translated rules, each carrying Labels too.
 	Rules []*Rule `json:"rules"`
+	// Warnings are what the document says that was accepted but should
+	// be fixed (a top-level description), for the caller to show.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // String names the policy: "CiliumNetworkPolicy default/allow-db".

@@ -15,6 +15,9 @@ import (
 // catches unknown fields and lets unsupported fields say why.
 type decoder struct {
 	errs []*FieldError
+	// warnings are accepted oddities (warnf); they do not fail the
+	// document.
+	warnings []*FieldError
 }
 
 // fail records a problem with the field at path.

@@ -4,15 +4,17 @@
 // the agent would allocate for its endpoints and addresses, runs the
 // policy engine (package policy) over them as the agent's policy flow does
 // (DESIGN.md: rules into the repository, identities into the selector
-// cache, each endpoint's policy resolved and distilled into its map
-// state), and reads each query's verdict off the map states with
-// policy.Verdict. It is what `apiary policy simulate` runs;
+// cache, every endpoint's named ports into a policy.PeerPortTable for
+// egress rules' port names, each endpoint's policy resolved and distilled
+// into its map state), and reads each query's verdict off the map states
+// with policy.Verdict. It is what `apiary policy simulate` runs;
 // docs/policy.md, "Simulation", describes the file format and the
 // semantics.
 //
 // Load (or ParseScenario then New) validates a scenario and prepares the
 // simulation; Run answers its queries, RunExplain also says what decided
-// each direction; WriteText prints results as the CLI does.
+// each direction; WriteText prints results as the CLI does; Warnings
+// returns the policies' warnings (api.Warning).
 //
 // The verdicts come from the engine. The explanations (which rule
 // decided) do not, since a map state keeps no trace of the rules behind

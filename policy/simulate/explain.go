@@ -6,13 +6,14 @@ import (
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
-// explain evaluates rules for the endpoint with labels subject and named
-// ports named, in direction dir, for traffic with a peer with labels
-// peer (policy.Evaluate), and returns the reason (the deciding rule, or
-// the first rule isolating the subject) and whether the traffic is
-// allowed, which the caller checks against the engine.
-func explain(rules []*api.Rule, subject labels.Labels, named []api.NamedPort, peer labels.Labels, dir policy.Direction, pkt packet) (reason string, allowed bool) {
-	v := policy.Evaluate(rules, subject, named, peer, dir, pkt.port, pkt.proto)
+// explain evaluates rules for the endpoint subject in direction dir, for
+// traffic with peer (policy.Evaluate: port names in ingress rules
+// resolve against the subject's own ports, in egress rules against the
+// peer identity's), and returns the reason (the deciding rule, or the
+// first rule isolating the subject) and whether the traffic is allowed,
+// which the caller checks against the engine.
+func explain(rules []*api.Rule, subject, peer policy.Side, dir policy.Direction, pkt packet) (reason string, allowed bool) {
+	v := policy.Evaluate(rules, subject, peer, dir, pkt.port, pkt.proto)
 	switch {
 	case v.Entry != nil && !v.Allowed:
 		return "denied by " + ruleName(v.Rule, *v.Entry), false

@@ -28,6 +28,8 @@ func (e *endpoint) local(cluster string) bool { return e.cluster == cluster }
 type validator struct {
 	file string
 	errs []error
+	// warnings are the policies' warnings (api.Warning), formatted.
+	warnings []string
 }
 
 func (v *validator) errorf(entry, format string, args ...any) {
@@ -177,6 +179,9 @@ func (v *validator) policies(s *Scenario) []*api.Policy {
 			continue
 		}
 		for _, p := range pols {
+			for _, w := range p.Warnings {
+				v.warnings = append(v.warnings, w.String())
+			}
 			key := string(p.Kind) + " " + p.Namespace + "/" + p.Name
 			if j, dup := seen[key]; dup {
 				v.errorf(entry, "duplicate policy %s: also policies[%d]", key, j)

@@ -137,7 +137,9 @@ func (sim *Simulation) decide(subject, peer peer, dir policy.Direction, pkt pack
 	if allowed {
 		d.Verdict = Allowed
 	}
-	reason, ruleAllows := explain(sim.repo.Rules(), sim.epIdent[subject.ep].Labels, subject.ep.ports, peer.ident.Labels, dir, pkt)
+	subjectSide := policy.Side{Labels: sim.epIdent[subject.ep].Labels, NamedPorts: subject.ep.ports}
+	peerSide := policy.Side{Labels: peer.ident.Labels, NamedPorts: sim.peerPorts.NamedPorts(peer.ident.ID)}
+	reason, ruleAllows := explain(sim.repo.Rules(), subjectSide, peerSide, dir, pkt)
 	d.Reason = reason
 	if ruleAllows != allowed {
 		// The rule evaluation disagrees with the engine: say so rather

@@ -32,6 +32,10 @@ type Simulation struct {
 	nextCIDR  identity.NumericIdentity
 	epIdent   map[*endpoint]*identity.Identity
 	mapStates map[*endpoint]policy.MapState
+	// peerPorts are the named ports of every endpoint, by identity, which
+	// egress rules' port names resolve against.
+	peerPorts *policy.PeerPortTable
+	warnings  []string
 }
 
 // Load parses and validates a scenario file and prepares its simulation.
@@ -62,6 +66,7 @@ func New(name string, s *Scenario) (*Simulation, error) {
 		cache: selectorcache.New(), idents: map[string]*identity.Identity{},
 		nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
 		epIdent: map[*endpoint]*identity.Identity{}, mapStates: map[*endpoint]policy.MapState{},
+		peerPorts: policy.NewPeerPortTable(), warnings: v.warnings,
 	}
 	for i, q := range s.Queries {
 		sim.validateQuery(v, i, q)
@@ -74,13 +79,18 @@ func New(name string, s *Scenario) (*Simulation, error) {
 }
 
 // build allocates the identities of the endpoints, of the prefixes in the
-// policies and of the queries' addresses that are no endpoints, adds the
-// policies and distills every local endpoint's map state.
+// policies and of the queries' addresses that are no endpoints, records
+// every endpoint's named ports (of every cluster, as the ipcache knows
+// them), adds the policies and distills every local endpoint's map
+// state.
 func (sim *Simulation) build(namespaces map[string]Namespace, pols []*api.Policy) {
 	sim.repo = policy.NewRepository(sim.cache)
+	sim.repo.SetPeerNamedPorts(sim.peerPorts)
 	sim.cache.OnIdentitiesChanged(added(identity.ReservedIdentities()...))
 	for _, ep := range sim.endpoints {
-		sim.epIdent[ep] = sim.allocate(endpointLabels(ep, namespaces))
+		id := sim.allocate(endpointLabels(ep, namespaces))
+		sim.epIdent[ep] = id
+		sim.peerPorts.Upsert(ep.cluster+"/"+ep.spec.Namespace+"/"+ep.spec.Name, id.ID, ep.ports)
 	}
 	for _, p := range pols {
 		sim.repo.ReplaceByLabels(p.Labels, p.Rules...)
@@ -164,6 +174,10 @@ func (sim *Simulation) distill() {
 		epPolicy.Detach()
 	}
 }
+
+// Warnings returns the warnings of the scenario's policies (accepted
+// oddities such as a top-level description, api.Warning), one line each.
+func (sim *Simulation) Warnings() []string { return sim.warnings }
 
 // Rules returns the rules in force in the simulation.
 func (sim *Simulation) Rules() []*api.Rule { return sim.repo.Rules() }

@@ -49,6 +49,9 @@ func newPolicySimulateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, w := range sim.Warnings() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
+			}
 			results := sim.Run()
 			if explain {
 				results = sim.RunExplain()

@@ -13,14 +13,14 @@ import (
 )
 
 // runSimulate runs `policy simulate` with args and returns its output and
-// error.
+// error; warnings (stderr) are left out.
 func runSimulate(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := newPolicySimulateCommand()
-	var out bytes.Buffer
+	var out, warnings bytes.Buffer
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
-	cmd.SetErr(&out)
+	cmd.SetErr(&warnings)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err := cmd.Execute()
 	return out.String(), err
@@ -180,6 +180,10 @@ func TestPolicySimulateExitCodes(t *testing.T) {
 	}{
 		{"valid with denials", []string{"-f", filepath.Join(scenarioDir, "clustermesh-l4.yaml")}, 0,
 			"default/stranger-0 -> 10.3.3.3 6379/TCP DENIED\n", ""},
+		{"valid with a warning", []string{"-f", filepath.Join(scenarioDir, "cilium-star-wars.yaml")}, 0,
+			"default/xwing -> default/deathstar 80/TCP DENIED\n",
+			"warning: " + filepath.Join(scenarioDir, "cilium-star-wars.yaml") + ": policies[0]: document 1 (CiliumNetworkPolicy default/rule1): " +
+				"description: belongs in spec.description (Kubernetes drops it here); taken as the description of the policy's rules\n"},
 		{"invalid", []string{"-f", bad}, 1, "",
 			`scenario.yaml: endpoints[0] (x/b): ips[0]: "192.0.2.300" is not an IP address; ` +
 				bad + `: endpoints[1] (x/b): duplicate endpoint: also endpoints[0]; ` +
