@@ -27,10 +27,11 @@ func (r *Repository) CIDRPrefixes() []netip.Prefix {
 			}
 		}
 	}
-	slices.SortFunc(out, comparePrefixes)
+	slices.SortFunc(out, ComparePrefixes)
 	return slices.Compact(out)
 }
 
-func comparePrefixes(a, b netip.Prefix) int {
+// ComparePrefixes orders prefixes by address, then length.
+func ComparePrefixes(a, b netip.Prefix) int {
 	return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
 }

@@ -20,6 +20,13 @@ var protoNumbers = map[api.Protocol]Proto{
 	api.ProtoTCP: ProtoTCP, api.ProtoUDP: ProtoUDP, api.ProtoSCTP: ProtoSCTP,
 }
 
+// ProtoOf returns the engine's number of a port protocol (TCP, UDP,
+// SCTP); ok is false for others.
+func ProtoOf(p api.Protocol) (proto Proto, ok bool) {
+	proto, ok = protoNumbers[p]
+	return proto, ok
+}
+
 // portKeys returns the port keys of a peer rule on an endpoint declaring
 // named: one for an L3-only rule, else each resolved port (ranges split
 // into prefixes) on each protocol, and each ICMP type. A named port the

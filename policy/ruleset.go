@@ -55,7 +55,7 @@ func (rs *ruleSet) deleteMatching(origin labels.Labels) int {
 	}
 	var doomed []*api.Rule
 	for rule := range smallest {
-		if hasAll(rule.Labels, origin) {
+		if rule.Labels.HasAll(origin) {
 			doomed = append(doomed, rule)
 		}
 	}
@@ -85,11 +85,3 @@ func (rs *ruleSet) all() []*api.Rule {
 	return rs.list
 }
 
-func hasAll(ls, want labels.Labels) bool {
-	for _, l := range want {
-		if !ls.Has(l) {
-			return false
-		}
-	}
-	return true
-}

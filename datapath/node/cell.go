@@ -5,26 +5,20 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
-// Cell provides the node Manager, the local node (LocalNode, the
-// ipcache.LocalNode the ipcache needs and the identity.LocalNodeIP the
-// identity allocator suffixes its references with) from --node-name,
-// --node-ip and --pod-cidr, the "node-handlers" value group, GET /v1/node and the
-// "Nodes" status line. It needs the ipcache and the identity.ClusterConfig
-// (registered by the identity cell); with an enabled kvstore.Client it
-// registers the local node and watches the cluster's nodes.
+// Cell provides the node Manager, the "node-handlers" value group,
+// GET /v1/node and the "Nodes" status line. It needs the ipcache and the
+// local-node store (this node, and its cluster); with an enabled
+// kvstore.Client it registers the local node and watches the cluster's
+// nodes.
 var Cell = cell.Module("node-manager", "Node manager: local and cluster nodes, node handlers",
-	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newManagerFromParams),
 	cell.Provide(
-		newLocalNode,
-		ipcacheLocalNode,
-		identityLocalNodeIP,
 		func(m *manager) Manager { return m },
 		newStatusProvider,
 		newNodesHandler,
@@ -39,9 +33,8 @@ type managerParams struct {
 	Lifecycle cell.Lifecycle
 	Health    cell.Health
 	Jobs      job.Group
-	Local     LocalNode
+	Local     localnode.Store
 	IPCache   ipcache.IPCache
-	Cluster   identity.ClusterConfig
 	KVStore   kvstore.Client `optional:"true"`
 	Metrics   *store.Metrics `optional:"true"`
 	Handlers  []NodeHandler  `group:"node-handlers"`
@@ -51,12 +44,13 @@ type managerParams struct {
 // node (ipcache, handlers), registers it in the kvstore and starts the
 // watcher and the periodic validation.
 func newManagerFromParams(p managerParams) *manager {
+	local := p.Local.Get()
 	m := &manager{
-		log: p.Log, local: p.Local.Node, ipc: p.IPCache, nodes: map[Identity]Node{},
+		log: p.Log, local: FromLocalNode(local), ipc: p.IPCache, nodes: map[Identity]Node{},
 		handlers: newHandlerSet(p.Handlers, p.Health, p.Log),
 	}
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		m.kv = newKVSync(m, p.KVStore, p.Cluster, p.Log, p.Metrics)
+		m.kv = newKVSync(m, p.KVStore, local.Cluster, p.Log, p.Metrics)
 	}
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {

@@ -13,9 +13,11 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -94,12 +96,12 @@ func ips(n node.Node) string {
 }
 
 // testCells are what the node manager needs besides the kvstore: the
-// cluster configuration, an allocator and the ipcache.
+// local-node store, an allocator and the ipcache.
 func testCells(alloc identity.Allocator) cell.Cell {
 	return cell.Group(
-		cell.Config(identity.DefaultClusterConfig),
+		localnode.Cell,
 		cell.Provide(func() identity.Allocator { return alloc }),
-		ipcache.Cell,
+		ipcachecell.Cell,
 	)
 }
 

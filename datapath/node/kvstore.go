@@ -9,9 +9,9 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -28,7 +28,7 @@ var ErrForeignNode = errors.New("node of another cluster")
 type kvSync struct {
 	m       *manager
 	client  kvstore.Client
-	cluster identity.ClusterConfig
+	cluster types.ClusterInfo
 	log     *slog.Logger
 	sync    *store.SyncStore
 	watch   *store.WatchStore
@@ -39,7 +39,7 @@ type kvSync struct {
 	last      string
 }
 
-func newKVSync(m *manager, client kvstore.Client, cluster identity.ClusterConfig, log *slog.Logger, metrics *store.Metrics) *kvSync {
+func newKVSync(m *manager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics) *kvSync {
 	k := &kvSync{m: m, client: client, cluster: cluster, log: log}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, NodesPrefix,
 		store.WithSyncLogger(log), store.WithSyncMetrics(metrics))

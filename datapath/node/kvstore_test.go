@@ -12,13 +12,16 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -56,7 +59,7 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) *agent {
 	a.hive = celltest.StartWithFlags(t, append([]string{
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, flags...),
-		kvstore.Cell, store.Cell, identity.Cell, ipcache.Cell, node.Cell,
+		kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, node.Cell,
 		celltest.Capture(&a.nodes), celltest.Capture(&a.ipc), celltest.Capture(&a.alloc),
 		cell.Invoke(func(p statusProviders) { a.providers = p }))
 	return a

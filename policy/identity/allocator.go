@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 
-	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -50,13 +49,6 @@ type Change struct {
 // selector cache is one. Register with ObserverOut.
 type Observer interface {
 	OnIdentitiesChanged(changes []Change)
-}
-
-// ObserverOut registers an Observer with the identity cell.
-type ObserverOut struct {
-	cell.Out
-
-	Observer Observer `group:"identity-observers"`
 }
 
 // CIDRLabels returns the labels of a CIDR identity: cidr:<prefix>, every

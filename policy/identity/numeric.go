@@ -103,6 +103,13 @@ func ParseNumericIdentity(s string) (NumericIdentity, error) {
 	return NumericIdentity(n), nil
 }
 
+// ReservedByName returns the reserved identity named name ("host",
+// "world", ...).
+func ReservedByName(name string) (NumericIdentity, bool) {
+	id, ok := reservedByName[name]
+	return id, ok
+}
+
 // ReservedName returns the name of a reserved identity ("" otherwise).
 func (id NumericIdentity) ReservedName() string { return reservedNames[id] }
 

@@ -13,7 +13,7 @@ func endpointResource(addr netip.Addr) ResourceID { return ResourceID("endpoint/
 
 // UpsertLocalEndpoint implements IPCache: source local, resource
 // endpoint/<ip>, published to the kvstore when there is one.
-func (c *cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
+func (c *Cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
 	if !ep.IP.IsValid() {
 		return 0, errors.New("upsert local endpoint: field IP: not a valid address")
 	}
@@ -35,7 +35,7 @@ func (c *cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
 }
 
 // DeleteLocalEndpoint implements IPCache.
-func (c *cache) DeleteLocalEndpoint(ip netip.Addr) (Revision, error) {
+func (c *Cache) DeleteLocalEndpoint(ip netip.Addr) (Revision, error) {
 	if !ip.IsValid() {
 		return 0, errors.New("delete local endpoint: field IP: not a valid address")
 	}
@@ -53,7 +53,7 @@ func (c *cache) DeleteLocalEndpoint(ip netip.Addr) (Revision, error) {
 // localPair is the kvstore entry of a local endpoint: its host IP is this
 // node's, so other agents know the tunnel peer, and its Metadata is
 // Cilium's global endpoint id.
-func (c *cache) localPair(prefix netip.Prefix, ep LocalEndpoint) *IPIdentityPair {
+func (c *Cache) localPair(prefix netip.Prefix, ep LocalEndpoint) *IPIdentityPair {
 	p := NewIPIdentityPair(prefix, ep.Identity, c.local.IP)
 	p.Key = ep.EncryptKey
 	p.K8sNamespace, p.K8sPodName, p.NamedPorts = ep.K8sNamespace, ep.K8sPodName, ep.NamedPorts

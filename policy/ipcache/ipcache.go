@@ -7,21 +7,26 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
-// cache implements IPCache. Callers change the metadata (under mu) and
+// Cache implements IPCache. Callers change the metadata (under mu) and
 // mark prefixes dirty; the worker (worker.go) resolves dirty prefixes into
 // entries, tells the listeners and advances the revision.
-type cache struct {
+type Cache struct {
 	log       *slog.Logger
 	alloc     identity.Allocator
 	listeners []Listener
 	local     LocalNode
-	cluster   identity.ClusterConfig
+	cluster   types.ClusterInfo
 	kv        *kvSync // nil without a kvstore
 	wake      chan struct{}
 
@@ -41,10 +46,48 @@ type cache struct {
 	held map[netip.Prefix]heldIdentity
 }
 
-var _ IPCache = (*cache)(nil)
+var _ IPCache = (*Cache)(nil)
 
-func newCache(log *slog.Logger, alloc identity.Allocator, listeners []Listener) *cache {
-	return &cache{
+// Params are what a Cache needs.
+type Params struct {
+	Log       *slog.Logger
+	Allocator identity.Allocator
+	// Listeners hear of every change, in order.
+	Listeners []Listener
+	// Local is this node; Cluster its cluster.
+	Local   LocalNode
+	Cluster types.ClusterInfo
+	// KVStore, when enabled, publishes local endpoints and watches the
+	// cluster's entries; Metrics (optional) counts its store operations.
+	KVStore kvstore.Client
+	Metrics *store.Metrics
+}
+
+// New returns a cache; it resolves changes once the jobs of Jobs run.
+func New(p Params) *Cache {
+	if p.Log == nil {
+		p.Log = slog.New(slog.DiscardHandler)
+	}
+	c := newCache(p.Log, p.Allocator, p.Listeners)
+	c.local, c.cluster = p.Local, p.Cluster
+	if p.KVStore != nil && p.KVStore.Enabled() {
+		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics)
+	}
+	return c
+}
+
+// Jobs are the goroutines of the cache: the worker that resolves
+// changes and, with a kvstore, the publisher and the watcher.
+func (c *Cache) Jobs() []job.Job {
+	jobs := []job.Job{job.OneShot("resolve", c.run)}
+	if c.kv != nil {
+		jobs = append(jobs, c.kv.jobs()...)
+	}
+	return jobs
+}
+
+func newCache(log *slog.Logger, alloc identity.Allocator, listeners []Listener) *Cache {
+	return &Cache{
 		log:       log,
 		alloc:     alloc,
 		listeners: slices.DeleteFunc(slices.Clone(listeners), func(l Listener) bool { return l == nil }),
@@ -74,6 +117,22 @@ func normalizePrefix(p netip.Prefix) (netip.Prefix, error) {
 	return netip.PrefixFrom(addr, bits).Masked(), nil
 }
 
+// ParsePrefixOrIP reads "10.0.0.0/8", or "10.0.0.1" as its host prefix.
+func ParsePrefixOrIP(s string) (netip.Prefix, error) {
+	if !strings.Contains(s, "/") {
+		addr, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is neither a prefix nor an IP address", s)
+		}
+		return HostPrefix(addr), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither a prefix nor an IP address", s)
+	}
+	return normalizePrefix(p)
+}
+
 // HostPrefix returns the /32 or /128 prefix of addr.
 func HostPrefix(addr netip.Addr) netip.Prefix {
 	addr = addr.Unmap().WithZone("")
@@ -81,19 +140,19 @@ func HostPrefix(addr netip.Addr) netip.Prefix {
 }
 
 // UpsertMetadata implements IPCache.
-func (c *cache) UpsertMetadata(prefix netip.Prefix, src source.Source, resource ResourceID, md Metadata) (Revision, error) {
+func (c *Cache) UpsertMetadata(prefix netip.Prefix, src source.Source, resource ResourceID, md Metadata) (Revision, error) {
 	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Metadata: md})
 }
 
 // RemoveMetadata implements IPCache.
-func (c *cache) RemoveMetadata(prefix netip.Prefix, src source.Source, resource ResourceID) (Revision, error) {
+func (c *Cache) RemoveMetadata(prefix netip.Prefix, src source.Source, resource ResourceID) (Revision, error) {
 	return c.Apply(Update{Prefix: prefix, Source: src, Resource: resource, Remove: true})
 }
 
 // Apply implements IPCache. With no updates it changes nothing and
 // returns the last revision handed out: waiting for it waits for every
 // change made so far.
-func (c *cache) Apply(updates ...Update) (Revision, error) {
+func (c *Cache) Apply(updates ...Update) (Revision, error) {
 	prefixes := make([]netip.Prefix, len(updates))
 	var errs []error
 	for i, u := range updates {
@@ -143,7 +202,7 @@ func checkUpdate(u Update) (netip.Prefix, error) {
 	return p, nil
 }
 
-func (c *cache) setMetaLocked(p netip.Prefix, pm prefixMeta) {
+func (c *Cache) setMetaLocked(p netip.Prefix, pm prefixMeta) {
 	if len(pm) == 0 {
 		delete(c.meta, p)
 		return
@@ -153,7 +212,7 @@ func (c *cache) setMetaLocked(p netip.Prefix, pm prefixMeta) {
 
 // markDirtyLocked queues p for the worker, remembering the oldest
 // revision it has not applied for p.
-func (c *cache) markDirtyLocked(p netip.Prefix, rev Revision) {
+func (c *Cache) markDirtyLocked(p netip.Prefix, rev Revision) {
 	if old, ok := c.dirtyRev[p]; ok {
 		c.dirtyRev[p] = min(old, rev)
 		return
@@ -162,7 +221,7 @@ func (c *cache) markDirtyLocked(p netip.Prefix, rev Revision) {
 	c.dirty = append(c.dirty, p)
 }
 
-func (c *cache) signal() {
+func (c *Cache) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -170,7 +229,7 @@ func (c *cache) signal() {
 }
 
 // Lookup implements IPCache.
-func (c *cache) Lookup(prefix netip.Prefix) (Entry, bool) {
+func (c *Cache) Lookup(prefix netip.Prefix) (Entry, bool) {
 	p, err := normalizePrefix(prefix)
 	if err != nil {
 		return Entry{}, false
@@ -186,7 +245,7 @@ func (c *cache) Lookup(prefix netip.Prefix) (Entry, bool) {
 
 // LookupByIP implements IPCache: it tries only the prefix lengths some
 // entry of the family has, longest first.
-func (c *cache) LookupByIP(addr netip.Addr) (Entry, bool) {
+func (c *Cache) LookupByIP(addr netip.Addr) (Entry, bool) {
 	if !addr.IsValid() {
 		return Entry{}, false
 	}
@@ -214,7 +273,7 @@ func family(a netip.Addr) int {
 }
 
 // Entries implements IPCache.
-func (c *cache) Entries() []Entry {
+func (c *Cache) Entries() []Entry {
 	c.mu.Lock()
 	out := make([]Entry, 0, len(c.entries))
 	for _, e := range c.entries {
@@ -234,21 +293,21 @@ func ComparePrefixes(a, b netip.Prefix) int {
 }
 
 // Len implements IPCache.
-func (c *cache) Len() int {
+func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
 
 // Revision implements IPCache.
-func (c *cache) Revision() Revision {
+func (c *Cache) Revision() Revision {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.applied
 }
 
 // WaitForRevision implements IPCache.
-func (c *cache) WaitForRevision(ctx context.Context, rev Revision) error {
+func (c *Cache) WaitForRevision(ctx context.Context, rev Revision) error {
 	for {
 		c.mu.Lock()
 		applied, advanced := c.applied, c.advanced
@@ -265,7 +324,7 @@ func (c *cache) WaitForRevision(ctx context.Context, rev Revision) error {
 }
 
 // setEntryLocked stores (or, with e nil, deletes) the entry of p.
-func (c *cache) setEntryLocked(p netip.Prefix, e *Entry) {
+func (c *Cache) setEntryLocked(p netip.Prefix, e *Entry) {
 	_, had := c.entries[p]
 	fam := family(p.Addr())
 	switch {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -26,7 +27,7 @@ var ErrForeignIdentity = errors.New("identity not valid in this cluster")
 // kvSync publishes this node's endpoints through a SyncStore and mirrors
 // the cluster's entries (other nodes') into the cache with source kvstore.
 type kvSync struct {
-	c      *cache
+	c      *Cache
 	client kvstore.Client
 	log    *slog.Logger
 	sync   *store.SyncStore
@@ -39,7 +40,7 @@ type kvSync struct {
 	last      string // the last skipped key and why
 }
 
-func newKVSync(c *cache, client kvstore.Client, cluster identity.ClusterConfig, log *slog.Logger, m *store.Metrics) *kvSync {
+func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, m *store.Metrics) *kvSync {
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix,
 		store.WithSyncLogger(log), store.WithSyncMetrics(m))
@@ -48,9 +49,9 @@ func newKVSync(c *cache, client kvstore.Client, cluster identity.ClusterConfig, 
 	return k
 }
 
-// start runs the writer and the watcher as jobs of the cache's module.
-func (k *kvSync) start(jobs job.Group) {
-	jobs.Add(
+// jobs are the writer and the watcher.
+func (k *kvSync) jobs() []job.Job {
+	return []job.Job{
 		job.OneShot("kvstore-publish", func(ctx context.Context, _ cell.Health) error {
 			k.sync.Synced(ctx)
 			k.sync.Run(ctx)
@@ -60,7 +61,7 @@ func (k *kvSync) start(jobs job.Group) {
 			k.watch.Watch(ctx, k.client, KVStorePrefix)
 			return nil
 		}),
-	)
+	}
 }
 
 // decode is the watcher's KeyFactory: it refuses malformed values and
@@ -86,15 +87,15 @@ func (k *kvSync) decode(name string, value []byte) (store.Key, error) {
 
 // checkIdentity refuses identities that mean nothing in this cluster:
 // global identities of another cluster's range, and node-local ones.
-func checkIdentity(cluster identity.ClusterConfig, id identity.NumericIdentity) error {
+func checkIdentity(cluster types.ClusterInfo, id identity.NumericIdentity) error {
 	switch {
 	case id.IsReserved() || id < identity.MinAllocationIdentity:
 		return nil
 	case id.Scope() != identity.ScopeGlobal:
 		return fmt.Errorf("field ID: %w: %d is a %s identity", ErrForeignIdentity, id, id.ScopeName())
-	case cluster.ClusterIDOf(id) != cluster.ClusterID:
+	case identity.ClusterIDOf(cluster, id) != cluster.ClusterID:
 		return fmt.Errorf("field ID: %w: %d belongs to cluster id %d, this is %q with cluster id %d",
-			ErrForeignIdentity, id, cluster.ClusterIDOf(id), cluster.ClusterName, cluster.ClusterID)
+			ErrForeignIdentity, id, identity.ClusterIDOf(cluster, id), cluster.ClusterName, cluster.ClusterID)
 	}
 	return nil
 }

@@ -125,3 +125,5 @@ func TestNewIPIdentityPairShapes(t *testing.T) {
 		t.Error("a /32 is a host entry without a mask")
 	}
 }
+
+func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }

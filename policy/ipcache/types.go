@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 
-	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 	"github.com/apiary-net/apiary/policy/source"
@@ -89,14 +88,6 @@ type ListenerFunc func(rev Revision, changes []Change)
 // OnIPCacheChanged calls f.
 func (f ListenerFunc) OnIPCacheChanged(rev Revision, changes []Change) { f(rev, changes) }
 
-// ListenerOut registers a Listener with the ipcache: return it from a
-// constructor registered with cell.Provide.
-type ListenerOut struct {
-	cell.Out
-
-	Listener Listener `group:"ipcache-listeners"`
-}
-
 // Update is one change of the metadata layer, for Apply.
 type Update struct {
 	Prefix   netip.Prefix
@@ -125,7 +116,8 @@ type LocalEndpoint struct {
 
 // LocalNode is the node this agent runs on, as the ipcache needs it: its
 // IP is the tunnel peer of the entries it publishes, and entries that
-// carry it are this node's own. The node manager provides it.
+// carry it are this node's own. The cell fills it from the local-node
+// store.
 type LocalNode struct {
 	Name string
 	IP   netip.Addr

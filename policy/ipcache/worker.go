@@ -37,7 +37,7 @@ type pending struct {
 }
 
 // run is the worker: it resolves dirty prefixes until ctx ends.
-func (c *cache) run(ctx context.Context, health cell.Health) error {
+func (c *Cache) run(ctx context.Context, health cell.Health) error {
 	health.OK("resolving")
 	wait := retryMin
 	var retry <-chan time.Time
@@ -65,14 +65,14 @@ func (c *cache) run(ctx context.Context, health cell.Health) error {
 	}
 }
 
-func (c *cache) failedCount() int {
+func (c *Cache) failedCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.failed)
 }
 
 // requeueFailed marks the prefixes that failed dirty again.
-func (c *cache) requeueFailed() {
+func (c *Cache) requeueFailed() {
 	c.mu.Lock()
 	for p, rev := range c.failed {
 		c.markDirtyLocked(p, rev)
@@ -84,7 +84,7 @@ func (c *cache) requeueFailed() {
 // round resolves the prefixes that are dirty now, commits the entries,
 // tells the listeners and advances the revision. It returns how many
 // prefixes failed and the last error.
-func (c *cache) round(ctx context.Context) (int, error) {
+func (c *Cache) round(ctx context.Context) (int, error) {
 	batch, target := c.takeDirty()
 	if len(batch) == 0 {
 		return 0, nil
@@ -118,7 +118,7 @@ func (c *cache) round(ctx context.Context) (int, error) {
 
 // takeDirty takes the dirty prefixes with their merged metadata and the
 // revision they bring the cache to.
-func (c *cache) takeDirty() ([]pending, Revision) {
+func (c *Cache) takeDirty() ([]pending, Revision) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	batch := make([]pending, len(c.dirty))
@@ -134,7 +134,7 @@ func (c *cache) takeDirty() ([]pending, Revision) {
 // resolve computes the entry of a pending prefix, allocating an identity
 // for its labels if needed, and returns an identity to release once the
 // change is committed.
-func (c *cache) resolve(ctx context.Context, pd *pending) (*identity.Identity, error) {
+func (c *Cache) resolve(ctx context.Context, pd *pending) (*identity.Identity, error) {
 	old, hadHeld := c.held[pd.prefix]
 	if !pd.ok {
 		delete(c.held, pd.prefix)
@@ -168,7 +168,7 @@ func (c *cache) resolve(ctx context.Context, pd *pending) (*identity.Identity, e
 // identityFor resolves labels: reserved identities as they are, CIDR-only
 // labels to the prefix's CIDR identity, anything else to a global
 // identity. An identity already held for the same labels is reused.
-func (c *cache) identityFor(ctx context.Context, p netip.Prefix, m merged, held heldIdentity) (identity.NumericIdentity, heldIdentity, error) {
+func (c *Cache) identityFor(ctx context.Context, p netip.Prefix, m merged, held heldIdentity) (identity.NumericIdentity, heldIdentity, error) {
 	if id, ok := reservedFor(p, m.labels); ok {
 		return id, heldIdentity{}, nil
 	}
@@ -193,7 +193,7 @@ func (c *cache) identityFor(ctx context.Context, p netip.Prefix, m merged, held 
 
 // commit stores the resolved entries and returns the changes and the
 // revision the cache is at once the listeners have them.
-func (c *cache) commit(batch []pending, target Revision) ([]Change, Revision) {
+func (c *Cache) commit(batch []pending, target Revision) ([]Change, Revision) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changes := make([]Change, 0, len(batch))
@@ -221,7 +221,7 @@ func (c *cache) commit(batch []pending, target Revision) ([]Change, Revision) {
 }
 
 // release drops the references on identities the cache no longer uses.
-func (c *cache) release(ctx context.Context, ids []*identity.Identity) {
+func (c *Cache) release(ctx context.Context, ids []*identity.Identity) {
 	for _, id := range ids {
 		if id == nil {
 			continue
@@ -235,7 +235,7 @@ func (c *cache) release(ctx context.Context, ids []*identity.Identity) {
 }
 
 // advance moves the revision forward and wakes the waiters.
-func (c *cache) advance(rev Revision) {
+func (c *Cache) advance(rev Revision) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rev <= c.applied {

@@ -112,6 +112,16 @@ func (ls Labels) Has(sel Label) bool {
 	return ok && sel.Matches(l)
 }
 
+// HasAll reports whether ls holds every label of want.
+func (ls Labels) HasAll(want Labels) bool {
+	for _, l := range want {
+		if !ls.Has(l) {
+			return false
+		}
+	}
+	return true
+}
+
 // With returns a copy with l added (replacing a label with its key).
 func (ls Labels) With(l ...Label) Labels {
 	return FromSlice(append(slices.Clone(ls), l...))

@@ -4,16 +4,16 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
@@ -22,6 +22,7 @@ import (
 var Infrastructure = cell.Group(
 	Info,
 	controller.Cell,
+	localnode.Cell,
 	statedir.Cell,
 	api.Cell,
 	metrics.Cell,
@@ -32,10 +33,9 @@ var Infrastructure = cell.Group(
 var ControlPlane = cell.Group(
 	kvstore.Cell,
 	store.Cell,
-	labels.Cell,
-	identity.Cell,
-	policy.Cell,
-	ipcache.Cell,
+	identitycell.Cell,
+	policycell.Cell,
+	ipcachecell.Cell,
 	node.Cell,
 )
 

@@ -21,7 +21,7 @@ func TestStatus(t *testing.T) {
 		`^State dir: +Ok +/.*/state \(mode 0750, .* free\)$`,
 		`^Metrics: +Disabled +--prometheus-serve-addr is empty$`,
 		`^Controllers: +Ok +0/0 healthy$`,
-		`^Hive: +Ok +6 modules, 0 degraded$`,
+		`^Hive: +Ok +7 modules, 0 degraded$`,
 		`^Overall: +Ok$`,
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")

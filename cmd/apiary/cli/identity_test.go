@@ -12,12 +12,13 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
 func TestIdentityCommands(t *testing.T) {
 	var alloc identity.Allocator
-	socket := startAgent(t, kvstore.Cell, identity.Cell, celltest.Capture(&alloc))
+	socket := startAgent(t, kvstore.Cell, identitycell.Cell, celltest.Capture(&alloc))
 	ctx := context.Background()
 	web, _, err := alloc.AllocateIdentity(ctx, labels.FromSlice([]labels.Label{
 		labels.New(labels.SourceK8s, "app", "web"),

@@ -10,12 +10,12 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/kvstore"
-	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 func TestPolicyCommands(t *testing.T) {
-	socket := startAgent(t, kvstore.Cell, identity.Cell, policy.Cell)
+	socket := startAgent(t, kvstore.Cell, identitycell.Cell, policycell.Cell)
 	l4 := "../../../policy/testdata/l4-policy.yaml"
 
 	code, out, errOut := run(t, socket, "policy", "import", l4)

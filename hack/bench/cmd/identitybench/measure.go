@@ -12,9 +12,12 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -86,8 +89,11 @@ func startAgent(srv *kvstoretest.Server, ip string) (identity.Allocator, func(),
 	var alloc identity.Allocator
 	addr := netip.MustParseAddr(ip)
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		kvstore.Cell, identity.Cell, celltest.Capture(&alloc),
-		cell.Provide(func() identity.LocalNodeIP { return identity.LocalNodeIP{Addr: addr} }))
+		kvstore.Cell, identitycell.Cell, celltest.Capture(&alloc),
+		cell.Config(types.DefaultClusterInfo),
+		cell.Provide(func(c types.ClusterInfo) localnode.Store {
+			return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: addr, Cluster: c})
+		}))
 	flags := []string{"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
 		"kvstore-heartbeat-writer=false", "identity-gc-interval=0"}
 	if err := celltest.SetFlags(h.Flags(), flags); err != nil {

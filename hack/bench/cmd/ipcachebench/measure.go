@@ -13,9 +13,13 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/labels"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -74,12 +78,13 @@ func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, 
 	l := &counter{}
 	var c ipcache.IPCache
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		kvstore.Cell, identity.Cell, ipcache.Cell,
+		kvstore.Cell, identitycell.Cell, ipcachecell.Cell,
+		cell.Config(types.DefaultClusterInfo),
 		cell.Provide(
-			func() ipcache.LocalNode {
-				return ipcache.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1")}
+			func(c types.ClusterInfo) localnode.Store {
+				return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1"), Cluster: c})
 			},
-			func() ipcache.ListenerOut { return ipcache.ListenerOut{Listener: l} },
+			func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: l} },
 		),
 		cell.Invoke(func(ipc ipcache.IPCache) { c = ipc }))
 	ctx := context.Background()

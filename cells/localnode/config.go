@@ -1,0 +1,101 @@
+package localnode
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+
+	"github.com/spf13/pflag"
+)
+
+// Config says which node this agent runs on.
+type Config struct {
+	// NodeName is the node's name (empty: the host name, lower-cased).
+	NodeName string
+	// NodeIP is the address other nodes reach this one at (empty: the
+	// first global unicast address of the host, IPv4 first).
+	NodeIP string
+	// PodCIDR are the node's pod CIDRs, at most one IPv4 and one IPv6.
+	PodCIDR []string
+}
+
+// DefaultConfig leaves the name and IP to be found on the host and has no
+// pod CIDR.
+var DefaultConfig = Config{}
+
+// Flags registers --node-name, --node-ip and --pod-cidr.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("node-name", def.NodeName, "Name of this node (default: the host name)")
+	fs.String("node-ip", def.NodeIP, "IP address other nodes reach this node at (default: the first global unicast address of the host)")
+	fs.StringSlice("pod-cidr", def.PodCIDR, "Pod CIDRs of this node: at most one IPv4 and one IPv6 CIDR, e.g. 10.0.1.0/24,fd00:1::/64")
+}
+
+// nodeNamePattern is a DNS subdomain, as Kubernetes node names are.
+var nodeNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// Validate checks the flags that are set; errors name the flag.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.NodeName != "" {
+		if err := checkNodeName(c.NodeName); err != nil {
+			errs = append(errs, fmt.Errorf("--node-name: %w", err))
+		}
+	}
+	if c.NodeIP != "" {
+		if _, err := parseNodeIP(c.NodeIP); err != nil {
+			errs = append(errs, fmt.Errorf("--node-ip: %w", err))
+		}
+	}
+	if _, _, err := parsePodCIDRs(c.PodCIDR); err != nil {
+		errs = append(errs, fmt.Errorf("--pod-cidr: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func checkNodeName(name string) error {
+	if len(name) > 253 || !nodeNamePattern.MatchString(name) {
+		return fmt.Errorf("%q must be lower-case alphanumerics, '-' and '.' (a DNS subdomain of at most 253 characters)", name)
+	}
+	return nil
+}
+
+// parseNodeIP reads a unicast address other nodes can reach.
+func parseNodeIP(s string) (netip.Addr, error) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
+	}
+	ip = ip.Unmap()
+	switch {
+	case ip.Zone() != "":
+		return netip.Addr{}, fmt.Errorf("%s: an address with a zone cannot be reached from other nodes", s)
+	case ip.IsUnspecified(), ip.IsMulticast(), ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}),
+		ip.IsLinkLocalUnicast():
+		return netip.Addr{}, fmt.Errorf("%s is not a unicast address other nodes can reach", s)
+	}
+	return ip, nil
+}
+
+// parsePodCIDRs reads at most one IPv4 and one IPv6 CIDR, without host
+// bits.
+func parsePodCIDRs(ss []string) (v4, v6 netip.Prefix, err error) {
+	for _, s := range ss {
+		p, perr := netip.ParsePrefix(s)
+		switch {
+		case perr != nil:
+			return v4, v6, fmt.Errorf("%q is not a CIDR", s)
+		case p.Masked() != p:
+			return v4, v6, fmt.Errorf("%s has host bits set (did you mean %s?)", s, p.Masked())
+		case p.Addr().Is4() && v4.IsValid(), p.Addr().Is6() && v6.IsValid():
+			return v4, v6, fmt.Errorf("more than one IPv%d CIDR (%s)", map[bool]int{false: 4, true: 6}[p.Addr().Is6()], s)
+		case p.Addr().Is4In6():
+			return v4, v6, fmt.Errorf("%s: write IPv4-mapped CIDRs as IPv4", s)
+		case p.Addr().Is4():
+			v4 = p
+		default:
+			v6 = p
+		}
+	}
+	return v4, v6, nil
+}

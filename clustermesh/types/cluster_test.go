@@ -1,0 +1,62 @@
+package types_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+)
+
+func TestClusterInfoValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		give types.ClusterInfo
+		want string // substring of the error; empty: valid
+	}{
+		{name: "default", give: types.DefaultClusterInfo},
+		{name: "id 511 in a mesh of 511", give: types.ClusterInfo{ClusterName: "c-1", ClusterID: 511, MaxConnectedClusters: 511}},
+		{name: "upper case name", give: types.ClusterInfo{ClusterName: "Prod", MaxConnectedClusters: 255}, want: "--cluster-name"},
+		{name: "33 characters", give: types.ClusterInfo{ClusterName: strings.Repeat("a", 33), MaxConnectedClusters: 255}, want: "at most 32"},
+		{name: "trailing dash", give: types.ClusterInfo{ClusterName: "a-", MaxConnectedClusters: 255}, want: "--cluster-name"},
+		{name: "id 256 in a mesh of 255", give: types.ClusterInfo{ClusterName: "a", ClusterID: 256, MaxConnectedClusters: 255}, want: "--cluster-id: 256 is out of range 0..255"},
+		{name: "mesh of 300", give: types.ClusterInfo{ClusterName: "a", MaxConnectedClusters: 300}, want: "--max-connected-clusters: 300"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.give.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Validate = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateRemote(t *testing.T) {
+	local := types.ClusterInfo{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
+	tests := []struct {
+		name   string
+		remote string
+		id     uint32
+		want   string
+	}{
+		{name: "valid", remote: "cluster2", id: 2},
+		{name: "id 0", remote: "cluster2", id: 0, want: "0 is not allowed"},
+		{name: "own id", remote: "cluster2", id: 1, want: "this cluster's own"},
+		{name: "out of range", remote: "cluster2", id: 300, want: "out of range 1..255"},
+		{name: "bad name", remote: "Cluster_2", id: 2, want: "cluster name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := local.ValidateRemote(tt.remote, tt.id)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("ValidateRemote = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("ValidateRemote = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}

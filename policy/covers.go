@@ -1,0 +1,31 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// Covers reports whether the peer rule e covers traffic with a peer
+// labelled peer on port/proto, its port names resolved against named
+// (ResolvingPorts: the subject's own ports for ingress, the peer's for
+// egress): one of its peers selects the peer and one of its ports covers
+// the port; a rule without ports or ICMP types covers every port. It is
+// the rule evaluation behind trace and simulate --explain.
+func Covers(e api.PeerRule, named []api.NamedPort, peer labels.Labels, port uint16, proto api.Protocol) bool {
+	if !slices.ContainsFunc(e.Peers, func(p api.Peer) bool { return p.Kind == api.PeerAny || p.Matches(peer) }) {
+		return false
+	}
+	if e.IsL3Only() {
+		return true
+	}
+	for _, pp := range e.Ports {
+		for _, resolved := range pp.Resolve(named) {
+			if resolved.Covers(port, proto) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,245 @@
+package identitycell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// kvstoreGlobal allocates this cluster's global identities through the
+// kvstore allocator and keeps the identity cache: every identity of the
+// cluster the allocator's watch has seen, plus the ones in use on this
+// node whose master the watch has not delivered yet. Observers hear of
+// an identity when it becomes known by either way and of its deletion
+// when it is known by neither.
+type kvstoreGlobal struct {
+	cfg     types.ClusterInfo
+	notify  *notifier
+	metrics *Metrics
+
+	ready chan struct{} // closed once alloc is set
+	alloc *allocator.Allocator[*identity.Identity]
+
+	mu    sync.RWMutex
+	known map[identity.NumericIdentity]*knownIdentity
+	byKey map[string]identity.NumericIdentity
+}
+
+type knownIdentity struct {
+	identity *identity.Identity
+	inCache  bool
+	held     int // local references
+}
+
+func newKVStoreGlobal(cfg types.ClusterInfo, n *notifier, m *Metrics) *kvstoreGlobal {
+	return &kvstoreGlobal{cfg: cfg, notify: n, metrics: m, ready: make(chan struct{}),
+		known: map[identity.NumericIdentity]*knownIdentity{}, byKey: map[string]identity.NumericIdentity{}}
+}
+
+// allocatorOptions are the options of the kvstore allocator of this
+// cluster, without backend, suffix and logger.
+func (g *kvstoreGlobal) allocatorOptions() allocator.Options[*identity.Identity] {
+	first, last := identity.ClusterRange(g.cfg)
+	return allocator.Options[*identity.Identity]{
+		BasePath: KVStoreBasePath,
+		Min:      allocator.ID(first),
+		Max:      allocator.ID(last),
+		Scope:    "identities",
+		Decode: func(id allocator.ID, key string) (*identity.Identity, error) {
+			return DecodeKVStoreIdentity(g.cfg, uint64(id), key)
+		},
+		Events: allocator.Events[*identity.Identity]{
+			Upsert:  g.onUpsert,
+			Delete:  g.onDelete,
+			Synced:  g.notify.flush,
+			Invalid: g.onInvalid,
+		},
+	}
+}
+
+// setAllocator makes the allocator available; it runs in the start hook.
+func (g *kvstoreGlobal) setAllocator(a *allocator.Allocator[*identity.Identity]) {
+	g.alloc = a
+	close(g.ready)
+}
+
+// allocator waits for the start hook.
+func (g *kvstoreGlobal) allocator(ctx context.Context) (*allocator.Allocator[*identity.Identity], error) {
+	select {
+	case <-g.ready:
+		return g.alloc, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the identity allocator to start: %w", context.Cause(ctx))
+	}
+}
+
+// started returns the allocator, or nil before the start hook.
+func (g *kvstoreGlobal) started() *allocator.Allocator[*identity.Identity] {
+	select {
+	case <-g.ready:
+		return g.alloc
+	default:
+		return nil
+	}
+}
+
+func (g *kvstoreGlobal) allocate(ctx context.Context, lbls labels.Labels) (*identity.Identity, bool, error) {
+	a, err := g.allocator(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	id, isNew, err := a.Allocate(ctx, kvstoreKey(lbls))
+	if err != nil {
+		return nil, false, fmt.Errorf("allocate identity for %s: %w", lbls, err)
+	}
+	ident := g.hold(identity.NumericIdentity(id), lbls)
+	g.notify.flush()
+	return ident, isNew, nil
+}
+
+func (g *kvstoreGlobal) release(ctx context.Context, ident *identity.Identity) (bool, error) {
+	a, err := g.allocator(ctx)
+	if err != nil {
+		return false, err
+	}
+	key := kvstoreKey(ident.Labels)
+	if id, ok := a.LocalID(key); !ok || identity.NumericIdentity(id) != ident.ID {
+		return false, fmt.Errorf("release identity %d (%s): %w", ident.ID, ident.Labels, ErrNotAllocated)
+	}
+	last, err := a.Release(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("release identity %d: %w", ident.ID, err)
+	}
+	g.unhold(ident.ID)
+	g.notify.flush()
+	return last, nil
+}
+
+// hold counts a local reference and returns the known identity.
+func (g *kvstoreGlobal) hold(id identity.NumericIdentity, lbls labels.Labels) *identity.Identity {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k, ok := g.known[id]
+	if !ok {
+		k = &knownIdentity{identity: &identity.Identity{ID: id, Labels: lbls}}
+		g.addLocked(k)
+	}
+	k.held++
+	return k.identity
+}
+
+func (g *kvstoreGlobal) unhold(id identity.NumericIdentity) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k, ok := g.known[id]
+	if !ok {
+		return
+	}
+	k.held--
+	if k.held <= 0 && !k.inCache {
+		g.removeLocked(k)
+	}
+}
+
+func (g *kvstoreGlobal) onUpsert(_ allocator.ID, ident *identity.Identity) {
+	g.mu.Lock()
+	k, ok := g.known[ident.ID]
+	switch {
+	case !ok:
+		k = &knownIdentity{identity: ident}
+		g.addLocked(k)
+	case !k.identity.Labels.Equal(ident.Labels):
+		held := k.held
+		g.removeLocked(k)
+		k = &knownIdentity{identity: ident, held: held}
+		g.addLocked(k)
+	}
+	k.inCache = true
+	g.mu.Unlock()
+	if a := g.started(); a != nil && a.Synced() {
+		g.notify.flush()
+	}
+}
+
+func (g *kvstoreGlobal) onDelete(_ allocator.ID, ident *identity.Identity) {
+	g.mu.Lock()
+	if k, ok := g.known[ident.ID]; ok {
+		k.inCache = false
+		if k.held <= 0 {
+			g.removeLocked(k)
+		}
+	}
+	g.mu.Unlock()
+	if a := g.started(); a != nil && a.Synced() {
+		g.notify.flush()
+	}
+}
+
+func (g *kvstoreGlobal) onInvalid(_ string, err error) {
+	reason := "malformed"
+	if errors.Is(err, ErrRefused) {
+		reason = "refused"
+	}
+	g.metrics.SkippedEntries.WithLabelValues(reason).Inc()
+}
+
+func (g *kvstoreGlobal) addLocked(k *knownIdentity) {
+	g.known[k.identity.ID] = k
+	g.byKey[kvstoreKey(k.identity.Labels)] = k.identity.ID
+	g.notify.enqueue(identity.Change{Kind: identity.Added, Identity: k.identity})
+}
+
+func (g *kvstoreGlobal) removeLocked(k *knownIdentity) {
+	delete(g.known, k.identity.ID)
+	key := kvstoreKey(k.identity.Labels)
+	if g.byKey[key] == k.identity.ID {
+		delete(g.byKey, key)
+	}
+	g.notify.enqueue(identity.Change{Kind: identity.Deleted, Identity: k.identity})
+}
+
+func (g *kvstoreGlobal) lookup(lbls labels.Labels) *identity.Identity {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if id, ok := g.byKey[kvstoreKey(lbls)]; ok {
+		return g.known[id].identity
+	}
+	return nil
+}
+
+func (g *kvstoreGlobal) get(id identity.NumericIdentity) *identity.Identity {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if k, ok := g.known[id]; ok {
+		return k.identity
+	}
+	return nil
+}
+
+func (g *kvstoreGlobal) list() []*identity.Identity {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]*identity.Identity, 0, len(g.known))
+	for _, k := range g.known {
+		out = append(out, k.identity)
+	}
+	return out
+}
+
+// counts returns the number of known identities and of those in use here.
+func (g *kvstoreGlobal) counts() (known, used int) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for _, k := range g.known {
+		if k.held > 0 {
+			used++
+		}
+	}
+	return len(g.known), used
+}

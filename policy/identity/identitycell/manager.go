@@ -1,0 +1,187 @@
+package identitycell
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// Local (CIDR) identities are allocated from the scope-local range.
+const (
+	minLocalIdentity = identity.ScopeLocal + 1
+	maxLocalIdentity = identity.ScopeLocal + 0xffffff
+)
+
+// manager is the Allocator: reserved identities are fixed, CIDR label
+// sets get local identities, every other set a global identity of this
+// cluster from the kvstore (or, in standalone mode, from memory).
+type manager struct {
+	cfg        types.ClusterInfo
+	notify     *notifier
+	local      *memAllocator
+	kv         *kvstoreGlobal // nil in standalone mode
+	standalone *memAllocator  // nil in kvstore mode
+}
+
+var _ identity.Allocator = (*manager)(nil)
+
+func newManager(cfg types.ClusterInfo, kvstoreEnabled bool, observers []identity.Observer, m *Metrics) *manager {
+	n := newNotifier(observers)
+	mgr := &manager{cfg: cfg, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
+	if kvstoreEnabled {
+		mgr.kv = newKVStoreGlobal(cfg, n, m)
+	} else {
+		first, last := identity.ClusterRange(cfg)
+		mgr.standalone = newMemAllocator(first, last, n)
+	}
+	// Observers hear of the reserved identities first.
+	for _, id := range identity.ReservedIdentities() {
+		n.enqueue(identity.Change{Kind: identity.Added, Identity: id})
+	}
+	return mgr
+}
+
+// AllocateIdentity returns the identity of lbls, allocating it if needed,
+// and takes a reference. Endpoint label sets get the cluster label
+// k8s:io.cilium.k8s.policy.cluster=<cluster-name> when they lack it.
+func (m *manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*identity.Identity, bool, error) {
+	if len(lbls) == 0 {
+		return nil, false, fmt.Errorf("allocate identity: %w: no labels", ErrInvalidLabels)
+	}
+	if id := reservedIdentityOf(lbls); id != nil {
+		return id, false, nil
+	}
+	if identity.IsCIDRLabels(lbls) {
+		defer m.notify.flush()
+		return m.local.allocate(lbls)
+	}
+	lbls, err := m.withClusterLabel(lbls)
+	if err != nil {
+		return nil, false, fmt.Errorf("allocate identity: %w", err)
+	}
+	if m.kv != nil {
+		return m.kv.allocate(ctx, lbls)
+	}
+	defer m.notify.flush()
+	return m.standalone.allocate(lbls)
+}
+
+// Release drops a reference to an identity returned by AllocateIdentity.
+func (m *manager) Release(ctx context.Context, id *identity.Identity) (bool, error) {
+	switch {
+	case id == nil:
+		return false, fmt.Errorf("release identity: %w: nil", ErrNotAllocated)
+	case id.ID.IsReserved():
+		return false, nil
+	case id.ID.Scope() == identity.ScopeLocal:
+		defer m.notify.flush()
+		return m.local.release(id.ID)
+	case m.kv != nil:
+		return m.kv.release(ctx, id)
+	}
+	defer m.notify.flush()
+	return m.standalone.release(id.ID)
+}
+
+// LookupIdentity returns the identity of lbls if it is known.
+func (m *manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
+	if len(lbls) == 0 {
+		return nil
+	}
+	if id := reservedIdentityOf(lbls); id != nil {
+		return id
+	}
+	if identity.IsCIDRLabels(lbls) {
+		return m.local.lookup(lbls)
+	}
+	lbls, err := m.withClusterLabel(lbls)
+	if err != nil {
+		return nil
+	}
+	if m.kv != nil {
+		return m.kv.lookup(lbls)
+	}
+	return m.standalone.lookup(lbls)
+}
+
+// LookupIdentityByID returns the identity with id if it is known.
+func (m *manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Identity {
+	switch {
+	case id.IsReserved():
+		return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
+	case id.Scope() == identity.ScopeLocal:
+		return m.local.get(id)
+	case m.kv != nil:
+		return m.kv.get(id)
+	}
+	return m.standalone.get(id)
+}
+
+// GetIdentities returns every known identity, sorted by id.
+func (m *manager) GetIdentities() []*identity.Identity {
+	out := identity.ReservedIdentities()
+	out = append(out, m.globals()...)
+	out = append(out, m.local.list()...)
+	slices.SortFunc(out, func(a, b *identity.Identity) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (m *manager) globals() []*identity.Identity {
+	if m.kv != nil {
+		return m.kv.list()
+	}
+	return m.standalone.list()
+}
+
+// WaitForInitialGlobalIdentities waits for the first list of this
+// cluster's identities from the kvstore (at once in standalone mode).
+func (m *manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
+	if m.kv == nil {
+		return nil
+	}
+	a, err := m.kv.allocator(ctx)
+	if err != nil {
+		return err
+	}
+	return a.WaitForSync(ctx)
+}
+
+// withClusterLabel adds the cluster label, or refuses labels that claim
+// another cluster.
+func (m *manager) withClusterLabel(lbls labels.Labels) (labels.Labels, error) {
+	l, ok := lbls.Get(labels.KeyPolicyCluster)
+	if !ok {
+		return lbls.With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, m.cfg.ClusterName)), nil
+	}
+	if l.Value != m.cfg.ClusterName {
+		return nil, fmt.Errorf("%w: %s names cluster %q, this agent allocates for cluster %q",
+			ErrInvalidLabels, l, l.Value, m.cfg.ClusterName)
+	}
+	return lbls, nil
+}
+
+// reservedIdentityOf returns the reserved identity of a label set, as
+// Cilium decides it: reserved:host wins, then reserved:remote-node, then
+// a set of exactly one reserved label.
+func reservedIdentityOf(lbls labels.Labels) *identity.Identity {
+	reserved := func(id identity.NumericIdentity) bool {
+		l, ok := lbls.Get(id.ReservedName())
+		return ok && l.Source == labels.SourceReserved
+	}
+	for _, id := range []identity.NumericIdentity{identity.ReservedHost, identity.ReservedRemoteNode} {
+		if reserved(id) {
+			return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
+		}
+	}
+	if len(lbls) == 1 && lbls[0].Source == labels.SourceReserved {
+		if id, ok := identity.ReservedByName(lbls[0].Key); ok {
+			return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
+		}
+	}
+	return nil
+}

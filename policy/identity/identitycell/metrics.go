@@ -1,0 +1,54 @@
+package identitycell
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+// Metrics are the identity cell's Prometheus metrics.
+type Metrics struct {
+	// SkippedEntries counts kvstore identity entries skipped, by reason
+	// ("malformed", "refused").
+	SkippedEntries *prometheus.CounterVec
+	// GCDeleted counts the master keys the garbage collector deleted.
+	GCDeleted prometheus.Counter
+	// Identities is the number of known identities by scope, read at
+	// scrape time.
+	Identities *prometheus.Desc
+}
+
+// NewMetrics creates the metrics (unregistered).
+func NewMetrics() *Metrics {
+	return &Metrics{
+		SkippedEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "identity", Name: "kvstore_entries_skipped_total",
+			Help: "Identity entries in the kvstore that were skipped: malformed, or refused (another cluster's)",
+		}, []string{"reason"}),
+		GCDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "identity", Name: "gc_deleted_total",
+			Help: "Unreferenced identities deleted from the kvstore by this agent's garbage collector",
+		}),
+		Identities: prometheus.NewDesc("apiary_identity_count",
+			"Identities known to this agent, by scope (reserved, global, local)", []string{"scope"}, nil),
+	}
+}
+
+// countCollector reports the number of identities at scrape time.
+type countCollector struct {
+	m    *manager
+	desc *prometheus.Desc
+}
+
+var _ prometheus.Collector = countCollector{}
+
+// Describe sends the gauge's description.
+func (c countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect counts the identities now.
+func (c countCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := map[string]int{"reserved": len(identity.ReservedIdentities()), "global": len(c.m.globals()), "local": c.m.local.len()}
+	for scope, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), scope)
+	}
+}

@@ -1,0 +1,121 @@
+package policycell
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/selectorcache"
+)
+
+// Cell is the policy engine of the agent: the Repository and the
+// selector cache (an identity observer), the policy sources (--policy-dir
+// and PUT/GET/DELETE /v1/policy), CIDR identities for the prefixes the
+// rules mention, debounced endpoint regeneration requests
+// (RegenerationRequests), POST /v1/policy/trace and the "Policy" status
+// line; with ipcache.Cell, the ipcache's named ports are the peer named
+// ports egress rules resolve against. It needs the identity cell (and the cluster name of the local-node cell).
+var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
+	cell.Config(api.DefaultConfig),
+	cell.Config(DefaultConfig),
+	cell.ProvidePrivate(newLoaderCell),
+	cell.Provide(
+		newSelectorCache,
+		func(l *loader) *policy.Repository { return l.repo },
+		func(l *loader) RegenerationRequests { return l.regen },
+		newStatusProvider,
+		newPutHandler,
+		newGetHandler,
+		newDeleteHandler,
+		newTraceHandler,
+		newPeerPortsListener,
+	),
+	// The sources load policies even when nothing asks for the
+	// repository yet (no endpoint manager, no API server).
+	cell.Invoke(func(*loader) {}),
+)
+
+// Config configures the policy sources.
+type Config struct {
+	// PolicyDir is a directory of policy files (YAML or JSON, any number
+	// of documents of any kind); it is watched, and each file's rules are
+	// replaced when it changes. Empty: no directory.
+	PolicyDir string
+	// BPFPolicyMapMax is the number of keys an endpoint's policy map
+	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
+	// does not fit, and trace says so.
+	BPFPolicyMapMax int
+}
+
+// DefaultConfig loads no directory; the policy map size is Cilium's
+// default.
+var DefaultConfig = Config{BPFPolicyMapMax: 16384}
+
+// maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
+// take more, but a policy map of millions of keys is a mistake).
+const maxPolicyMapMax = 1 << 20
+
+// Flags registers --policy-dir and --bpf-policy-map-max.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("policy-dir", def.PolicyDir,
+		"Directory of policy files (YAML/JSON, multi-document) to load and watch")
+	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax,
+		"Maximum number of keys in an endpoint's policy map")
+}
+
+// Validate checks the policy map size.
+func (c *Config) Validate() error {
+	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
+		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
+	}
+	return nil
+}
+
+// cacheOut provides the selector cache and registers it as an identity
+// observer.
+type cacheOut struct {
+	cell.Out
+
+	Cache    *selectorcache.Cache
+	Observer identity.Observer `group:"identity-observers"`
+}
+
+func newSelectorCache() cacheOut {
+	c := selectorcache.New()
+	return cacheOut{Cache: c, Observer: c}
+}
+
+type loaderParams struct {
+	cell.In
+
+	Config      Config
+	APIConfig   api.Config
+	ClusterInfo types.ClusterInfo
+	Cache       *selectorcache.Cache
+	Allocator   identity.Allocator
+	Lifecycle   cell.Lifecycle
+	Jobs        job.Group
+	Log         *slog.Logger
+}
+
+// newLoaderCell builds the repository and its sources; the start hook
+// loads --policy-dir once and starts watching it.
+func newLoaderCell(p loaderParams) *loader {
+	opts := api.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
+	l := newLoader(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
+	p.Jobs.Add(l.regen.trigger)
+	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
+	if p.Config.PolicyDir != "" {
+		w := newDirWatcher(p.Config.PolicyDir, l)
+		p.Lifecycle.Append(cell.Hook{OnStart: w.start})
+		p.Jobs.Add(w.rescan, job.OneShot("policy-dir-watch", w.run))
+	}
+	return l
+}

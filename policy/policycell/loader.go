@@ -1,0 +1,188 @@
+package policycell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sort"
+	"sync"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// Labels the loader adds to every rule, saying where it was loaded from
+// (source apiary): "apiary:io.apiary.policy.source=api" or "=file", and
+// for files "apiary:io.apiary.policy.file=<name>".
+const (
+	SourceApiary      = "apiary"
+	LabelPolicySource = "io.apiary.policy.source"
+	LabelPolicyFile   = "io.apiary.policy.file"
+	PolicySourceAPI   = "api"
+	PolicySourceFile  = "file"
+)
+
+// apiSourceLabel marks rules imported through the REST API.
+var apiSourceLabel = labels.New(SourceApiary, LabelPolicySource, PolicySourceAPI)
+
+// fileLabels are the labels of the rules of one file of --policy-dir.
+func fileLabels(name string) labels.Labels {
+	return labels.FromSlice([]labels.Label{
+		labels.New(SourceApiary, LabelPolicySource, PolicySourceFile),
+		labels.New(SourceApiary, LabelPolicyFile, name),
+	})
+}
+
+// loader applies policies from every source to the repository, keeps a
+// CIDR identity for every prefix the rules mention and requests endpoint
+// regeneration after each change.
+type loader struct {
+	repo  *policy.Repository
+	alloc identity.Allocator
+	opts  api.Options
+	log   *slog.Logger
+	regen *regenerations
+
+	mu    sync.Mutex // serializes changes and the CIDR identities
+	cidrs map[netip.Prefix]*identity.Identity
+	files fileStates
+}
+
+func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Options, log *slog.Logger) *loader {
+	return &loader{
+		repo: repo, alloc: alloc, opts: opts, log: log,
+		regen: newRegenerations(log),
+		cidrs: make(map[netip.Prefix]*identity.Identity),
+		files: fileStates{},
+	}
+}
+
+// parse parses documents named name and logs their warnings.
+func (l *loader) parse(name string, data []byte) ([]*api.Policy, error) {
+	pols, err := api.ParseDocuments(name, data, l.opts)
+	for _, p := range pols {
+		for _, w := range p.Warnings {
+			l.log.Warn("Policy accepted with a warning", "warning", w.String())
+		}
+	}
+	return pols, err
+}
+
+// importAPI replaces the API-imported policies with the same origins as
+// pols by pols, in one revision.
+func (l *loader) importAPI(ctx context.Context, pols []*api.Policy) (uint64, error) {
+	origins := make([]labels.Labels, 0, len(pols))
+	var rules []*api.Rule
+	for _, p := range pols {
+		origins = append(origins, p.Labels.With(apiSourceLabel))
+		for _, r := range p.Rules {
+			r.Labels = r.Labels.With(apiSourceLabel)
+			rules = append(rules, r)
+		}
+	}
+	return l.change(ctx, "api import", func() uint64 { return l.repo.ReplaceMatchingAny(origins, rules...) })
+}
+
+// deleteAPI deletes the rules carrying every label of sel, or every rule
+// imported through the API when sel is empty.
+func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, deleted int, err error) {
+	if len(sel) == 0 {
+		sel = labels.FromSlice([]labels.Label{apiSourceLabel})
+	}
+	rev, err = l.change(ctx, "api delete", func() uint64 {
+		var r uint64
+		r, deleted = l.repo.DeleteByLabels(sel)
+		return r
+	})
+	return rev, deleted, err
+}
+
+// replaceFile replaces the rules of file name by those of pols (none:
+// the file is gone).
+func (l *loader) replaceFile(ctx context.Context, name string, pols []*api.Policy) (uint64, error) {
+	origin := fileLabels(name)
+	var rules []*api.Rule
+	for _, p := range pols {
+		for _, r := range p.Rules {
+			r.Labels = r.Labels.With(origin...)
+			rules = append(rules, r)
+		}
+	}
+	return l.change(ctx, "file "+name, func() uint64 { return l.repo.ReplaceMatchingAny([]labels.Labels{origin}, rules...) })
+}
+
+// change applies fn to the repository, syncs the CIDR identities and
+// requests regeneration.
+func (l *loader) change(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rev := fn()
+	err := l.syncCIDRIdentitiesLocked(ctx)
+	l.regen.Request(fmt.Sprintf("%s (revision %d)", reason, rev))
+	return rev, err
+}
+
+// syncCIDRIdentitiesLocked allocates an identity for each prefix the
+// rules mention and releases those of prefixes no longer mentioned.
+func (l *loader) syncCIDRIdentitiesLocked(ctx context.Context) error {
+	want := make(map[netip.Prefix]bool)
+	var errs []error
+	for _, p := range l.repo.CIDRPrefixes() {
+		want[p] = true
+		if _, ok := l.cidrs[p]; ok {
+			continue
+		}
+		id, _, err := l.alloc.AllocateIdentity(ctx, identity.CIDRLabels(p))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("allocate identity of %s: %w", p, err))
+			continue
+		}
+		l.cidrs[p] = id
+	}
+	for p, id := range l.cidrs {
+		if want[p] {
+			continue
+		}
+		if _, err := l.alloc.Release(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("release identity of %s: %w", p, err))
+			continue
+		}
+		delete(l.cidrs, p)
+	}
+	if len(errs) > 0 {
+		err := errors.Join(errs...)
+		l.log.Error("Syncing CIDR identities of policy prefixes", "error", err)
+		return err
+	}
+	return nil
+}
+
+// releaseAll releases every CIDR identity (stop hook).
+func (l *loader) releaseAll(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for p, id := range l.cidrs {
+		if _, err := l.alloc.Release(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("release identity of %s: %w", p, err))
+		}
+		delete(l.cidrs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// cidrPrefixes returns the prefixes holding an identity, sorted.
+func (l *loader) cidrPrefixes() []netip.Prefix {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]netip.Prefix, 0, len(l.cidrs))
+	for p := range l.cidrs {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return policy.ComparePrefixes(out[i], out[j]) < 0 })
+	return out
+}

@@ -1,0 +1,69 @@
+package policycell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+)
+
+// newPeerPortsListener makes the ipcache the repository's source of peer
+// named ports: every ipcache entry (a pod of any node or meshed cluster)
+// contributes its named ports to its identity. A change updates the map
+// states of the endpoints whose egress rules name ports of those
+// identities (Repository.PeerNamedPortsChanged) and requests a
+// regeneration so the datapath gets the delta. Without the ipcache cell
+// nothing constructs the listener, and egress named ports open nothing.
+func newPeerPortsListener(l *loader) ipcachecell.ListenerOut {
+	table := policy.NewPeerPortTable()
+	l.repo.SetPeerNamedPorts(table)
+	return ipcachecell.ListenerOut{Listener: ipcache.ListenerFunc(func(_ ipcache.Revision, changes []ipcache.Change) {
+		ids := peerPortChanges(table, changes)
+		if len(ids) == 0 {
+			return
+		}
+		l.repo.PeerNamedPortsChanged(ids...)
+		l.regen.Request(fmt.Sprintf("named ports of %d identities changed", len(ids)))
+	})}
+}
+
+// peerPortChanges applies ipcache changes to table and returns the
+// identities whose named ports changed.
+func peerPortChanges(table *policy.PeerPortTable, changes []ipcache.Change) []identity.NumericIdentity {
+	seen := map[identity.NumericIdentity]bool{}
+	var out []identity.NumericIdentity
+	for _, ch := range changes {
+		key := ch.Prefix.String()
+		var ids []identity.NumericIdentity
+		if ch.New == nil {
+			ids = table.Delete(key)
+		} else {
+			ids = table.Upsert(key, ch.New.Identity, engineNamedPorts(ch.New.NamedPorts))
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// engineNamedPorts converts the ipcache's named ports; an empty protocol
+// is TCP, as for a Kubernetes container port.
+func engineNamedPorts(ports []ipcache.NamedPort) []api.NamedPort {
+	out := make([]api.NamedPort, 0, len(ports))
+	for _, p := range ports {
+		proto := api.Protocol(strings.ToUpper(p.Protocol))
+		if proto == "" {
+			proto = api.ProtoTCP
+		}
+		out = append(out, api.NamedPort{Name: p.Name, Port: p.Port, Protocol: proto})
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package policycell
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/apiary-net/apiary/cells/api"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// maxPolicyBody bounds the documents of one PUT /v1/policy.
+const maxPolicyBody = 16 << 20
+
+// newPutHandler serves PUT /v1/policy: the body's documents replace the
+// API-imported policies of the same kind, namespace and name, all or
+// nothing (`apiary policy import`).
+func newPutHandler(l *loader) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodPut, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		data, err := io.ReadAll(io.LimitReader(r.Body, maxPolicyBody+1))
+		switch {
+		case err != nil:
+			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("read body: %w", err))
+			return
+		case len(data) > maxPolicyBody:
+			api.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", maxPolicyBody))
+			return
+		}
+		pols, err := l.parse("request", data)
+		if err == nil && len(pols) == 0 {
+			err = errors.New("parse request: no policy documents")
+		}
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		rev, err := l.importAPI(r.Context(), pols)
+		if err != nil {
+			api.WriteError(w, http.StatusInternalServerError, err)
+			return
+		}
+		api.WriteJSON(w, http.StatusOK, models.PolicyRevision{Revision: rev})
+	})
+}
+
+// newGetHandler serves GET /v1/policy[?labels=a,b]: the rules in force,
+// those carrying every given label when labels are given.
+func newGetHandler(repo *policy.Repository) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodGet, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		sel, err := queryLabels(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		rev := repo.Revision()
+		out := models.PolicyRules{Revision: rev, Rules: []json.RawMessage{}}
+		for _, rule := range repo.Rules() {
+			if !rule.Labels.HasAll(sel) {
+				continue
+			}
+			b, err := json.Marshal(rule)
+			if err != nil {
+				api.WriteError(w, http.StatusInternalServerError, fmt.Errorf("encode rule: %w", err))
+				return
+			}
+			out.Rules = append(out.Rules, b)
+		}
+		api.WriteJSON(w, http.StatusOK, out)
+	})
+}
+
+// newDeleteHandler serves DELETE /v1/policy?labels=a,b (the rules
+// carrying every label) and DELETE /v1/policy?all=true (every rule
+// imported through the API; --policy-dir files keep theirs).
+func newDeleteHandler(l *loader) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodDelete, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		sel, err := queryLabels(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		if len(sel) == 0 && r.URL.Query().Get("all") != "true" {
+			api.WriteError(w, http.StatusBadRequest, errors.New("give labels, or all=true to delete every rule imported through the API"))
+			return
+		}
+		rev, deleted, err := l.deleteAPI(r.Context(), sel)
+		if err != nil {
+			api.WriteError(w, http.StatusInternalServerError, err)
+			return
+		}
+		api.WriteJSON(w, http.StatusOK, models.PolicyRevision{Revision: rev, Deleted: &deleted})
+	})
+}
+
+// queryLabels parses the labels query parameter: comma-separated labels,
+// source k8s when absent.
+func queryLabels(r *http.Request) (labels.Labels, error) {
+	q := r.URL.Query().Get("labels")
+	if q == "" {
+		return nil, nil
+	}
+	ls, err := labels.ParseList(labels.SourceK8s, strings.Split(q, ",")...)
+	if err != nil {
+		return nil, fmt.Errorf("labels: %w", err)
+	}
+	return ls, nil
+}

@@ -1,0 +1,271 @@
+package policycell
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/apiary-net/apiary/cells/api"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/policy"
+	papi "github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// traceParams are what the trace handler needs: the loader and, to name
+// sides as pods or addresses, the ipcache when the agent runs one.
+type traceParams struct {
+	cell.In
+
+	Loader  *loader
+	Config  Config
+	IPCache ipcache.IPCache `optional:"true"`
+}
+
+// newTraceHandler serves POST /v1/policy/trace (`apiary policy trace`).
+func newTraceHandler(p traceParams) api.HandlerOut {
+	l := p.Loader
+	return api.NewHandlerOut(http.MethodPost, "/v1/policy/trace", func(w http.ResponseWriter, r *http.Request) {
+		var req models.PolicyTraceRequest
+		if err := decodeJSON(r, &req); err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		q, err := l.parseTrace(req, p.IPCache)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		q.mapMax = p.Config.BPFPolicyMapMax
+		api.WriteJSON(w, http.StatusOK, l.trace(q))
+	})
+}
+
+// traceQuery is a parsed trace request.
+type traceQuery struct {
+	src, dst tracePeer
+	proto    papi.Protocol
+	port     uint16
+	dport    string
+	mapMax   int // --bpf-policy-map-max
+}
+
+// parseTrace reads both sides and the port. A side is a pod ("ns/pod",
+// "cluster/ns/pod") or an address, found in the ipcache, or a label list:
+// labels default to source k8s, "ns:<name>" is the namespace label, and
+// every set gets the local cluster label, as endpoints do.
+func (l *loader) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) (traceQuery, error) {
+	var q traceQuery
+	var err error
+	if q.src, err = l.traceSide("source", req.Source, ipc); err != nil {
+		return q, err
+	}
+	if q.dst, err = l.traceSide("destination", req.Destination, ipc); err != nil {
+		return q, err
+	}
+	q.proto, q.port, err = parseDPort(req.DPort)
+	q.dport = fmt.Sprintf("%d/%s", q.port, q.proto)
+	return q, err
+}
+
+func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (tracePeer, error) {
+	if len(ss) == 0 {
+		return tracePeer{}, fmt.Errorf("%s: no labels, pod or address", what)
+	}
+	if len(ss) == 1 && (isPodRef(ss[0]) || isAddr(ss[0])) {
+		p, err := resolvePod(ipc, l.alloc, l.opts.ClusterName, ss[0])
+		if err != nil {
+			return tracePeer{}, fmt.Errorf("%s: %w", what, err)
+		}
+		return p, nil
+	}
+	list := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if ns, ok := strings.CutPrefix(s, "ns:"); ok {
+			s = labels.SourceK8s + ":" + labels.KeyPodNamespace + "=" + ns
+		}
+		if isPodRef(s) || isAddr(s) {
+			return tracePeer{}, fmt.Errorf("%s: %q: a pod or an address stands alone, not in a label list", what, s)
+		}
+		list = append(list, s)
+	}
+	ls, err := labels.ParseList(labels.SourceK8s, list...)
+	if err != nil {
+		return tracePeer{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if _, ok := ls.Get(labels.KeyPolicyCluster); !ok {
+		ls = ls.With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, l.opts.ClusterName))
+	}
+	return tracePeer{labels: ls}, nil
+}
+
+// parseDPort reads "6379/TCP" or "6379" (TCP).
+func parseDPort(s string) (papi.Protocol, uint16, error) {
+	portStr, protoStr, found := strings.Cut(s, "/")
+	proto := papi.ProtoTCP
+	if found {
+		proto = papi.Protocol(strings.ToUpper(protoStr))
+	}
+	if _, ok := policy.ProtoOf(proto); !ok {
+		return "", 0, fmt.Errorf("dport %q: protocol must be TCP, UDP or SCTP", s)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil || port == 0 {
+		return "", 0, fmt.Errorf("dport %q: port must be 1..65535", s)
+	}
+	return proto, uint16(port), nil
+}
+
+// trace resolves the policies of both sides. When both have an identity
+// (found in the ipcache, or an identity in use with the given labels) the
+// verdicts come from their map states, as the datapath would decide;
+// otherwise from the rules (Evaluate): a trace never allocates an
+// identity, which would be published to the whole cluster.
+func (l *loader) trace(q traceQuery) *models.PolicyTrace {
+	src, dst := l.traceIdentity(q.src), l.traceIdentity(q.dst)
+	out := &models.PolicyTrace{
+		Revision:       l.repo.Revision(),
+		Source:         labelStrings(q.src.labels),
+		Destination:    labelStrings(q.dst.labels),
+		SourcePod:      q.src.pod,
+		DestinationPod: q.dst.pod,
+		DPort:          q.dport,
+		PolicyMapMax:   q.mapMax,
+	}
+	if src != nil {
+		out.SourceIdentity = uint32(src.ID)
+	}
+	if dst != nil {
+		out.DestinationIdentity = uint32(dst.ID)
+	}
+	rules := l.repo.Rules()
+	srcSubject, srcPeer := l.traceSides(q.src, src)
+	dstSubject, dstPeer := l.traceSides(q.dst, dst)
+	out.Egress = traceDirection(rules, srcSubject, dstPeer, policy.Egress, q)
+	out.Ingress = traceDirection(rules, dstSubject, srcPeer, policy.Ingress, q)
+	if src != nil && dst != nil {
+		l.mapStateVerdict(&out.Egress, src, dst, q.src.named, policy.Egress, q)
+		l.mapStateVerdict(&out.Ingress, dst, src, q.dst.named, policy.Ingress, q)
+	}
+	out.Allowed = out.Egress.Allowed && out.Ingress.Allowed
+	return out
+}
+
+// traceIdentity returns the identity of one side: the one found in the
+// ipcache, or the identity in use with its labels; nil when there is
+// none.
+func (l *loader) traceIdentity(p tracePeer) *identity.Identity {
+	if p.id != nil {
+		return p.id
+	}
+	return l.alloc.LookupIdentity(p.labels)
+}
+
+// traceSides returns one side of a trace for rule evaluation: as the
+// subject, its labels and its own named ports (a pod's, from the
+// ipcache); as the peer, its labels and the named ports of its identity's
+// endpoints, as the engine resolves egress named ports (none without an
+// identity or a PeerNamedPorts source).
+func (l *loader) traceSides(p tracePeer, id *identity.Identity) (subject, peer policy.Side) {
+	subject = policy.Side{Labels: p.labels, NamedPorts: p.named}
+	peer = policy.Side{Labels: p.labels}
+	if src := l.repo.PeerNamedPorts(); src != nil && id != nil {
+		peer.NamedPorts = src.NamedPorts(id.ID)
+	}
+	return subject, peer
+}
+
+// traceDirection lists the rules selecting subject in direction dir and
+// their entries covering the traffic with peer, and decides it from the
+// rules.
+func traceDirection(rules []*papi.Rule, subject, peer policy.Side, dir policy.Direction, q traceQuery) models.PolicyTraceDirection {
+	v := policy.Evaluate(rules, subject, peer, dir, q.port, q.proto)
+	named := policy.ResolvingPorts(dir, subject, peer)
+	out := models.PolicyTraceDirection{Rules: []models.PolicyTraceRule{}, Allowed: v.Allowed, VerdictFrom: models.VerdictFromRules}
+	for _, rule := range rules {
+		if !rule.Subject.Selects(subject.Labels) {
+			continue
+		}
+		allow, deny, isolates := rule.Ingress, rule.IngressDeny, rule.DefaultDeny.Ingress
+		if dir == policy.Egress {
+			allow, deny, isolates = rule.Egress, rule.EgressDeny, rule.DefaultDeny.Egress
+		}
+		out.DefaultDeny = out.DefaultDeny || isolates
+		out.Rules = append(out.Rules, models.PolicyTraceRule{
+			Policy: ruleName(rule),
+			Allows: coveringEntries(allow, named, peer.Labels, q),
+			Denies: coveringEntries(deny, named, peer.Labels, q),
+		})
+	}
+	return out
+}
+
+// mapStateVerdict replaces the rules' verdict of a direction with the one
+// read off the subject's map state, and records its size.
+func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []papi.NamedPort, dir policy.Direction, q traceQuery) {
+	sp := l.repo.Resolve(subject)
+	ep := sp.DistillPolicy(named)
+	defer ep.Detach()
+	proto, _ := policy.ProtoOf(q.proto) // checked by parseTrace
+	out.Allowed = policy.Verdict(ep.MapState(), peer.ID, dir, proto, q.port)
+	out.VerdictFrom = models.VerdictFromMapState
+	out.MapStateKeys = ep.Len()
+}
+
+// ruleName names a rule for people: "CiliumNetworkPolicy
+// default/l4-policy spec (file l4.yaml)".
+func ruleName(rule *papi.Rule) string {
+	value := func(source, key string) string {
+		l, ok := rule.Labels.Get(key)
+		if !ok || l.Source != source {
+			return ""
+		}
+		return l.Value
+	}
+	name := value(labels.SourceK8s, papi.LabelPolicyName)
+	if ns := value(labels.SourceK8s, papi.LabelPolicyNamespace); ns != "" {
+		name = ns + "/" + name
+	}
+	from := value(SourceApiary, LabelPolicySource)
+	if file := value(SourceApiary, LabelPolicyFile); file != "" {
+		from += " " + file
+	}
+	return fmt.Sprintf("%s %s %s (%s)", value(labels.SourceK8s, papi.LabelPolicyDerivedFrom), name, rule.Field, from)
+}
+
+// coveringEntries returns the fields of the entries covering traffic
+// with a peer labelled ls on the query's port, named ports resolved
+// against named (ResolvingPorts).
+func coveringEntries(entries []papi.PeerRule, named []papi.NamedPort, ls labels.Labels, q traceQuery) []string {
+	var out []string
+	for _, e := range entries {
+		if policy.Covers(e, named, ls, q.port, q.proto) {
+			out = append(out, e.Field)
+		}
+	}
+	return out
+}
+
+func labelStrings(ls labels.Labels) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.String()
+	}
+	return out
+}
+
+// decodeJSON decodes a request body strictly.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxPolicyBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode request body: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package policycell_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/api"
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policycell"
+)
+
+// redisPolicy opens the named port redis of protected-db to employees:
+// a trace by labels knows no named ports, a trace by pod does.
+const redisPolicy = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: redis-from-employees, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: protected-db}}
+  ingress:
+  - fromEndpoints: [{matchLabels: {app: employee}}]
+    toPorts: [{ports: [{port: redis, protocol: TCP}]}]
+`
+
+// TestTracePods traces pods and addresses found in the ipcache, which
+// learns them from the kvstore as another node of the cluster publishes
+// them, against a real etcd.
+func TestTracePods(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	socket := filepath.Join(t.TempDir(), "apiary.sock")
+	var (
+		alloc identity.Allocator
+		ipc   ipcache.IPCache
+	)
+	celltest.StartWithFlags(t, []string{
+		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
+		"kvstore-heartbeat-writer=false", "cluster-name=cluster1", "cluster-id=1",
+		"node-name=node-a", "node-ip=192.0.2.10",
+	}, api.Cell, status.Cell, kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, ipcachecell.Cell,
+		celltest.Capture(&alloc), celltest.Capture(&ipc))
+	c := client.New(socket)
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	if _, err := c.PolicyPut(ctx, []byte(redisPolicy)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Node b of cluster1 runs both pods: it allocated their identities
+	// and published their addresses.
+	pod := func(app string) *identity.Identity {
+		ls, err := labels.ParseList(labels.SourceK8s, "app="+app, labels.KeyPodNamespace+"=default", labels.KeyPolicyCluster+"=cluster1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _, err := alloc.AllocateIdentity(ctx, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	db, employee := pod("protected-db"), pod("employee")
+	publish := func(ip, name string, id *identity.Identity, ports string) {
+		value := fmt.Sprintf(`{"IP":%q,"Mask":null,"HostIP":"192.0.2.11","ID":%d,"Key":0,"Metadata":"cilium-global:cluster1:node-b:7",`+
+			`"K8sNamespace":"default","K8sPodName":%q,"NamedPorts":%s}`, ip, id.ID, name, ports)
+		if _, err := srv.Client().Put(ctx, ipcache.KVStorePrefix+"/"+ip, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("10.3.3.3", "protected-db-0", db, `[{"Name":"redis","Port":6379,"Protocol":"TCP"}]`)
+	publish("10.3.3.10", "employee-0", employee, `null`)
+	eventually(t, "the pods in the ipcache", func() bool {
+		e, ok := ipc.LookupByIP(netip.MustParseAddr("10.3.3.10"))
+		return ok && e.K8sPodName == "employee-0"
+	})
+
+	trace := func(src, dst string) (*models.PolicyTrace, error) {
+		return c.PolicyTrace(ctx, models.PolicyTraceRequest{Source: strings.Split(src, ","), Destination: strings.Split(dst, ","), DPort: "6379/TCP"})
+	}
+	for _, tc := range []struct {
+		src, dst       string
+		want           bool
+		srcPod, dstPod string
+		srcID, dstID   identity.NumericIdentity
+	}{
+		{"default/employee-0", "default/protected-db-0", true,
+			"cluster1/default/employee-0 (10.3.3.10)", "cluster1/default/protected-db-0 (10.3.3.3)", employee.ID, db.ID},
+		{"cluster1/default/employee-0", "10.3.3.3", true,
+			"cluster1/default/employee-0 (10.3.3.10)", "cluster1/default/protected-db-0 (10.3.3.3)", employee.ID, db.ID},
+		// By labels, the destination's named port is unknown.
+		{"app=employee,ns:default", "app=protected-db,ns:default", false, "", "", employee.ID, db.ID},
+	} {
+		got, err := trace(tc.src, tc.dst)
+		if err != nil {
+			t.Fatalf("trace %s -> %s: %v", tc.src, tc.dst, err)
+		}
+		if got.Allowed != tc.want || got.SourcePod != tc.srcPod || got.DestinationPod != tc.dstPod ||
+			got.SourceIdentity != uint32(tc.srcID) || got.DestinationIdentity != uint32(tc.dstID) {
+			t.Errorf("trace %s -> %s = allowed %v, %q (%d) -> %q (%d); want %v, %q (%d) -> %q (%d)", tc.src, tc.dst,
+				got.Allowed, got.SourcePod, got.SourceIdentity, got.DestinationPod, got.DestinationIdentity,
+				tc.want, tc.srcPod, tc.srcID, tc.dstPod, tc.dstID)
+		}
+		// The entry list agrees with the verdict: by pod the named port
+		// resolves and the rule's entry covers the traffic.
+		if len(got.Ingress.Rules) != 1 || (len(got.Ingress.Rules[0].Allows) == 1) != tc.want {
+			t.Errorf("trace %s -> %s: ingress rules %+v; want the entry listed only when allowed", tc.src, tc.dst, got.Ingress.Rules)
+		}
+	}
+
+	for _, tc := range []struct{ src, dst, want string }{
+		{"cluster2/istio-space/employee-0", "default/protected-db-0", `source: "cluster2/istio-space/employee-0": no ipcache entry names pod istio-space/employee-0`},
+		{"default/employee-0", "cluster2/default/protected-db-0", `destination: "cluster2/default/protected-db-0": no pod default/protected-db-0 in cluster cluster2; the ipcache has one in cluster cluster1`},
+		{"default/employee-0", "10.9.9.9", `destination: "10.9.9.9": no ipcache entry holds this address`},
+		{"default/", "10.3.3.3", `source: "default/": a pod is ns/name or cluster/ns/name, none of them empty`},
+		{"app=x,default/employee-0", "10.3.3.3", `source: "default/employee-0": a pod or an address stands alone`},
+	} {
+		_, err := trace(tc.src, tc.dst)
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, tc.want) {
+			t.Errorf("trace %s -> %s = %v; want 400 with %q", tc.src, tc.dst, err, tc.want)
+		}
+	}
+}
