@@ -84,4 +84,3 @@ func (rs *ruleSet) all() []*api.Rule {
 	}
 	return rs.list
 }
-
