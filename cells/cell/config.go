@@ -94,6 +94,11 @@ func (c *config[T]) Apply(s *Scope) error {
 	if err := s.dig.Provide(ctor, dig.Export(true)); err != nil {
 		return fmt.Errorf("%s: %w", owner, err)
 	}
+	// Every config is decoded and validated at populate, whether or not
+	// a constructor asks for it: a bad value stops the agent even when
+	// nothing would read it yet.
+	scope := s.dig
+	root.configChecks = append(root.configChecks, func() error { return scope.Invoke(func(T) {}) })
 	return nil
 }
 

@@ -27,6 +27,7 @@ type Root struct {
 	modulePrivate  []any
 	overrides      map[reflect.Type][]any
 	configTypes    map[reflect.Type]bool
+	configChecks   []func() error
 	applyFinished  bool
 	flagSourceFunc func(name string) string
 	logger         func() *slog.Logger
@@ -106,6 +107,17 @@ func (r *Root) Flags() *pflag.FlagSet { return r.flags }
 
 // Invokes returns the invokes in declaration order.
 func (r *Root) Invokes() []*Invoker { return r.invokes }
+
+// CheckConfigs decodes and validates every registered config, in
+// registration order, and returns the first error.
+func (r *Root) CheckConfigs() error {
+	for _, check := range r.configChecks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Modules returns the modules in declaration order.
 func (r *Root) Modules() []ModuleInfo { return r.modules }

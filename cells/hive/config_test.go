@@ -270,3 +270,16 @@ func TestHiveFlagsFromEnvSetLogging(t *testing.T) {
 		t.Errorf("text logs despite --log-format=json")
 	}
 }
+
+// TestConfigValidatedWithoutReaders: a config nothing asks for is still
+// validated at populate, so a bad flag is never silently accepted.
+func TestConfigValidatedWithoutReaders(t *testing.T) {
+	h := hive.NewWithOptions(hive.Options{Logger: celltest.Logger(t)}, cell.Config(defaultNetConfig))
+	if err := celltest.SetFlags(h.Flags(), []string{"cluster-id=300"}); err != nil {
+		t.Fatal(err)
+	}
+	err := h.Populate()
+	if err == nil || err.Error() != "invalid configuration: --cluster-id: 300 is out of range 0..255" {
+		t.Errorf("Populate = %v, want the config error", err)
+	}
+}

@@ -163,6 +163,9 @@ func (h *Hive) populate() error {
 		h.log.Warn("Ignoring files in --config-dir that match no flag",
 			"config-dir", h.config.ConfigDir, "files", unknown)
 	}
+	if err := h.scope.Root().CheckConfigs(); err != nil {
+		return unwrapDig(err)
+	}
 	for _, inv := range h.scope.Root().Invokes() {
 		if err := inv.Run(); err != nil {
 			return unwrapDig(err)
