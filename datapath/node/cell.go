@@ -43,6 +43,7 @@ type managerParams struct {
 	IPCache   ipcache.IPCache
 	Cluster   identity.ClusterConfig
 	KVStore   kvstore.Client `optional:"true"`
+	KVConfig  kvstore.Config `optional:"true"`
 	Metrics   *store.Metrics `optional:"true"`
 	Handlers  []NodeHandler  `group:"node-handlers"`
 }
@@ -56,7 +57,7 @@ func newManagerFromParams(p managerParams) *manager {
 		handlers: newHandlerSet(p.Handlers, p.Health, p.Log),
 	}
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		m.kv = newKVSync(m, p.KVStore, p.Cluster, p.Log, p.Metrics)
+		m.kv = newKVSync(m, p.KVStore, p.Cluster, p.Log, p.Metrics, p.KVConfig.KVStorePeriodicSync)
 	}
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {

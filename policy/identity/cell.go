@@ -86,7 +86,7 @@ type managerParams struct {
 // finds the node's suffix, creates the kvstore allocator and starts its
 // jobs (watch, reference repair, GC).
 func newManagerCell(p managerParams) *manager {
-	m := newManager(p.ClusterConfig, p.KVStore.Enabled(), p.Observers, p.Metrics)
+	m := newManager(p.ClusterConfig, p.KVStore.Enabled(), p.Observers)
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		defer m.notify.flush() // the reserved identities
 		first, last := p.ClusterConfig.IdentityRange()
@@ -135,6 +135,6 @@ type metricsOut struct {
 
 func newMetricsOut(metrics *Metrics, m *manager) metricsOut {
 	return metricsOut{Collectors: []prometheus.Collector{
-		metrics.SkippedEntries, metrics.GCDeleted, countCollector{m: m, desc: metrics.Identities},
+		metrics.GCDeleted, countCollector{m: m, desc: metrics.Identities},
 	}}
 }

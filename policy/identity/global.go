@@ -2,7 +2,6 @@ package identity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -17,9 +16,8 @@ import (
 // an identity when it becomes known by either way and of its deletion
 // when it is known by neither.
 type kvstoreGlobal struct {
-	cfg     ClusterConfig
-	notify  *notifier
-	metrics *Metrics
+	cfg    ClusterConfig
+	notify *notifier
 
 	ready chan struct{} // closed once alloc is set
 	alloc *allocator.Allocator[*Identity]
@@ -35,8 +33,8 @@ type knownIdentity struct {
 	held     int // local references
 }
 
-func newKVStoreGlobal(cfg ClusterConfig, n *notifier, m *Metrics) *kvstoreGlobal {
-	return &kvstoreGlobal{cfg: cfg, notify: n, metrics: m, ready: make(chan struct{}),
+func newKVStoreGlobal(cfg ClusterConfig, n *notifier) *kvstoreGlobal {
+	return &kvstoreGlobal{cfg: cfg, notify: n, ready: make(chan struct{}),
 		known: map[NumericIdentity]*knownIdentity{}, byKey: map[string]NumericIdentity{}}
 }
 
@@ -53,10 +51,9 @@ func (g *kvstoreGlobal) allocatorOptions() allocator.Options[*Identity] {
 			return g.cfg.DecodeKVStoreIdentity(uint64(id), key)
 		},
 		Events: allocator.Events[*Identity]{
-			Upsert:  g.onUpsert,
-			Delete:  g.onDelete,
-			Synced:  g.notify.flush,
-			Invalid: g.onInvalid,
+			Upsert: g.onUpsert,
+			Delete: g.onDelete,
+			Synced: g.notify.flush,
 		},
 	}
 }
@@ -177,14 +174,6 @@ func (g *kvstoreGlobal) onDelete(_ allocator.ID, ident *Identity) {
 	if a := g.started(); a != nil && a.Synced() {
 		g.notify.flush()
 	}
-}
-
-func (g *kvstoreGlobal) onInvalid(_ string, err error) {
-	reason := "malformed"
-	if errors.Is(err, ErrRefused) {
-		reason = "refused"
-	}
-	g.metrics.SkippedEntries.WithLabelValues(reason).Inc()
 }
 
 func (g *kvstoreGlobal) addLocked(k *knownIdentity) {

@@ -28,11 +28,11 @@ type manager struct {
 
 var _ Allocator = (*manager)(nil)
 
-func newManager(cfg ClusterConfig, kvstoreEnabled bool, observers []Observer, m *Metrics) *manager {
+func newManager(cfg ClusterConfig, kvstoreEnabled bool, observers []Observer) *manager {
 	n := newNotifier(observers)
 	mgr := &manager{cfg: cfg, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
 	if kvstoreEnabled {
-		mgr.kv = newKVStoreGlobal(cfg, n, m)
+		mgr.kv = newKVStoreGlobal(cfg, n)
 	} else {
 		first, last := cfg.IdentityRange()
 		mgr.standalone = newMemAllocator(first, last, n)

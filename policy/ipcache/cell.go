@@ -37,6 +37,7 @@ type params struct {
 	Cluster   identity.ClusterConfig
 	LocalNode LocalNode
 	KVStore   kvstore.Client `optional:"true"`
+	KVConfig  kvstore.Config `optional:"true"`
 	Metrics   *store.Metrics `optional:"true"`
 	Listeners []Listener     `group:"ipcache-listeners"`
 }
@@ -47,7 +48,7 @@ func newCacheFromParams(p params) *cache {
 	c := newCache(p.Log, p.Allocator, p.Listeners)
 	c.local, c.cluster = p.LocalNode, p.Cluster
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics)
+		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics, p.KVConfig.KVStorePeriodicSync)
 	}
 	p.Lifecycle.Append(cell.Hook{
 		// The jobs are added at start, after the kvstore client (a

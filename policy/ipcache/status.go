@@ -3,9 +3,11 @@ package ipcache
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore/store"
 )
 
 // newStatusProvider adds the IPCache line to `apiary status`:
@@ -36,6 +38,11 @@ func (c *cache) statusReport() status.Report {
 		r.Message += fmt.Sprintf(", %s skipped", count(skipped, "kvstore entry", "kvstore entries"))
 		r.Details = append(r.Details,
 			fmt.Sprintf("skipped %d malformed entries and refused %d of another cluster; last: %s", st.malformed, st.refused, st.last))
+	}
+	if n := len(st.conflicts); n > 0 {
+		last := slices.MaxFunc(st.conflicts, func(a, b store.Conflict) int { return a.Time.Compare(b.Time) })
+		r.Details = append(r.Details, fmt.Sprintf("restored %s that another writer deleted or changed; last: %s (%d in a row)",
+			count(n, "local entry", "local entries"), last.Key, last.InARow))
 	}
 	return r
 }
