@@ -70,3 +70,30 @@ func TestTwoAgentsWithOneNodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodicSyncRestoresTheLease: a copy of the node's value written
+// without a lease (etcdctl put) looks unchanged to the watch, but would
+// outlive the agent; --kvstore-periodic-sync compares value and lease and
+// binds the key to the session lease again.
+func TestPeriodicSyncRestoresTheLease(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	startAgent(t, srv, "node-name=node-a", "node-ip=192.0.2.10", "kvstore-periodic-sync=200ms")
+	raw := srv.Client()
+	ctx := context.Background()
+	var value string
+	eventually(t, "the node key", 20*time.Second, func() bool {
+		resp, err := raw.Get(ctx, nodeAKey)
+		if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease == 0 {
+			return false
+		}
+		value = string(resp.Kvs[0].Value)
+		return true
+	})
+	if _, err := raw.Put(ctx, nodeAKey, value); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the key bound to a lease again", 10*time.Second, func() bool {
+		resp, err := raw.Get(ctx, nodeAKey)
+		return err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].Lease != 0 && string(resp.Kvs[0].Value) == value
+	})
+}

@@ -57,7 +57,10 @@ func (s *SyncStore) watchOwnKeys(ctx context.Context) {
 
 // observe checks a watch event of the store's prefix: a key it owns that
 // was deleted or holds another value is written again (after the key's
-// conflict backoff). The end of a list checks every key.
+// conflict backoff). The end of a list checks every key. A key that only
+// lost its lease (its value written again without one) is left to the
+// periodic sync: two writers of one value on different leases would
+// otherwise rewrite it in turn without ever seeing a conflict.
 func (s *SyncStore) observe(ev kvstore.Event) {
 	if ev.Type == kvstore.EventListDone {
 		s.verifyAll("watch listed")

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -92,6 +93,9 @@ func (s *SyncStore) write(ctx context.Context, batch []*syncOp) {
 		ops[i] = kvstore.Op{Key: s.prefix + op.name, Value: op.value, Lease: s.lease, Delete: op.value == nil}
 	}
 	res, err := s.backend.Batch(wctx, ops)
+	if err == nil && len(res) != len(ops) {
+		err = fmt.Errorf("write batch of %d keys: backend returned %d results", len(ops), len(res))
+	}
 	s.complete(ctx, batch, res, err, wctx.Err() != nil)
 }
 
