@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -36,6 +38,7 @@ type SyncStore struct {
 	lease      bool
 	log        *slog.Logger
 	metrics    *Metrics
+	queueSize  prometheus.Gauge
 	scope      string
 	retry      backoff
 	conflict   backoff
@@ -148,14 +151,12 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 	}
 	s.metrics = metricsOrDefault(s.metrics)
 	s.metrics.Synced.WithLabelValues(s.scope, "write").Set(0)
+	s.queueSize = s.metrics.QueueSize.WithLabelValues(s.scope)
 	return s
 }
 
 // CanaryKey returns the key of the sync canary.
 func (s *SyncStore) CanaryKey() string { return s.canaryKey }
-
-// Prefix returns the prefix the store writes under, with a trailing slash.
-func (s *SyncStore) Prefix() string { return s.prefix }
 
 // UpsertKey queues a write of k.
 func (s *SyncStore) UpsertKey(_ context.Context, k LocalKey) error {

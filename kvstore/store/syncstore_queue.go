@@ -75,6 +75,7 @@ func (s *SyncStore) enqueueLocked(name string, ks *keyState, value []byte, repai
 		}
 	}
 	s.touch(name, ks)
+	s.queueSize.Set(float64(len(s.active)))
 	s.signal()
 }
 

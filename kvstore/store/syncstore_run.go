@@ -127,7 +127,7 @@ func (s *SyncStore) complete(ctx context.Context, batch []*syncOp, res []kvstore
 		ks.recheck = false
 		s.touch(op.name, ks)
 	}
-	s.metrics.QueueSize.WithLabelValues(s.scope).Set(float64(len(s.active)))
+	s.queueSize.Set(float64(len(s.active)))
 	s.mu.Unlock()
 	if err != nil && ctx.Err() == nil {
 		s.metrics.WriteErrors.WithLabelValues(s.scope).Inc()
