@@ -32,11 +32,12 @@ func (k *kvSync) registrationKey() string { return NodesPrefix + "/" + k.m.local
 // registrationConflict returns the latest recent conflict on the local
 // node's key.
 func (k *kvSync) registrationConflict() (RegistrationConflict, bool) {
-	i := slices.IndexFunc(k.sync.Conflicts(), func(c store.Conflict) bool { return c.Key == k.registrationKey() })
+	conflicts := k.sync.Conflicts()
+	i := slices.IndexFunc(conflicts, func(c store.Conflict) bool { return c.Key == k.registrationKey() })
 	if i < 0 {
 		return RegistrationConflict{}, false
 	}
-	return registrationConflictOf(k.sync.Conflicts()[i]), true
+	return registrationConflictOf(conflicts[i]), true
 }
 
 func registrationConflictOf(c store.Conflict) RegistrationConflict {
