@@ -56,6 +56,11 @@ type Backend interface {
 	Delete(ctx context.Context, key string) error
 	// DeletePrefix removes every key under prefix.
 	DeletePrefix(ctx context.Context, prefix string) error
+	// Batch applies ops in one transaction, all or none, and reports what
+	// each did, in order. It takes at most MaxBatchOps ops, at most one
+	// per key (else ErrInvalidBatch). For the write rate limit a batch is
+	// one request.
+	Batch(ctx context.Context, ops []Op) ([]OpResult, error)
 	// ListAndWatch lists prefix and then watches it. The channel gets a
 	// Create for every listed key, one ListDone, and then every change.
 	// After a compaction or watch failure it re-lists and emits only the

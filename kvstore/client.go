@@ -94,6 +94,14 @@ func (c *client) DeletePrefix(ctx context.Context, prefix string) error {
 	return b.DeletePrefix(ctx, prefix)
 }
 
+func (c *client) Batch(ctx context.Context, ops []Op) ([]OpResult, error) {
+	b, err := c.get()
+	if err != nil {
+		return nil, err
+	}
+	return b.Batch(ctx, ops)
+}
+
 func (c *client) ListAndWatch(ctx context.Context, prefix string) <-chan Event {
 	b, err := c.get()
 	if err != nil {

@@ -20,7 +20,8 @@ type Config struct {
 	KVStoreOpt map[string]string
 	// KVStoreLeaseTTL is the TTL of the session lease.
 	KVStoreLeaseTTL time.Duration
-	// KVStorePeriodicSync is how often stores re-write their local keys.
+	// KVStorePeriodicSync is how often stores compare their local keys
+	// with the kvstore and write those that differ.
 	KVStorePeriodicSync time.Duration
 	// KVStoreConnectivityTimeout bounds one connection attempt.
 	KVStoreConnectivityTimeout time.Duration
@@ -39,7 +40,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.StringToString("kvstore-opt", def.KVStoreOpt,
 		"Key-value store options: etcd.config=<file>, etcd.address=<url>, etcd.qps=<writes/s>, etcd.limit=<list page size>")
 	fs.Duration("kvstore-lease-ttl", def.KVStoreLeaseTTL, "Time-to-live of the session lease that keys of this agent are bound to")
-	fs.Duration("kvstore-periodic-sync", def.KVStorePeriodicSync, "How often local keys are written again")
+	fs.Duration("kvstore-periodic-sync", def.KVStorePeriodicSync, "How often the agent compares its own keys with the kvstore and writes those that differ")
 	fs.Duration("kvstore-connectivity-timeout", def.KVStoreConnectivityTimeout, "Time allowed for one connection attempt to the kvstore")
 }
 

@@ -41,3 +41,5 @@ func (disabledBackend) Status() Status {
 }
 
 func (disabledBackend) Close() {}
+
+func (disabledBackend) Batch(context.Context, []Op) ([]OpResult, error) { return nil, ErrDisabled }

@@ -36,6 +36,7 @@ type managerParams struct {
 	Local     localnode.Store
 	IPCache   ipcache.IPCache
 	KVStore   kvstore.Client `optional:"true"`
+	KVConfig  kvstore.Config `optional:"true"`
 	Metrics   *store.Metrics `optional:"true"`
 	Handlers  []NodeHandler  `group:"node-handlers"`
 }
@@ -50,7 +51,7 @@ func newManagerFromParams(p managerParams) *manager {
 		handlers: newHandlerSet(p.Handlers, p.Health, p.Log),
 	}
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		m.kv = newKVSync(m, p.KVStore, local.Cluster, p.Log, p.Metrics)
+		m.kv = newKVSync(m, p.KVStore, local.Cluster, p.Log, p.Metrics, p.KVConfig.KVStorePeriodicSync)
 	}
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {

@@ -2,10 +2,9 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
@@ -20,11 +19,13 @@ import (
 const NodesPrefix = "cilium/state/nodes/v1"
 
 // ErrForeignNode marks a kvstore node that claims another cluster than
-// the one whose prefix it is under.
-var ErrForeignNode = errors.New("node of another cluster")
+// the one whose prefix it is under; the watch store skips it as refused.
+var ErrForeignNode = store.KindError(store.ErrRefused, "node of another cluster")
 
 // kvSync registers the local node and mirrors the cluster's nodes into
-// the manager with source kvstore.
+// the manager with source kvstore. The watch store hands its events to
+// the SyncStore, which writes the local node's key again when another
+// writer deletes or changes it.
 type kvSync struct {
 	m       *manager
 	client  kvstore.Client
@@ -32,19 +33,16 @@ type kvSync struct {
 	log     *slog.Logger
 	sync    *store.SyncStore
 	watch   *store.WatchStore
-
-	mu        sync.Mutex
-	malformed int
-	refused   int
-	last      string
 }
 
-func newKVSync(m *manager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics) *kvSync {
+func newKVSync(m *manager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
+	periodicSync time.Duration) *kvSync {
 	k := &kvSync{m: m, client: client, cluster: cluster, log: log}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, NodesPrefix,
-		store.WithSyncLogger(log), store.WithSyncMetrics(metrics))
+		store.WithSyncLogger(log), store.WithSyncMetrics(metrics), store.WithPeriodicSync(periodicSync),
+		store.WithOnConflict(k.onConflict))
 	k.watch = store.NewWatchStore("nodes", store.KeyFactoryFunc(k.decode), k,
-		store.WithLogger(log), store.WithMetrics(metrics))
+		store.WithLogger(log), store.WithMetrics(metrics), store.WithWriter(k.sync))
 	return k
 }
 
@@ -71,7 +69,8 @@ func (k *kvSync) start(jobs job.Group, local Node) {
 
 // decode is the watcher's KeyFactory: name is the node name below
 // cilium/state/nodes/v1/<cluster>/. Malformed values and nodes claiming
-// another cluster are refused and counted.
+// another cluster (ErrForeignNode) are skipped, counted and listed by the
+// watch store.
 func (k *kvSync) decode(name string, value []byte) (store.Key, error) {
 	var n Node
 	err := n.UnmarshalJSON(value)
@@ -79,14 +78,6 @@ func (k *kvSync) decode(name string, value []byte) (store.Key, error) {
 		err = k.check(name, &n)
 	}
 	if err != nil {
-		k.mu.Lock()
-		if errors.Is(err, ErrForeignNode) {
-			k.refused++
-		} else {
-			k.malformed++
-		}
-		k.last = fmt.Sprintf("%s/%s: %v", k.watchPrefix(), name, err)
-		k.mu.Unlock()
 		return nil, err
 	}
 	return &n, nil
@@ -127,9 +118,11 @@ func (k *kvSync) OnDelete(key store.Key) {
 	k.m.NodeDeleted(n)
 }
 
-// skipped returns how many kvstore nodes were refused, and the last one.
+// skipped returns how many kvstore nodes are skipped now, and the last.
 func (k *kvSync) skipped() (malformed, refused int, last string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.malformed, k.refused, k.last
+	st := k.watch.SkipStats()
+	if st.Total() > 0 {
+		last = fmt.Sprintf("%s: %v", st.Last.Key, st.Last.Err)
+	}
+	return st.Malformed, st.Refused, last
 }

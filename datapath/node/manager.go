@@ -24,6 +24,10 @@ type Manager interface {
 	GetNode(id Identity) (Node, bool)
 	// LocalNode returns this agent's node.
 	LocalNode() Node
+	// RegistrationConflict returns the latest recent conflict on this
+	// node's kvstore key: another writer changed (another agent with the
+	// same node name) or deleted it and this agent wrote it again.
+	RegistrationConflict() (RegistrationConflict, bool)
 }
 
 // manager implements Manager. Changes are applied one at a time

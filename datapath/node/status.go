@@ -3,14 +3,16 @@ package node
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
 )
 
 // newStatusProvider adds the Nodes line to `apiary status`:
-// "2 nodes (1 local, 1 remote)". Refused or malformed kvstore nodes make
-// it a Warning that says so.
+// "2 nodes (1 local, 1 remote)". Refused or malformed kvstore nodes, and
+// another agent registering this node's name, make it a Warning that says
+// so.
 func newStatusProvider(id cell.FullModuleID, m *manager) status.ProviderOut {
 	return status.NewProviderOut(id, "Nodes", func(context.Context) status.Report {
 		return statusReport(m, m.kv)
@@ -38,6 +40,17 @@ func statusReport(m *manager, kv *kvSync) status.Report {
 		r.Message += fmt.Sprintf(", %s skipped", plural(malformed+refused, "kvstore entry", "kvstore entries"))
 		r.Details = append(r.Details, fmt.Sprintf("skipped %d malformed nodes and refused %d of another cluster; last: %s",
 			malformed, refused, last))
+	}
+	if c, ok := m.RegistrationConflict(); ok {
+		ago := time.Since(c.Time).Round(time.Second)
+		if c.Deleted {
+			r.Details = append(r.Details, fmt.Sprintf("local node key was deleted and written again %s ago (%d in a row)", ago, c.InARow))
+		} else {
+			r.State = status.Warning
+			r.Message += ", node name also registered by " + c.OtherIP
+			r.Details = append(r.Details, fmt.Sprintf("another agent registers %s with IP %s (same --node-name?); "+
+				"each writes its own again, backing off: %d in a row, last %s ago", c.Key, c.OtherIP, c.InARow, ago))
+		}
 	}
 	return r
 }

@@ -43,9 +43,6 @@ type Events[V any] struct {
 	Delete func(id ID, v V)
 	// Synced is called once, when the first list is complete.
 	Synced func()
-	// Invalid is called for each master key (new or changed) that cannot
-	// be decoded or that Decode refuses; fullKey is its kvstore key.
-	Invalid func(fullKey string, err error)
 }
 
 // Options configure an Allocator.
@@ -60,8 +57,10 @@ type Options[V any] struct {
 	Suffix string
 	// Min and Max bound the ids this allocator hands out (1 <= Min <= Max).
 	Min, Max ID
-	// Decode turns a master key's value into V; an error marks the entry
-	// invalid (required). It runs on the watch goroutine.
+	// Decode turns a master key's value into V (required). An error
+	// makes the cache skip the entry, of the kind it matches
+	// (store.ErrRefused, else store.ErrMalformed); its id stays occupied.
+	// It runs on the watch goroutine.
 	Decode func(id ID, key string) (V, error)
 	// Events are told about the cache's changes.
 	Events Events[V]

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -19,23 +18,13 @@ type Entry[V any] struct {
 	Value V
 }
 
-// InvalidEntry is a master key the cache skipped.
-type InvalidEntry struct {
-	// Key is the full kvstore key ("<base>/id/<id>").
-	Key string
-	// Err says why it was skipped.
-	Err error
-}
-
-// cacheEntry is a master key as the watch store holds it. Entries that
-// fail to decode are kept too (with err set), so that their id stays
-// occupied and their deletion clears the report.
+// cacheEntry is a valid master key as the watch store holds it. The
+// watch store skips (and reports) the others; their ids stay occupied.
 type cacheEntry[V any] struct {
 	name  string
-	id    ID // 0 when the name is not an id
+	id    ID
 	key   string
 	value V
-	err   error
 }
 
 // GetKeyName returns the master key's name below <base>/id/.
@@ -48,10 +37,9 @@ type cache[V any] struct {
 
 	mu       sync.RWMutex
 	byName   map[string]*cacheEntry[V]
-	byID     map[ID]*cacheEntry[V] // valid and invalid entries with an id
-	byKey    map[string]ID         // valid entries only
-	keyCount map[string]int        // valid entries per key (normally 1)
-	invalid  map[string]*cacheEntry[V]
+	byID     map[ID]*cacheEntry[V]
+	byKey    map[string]ID
+	keyCount map[string]int // entries per key (normally 1)
 	synced   chan struct{}
 }
 
@@ -60,8 +48,7 @@ var _ store.Observer = (*cache[string])(nil)
 func newCache[V any](a *Allocator[V]) *cache[V] {
 	c := &cache[V]{
 		a: a, byName: map[string]*cacheEntry[V]{}, byID: map[ID]*cacheEntry[V]{},
-		byKey: map[string]ID{}, keyCount: map[string]int{}, invalid: map[string]*cacheEntry[V]{},
-		synced: make(chan struct{}),
+		byKey: map[string]ID{}, keyCount: map[string]int{}, synced: make(chan struct{}),
 	}
 	c.ws = store.NewWatchStore(a.opts.Scope, store.KeyFactoryFunc(c.decode), c,
 		store.WithLogger(a.log), store.WithMetrics(a.opts.Metrics),
@@ -74,24 +61,23 @@ func newCache[V any](a *Allocator[V]) *cache[V] {
 	return c
 }
 
-// decode never fails: invalid entries are kept with their error.
+// decode is the watch store's KeyFactory: a master key whose name is no
+// id or whose value is empty is malformed (an error of no kind); Decode's
+// error says the kind of the others it refuses.
 func (c *cache[V]) decode(name string, value []byte) (store.Key, error) {
-	e := &cacheEntry[V]{name: name, key: string(value)}
 	n, err := strconv.ParseUint(name, 10, 64)
 	switch {
 	case err != nil || strconv.FormatUint(n, 10) != name:
-		e.err = fmt.Errorf("master key name %q is not a decimal id", name)
-		return e, nil
+		return nil, fmt.Errorf("master key name %q is not a decimal id", name)
 	case n == 0:
-		e.err = fmt.Errorf("master key name %q: id 0 is never allocated", name)
-		return e, nil
+		return nil, fmt.Errorf("master key name %q: id 0 is never allocated", name)
+	case len(value) == 0:
+		return nil, fmt.Errorf("id %d: empty value", n)
 	}
-	e.id = ID(n)
-	if len(value) == 0 {
-		e.err = fmt.Errorf("id %d: empty value", n)
-		return e, nil
+	e := &cacheEntry[V]{name: name, id: ID(n), key: string(value)}
+	if e.value, err = c.a.opts.Decode(e.id, e.key); err != nil {
+		return nil, err
 	}
-	e.value, e.err = c.a.opts.Decode(e.id, e.key)
 	return e, nil
 }
 
@@ -101,29 +87,15 @@ func (c *cache[V]) OnUpdate(k store.Key) {
 	c.mu.Lock()
 	prev := c.unindexLocked(e.name)
 	c.byName[e.name] = e
-	if e.id != 0 {
-		c.byID[e.id] = e
+	c.byID[e.id] = e
+	if _, ok := c.byKey[e.key]; !ok {
+		c.byKey[e.key] = e.id
 	}
-	if e.err != nil {
-		c.invalid[e.name] = e
-	} else {
-		if _, ok := c.byKey[e.key]; !ok {
-			c.byKey[e.key] = e.id
-		}
-		c.keyCount[e.key]++
-	}
+	c.keyCount[e.key]++
 	c.mu.Unlock()
 	ev := c.a.opts.Events
-	if prev != nil && prev.err == nil && ev.Delete != nil {
+	if prev != nil && ev.Delete != nil {
 		ev.Delete(prev.id, prev.value)
-	}
-	if e.err != nil {
-		fullKey := c.a.paths.IDPrefix() + e.name
-		c.a.log.Warn("Skipping invalid master key", "scope", c.a.opts.Scope, "key", fullKey, "error", e.err)
-		if ev.Invalid != nil {
-			ev.Invalid(fullKey, e.err)
-		}
-		return
 	}
 	if ev.Upsert != nil {
 		ev.Upsert(e.id, e.value)
@@ -136,7 +108,7 @@ func (c *cache[V]) OnDelete(k store.Key) {
 	c.mu.Lock()
 	prev := c.unindexLocked(e.name)
 	c.mu.Unlock()
-	if prev != nil && prev.err == nil && c.a.opts.Events.Delete != nil {
+	if prev != nil && c.a.opts.Events.Delete != nil {
 		c.a.opts.Events.Delete(prev.id, prev.value)
 	}
 }
@@ -148,12 +120,8 @@ func (c *cache[V]) unindexLocked(name string) *cacheEntry[V] {
 		return nil
 	}
 	delete(c.byName, name)
-	delete(c.invalid, name)
-	if prev.id != 0 && c.byID[prev.id] == prev {
+	if c.byID[prev.id] == prev {
 		delete(c.byID, prev.id)
-	}
-	if prev.err != nil {
-		return prev
 	}
 	c.keyCount[prev.key]--
 	if c.keyCount[prev.key] > 0 {
@@ -167,12 +135,12 @@ func (c *cache[V]) unindexLocked(name string) *cacheEntry[V] {
 	return prev
 }
 
-// otherIDLocked finds the lowest id of another valid entry for key; it
-// only runs when two masters hold the same key.
+// otherIDLocked finds the lowest id of another entry for key; it only
+// runs when two masters hold the same key.
 func (c *cache[V]) otherIDLocked(key string) ID {
 	var best ID
 	for id, e := range c.byID {
-		if e.err == nil && e.key == key && (best == 0 || id < best) {
+		if e.key == key && (best == 0 || id < best) {
 			best = id
 		}
 	}
@@ -191,17 +159,18 @@ func (c *cache[V]) keyOf(id ID) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.byID[id]
-	if !ok || e.err != nil {
+	if !ok {
 		return "", false
 	}
 	return e.key, true
 }
 
+// occupied reports whether a master key exists for id, valid or skipped.
 func (c *cache[V]) occupied(id ID) bool {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	_, ok := c.byID[id]
-	return ok
+	c.mu.RUnlock()
+	return ok || c.ws.IsSkipped(id.String())
 }
 
 // Run watches the master keys until ctx ends, and writes references lost
@@ -238,7 +207,7 @@ func (a *Allocator[V]) Get(id ID) (V, bool) {
 	a.cache.mu.RLock()
 	defer a.cache.mu.RUnlock()
 	e, ok := a.cache.byID[id]
-	if !ok || e.err != nil {
+	if !ok {
 		var zero V
 		return zero, false
 	}
@@ -250,9 +219,7 @@ func (a *Allocator[V]) Entries() []Entry[V] {
 	a.cache.mu.RLock()
 	out := make([]Entry[V], 0, len(a.cache.byID))
 	for id, e := range a.cache.byID {
-		if e.err == nil {
-			out = append(out, Entry[V]{ID: id, Key: e.key, Value: e.value})
-		}
+		out = append(out, Entry[V]{ID: id, Key: e.key, Value: e.value})
 	}
 	a.cache.mu.RUnlock()
 	slices.SortFunc(out, func(x, y Entry[V]) int { return cmp.Compare(x.ID, y.ID) })
@@ -263,17 +230,10 @@ func (a *Allocator[V]) Entries() []Entry[V] {
 func (a *Allocator[V]) NumEntries() int {
 	a.cache.mu.RLock()
 	defer a.cache.mu.RUnlock()
-	return len(a.cache.byName) - len(a.cache.invalid)
+	return len(a.cache.byName)
 }
 
-// Invalid returns the master keys the cache currently skips, sorted by key.
-func (a *Allocator[V]) Invalid() []InvalidEntry {
-	a.cache.mu.RLock()
-	out := make([]InvalidEntry, 0, len(a.cache.invalid))
-	for name, e := range a.cache.invalid {
-		out = append(out, InvalidEntry{Key: a.paths.IDPrefix() + name, Err: e.err})
-	}
-	a.cache.mu.RUnlock()
-	slices.SortFunc(out, func(x, y InvalidEntry) int { return strings.Compare(x.Key, y.Key) })
-	return out
-}
+// Invalid returns the master keys the cache skips now, sorted by key. A
+// valid master key that turned invalid is listed and keeps its last
+// valid value.
+func (a *Allocator[V]) Invalid() []store.SkippedEntry { return a.cache.ws.Skipped() }

@@ -25,7 +25,8 @@
 // of keys in local use.
 //
 // The cache of every master key of the range is a store.WatchStore on
-// <base>/id/; entries it cannot decode are kept apart (their id stays
-// occupied), logged with their key and reported through Events.Invalid.
+// <base>/id/; entries it cannot decode or Decode refuses are skipped by
+// the watch store (their id stays occupied), which counts, logs and lists
+// them (Invalid).
 // Package policy/identity builds the identity allocator on it.
 package allocator

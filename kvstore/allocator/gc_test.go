@@ -107,16 +107,14 @@ func TestInvalidMasterKeys(t *testing.T) {
 
 	var got []string
 	for _, e := range n1.Invalid() {
-		got = append(got, strings.TrimPrefix(e.Key, base+"/id/"))
+		got = append(got, strings.TrimPrefix(e.Key, base+"/id/")+" "+string(e.Reason))
 	}
-	if want := []string{"0300", "301", "302", "abc"}; !slices.Equal(got, want) {
+	if want := []string{"0300 malformed", "301 malformed", "302 refused", "abc malformed"}; !slices.Equal(got, want) {
 		t.Errorf("invalid entries = %v, want %v", got, want)
 	}
-	n1.events.mu.Lock()
-	if !errors.Is(n1.events.invalid[paths.MasterKey(302)], errRefused) || len(n1.events.invalid) != 4 {
-		t.Errorf("Invalid events = %v", n1.events.invalid)
+	if e := n1.Invalid()[2]; !errors.Is(e.Err, errRefused) {
+		t.Errorf("302: %v, want Decode's error", e.Err)
 	}
-	n1.events.mu.Unlock()
 	if ev := n1.events.snapshot(); !slices.Equal(ev, []string{"+300=k8s:app=good;", "synced"}) {
 		t.Errorf("events = %v, want only the good entry, then synced", ev)
 	}

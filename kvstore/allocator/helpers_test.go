@@ -2,7 +2,6 @@ package allocator_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/store"
 )
 
 const base = "cilium/state/identities/v1"
@@ -23,9 +23,8 @@ var paths = allocator.Paths{Base: base}
 
 // events records what the cache told.
 type events struct {
-	mu      sync.Mutex
-	log     []string
-	invalid map[string]error
+	mu  sync.Mutex
+	log []string
 }
 
 func (e *events) add(s string) {
@@ -64,7 +63,7 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, o agentOpts) *agent {
 		o.decode = func(_ allocator.ID, key string) (string, error) { return key, nil }
 	}
 	b := srv.NewBackend()
-	ev := &events{invalid: map[string]error{}}
+	ev := &events{}
 	a, err := allocator.New(allocator.Options[string]{
 		Backend: b, BasePath: base, Suffix: o.suffix, Min: o.min, Max: o.max,
 		Decode: o.decode, Logger: celltest.Logger(t), Scope: "identities",
@@ -72,11 +71,6 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, o agentOpts) *agent {
 			Upsert: func(id allocator.ID, v string) { ev.add(fmt.Sprintf("+%d=%s", id, v)) },
 			Delete: func(id allocator.ID, v string) { ev.add(fmt.Sprintf("-%d=%s", id, v)) },
 			Synced: func() { ev.add("synced") },
-			Invalid: func(key string, err error) {
-				ev.mu.Lock()
-				ev.invalid[key] = err
-				ev.mu.Unlock()
-			},
 		},
 	})
 	if err != nil {
@@ -146,4 +140,4 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-var errRefused = errors.New("refused")
+var errRefused = store.KindError(store.ErrRefused, "refused")

@@ -37,6 +37,9 @@ func RunBackendSuite(t *testing.T, newSubject func(t *testing.T) Subject) {
 		{"list-and-watch", testListAndWatch},
 		{"lease-expiry", testLeaseExpiry},
 		{"lock", testLock},
+		{"batch", testBatch},
+		{"batch-limits", testBatchLimits},
+		{"batch-after-lease-loss", testBatchAfterLeaseLoss},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newSubject(t)) })

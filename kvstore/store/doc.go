@@ -4,10 +4,16 @@
 //   - WatchStore (reader): mirrors a prefix into an observer; restartable
 //     (after a reconnect, keys that vanished meanwhile are deleted once the
 //     new list is done); Drain removes everything when a remote cluster goes
-//     away.
+//     away. Entries its KeyFactory refuses are skipped, never fatal: counted
+//     per kind (ErrMalformed, ErrRefused), logged (rate limited) and listed
+//     for the owner's status line (SkipStats, Skipped).
 //   - SyncStore (writer): writes this agent's keys through a coalescing
-//     queue with retries, and the sync canary cilium/synced/<cluster>/<prefix>
-//     once the initial set is written.
+//     queue, in batches (one etcd transaction per batch, per-key order
+//     kept, a refused batch retried key by key), with retries, and the sync
+//     canary cilium/synced/<cluster>/<prefix> once the initial set is
+//     written. It defends its keys: another writer's delete or change is
+//     written over (seen by a watch, or compared on the periodic sync),
+//     with backoff, and reported as a Conflict.
 //   - SharedStore: local keys owned by this agent and shared keys from
 //     others under one prefix, local keys re-written periodically and
 //     re-created at once when someone deletes them.

@@ -108,3 +108,5 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

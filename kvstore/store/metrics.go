@@ -6,9 +6,10 @@ import "github.com/prometheus/client_golang/prometheus"
 // store's prefix, with the cluster for remote stores).
 type Metrics struct {
 	Entries     *prometheus.GaugeVec
-	Malformed   *prometheus.CounterVec
+	Skipped     *prometheus.CounterVec
 	QueueSize   *prometheus.GaugeVec
 	WriteErrors *prometheus.CounterVec
+	Conflicts   *prometheus.CounterVec
 	Synced      *prometheus.GaugeVec
 }
 
@@ -19,18 +20,22 @@ func NewMetrics() *Metrics {
 			Namespace: "apiary", Subsystem: "kvstore", Name: "store_entries",
 			Help: "Entries held by a watch store",
 		}, []string{"scope"}),
-		Malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "apiary", Subsystem: "kvstore", Name: "store_malformed_values_total",
-			Help: "Values a store could not decode and skipped",
-		}, []string{"scope"}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "store_skipped_values_total",
+			Help: "Values a watch store skipped, by reason: malformed, or refused (decodes but is not for this reader)",
+		}, []string{"scope", "reason"}),
 		QueueSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "apiary", Subsystem: "kvstore", Name: "sync_queue_size",
 			Help: "Keys waiting to be written by a sync store",
 		}, []string{"scope"}),
 		WriteErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "apiary", Subsystem: "kvstore", Name: "sync_errors_total",
-			Help: "Failed writes of a sync store (each is retried)",
+			Help: "Failed write requests of a sync store (each is retried)",
 		}, []string{"scope"}),
+		Conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "sync_conflicts_total",
+			Help: "Keys of a sync store written again after another writer deleted or changed them",
+		}, []string{"scope", "kind"}),
 		Synced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "apiary", Subsystem: "kvstore", Name: "initial_sync_completed",
 			Help: "Whether a store completed its initial synchronisation (1) or not (0)",
@@ -40,7 +45,7 @@ func NewMetrics() *Metrics {
 
 // Collectors returns the metrics for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Entries, m.Malformed, m.QueueSize, m.WriteErrors, m.Synced}
+	return []prometheus.Collector{m.Entries, m.Skipped, m.QueueSize, m.WriteErrors, m.Conflicts, m.Synced}
 }
 
 var defaultMetrics = NewMetrics()

@@ -8,49 +8,62 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/apiary-net/apiary/kvstore"
 )
 
-// SyncStore writes this agent's keys under a prefix. Upserts and deletes
-// go through a queue that coalesces changes of the same key and retries
-// failed writes with backoff. Once Synced has been called and every change
-// queued before it is written, the sync canary
-// cilium/synced/<cluster>/<prefix> is written (RFC 3339 time), so readers
-// in "sync" mode know the prefix is complete.
+// SyncStore writes this agent's keys under a prefix and defends them.
+//
+// Upserts and deletes go through a queue that coalesces changes of the
+// same key and writes them in batches (one etcd transaction of up to
+// kvstore.MaxBatchOps keys, several batches in flight); a key is never in
+// two writes at once, so a later change never overtakes an earlier one. A
+// batch etcd refuses is written again key by key, so one bad key does not
+// hold the others back; failed keys are retried with backoff.
+//
+// Keys it owns are written again when another writer deletes or changes
+// them: it watches its prefix (or is told about it by a WatchStore created
+// WithWriter) and compares every local key on the periodic sync. Two
+// writers fighting over a key back off from each other; conflicts are
+// counted, logged and reported (Conflicts, WithOnConflict).
+//
+// Once Synced has been called and every change queued before it is
+// written, the sync canary cilium/synced/<cluster>/<prefix> is written
+// (RFC 3339 time), so readers in "sync" mode know the prefix is complete.
 type SyncStore struct {
-	backend   kvstore.Backend
-	prefix    string // with trailing slash
-	canaryKey string
-	lease     bool
-	log       *slog.Logger
-	metrics   *Metrics
-	scope     string
-	retry     backoff
+	backend    kvstore.Backend
+	prefix     string // with trailing slash
+	canaryKey  string
+	lease      bool
+	log        *slog.Logger
+	metrics    *Metrics
+	queueSize  prometheus.Gauge
+	scope      string
+	retry      backoff
+	conflict   backoff
+	periodic   time.Duration
+	workers    int
+	maxOps     int
+	maxBytes   int
+	onConflict func(Conflict)
 
-	mu        sync.Mutex
-	wake      chan struct{}
-	queue     []string // names in arrival order
-	pending   map[string]*syncOp
-	inflight  map[string]uint64 // names being written, with their firstSeq
-	workers   int
-	local     map[string][]byte // what this agent wants to exist
-	seq       uint64
-	syncSeq   uint64 // 0: Synced not called yet
-	syncFns   []func(context.Context)
-	synced    bool
-	canaryDue bool
+	mu         sync.Mutex
+	wake       chan struct{}
+	keys       map[string]*keyState // every key with an op, a local value or a conflict
+	active     map[string]*keyState // keys with a queued or in-flight op
+	conflicted map[string]*keyState // keys with a recent conflict
+	queue      opQueue
+	seq        uint64
+	syncSeq    uint64 // 0: Synced not called yet
+	syncFns    []func(context.Context)
+	synced     bool
+	fedByWatch bool // a WatchStore hands this store its events
 }
 
 // canaryName is the queue name of the canary write; it cannot clash with a
 // key name, which never starts with a NUL byte.
 const canaryName = "\x00canary"
-
-type syncOp struct {
-	value     []byte // nil: delete
-	firstSeq  uint64
-	notBefore time.Time
-	failures  int
-}
 
 // SyncStoreOption configures a SyncStore.
 type SyncStoreOption func(*SyncStore)
@@ -70,34 +83,75 @@ func WithRetryBackoff(minWait, maxWait time.Duration) SyncStoreOption {
 	return func(s *SyncStore) { s.retry = backoff{min: minWait, max: maxWait} }
 }
 
-// WithWorkers sets how many writes may be in flight at once (default 32;
-// never two for the same key).
+// WithWorkers sets how many write requests may be in flight at once
+// (default 32; a key is never in two at once).
 func WithWorkers(n int) SyncStoreOption {
 	return func(s *SyncStore) { s.workers = max(1, n) }
+}
+
+// WithMaxBatch bounds one write request: at most ops keys (default and
+// at most kvstore.MaxBatchOps) and about bytes of keys and values
+// (default 512 KiB; a key larger than that is written alone).
+func WithMaxBatch(ops, bytes int) SyncStoreOption {
+	return func(s *SyncStore) {
+		s.maxOps = min(max(1, ops), kvstore.MaxBatchOps)
+		s.maxBytes = max(1, bytes)
+	}
+}
+
+// WithPeriodicSync sets how often every local key is compared with the
+// kvstore and written again if it differs (--kvstore-periodic-sync;
+// default 5m).
+func WithPeriodicSync(interval time.Duration) SyncStoreOption {
+	return func(s *SyncStore) {
+		if interval > 0 {
+			s.periodic = interval
+		}
+	}
+}
+
+// WithConflictBackoff sets how long the store waits before it writes a
+// key again after another writer changed it again: minWait after the
+// second conflict in a row, doubling up to maxWait (default 1s to 5m).
+// The first repair is immediate; a key quiet for twice maxWait starts
+// over.
+func WithConflictBackoff(minWait, maxWait time.Duration) SyncStoreOption {
+	return func(s *SyncStore) { s.conflict = backoff{min: minWait, max: maxWait} }
+}
+
+// WithOnConflict sets a function told about every conflict, from the
+// store's goroutines; it must not block.
+func WithOnConflict(fn func(Conflict)) SyncStoreOption {
+	return func(s *SyncStore) { s.onConflict = fn }
 }
 
 // NewSyncStore creates a writer for prefix of cluster.
 func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts ...SyncStoreOption) *SyncStore {
 	prefix = dirPrefix(prefix)
 	s := &SyncStore{
-		backend:   backend,
-		prefix:    prefix,
-		canaryKey: kvstore.SyncedPrefix + cluster + "/" + strings.TrimSuffix(prefix, "/"),
-		lease:     true,
-		log:       slog.New(slog.DiscardHandler),
-		scope:     strings.TrimSuffix(prefix, "/"),
-		retry:     backoff{min: 100 * time.Millisecond, max: 30 * time.Second},
-		wake:      make(chan struct{}, 1),
-		pending:   map[string]*syncOp{},
-		inflight:  map[string]uint64{},
-		workers:   32,
-		local:     map[string][]byte{},
+		backend:    backend,
+		prefix:     prefix,
+		canaryKey:  kvstore.SyncedPrefix + cluster + "/" + strings.TrimSuffix(prefix, "/"),
+		lease:      true,
+		log:        slog.New(slog.DiscardHandler),
+		scope:      strings.TrimSuffix(prefix, "/"),
+		retry:      backoff{min: 100 * time.Millisecond, max: 30 * time.Second},
+		conflict:   backoff{min: time.Second, max: 5 * time.Minute},
+		periodic:   5 * time.Minute,
+		workers:    32,
+		maxOps:     kvstore.MaxBatchOps,
+		maxBytes:   512 << 10,
+		wake:       make(chan struct{}, 1),
+		keys:       map[string]*keyState{},
+		active:     map[string]*keyState{},
+		conflicted: map[string]*keyState{},
 	}
 	for _, o := range opts {
 		o(s)
 	}
 	s.metrics = metricsOrDefault(s.metrics)
 	s.metrics.Synced.WithLabelValues(s.scope, "write").Set(0)
+	s.queueSize = s.metrics.QueueSize.WithLabelValues(s.scope)
 	return s
 }
 
@@ -114,8 +168,9 @@ func (s *SyncStore) UpsertKey(_ context.Context, k LocalKey) error {
 		value = []byte{}
 	}
 	s.mu.Lock()
-	s.local[k.GetKeyName()] = value
-	s.enqueueLocked(k.GetKeyName(), value)
+	ks := s.state(k.GetKeyName())
+	ks.owned, ks.want = true, value
+	s.enqueueLocked(k.GetKeyName(), ks, value, false)
 	s.mu.Unlock()
 	return nil
 }
@@ -123,8 +178,10 @@ func (s *SyncStore) UpsertKey(_ context.Context, k LocalKey) error {
 // DeleteKey queues the deletion of k.
 func (s *SyncStore) DeleteKey(_ context.Context, k Key) {
 	s.mu.Lock()
-	delete(s.local, k.GetKeyName())
-	s.enqueueLocked(k.GetKeyName(), nil)
+	ks := s.state(k.GetKeyName())
+	ks.owned, ks.want, ks.conflict = false, nil, conflictState{}
+	delete(s.conflicted, k.GetKeyName())
+	s.enqueueLocked(k.GetKeyName(), ks, nil, false)
 	s.mu.Unlock()
 }
 
@@ -147,18 +204,6 @@ func (s *SyncStore) IsSynced() bool {
 	return s.synced
 }
 
-func (s *SyncStore) enqueueLocked(name string, value []byte) {
-	s.seq++
-	if op, ok := s.pending[name]; ok {
-		op.value, op.notBefore, op.failures = value, time.Time{}, 0
-	} else {
-		s.pending[name] = &syncOp{value: value, firstSeq: s.seq}
-		s.queue = append(s.queue, name)
-	}
-	s.metrics.QueueSize.WithLabelValues(s.scope).Set(float64(len(s.pending)))
-	s.signal()
-}
-
 func (s *SyncStore) signal() {
 	select {
 	case s.wake <- struct{}{}:
@@ -172,13 +217,13 @@ func (s *SyncStore) onLeaseExpired(key string) {
 	defer s.mu.Unlock()
 	if key == s.canaryKey {
 		if s.synced {
-			s.enqueueLocked(canaryName, []byte{})
+			s.enqueueLocked(canaryName, s.state(canaryName), []byte{}, false)
 		}
 		return
 	}
 	name := strings.TrimPrefix(key, s.prefix)
-	if value, ok := s.local[name]; ok {
+	if ks, ok := s.keys[name]; ok && ks.owned {
 		s.log.Info("Writing key again after its lease expired", "key", key)
-		s.enqueueLocked(name, value)
+		s.enqueueLocked(name, ks, ks.want, false)
 	}
 }

@@ -2,11 +2,18 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/apiary-net/apiary/kvstore"
 )
 
-// backoff is a per-key exponential retry wait.
+// writeTimeout bounds one write request.
+const writeTimeout = 30 * time.Second
+
+// backoff is an exponential wait: min after the first failure, doubling
+// up to max.
 type backoff struct{ min, max time.Duration }
 
 func (b backoff) wait(failures int) time.Duration {
@@ -18,30 +25,43 @@ func (b backoff) wait(failures int) time.Duration {
 }
 
 // Run writes queued changes until ctx ends, up to the configured number
-// at once.
+// of requests at once, watches the store's keys (unless a WatchStore
+// created WithWriter hands it the events) and compares every local key
+// with the kvstore on the periodic sync.
 func (s *SyncStore) Run(ctx context.Context) {
 	s.backend.OnLeaseExpired(s.prefix, s.onLeaseExpired)
 	s.backend.OnLeaseExpired(s.canaryKey, s.onLeaseExpired)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	slots := make(chan struct{}, s.workers)
+	s.mu.Lock()
+	ownWatch := !s.fedByWatch
+	s.mu.Unlock()
+	if ownWatch {
+		wg.Go(func() { s.watchOwnKeys(ctx) })
+	}
+	periodic := time.NewTicker(s.periodic)
+	defer periodic.Stop()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	slots := make(chan struct{}, s.workers)
 	for {
-		name, op, wait := s.next()
-		if op != nil {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
+		// Take a slot first: while all are busy, changes pile up into
+		// fuller batches.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		batch, wait := s.next()
+		if len(batch) > 0 {
 			wg.Go(func() {
-				s.process(ctx, name, op)
+				s.write(ctx, batch)
 				<-slots
-				s.finish(name)
+				s.signal()
 			})
 			continue
 		}
+		<-slots
 		s.maybeWriteCanary(ctx)
 		var fire <-chan time.Time
 		if wait > 0 {
@@ -53,77 +73,103 @@ func (s *SyncStore) Run(ctx context.Context) {
 			return
 		case <-s.wake:
 		case <-fire:
+		case <-periodic.C:
+			s.verifyAll("periodic sync")
 		}
 	}
 }
 
-// next returns the first queued op that is due and whose key is not being
-// written, or how long until one is due.
-func (s *SyncStore) next() (string, *syncOp, time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// write does one write request and records its outcome.
+func (s *SyncStore) write(ctx context.Context, batch []*syncOp) {
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if batch[0].name == canaryName {
+		err := s.writeCanary(wctx)
+		s.complete(ctx, batch, nil, err, wctx.Err() != nil)
+		return
+	}
+	ops := make([]kvstore.Op, len(batch))
+	for i, op := range batch {
+		ops[i] = kvstore.Op{Key: s.prefix + op.name, Value: op.value, Lease: s.lease, Delete: op.value == nil}
+	}
+	res, err := s.backend.Batch(wctx, ops)
+	if err == nil && len(res) != len(ops) {
+		err = fmt.Errorf("write batch of %d keys: backend returned %d results", len(ops), len(res))
+	}
+	s.complete(ctx, batch, res, err, wctx.Err() != nil)
+}
+
+// complete records the outcome of a write request: failed ops are queued
+// again (alone, when etcd refused their batch), repairs that had to write
+// are conflicts, and the next changes of the keys become due.
+func (s *SyncStore) complete(ctx context.Context, batch []*syncOp, res []kvstore.OpResult, err error, timedOut bool) {
 	now := time.Now()
-	var wait time.Duration
-	for i, name := range s.queue {
-		if _, busy := s.inflight[name]; busy {
-			continue
-		}
-		op := s.pending[name]
-		if op.notBefore.After(now) {
-			if d := op.notBefore.Sub(now); wait == 0 || d < wait {
-				wait = d
+	split := err != nil && !timedOut && len(batch) > 1
+	var conflicts []Conflict
+	var retryIn time.Duration
+	s.mu.Lock()
+	for i, op := range batch {
+		ks := s.keys[op.name]
+		ks.inflight = nil
+		switch {
+		case err == nil && op.repair:
+			if c, ok := s.recordRepairLocked(op, ks, res[i], now); ok {
+				conflicts = append(conflicts, c)
 			}
-			continue
+		case err != nil && ctx.Err() == nil:
+			retryIn = max(retryIn, s.retryLocked(op, ks, split, now))
 		}
-		if i == 0 {
-			s.queue = s.queue[1:] // the common case: no copy
-		} else {
-			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+		if q := ks.queued; q != nil && q.where == placeNone {
+			s.queue.push(q, now)
+		} else if ks.recheck && ks.owned && q == nil {
+			s.enqueueLocked(op.name, ks, ks.want, true)
 		}
-		delete(s.pending, name)
-		s.inflight[name] = op.firstSeq
-		return name, op, 0
+		ks.recheck = false
+		s.touch(op.name, ks)
 	}
-	return "", nil, wait
-}
-
-// finish marks a write done and wakes the dispatcher.
-func (s *SyncStore) finish(name string) {
-	s.mu.Lock()
-	delete(s.inflight, name)
+	s.queueSize.Set(float64(len(s.active)))
 	s.mu.Unlock()
-	s.signal()
+	if err != nil && ctx.Err() == nil {
+		s.metrics.WriteErrors.WithLabelValues(s.scope).Inc()
+		s.logFailure(batch, split, retryIn, err)
+	}
+	for _, c := range conflicts {
+		s.reportConflict(c)
+	}
 }
 
-func (s *SyncStore) process(ctx context.Context, name string, op *syncOp) {
-	var err error
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	switch {
-	case name == canaryName:
-		err = s.writeCanary(wctx)
-	case op.value == nil:
-		err = s.backend.Delete(wctx, s.prefix+name)
-	default:
-		_, err = s.backend.UpdateIfDifferent(wctx, s.prefix+name, op.value, s.lease)
+// retryLocked queues a failed op again, unless a newer change of its key
+// is queued (that one carries the failed one's place for the canary). It
+// returns the wait before the retry.
+func (s *SyncStore) retryLocked(op *syncOp, ks *keyState, split bool, now time.Time) time.Duration {
+	if newer := ks.queued; newer != nil {
+		newer.seq = min(newer.seq, op.seq)
+		return 0
 	}
-	cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	defer func() { s.metrics.QueueSize.WithLabelValues(s.scope).Set(float64(len(s.pending))) }()
-	if err == nil || ctx.Err() != nil {
+	var wait time.Duration
+	if split {
+		op.solo = true // try it alone at once: the others are not held back by it
+	} else {
+		op.failures++
+		wait = s.retry.wait(op.failures)
+	}
+	op.notBefore = now.Add(wait)
+	ks.queued = op
+	s.queue.push(op, now)
+	return wait
+}
+
+func (s *SyncStore) logFailure(batch []*syncOp, split bool, retryIn time.Duration, err error) {
+	first := s.prefix + batch[0].name
+	if batch[0].name == canaryName {
+		first = s.canaryKey
+	}
+	if split {
+		s.log.Warn("Batch write failed, writing its keys one at a time", "keys", len(batch), "first", first, "error", err)
 		return
 	}
-	s.metrics.WriteErrors.WithLabelValues(s.scope).Inc()
-	if newer, ok := s.pending[name]; ok {
-		newer.firstSeq = min(newer.firstSeq, op.firstSeq) // a newer change supersedes the failed one
-		return
-	}
-	op.failures++
-	wait := s.retry.wait(op.failures)
-	op.notBefore = time.Now().Add(wait)
-	s.pending[name] = op
-	s.queue = append(s.queue, name)
-	s.log.Warn("Write failed, retrying", "key", s.prefix+name, "attempt", op.failures, "retry-in", wait, "error", err)
+	s.log.Warn("Write failed, retrying", "key", first, "keys", len(batch), "attempt", batch[0].failures,
+		"retry-in", retryIn, "error", err)
 }
 
 // maybeWriteCanary writes the canary once Synced was called and nothing
@@ -134,25 +180,19 @@ func (s *SyncStore) maybeWriteCanary(ctx context.Context) {
 		s.mu.Unlock()
 		return
 	}
-	for _, op := range s.pending {
-		if op.firstSeq < s.syncSeq {
-			s.mu.Unlock()
-			return
-		}
-	}
-	for _, seq := range s.inflight {
-		if seq < s.syncSeq {
+	for _, ks := range s.active {
+		if (ks.queued != nil && ks.queued.seq < s.syncSeq) || (ks.inflight != nil && ks.inflight.seq < s.syncSeq) {
 			s.mu.Unlock()
 			return
 		}
 	}
 	s.mu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	err := s.writeCanary(wctx)
 	cancel()
 	if err != nil {
 		s.mu.Lock()
-		s.enqueueLocked(canaryName, []byte{}) // retried like any write
+		s.enqueueLocked(canaryName, s.state(canaryName), []byte{}, false) // retried like any write
 		s.mu.Unlock()
 		return
 	}

@@ -54,18 +54,17 @@ func TestSyncStoreWritesKeysThenCanary(t *testing.T) {
 	}
 }
 
-// flakyBackend fails the first n writes of keys under a prefix.
+// flakyBackend fails the first n write requests.
 type flakyBackend struct {
 	kvstore.Backend
-	prefix string
-	fails  atomic.Int32
+	fails atomic.Int32
 }
 
-func (f *flakyBackend) UpdateIfDifferent(ctx context.Context, key string, value []byte, lease bool) (bool, error) {
+func (f *flakyBackend) Batch(ctx context.Context, ops []kvstore.Op) ([]kvstore.OpResult, error) {
 	if f.fails.Add(-1) >= 0 {
-		return false, errors.New("etcdserver: request timed out")
+		return nil, errors.New("etcdserver: request timed out")
 	}
-	return f.Backend.UpdateIfDifferent(ctx, key, value, lease)
+	return f.Backend.Batch(ctx, ops)
 }
 
 func TestSyncStoreRetriesAndHoldsCanaryUntilWritten(t *testing.T) {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,15 +16,24 @@ import (
 // restartable: Watch may be called again (after a reconnect, or on the
 // backend of a new connection), and keys that vanished while it was not
 // watching are deleted as soon as the new list is complete.
+//
+// Entries the KeyFactory refuses are skipped, never fatal: counted per
+// kind (ErrMalformed, ErrRefused) in metrics, logged (rate limited) and
+// listed for the owner's status line (SkipStats, Skipped) for as long as
+// they are in the kvstore. A key that turns bad keeps its last good value.
 type WatchStore struct {
 	scope    string
 	factory  KeyFactory
 	observer Observer
 	log      *slog.Logger
 	metrics  *Metrics
+	writer   *SyncStore // told about every event, to defend its keys
 
 	mu      sync.Mutex
 	entries map[string]*watchEntry
+	skipped map[string]*skipEntry
+	skipSeq uint64
+	skipLog skipLog
 	onSync  []func(ctx context.Context)
 	synced  atomic.Bool
 	running atomic.Bool
@@ -53,12 +63,24 @@ func WithMetrics(m *Metrics) WatchStoreOption {
 	return func(w *WatchStore) { w.metrics = m }
 }
 
+// WithWriter hands every event of the watched prefix to the SyncStore
+// that writes this agent's keys under it, so it defends them without a
+// watch of its own. Keys of the SyncStore outside the watched prefix are
+// then only compared on its periodic sync.
+func WithWriter(s *SyncStore) WatchStoreOption {
+	return func(w *WatchStore) {
+		w.writer = s
+		s.fedBy()
+	}
+}
+
 // NewWatchStore creates a store; scope names it in logs and metrics
 // (e.g. "nodes" or "c2/nodes" for a remote cluster).
 func NewWatchStore(scope string, factory KeyFactory, observer Observer, opts ...WatchStoreOption) *WatchStore {
 	w := &WatchStore{
 		scope: scope, factory: factory, observer: observer,
 		log: slog.New(slog.DiscardHandler), entries: map[string]*watchEntry{},
+		skipped: map[string]*skipEntry{}, skipLog: newSkipLog(),
 	}
 	for _, o := range opts {
 		o(w)
@@ -80,6 +102,9 @@ func (w *WatchStore) Watch(ctx context.Context, backend kvstore.Backend, prefix 
 	w.markStale()
 	w.log.Info("Starting to watch", "scope", w.scope, "prefix", prefix)
 	for ev := range backend.ListAndWatch(ctx, prefix) {
+		if w.writer != nil {
+			w.writer.observe(ev)
+		}
 		switch ev.Type {
 		case kvstore.EventListDone:
 			w.deleteStale()
@@ -99,6 +124,9 @@ func (w *WatchStore) markStale() {
 	for _, e := range w.entries {
 		e.stale = true
 	}
+	for _, s := range w.skipped {
+		s.stale = true
+	}
 }
 
 func (w *WatchStore) upsert(fullKey, name string, value []byte) {
@@ -106,22 +134,25 @@ func (w *WatchStore) upsert(fullKey, name string, value []byte) {
 	e, ok := w.entries[name]
 	if ok && bytes.Equal(e.value, value) {
 		e.stale = false
+		delete(w.skipped, name)
 		w.mu.Unlock()
 		return
 	}
 	w.mu.Unlock()
 	key, err := w.factory.Unmarshal(name, value)
-	if err != nil {
-		w.metrics.Malformed.WithLabelValues(w.scope).Inc()
-		w.log.Warn("Skipping malformed value", "scope", w.scope, "key", fullKey, "error", err)
-		if ok {
-			w.mu.Lock()
-			e.stale = false // keep the last good value rather than lose the entry
-			w.mu.Unlock()
-		}
-		return
+	if err == nil && key == nil {
+		err = fmt.Errorf("%w: decoded to nothing", ErrMalformed)
 	}
 	w.mu.Lock()
+	if err != nil {
+		w.skipLocked(fullKey, name, value, err)
+		if ok {
+			e.stale = false // keep the last good value rather than lose the entry
+		}
+		w.mu.Unlock()
+		return
+	}
+	delete(w.skipped, name)
 	w.entries[name] = &watchEntry{key: key, value: value}
 	w.metrics.Entries.WithLabelValues(w.scope).Set(float64(len(w.entries)))
 	w.mu.Unlock()
@@ -130,6 +161,7 @@ func (w *WatchStore) upsert(fullKey, name string, value []byte) {
 
 func (w *WatchStore) remove(name string) {
 	w.mu.Lock()
+	delete(w.skipped, name)
 	e, ok := w.entries[name]
 	delete(w.entries, name)
 	w.metrics.Entries.WithLabelValues(w.scope).Set(float64(len(w.entries)))
@@ -145,6 +177,11 @@ func (w *WatchStore) deleteStale() {
 	for name, e := range w.entries {
 		if e.stale {
 			stale = append(stale, name)
+		}
+	}
+	for name, s := range w.skipped {
+		if s.stale {
+			delete(w.skipped, name)
 		}
 	}
 	w.mu.Unlock()
@@ -176,6 +213,7 @@ func (w *WatchStore) Drain() {
 	for name := range w.entries {
 		names = append(names, name)
 	}
+	clear(w.skipped)
 	w.mu.Unlock()
 	for _, name := range names {
 		w.remove(name)

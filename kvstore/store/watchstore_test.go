@@ -35,7 +35,7 @@ func TestWatchStoreSyncsAndSkipsMalformed(t *testing.T) {
 	if !ws.Synced() || ws.NumEntries() != 2 {
 		t.Errorf("Synced=%v NumEntries=%d, want true and 2", ws.Synced(), ws.NumEntries())
 	}
-	if n := testutil.ToFloat64(metrics.Malformed.WithLabelValues("nodes")); n != 1 {
+	if n := testutil.ToFloat64(metrics.Skipped.WithLabelValues("nodes", "malformed")); n != 1 {
 		t.Errorf("malformed counter = %v, want 1", n)
 	}
 

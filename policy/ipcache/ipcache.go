@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -61,6 +62,9 @@ type Params struct {
 	// cluster's entries; Metrics (optional) counts its store operations.
 	KVStore kvstore.Client
 	Metrics *store.Metrics
+	// PeriodicSync is how often the published entries are compared with
+	// the kvstore (--kvstore-periodic-sync).
+	PeriodicSync time.Duration
 }
 
 // New returns a cache; it resolves changes once the jobs of Jobs run.
@@ -71,7 +75,7 @@ func New(p Params) *Cache {
 	c := newCache(p.Log, p.Allocator, p.Listeners)
 	c.local, c.cluster = p.Local, p.Cluster
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics)
+		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics, p.PeriodicSync)
 	}
 	return c
 }

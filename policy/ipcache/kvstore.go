@@ -2,10 +2,10 @@ package ipcache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
@@ -21,11 +21,14 @@ import (
 const KVStorePrefix = "cilium/state/ip/v1/default"
 
 // ErrForeignIdentity marks a kvstore entry whose identity is not valid in
-// this cluster (allocated by another cluster, or node-local).
-var ErrForeignIdentity = errors.New("identity not valid in this cluster")
+// this cluster (allocated by another cluster, or node-local); the watch
+// store skips it as refused.
+var ErrForeignIdentity = store.KindError(store.ErrRefused, "identity not valid in this cluster")
 
 // kvSync publishes this node's endpoints through a SyncStore and mirrors
 // the cluster's entries (other nodes') into the cache with source kvstore.
+// The watch store hands its events to the SyncStore, which writes a local
+// entry again when another writer deletes or changes it.
 type kvSync struct {
 	c      *Cache
 	client kvstore.Client
@@ -35,17 +38,15 @@ type kvSync struct {
 
 	mu        sync.Mutex
 	published map[string]struct{}
-	malformed int
-	refused   int
-	last      string // the last skipped key and why
 }
 
-func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, m *store.Metrics) *kvSync {
+func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, m *store.Metrics,
+	periodicSync time.Duration) *kvSync {
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix,
-		store.WithSyncLogger(log), store.WithSyncMetrics(m))
+		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
 	k.watch = store.NewWatchStore("ipcache", store.KeyFactoryFunc(k.decode), k,
-		store.WithLogger(log), store.WithMetrics(m))
+		store.WithLogger(log), store.WithMetrics(m), store.WithWriter(k.sync))
 	return k
 }
 
@@ -64,22 +65,15 @@ func (k *kvSync) jobs() []job.Job {
 	}
 }
 
-// decode is the watcher's KeyFactory: it refuses malformed values and
-// entries of other clusters, and keeps count of both.
+// decode is the watcher's KeyFactory: malformed values and entries of
+// other clusters (ErrForeignIdentity) are skipped, counted and listed by
+// the watch store.
 func (k *kvSync) decode(name string, value []byte) (store.Key, error) {
 	p, err := DecodeIPIdentityPair(name, value)
 	if err == nil {
 		err = checkIdentity(k.c.cluster, p.ID)
 	}
 	if err != nil {
-		k.mu.Lock()
-		if errors.Is(err, ErrForeignIdentity) {
-			k.refused++
-		} else {
-			k.malformed++
-		}
-		k.last = fmt.Sprintf("%s/%s: %v", KVStorePrefix, name, err)
-		k.mu.Unlock()
 		return nil, err
 	}
 	return p, nil
@@ -155,15 +149,23 @@ func (k *kvSync) unpublish(p *IPIdentityPair) {
 // kvStats is what the status line says about the kvstore side.
 type kvStats struct {
 	published, malformed, refused int
-	last                          string
+	last                          string // the last skipped key and why
+	conflicts                     []store.Conflict
 	watchSynced, writeSynced      bool
 }
 
 func (k *kvSync) stats() kvStats {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return kvStats{
-		published: len(k.published), malformed: k.malformed, refused: k.refused, last: k.last,
+	skipped := k.watch.SkipStats()
+	st := kvStats{
+		malformed: skipped.Malformed, refused: skipped.Refused,
+		conflicts:   k.sync.Conflicts(),
 		watchSynced: k.watch.Synced(), writeSynced: k.sync.IsSynced(),
 	}
+	if skipped.Total() > 0 {
+		st.last = fmt.Sprintf("%s: %v", skipped.Last.Key, skipped.Last.Err)
+	}
+	k.mu.Lock()
+	st.published = len(k.published)
+	k.mu.Unlock()
+	return st
 }

@@ -1,5 +1,7 @@
 package ipcache
 
+import "github.com/apiary-net/apiary/kvstore/store"
+
 // Stats are the figures of the cache that its status line shows.
 type Stats struct {
 	// Entries is the number of entries, Revision the applied revision.
@@ -20,6 +22,9 @@ type KVStats struct {
 	// why.
 	Malformed, Refused int
 	Last               string
+	// Conflicts are the local entries another writer deleted or
+	// changed, which the store wrote again.
+	Conflicts []store.Conflict
 	// WatchSynced: the cluster's entries were listed once; WriteSynced:
 	// every local endpoint is written.
 	WatchSynced, WriteSynced bool
@@ -31,7 +36,7 @@ func (c *Cache) Stats() Stats {
 	if c.kv != nil {
 		kv := c.kv.stats()
 		st.KVStore = &KVStats{
-			Published: kv.published, Malformed: kv.malformed, Refused: kv.refused, Last: kv.last,
+			Published: kv.published, Malformed: kv.malformed, Refused: kv.refused, Last: kv.last, Conflicts: kv.conflicts,
 			WatchSynced: kv.watchSynced, WriteSynced: kv.writeSynced,
 		}
 	}

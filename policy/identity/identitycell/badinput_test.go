@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 )
@@ -43,7 +44,7 @@ func TestBadKVStoreEntries(t *testing.T) {
 	must(t, err)
 	var reg metrics.Registry
 	a := startAgent(t, agentConfig{srv: srv, ip: "10.0.0.1",
-		extra: []cell.Cell{metrics.Cell, celltest.Capture(&reg)}})
+		extra: []cell.Cell{metrics.Cell, store.Cell, celltest.Capture(&reg)}})
 
 	var globals []identity.NumericIdentity
 	for _, id := range a.alloc.GetIdentities() {
@@ -74,6 +75,9 @@ func TestBadKVStoreEntries(t *testing.T) {
 	if counts["malformed"] != 3 || counts["refused"] != 2 {
 		t.Errorf("skipped entries counted %v, want 3 malformed and 2 refused", counts)
 	}
+	if h, err := a.client.Healthz(ctx); err != nil || h.Status != models.HealthzOK {
+		t.Errorf("healthz = %+v, %v: skipped entries must not degrade the agent", h, err)
+	}
 	// Allocation still works and avoids the ids the bad entries occupy.
 	id, _, err := a.alloc.AllocateIdentity(ctx, pod("web"))
 	if err != nil || id.ID == 300 || id.ID == 301 || id.ID == 302 || id.ID == 303 {
@@ -87,20 +91,60 @@ func TestBadKVStoreEntries(t *testing.T) {
 	statusLine(t, a.client, func(e models.StatusEntry) bool { return e.State == status.Ok })
 }
 
+// skippedCounts reads the watch store's skipped entries of the
+// identities, by reason.
 func skippedCounts(t *testing.T, reg metrics.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	must(t, err)
 	out := map[string]float64{}
 	for _, f := range families {
-		if f.GetName() != "apiary_identity_kvstore_entries_skipped_total" {
+		if f.GetName() != "apiary_kvstore_store_skipped_values_total" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["scope"] == "identities" {
+				out[labels["reason"]] = m.GetCounter().GetValue()
+			}
 		}
 	}
 	return out
+}
+
+// TestOneBadIdentityKeyKeepsTheAgentHealthy is issue 11's finding 5: a
+// bad identity key written by anyone while the agent runs is skipped,
+// counted and a Warning; /v1/healthz stays 200 and the overall status is
+// no Failure.
+func TestOneBadIdentityKeyKeepsTheAgentHealthy(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	var reg metrics.Registry
+	a := startAgent(t, agentConfig{srv: srv, ip: "10.0.0.1",
+		extra: []cell.Cell{metrics.Cell, store.Cell, celltest.Capture(&reg)}})
+	ctx := ctxFor(t)
+	statusLine(t, a.client, func(e models.StatusEntry) bool { return e.State == status.Ok })
+	_, err := srv.Client().Put(ctx, identitycell.KVStoreBasePath+"/id/abc", "k8s:a=b;")
+	must(t, err)
+	line := statusLine(t, a.client, func(e models.StatusEntry) bool { return e.State == status.Warning })
+	if !strings.HasSuffix(line.Message, "1 kvstore entries skipped") ||
+		!slices.Contains(line.Details, `skipped cilium/state/identities/v1/id/abc: master key name "abc" is not a decimal id`) {
+		t.Errorf("Identities line = %q %q", line.Message, line.Details)
+	}
+	if counts := skippedCounts(t, reg); counts["malformed"] != 1 {
+		t.Errorf("skipped entries counted %v, want 1 malformed", counts)
+	}
+	h, err := a.client.Healthz(ctx)
+	if err != nil || h.Status != models.HealthzOK || len(h.Degraded) != 0 {
+		t.Errorf("healthz = %+v, %v; want ok", h, err)
+	}
+	st, err := a.client.Status(ctx)
+	must(t, err)
+	if st.State == status.Failure {
+		t.Errorf("overall status = %s with one bad identity key", st.State)
+	}
 }
 
 func TestAPI(t *testing.T) {

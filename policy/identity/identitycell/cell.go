@@ -101,7 +101,7 @@ type managerParams struct {
 func newManagerCell(p managerParams) *manager {
 	local := p.LocalNode.Get()
 	cluster := local.Cluster
-	m := newManager(cluster, p.KVStore.Enabled(), p.Observers, p.Metrics)
+	m := newManager(cluster, p.KVStore.Enabled(), p.Observers)
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		defer m.notify.flush() // the reserved identities
 		first, last := identity.ClusterRange(cluster)
@@ -147,6 +147,6 @@ type metricsOut struct {
 
 func newMetricsOut(metrics *Metrics, m *manager) metricsOut {
 	return metricsOut{Collectors: []prometheus.Collector{
-		metrics.SkippedEntries, metrics.GCDeleted, countCollector{m: m, desc: metrics.Identities},
+		metrics.GCDeleted, countCollector{m: m, desc: metrics.Identities},
 	}}
 }

@@ -2,7 +2,6 @@ package identitycell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -19,9 +18,8 @@ import (
 // an identity when it becomes known by either way and of its deletion
 // when it is known by neither.
 type kvstoreGlobal struct {
-	cfg     types.ClusterInfo
-	notify  *notifier
-	metrics *Metrics
+	cfg    types.ClusterInfo
+	notify *notifier
 
 	ready chan struct{} // closed once alloc is set
 	alloc *allocator.Allocator[*identity.Identity]
@@ -37,8 +35,8 @@ type knownIdentity struct {
 	held     int // local references
 }
 
-func newKVStoreGlobal(cfg types.ClusterInfo, n *notifier, m *Metrics) *kvstoreGlobal {
-	return &kvstoreGlobal{cfg: cfg, notify: n, metrics: m, ready: make(chan struct{}),
+func newKVStoreGlobal(cfg types.ClusterInfo, n *notifier) *kvstoreGlobal {
+	return &kvstoreGlobal{cfg: cfg, notify: n, ready: make(chan struct{}),
 		known: map[identity.NumericIdentity]*knownIdentity{}, byKey: map[string]identity.NumericIdentity{}}
 }
 
@@ -55,10 +53,9 @@ func (g *kvstoreGlobal) allocatorOptions() allocator.Options[*identity.Identity]
 			return DecodeKVStoreIdentity(g.cfg, uint64(id), key)
 		},
 		Events: allocator.Events[*identity.Identity]{
-			Upsert:  g.onUpsert,
-			Delete:  g.onDelete,
-			Synced:  g.notify.flush,
-			Invalid: g.onInvalid,
+			Upsert: g.onUpsert,
+			Delete: g.onDelete,
+			Synced: g.notify.flush,
 		},
 	}
 }
@@ -179,14 +176,6 @@ func (g *kvstoreGlobal) onDelete(_ allocator.ID, ident *identity.Identity) {
 	if a := g.started(); a != nil && a.Synced() {
 		g.notify.flush()
 	}
-}
-
-func (g *kvstoreGlobal) onInvalid(_ string, err error) {
-	reason := "malformed"
-	if errors.Is(err, ErrRefused) {
-		reason = "refused"
-	}
-	g.metrics.SkippedEntries.WithLabelValues(reason).Inc()
 }
 
 func (g *kvstoreGlobal) addLocked(k *knownIdentity) {

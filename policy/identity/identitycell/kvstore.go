@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -21,11 +22,13 @@ const KVStoreBasePath = "cilium/state/identities/v1"
 // Errors of identity entries read from the kvstore and of label sets
 // given to AllocateIdentity.
 var (
-	// ErrMalformed marks a kvstore entry that cannot be decoded.
-	ErrMalformed = errors.New("malformed identity")
+	// ErrMalformed marks a kvstore entry that cannot be decoded (of the
+	// watch store's kind store.ErrMalformed).
+	ErrMalformed = store.KindError(store.ErrMalformed, "malformed identity")
 	// ErrRefused marks a kvstore entry that decodes but is not this
-	// cluster's: an id outside its range, or labels of another cluster.
-	ErrRefused = errors.New("refused identity")
+	// cluster's: an id outside its range, or labels of another cluster
+	// (of the watch store's kind store.ErrRefused).
+	ErrRefused = store.KindError(store.ErrRefused, "refused identity")
 	// ErrInvalidLabels is returned for label sets that cannot get an
 	// identity (empty, or claiming another cluster).
 	ErrInvalidLabels = errors.New("invalid identity labels")

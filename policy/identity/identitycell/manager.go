@@ -30,11 +30,11 @@ type manager struct {
 
 var _ identity.Allocator = (*manager)(nil)
 
-func newManager(cfg types.ClusterInfo, kvstoreEnabled bool, observers []identity.Observer, m *Metrics) *manager {
+func newManager(cfg types.ClusterInfo, kvstoreEnabled bool, observers []identity.Observer) *manager {
 	n := newNotifier(observers)
 	mgr := &manager{cfg: cfg, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
 	if kvstoreEnabled {
-		mgr.kv = newKVStoreGlobal(cfg, n, m)
+		mgr.kv = newKVStoreGlobal(cfg, n)
 	} else {
 		first, last := identity.ClusterRange(cfg)
 		mgr.standalone = newMemAllocator(first, last, n)

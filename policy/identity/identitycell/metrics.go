@@ -7,10 +7,9 @@ import (
 )
 
 // Metrics are the identity cell's Prometheus metrics.
+// Skipped kvstore entries are counted by the watch store, in
+// apiary_kvstore_store_skipped_values_total{scope="identities"}.
 type Metrics struct {
-	// SkippedEntries counts kvstore identity entries skipped, by reason
-	// ("malformed", "refused").
-	SkippedEntries *prometheus.CounterVec
 	// GCDeleted counts the master keys the garbage collector deleted.
 	GCDeleted prometheus.Counter
 	// Identities is the number of known identities by scope, read at
@@ -21,10 +20,6 @@ type Metrics struct {
 // NewMetrics creates the metrics (unregistered).
 func NewMetrics() *Metrics {
 	return &Metrics{
-		SkippedEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "apiary", Subsystem: "identity", Name: "kvstore_entries_skipped_total",
-			Help: "Identity entries in the kvstore that were skipped: malformed, or refused (another cluster's)",
-		}, []string{"reason"}),
 		GCDeleted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "apiary", Subsystem: "identity", Name: "gc_deleted_total",
 			Help: "Unreferenced identities deleted from the kvstore by this agent's garbage collector",

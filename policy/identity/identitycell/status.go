@@ -14,18 +14,30 @@ import (
 const maxStatusDetails = 10
 
 // newStatusProvider adds the "Identities" line to `apiary status` and
-// keeps the module's health in step with it.
+// keeps the module's health in step with it: degraded only while global
+// identities cannot be used. Skipped kvstore entries make the line a
+// Warning but leave the module healthy: one bad key, written by anyone,
+// must not fail the agent's health.
 func newStatusProvider(id cell.FullModuleID, m *manager, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Identities", func(context.Context) status.Report {
 		r := m.statusReport()
-		switch r.State {
-		case status.Ok:
+		if m.usable() {
 			health.OK(r.Message)
-		default:
+		} else {
 			health.Degraded(r.Message, errors.New(r.Message))
 		}
 		return r
 	})
+}
+
+// usable reports whether global identities can be used: standalone, or
+// the kvstore cache has listed them once.
+func (m *manager) usable() bool {
+	if m.kv == nil {
+		return true
+	}
+	a := m.kv.started()
+	return a != nil && a.Synced()
 }
 
 // statusReport says how many identities there are and where global ones

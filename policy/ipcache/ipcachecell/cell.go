@@ -44,6 +44,7 @@ type params struct {
 	Allocator identity.Allocator
 	LocalNode localnode.Store
 	KVStore   kvstore.Client     `optional:"true"`
+	KVConfig  kvstore.Config     `optional:"true"`
 	Metrics   *store.Metrics     `optional:"true"`
 	Listeners []ipcache.Listener `group:"ipcache-listeners"`
 }
@@ -57,6 +58,7 @@ func newCacheFromParams(p params) *ipcache.Cache {
 		Log: p.Log, Allocator: p.Allocator, Listeners: p.Listeners,
 		Local:   ipcache.LocalNode{Name: local.Name, IP: local.IP},
 		Cluster: local.Cluster, KVStore: p.KVStore, Metrics: p.Metrics,
+		PeriodicSync: p.KVConfig.KVStorePeriodicSync,
 	})
 	p.Jobs.Add(c.Jobs()...)
 	return c

@@ -3,9 +3,11 @@ package ipcachecell
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -37,6 +39,11 @@ func statusReport(st ipcache.Stats) status.Report {
 		r.Message += fmt.Sprintf(", %s skipped", count(skipped, "kvstore entry", "kvstore entries"))
 		r.Details = append(r.Details,
 			fmt.Sprintf("skipped %d malformed entries and refused %d of another cluster; last: %s", kv.Malformed, kv.Refused, kv.Last))
+	}
+	if n := len(kv.Conflicts); n > 0 {
+		last := slices.MaxFunc(kv.Conflicts, func(a, b store.Conflict) int { return a.Time.Compare(b.Time) })
+		r.Details = append(r.Details, fmt.Sprintf("restored %s that another writer deleted or changed; last: %s (%d in a row)",
+			count(n, "local entry", "local entries"), last.Key, last.InARow))
 	}
 	return r
 }
