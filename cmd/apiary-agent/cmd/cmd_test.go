@@ -99,6 +99,8 @@ func TestBadInput(t *testing.T) {
 			want: "apiary-agent: invalid configuration: --cluster-id: 300 is out of range 0..255\n"},
 		{name: "policy map size", args: []string{"--bpf-policy-map-max=0"},
 			want: "apiary-agent: invalid configuration: --bpf-policy-map-max: 0 is not between 1 and 1048576\n"},
+		{name: "labels", args: []string{"--labels=(["},
+			want: "apiary-agent: invalid configuration: --labels: label prefix \"([\": error parsing regexp: missing closing ]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,6 +86,7 @@ type managerParams struct {
 
 	LocalNode    localnode.Store
 	Config       Config
+	Filter       *labels.Filter
 	KVStore      kvstore.Client
 	StoreMetrics *store.Metrics      `optional:"true"`
 	Observers    []identity.Observer `group:"identity-observers"`
@@ -101,7 +102,7 @@ type managerParams struct {
 func newManagerCell(p managerParams) *manager {
 	local := p.LocalNode.Get()
 	cluster := local.Cluster
-	m := newManager(cluster, p.KVStore.Enabled(), p.Observers)
+	m := newManager(cluster, p.Filter, p.KVStore.Enabled(), p.Observers)
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		defer m.notify.flush() // the reserved identities
 		first, last := identity.ClusterRange(cluster)

@@ -22,6 +22,7 @@ const (
 // cluster from the kvstore (or, in standalone mode, from memory).
 type manager struct {
 	cfg        types.ClusterInfo
+	filter     *labels.Filter
 	notify     *notifier
 	local      *memAllocator
 	kv         *kvstoreGlobal // nil in standalone mode
@@ -30,9 +31,15 @@ type manager struct {
 
 var _ identity.Allocator = (*manager)(nil)
 
-func newManager(cfg types.ClusterInfo, kvstoreEnabled bool, observers []identity.Observer) *manager {
+// newManager returns the allocator of cluster cfg; filter (--labels)
+// decides which labels of an endpoint make its identity (nil: Cilium's
+// defaults).
+func newManager(cfg types.ClusterInfo, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *manager {
+	if filter == nil {
+		filter = labels.DefaultFilter()
+	}
 	n := newNotifier(observers)
-	mgr := &manager{cfg: cfg, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
+	mgr := &manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
 	if kvstoreEnabled {
 		mgr.kv = newKVStoreGlobal(cfg, n)
 	} else {
@@ -47,8 +54,10 @@ func newManager(cfg types.ClusterInfo, kvstoreEnabled bool, observers []identity
 }
 
 // AllocateIdentity returns the identity of lbls, allocating it if needed,
-// and takes a reference. Endpoint label sets get the cluster label
-// k8s:io.cilium.k8s.policy.cluster=<cluster-name> when they lack it.
+// and takes a reference. Of an endpoint's label set only the
+// identity-relevant labels (the --labels filter) count, and it gets the
+// cluster label k8s:io.cilium.k8s.policy.cluster=<cluster-name> when it
+// lacks it.
 func (m *manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*identity.Identity, bool, error) {
 	if len(lbls) == 0 {
 		return nil, false, fmt.Errorf("allocate identity: %w: no labels", ErrInvalidLabels)
@@ -60,7 +69,7 @@ func (m *manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*id
 		defer m.notify.flush()
 		return m.local.allocate(lbls)
 	}
-	lbls, err := m.withClusterLabel(lbls)
+	lbls, err := m.identityLabels(lbls)
 	if err != nil {
 		return nil, false, fmt.Errorf("allocate identity: %w", err)
 	}
@@ -99,7 +108,7 @@ func (m *manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
 	if identity.IsCIDRLabels(lbls) {
 		return m.local.lookup(lbls)
 	}
-	lbls, err := m.withClusterLabel(lbls)
+	lbls, err := m.identityLabels(lbls)
 	if err != nil {
 		return nil
 	}
@@ -149,6 +158,22 @@ func (m *manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
 		return err
 	}
 	return a.WaitForSync(ctx)
+}
+
+// identityLabels keeps the identity-relevant labels of an endpoint's
+// label set (reserved and cidr labels always count) and adds the cluster
+// label.
+func (m *manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
+	var fixed, rest labels.Labels
+	for _, l := range lbls {
+		if l.Source == labels.SourceReserved || l.Source == labels.SourceCIDR {
+			fixed = append(fixed, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	relevant, _ := m.filter.Filter(rest)
+	return m.withClusterLabel(labels.FromSlice(append(fixed, relevant...)))
 }
 
 // withClusterLabel adds the cluster label, or refuses labels that claim
