@@ -30,14 +30,6 @@ type NodeHandler interface {
 	NodeValidateImplementation(n Node) error
 }
 
-// NodeHandlerOut registers a NodeHandler with the node manager: return it
-// from a constructor registered with cell.Provide.
-type NodeHandlerOut struct {
-	cell.Out
-
-	Handler NodeHandler `group:"node-handlers"`
-}
-
 // handlerSet calls the handlers and keeps each one's health.
 type handlerSet struct {
 	handlers []NodeHandler

@@ -27,7 +27,7 @@ var ErrForeignNode = store.KindError(store.ErrRefused, "node of another cluster"
 // the SyncStore, which writes the local node's key again when another
 // writer deletes or changes it.
 type kvSync struct {
-	m       *manager
+	m       *NodeManager
 	client  kvstore.Client
 	cluster types.ClusterInfo
 	log     *slog.Logger
@@ -35,7 +35,7 @@ type kvSync struct {
 	watch   *store.WatchStore
 }
 
-func newKVSync(m *manager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
+func newKVSync(m *NodeManager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{m: m, client: client, cluster: cluster, log: log}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, NodesPrefix,
@@ -50,11 +50,11 @@ func newKVSync(m *manager, client kvstore.Client, cluster types.ClusterInfo, log
 func (k *kvSync) watchPrefix() string { return NodesPrefix + "/" + k.cluster.ClusterName }
 
 // start registers the local node and runs the writer and the watcher.
-func (k *kvSync) start(jobs job.Group, local Node) {
+func (k *kvSync) start(local Node) []job.Job {
 	if err := k.sync.UpsertKey(context.Background(), &local); err != nil {
 		k.log.Warn("Unable to register the local node", "key", NodesPrefix+"/"+local.GetKeyName(), "error", err)
 	}
-	jobs.Add(
+	return []job.Job{
 		job.OneShot("kvstore-register", func(ctx context.Context, _ cell.Health) error {
 			k.sync.Synced(ctx)
 			k.sync.Run(ctx)
@@ -64,7 +64,7 @@ func (k *kvSync) start(jobs job.Group, local Node) {
 			k.watch.Watch(ctx, k.client, k.watchPrefix())
 			return nil
 		}),
-	)
+	}
 }
 
 // decode is the watcher's KeyFactory: name is the node name below

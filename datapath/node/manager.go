@@ -30,10 +30,10 @@ type Manager interface {
 	RegistrationConflict() (RegistrationConflict, bool)
 }
 
-// manager implements Manager. Changes are applied one at a time
+// NodeManager implements Manager. Changes are applied one at a time
 // (changeMu), so handlers and the ipcache see them in order; mu guards
 // the node map, so handlers may read it.
-type manager struct {
+type NodeManager struct {
 	log      *slog.Logger
 	local    Node
 	ipc      ipcache.IPCache
@@ -45,10 +45,10 @@ type manager struct {
 	nodes    map[Identity]Node
 }
 
-var _ Manager = (*manager)(nil)
+var _ Manager = (*NodeManager)(nil)
 
 // NodeUpdated implements Manager.
-func (m *manager) NodeUpdated(n Node) {
+func (m *NodeManager) NodeUpdated(n Node) {
 	n = n.Clone()
 	if n.Source == "" {
 		n.Source = source.Unspec
@@ -77,7 +77,7 @@ func (m *manager) NodeUpdated(n Node) {
 }
 
 // NodeDeleted implements Manager.
-func (m *manager) NodeDeleted(n Node) {
+func (m *NodeManager) NodeDeleted(n Node) {
 	if n.Source == "" {
 		n.Source = source.Unspec
 	}
@@ -101,7 +101,7 @@ func (m *manager) NodeDeleted(n Node) {
 }
 
 // Nodes implements Manager.
-func (m *manager) Nodes() []Node {
+func (m *NodeManager) Nodes() []Node {
 	m.mu.RLock()
 	out := make([]Node, 0, len(m.nodes))
 	for _, n := range m.nodes {
@@ -115,7 +115,7 @@ func (m *manager) Nodes() []Node {
 }
 
 // GetNode implements Manager.
-func (m *manager) GetNode(id Identity) (Node, bool) {
+func (m *NodeManager) GetNode(id Identity) (Node, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	n, ok := m.nodes[id]
@@ -126,14 +126,14 @@ func (m *manager) GetNode(id Identity) (Node, bool) {
 }
 
 // LocalNode implements Manager.
-func (m *manager) LocalNode() Node { return m.local.Clone() }
+func (m *NodeManager) LocalNode() Node { return m.local.Clone() }
 
 // isLocal reports whether n is this agent's node.
-func (m *manager) isLocal(n *Node) bool { return n.Identity() == m.local.Identity() }
+func (m *NodeManager) isLocal(n *Node) bool { return n.Identity() == m.local.Identity() }
 
 // validate runs NodeValidateImplementation of every handler for every
 // node; changes wait until it is done.
-func (m *manager) validate(ctx context.Context) error {
+func (m *NodeManager) validate(ctx context.Context) error {
 	m.changeMu.Lock()
 	defer m.changeMu.Unlock()
 	m.handlers.validate(ctx, m.Nodes())

@@ -22,7 +22,7 @@ func resource(n *Node) ipcache.ResourceID { return ipcache.ResourceID("node/" + 
 // ipcacheMetadata returns what the node says about its addresses: the
 // host identity for this node's addresses, remote-node for the others'
 // (with the node as tunnel peer), health and ingress for those endpoints.
-func (m *manager) ipcacheMetadata(n *Node) map[netip.Prefix]ipcache.Metadata {
+func (m *NodeManager) ipcacheMetadata(n *Node) map[netip.Prefix]ipcache.Metadata {
 	out := map[netip.Prefix]ipcache.Metadata{}
 	nodeLabels, peer := remoteNodeLabels, n.TunnelIP()
 	if m.isLocal(n) {
@@ -50,7 +50,7 @@ func (m *manager) ipcacheMetadata(n *Node) map[netip.Prefix]ipcache.Metadata {
 
 // syncIPCache moves the node's addresses in the ipcache from what old
 // said to what updated says (either may be nil), in one revision.
-func (m *manager) syncIPCache(old, updated *Node) {
+func (m *NodeManager) syncIPCache(old, updated *Node) {
 	var updates []ipcache.Update
 	var next map[netip.Prefix]ipcache.Metadata
 	if updated != nil {

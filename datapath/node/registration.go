@@ -66,7 +66,7 @@ func (k *kvSync) onConflict(c store.Conflict) {
 }
 
 // RegistrationConflict implements Manager.
-func (m *manager) RegistrationConflict() (RegistrationConflict, bool) {
+func (m *NodeManager) RegistrationConflict() (RegistrationConflict, bool) {
 	if m.kv == nil {
 		return RegistrationConflict{}, false
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -36,7 +36,7 @@ var ControlPlane = cell.Group(
 	identitycell.Cell,
 	policycell.Cell,
 	ipcachecell.Cell,
-	node.Cell,
+	nodecell.Cell,
 )
 
 // Agent is the whole apiary agent.

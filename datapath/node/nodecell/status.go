@@ -1,4 +1,4 @@
-package node
+package nodecell
 
 import (
 	"context"
@@ -7,41 +7,37 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/node"
 )
 
 // newStatusProvider adds the Nodes line to `apiary status`:
 // "2 nodes (1 local, 1 remote)". Refused or malformed kvstore nodes, and
 // another agent registering this node's name, make it a Warning that says
 // so.
-func newStatusProvider(id cell.FullModuleID, m *manager) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, m *node.NodeManager) status.ProviderOut {
 	return status.NewProviderOut(id, "Nodes", func(context.Context) status.Report {
-		return statusReport(m, m.kv)
+		c, conflict := m.RegistrationConflict()
+		return statusReport(m.Stats(), c, conflict)
 	})
 }
 
-func statusReport(m *manager, kv *kvSync) status.Report {
-	nodes := m.Nodes()
-	local := 0
-	for i := range nodes {
-		if m.isLocal(&nodes[i]) {
-			local++
-		}
-	}
+func statusReport(st node.Stats, c node.RegistrationConflict, conflict bool) status.Report {
 	r := status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%d local, %d remote)",
-		plural(len(nodes), "node", "nodes"), local, len(nodes)-local)}
+		plural(st.Nodes, "node", "nodes"), st.Local, st.Nodes-st.Local)}
+	kv := st.KVStore
 	if kv == nil {
 		return r
 	}
 	r.Details = append(r.Details, fmt.Sprintf("kvstore: %s/ %s, local node registered under %s/%s (%s)",
-		kv.watchPrefix(), word(kv.watch.Synced(), "listed", "listing"), NodesPrefix, m.local.GetKeyName(),
-		word(kv.sync.IsSynced(), "synced", "syncing")))
-	if malformed, refused, last := kv.skipped(); malformed+refused > 0 {
+		kv.WatchPrefix, word(kv.Listed, "listed", "listing"), node.NodesPrefix, st.LocalKey,
+		word(kv.Registered, "synced", "syncing")))
+	if skipped := kv.Malformed + kv.Refused; skipped > 0 {
 		r.State = status.Warning
-		r.Message += fmt.Sprintf(", %s skipped", plural(malformed+refused, "kvstore entry", "kvstore entries"))
+		r.Message += fmt.Sprintf(", %s skipped", plural(skipped, "kvstore entry", "kvstore entries"))
 		r.Details = append(r.Details, fmt.Sprintf("skipped %d malformed nodes and refused %d of another cluster; last: %s",
-			malformed, refused, last))
+			kv.Malformed, kv.Refused, kv.Last))
 	}
-	if c, ok := m.RegistrationConflict(); ok {
+	if conflict {
 		ago := time.Since(c.Time).Round(time.Second)
 		if c.Deleted {
 			r.Details = append(r.Details, fmt.Sprintf("local node key was deleted and written again %s ago (%d in a row)", ago, c.InARow))

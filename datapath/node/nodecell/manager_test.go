@@ -1,4 +1,4 @@
-package node_test
+package nodecell_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -159,8 +160,8 @@ func TestFailingHandlerIsReported(t *testing.T) {
 	rec := &recorder{fail: errors.New("route table full")}
 	var m node.Manager
 	var health cell.HealthReporter
-	celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), node.Cell,
-		cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
+	celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), nodecell.Cell,
+		cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
 		celltest.Capture(&m), celltest.Capture(&health))
 	m.NodeUpdated(remote("node-b", "192.0.2.20"))
 	var got cell.HealthStatus

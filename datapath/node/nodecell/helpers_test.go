@@ -1,4 +1,4 @@
-package node_test
+package nodecell_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -114,8 +115,8 @@ func startManager(t *testing.T, extraFlags ...string) (node.Manager, ipcache.IPC
 	var m node.Manager
 	var ipc ipcache.IPCache
 	celltest.StartWithFlags(t, append(slices.Clone(localFlags), extraFlags...),
-		testCells(noAllocator{}), node.Cell,
-		cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
+		testCells(noAllocator{}), nodecell.Cell,
+		cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
 		celltest.Capture(&m), celltest.Capture(&ipc))
 	return m, ipc, rec
 }

@@ -1,4 +1,4 @@
-package node_test
+package nodecell_test
 
 import (
 	"context"

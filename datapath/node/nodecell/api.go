@@ -1,4 +1,4 @@
-package node
+package nodecell
 
 import (
 	"net/http"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/datapath/node"
 )
 
 // newNodesHandler serves GET /v1/node: every node (`apiary node list`).
-func newNodesHandler(m Manager) api.HandlerOut {
+func newNodesHandler(m node.Manager) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/node", func(w http.ResponseWriter, _ *http.Request) {
 		local := m.LocalNode().Identity()
 		nodes := m.Nodes()
@@ -22,7 +23,7 @@ func newNodesHandler(m Manager) api.HandlerOut {
 }
 
 // Model converts a node to its API form.
-func Model(n Node, local bool) models.Node {
+func Model(n node.Node, local bool) models.Node {
 	m := models.Node{
 		Name: n.Name, Cluster: n.Cluster, ClusterID: n.ClusterID, Local: local, Source: string(n.Source),
 		Addresses:   make([]models.NodeAddress, 0, len(n.IPAddresses)),

@@ -1,4 +1,4 @@
-package node_test
+package nodecell_test
 
 import (
 	"strings"
@@ -9,14 +9,15 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
 )
 
 func TestHandlersValidatePeriodically(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		var m node.Manager
-		celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), node.Cell,
-			cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
+		celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), nodecell.Cell,
+			cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
 			celltest.Capture(&m))
 		m.NodeUpdated(remote("node-b", "192.0.2.20"))
 		synctest.Wait()

@@ -1,4 +1,4 @@
-package node_test
+package nodecell_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -59,7 +60,7 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) *agent {
 	a.hive = celltest.StartWithFlags(t, append([]string{
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, flags...),
-		kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, node.Cell,
+		kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell,
 		celltest.Capture(&a.nodes), celltest.Capture(&a.ipc), celltest.Capture(&a.alloc),
 		cell.Invoke(func(p statusProviders) { a.providers = p }))
 	return a
@@ -87,7 +88,7 @@ func nodeNames(m node.Manager) string {
 func TestLocalNodeIsRegistered(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
 	startAgent(t, srv, "node-name=node-a", "node-ip=192.0.2.10", "pod-cidr=10.0.1.0/24,fd00:1::/64")
-	want, err := os.ReadFile(filepath.Join("testdata", "node-local.json"))
+	want, err := os.ReadFile(filepath.Join("..", "testdata", "node-local.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kind, err := os.ReadFile(filepath.Join("testdata", "cilium-node-kind.json"))
+	kind, err := os.ReadFile(filepath.Join("..", "testdata", "cilium-node-kind.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
