@@ -29,6 +29,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd hack/bench && $(GO) vet ./...
+	hack/check-layers.sh
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
 
 .PHONY: bench

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Checks the import rules of DESIGN.md §3: imports point down the layers
+# cells <- kvstore <- policy <- datapath <- clustermesh <- cmd; leaf
+# packages of plain types import nothing of apiary but other leaves; the
+# policy engine and the CLI stay free of the framework and etcd.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=github.com/apiary-net/apiary
+
+# Leaves may be imported from anywhere.
+leaves=" clustermesh/types cells/api/models cells/api/client cells/version "
+
+layer() {
+	case "$1" in
+	cells/*) echo 1 ;; kvstore | kvstore/*) echo 2 ;; policy | policy/*) echo 3 ;;
+	datapath | datapath/*) echo 4 ;; clustermesh | clustermesh/*) echo 5 ;; cmd/*) echo 6 ;;
+	*) echo 0 ;;
+	esac
+}
+
+fail=0
+while read -r pkg imports; do
+	p=${pkg#"$mod"/}
+	for imp in $imports; do
+		case "$imp" in "$mod"/*) ;; *) continue ;; esac
+		q=${imp#"$mod"/}
+		if [[ "$leaves" == *" $p "* ]]; then
+			if [[ "$leaves" != *" $q "* ]]; then
+				echo "leaf package $p imports $q (leaves import only other leaves)"
+				fail=1
+			fi
+			continue
+		fi
+		[[ "$leaves" == *" $q "* ]] && continue
+		if (($(layer "$q") > $(layer "$p"))); then
+			echo "$p (layer $(layer "$p")) imports $q (layer $(layer "$q")): imports must point down"
+			fail=1
+		fi
+	done
+done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+
+# forbid <package> <pattern> <why>: no dependency of package matches pattern.
+forbid() {
+	local bad
+	bad=$(go list -deps "./$1" | grep -E "$2" || true)
+	if [[ -n "$bad" ]]; then
+		echo "$1 must not depend on $2 ($3):"
+		echo "$bad" | sed 's/^/  /'
+		fail=1
+	fi
+}
+forbid cmd/apiary '^go\.etcd\.io/|^go\.uber\.org/dig' "the CLI is a thin client of the API"
+forbid policy "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "the policy engine holds no agent glue"
+forbid policy/simulate "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "simulate runs offline"
+forbid cells/hive "^$mod/cells/job" "the framework stands alone"
+
+exit $fail
