@@ -52,12 +52,19 @@ type module struct {
 }
 
 func (m *module) Apply(s *Scope) error {
-	child := s.child(m.id)
-	full := child.module
+	full := s.module.Append(m.id)
 	s.root.modules = append(s.root.modules, ModuleInfo{ID: full, Title: m.title})
 
 	need, known := requiredTypes(m.cells)
 	wanted := func(t reflect.Type) bool { return !known || need[t] }
+	decorators := m.decorators(s.root, full)
+	if known {
+		local := newModuleLocals(decorators)
+		if m.canSkipScope(s.root, local, wanted) {
+			return m.applyCells(&Scope{dig: s.dig, root: s.root, module: full, local: local})
+		}
+	}
+	child := s.child(m.id)
 	// Module-private providers first: what they take is needed too.
 	for _, p := range s.root.modulePrivate {
 		if !slices.ContainsFunc(funcResults(p), wanted) {
@@ -68,7 +75,7 @@ func (m *module) Apply(s *Scope) error {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
-	for _, d := range m.decorators(s.root, full) {
+	for _, d := range decorators {
 		if !slices.ContainsFunc(funcResults(d), wanted) {
 			continue
 		}
@@ -76,8 +83,12 @@ func (m *module) Apply(s *Scope) error {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
+	return m.applyCells(child)
+}
+
+func (m *module) applyCells(s *Scope) error {
 	for _, c := range m.cells {
-		if err := c.Apply(child); err != nil {
+		if err := c.Apply(s); err != nil {
 			return err
 		}
 	}
