@@ -76,10 +76,10 @@ func (m *module) Apply(s *Scope) error {
 		}
 	}
 	for _, d := range decorators {
-		if !slices.ContainsFunc(funcResults(d), wanted) {
+		if !wanted(d.typ) {
 			continue
 		}
-		if err := child.dig.Decorate(d); err != nil {
+		if err := child.dig.Decorate(d.fn); err != nil {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
@@ -98,23 +98,23 @@ func (m *module) applyCells(s *Scope) error {
 // decorators scope the hive-wide objects to the module. None depends on
 // the parent module's decoration, so each is registered only where asked
 // for.
-func (m *module) decorators(root *Root, full FullModuleID) []any {
-	return []any{
-		func(FullModuleID) FullModuleID { return full },
-		func(ModuleID) ModuleID { return ModuleID(m.id) },
-		func(log *slog.Logger) *slog.Logger {
+func (m *module) decorators(root *Root, full FullModuleID) []moduleDecorator {
+	return []moduleDecorator{
+		decorator(func(FullModuleID) FullModuleID { return full }),
+		decorator(func(ModuleID) ModuleID { return ModuleID(m.id) }),
+		decorator(func(log *slog.Logger) *slog.Logger {
 			if root.logger != nil {
 				log = root.logger()
 			}
 			return log.With("module", full.String())
-		},
-		func(h Health) Health {
+		}),
+		decorator(func(h Health) Health {
 			if root.health != nil {
 				return root.health().NewScope(full.String())
 			}
 			return h.NewScope(m.id)
-		},
-		func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} },
+		}),
+		decorator(func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} }),
 	}
 }
 

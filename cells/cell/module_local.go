@@ -29,49 +29,70 @@ type scopeFreer interface {
 	scopeFree(l *moduleLocals) bool
 }
 
+// moduleDecorator makes one of a module's own objects from the enclosing
+// scope's object of the same type.
+type moduleDecorator struct {
+	typ reflect.Type
+	// fn is the decorator as dig takes it: func(T) T.
+	fn any
+	// apply calls fn on a reflect.Value of type T.
+	apply func(reflect.Value) reflect.Value
+}
+
+func decorator[T any](fn func(T) T) moduleDecorator {
+	return moduleDecorator{
+		typ: reflect.TypeFor[T](),
+		fn:  fn,
+		apply: func(in reflect.Value) reflect.Value {
+			v, _ := in.Interface().(T) // in is always a T; a nil interface gives the zero T
+			out := fn(v)
+			return reflect.ValueOf(&out).Elem()
+		},
+	}
+}
+
 // moduleLocals stands in for the decorations of a module without a scope.
 type moduleLocals struct {
-	// decorators maps each per-module type to its decorator.
-	decorators map[reflect.Type]reflect.Value
+	decorators []moduleDecorator
 
 	mu     sync.Mutex
-	values map[reflect.Type]reflect.Value // decorated values, made on first use
+	values []reflect.Value // by decorator; made on first use
 }
 
-// newModuleLocals returns the per-module objects made by decorators (one
-// function per type, taking and returning the type).
-func newModuleLocals(decorators []any) *moduleLocals {
-	l := &moduleLocals{decorators: make(map[reflect.Type]reflect.Value, len(decorators))}
-	for _, d := range decorators {
-		v := reflect.ValueOf(d)
-		l.decorators[v.Type().Out(0)] = v
+func newModuleLocals(decorators []moduleDecorator) *moduleLocals {
+	return &moduleLocals{decorators: decorators, values: make([]reflect.Value, len(decorators))}
+}
+
+// decoratorOf returns the index of the decorator of t, or -1 when t is
+// not a per-module type.
+func (l *moduleLocals) decoratorOf(t reflect.Type) int {
+	for i, d := range l.decorators {
+		if d.typ == t {
+			return i
+		}
 	}
-	return l
+	return -1
 }
 
-// value returns the module's object of type t, decorating in (the object
-// of the enclosing scope) the first time, as a dig decoration would.
-func (l *moduleLocals) value(t reflect.Type, in reflect.Value) reflect.Value {
+// value returns the module's object made by decorator i, decorating in
+// (the object of the enclosing scope) the first time, as a dig decoration
+// would.
+func (l *moduleLocals) value(i int, in reflect.Value) reflect.Value {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if v, ok := l.values[t]; ok {
-		return v
+	if !l.values[i].IsValid() {
+		l.values[i] = l.decorators[i].apply(in)
 	}
-	v := l.decorators[t].Call([]reflect.Value{in})[0]
-	if l.values == nil {
-		l.values = map[reflect.Type]reflect.Value{}
-	}
-	l.values[t] = v
-	return v
+	return l.values[i]
 }
 
 // localParam is where a constructor takes a per-module object: parameter
 // arg, and within it the struct field at path (empty for the parameter
 // itself).
 type localParam struct {
-	arg  int
-	path []int
-	t    reflect.Type
+	arg       int
+	path      []int
+	decorator int
 }
 
 // localParams lists where fn takes per-module objects. ok is false when
@@ -84,15 +105,15 @@ func (l *moduleLocals) localParams(fn any) (params []localParam, ok bool) {
 	}
 	for i := range t.NumIn() {
 		in := t.In(i)
-		if _, local := l.decorators[in]; local {
-			params = append(params, localParam{arg: i, t: in})
+		if d := l.decoratorOf(in); d >= 0 {
+			params = append(params, localParam{arg: i, decorator: d})
 			continue
 		}
 		if !embeds(in, inType) {
 			continue
 		}
-		if !l.localFields(in, nil, func(path []int, ft reflect.Type) {
-			params = append(params, localParam{arg: i, path: path, t: ft})
+		if !l.localFields(in, nil, func(path []int, d int) {
+			params = append(params, localParam{arg: i, path: path, decorator: d})
 		}) {
 			return nil, false
 		}
@@ -104,23 +125,24 @@ func (l *moduleLocals) localParams(fn any) (params []localParam, ok bool) {
 // cell.In structs included) whose type is a per-module type. It returns
 // false for such a field that dig would not fill with the decorated
 // object, or that cannot be set.
-func (l *moduleLocals) localFields(t reflect.Type, prefix []int, add func([]int, reflect.Type)) bool {
+func (l *moduleLocals) localFields(t reflect.Type, prefix []int, add func(path []int, decorator int)) bool {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous && f.Type == inType {
 			continue
 		}
-		path := append(append([]int(nil), prefix...), i)
-		_, local := l.decorators[f.Type]
+		d := l.decoratorOf(f.Type)
+		local := d >= 0
 		nested := embeds(f.Type, inType)
 		if !local && !nested {
 			continue
 		}
+		path := append(append([]int(nil), prefix...), i)
 		if !f.IsExported() || hasTag(f, "name") || hasTag(f, "group") {
 			return false
 		}
 		if local {
-			add(path, f.Type)
+			add(path, d)
 			continue
 		}
 		if !l.localFields(f.Type, path, add) {
@@ -153,7 +175,7 @@ func (l *moduleLocals) wrap(fn any) (any, []dig.ProvideOption) {
 	v := reflect.ValueOf(fn)
 	wrapped := reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
 		for _, p := range params {
-			local := l.value(p.t, fieldOf(args[p.arg], p.path))
+			local := l.value(p.decorator, fieldOf(args[p.arg], p.path))
 			if len(p.path) == 0 {
 				args[p.arg] = local
 				continue
