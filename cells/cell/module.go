@@ -52,12 +52,19 @@ type module struct {
 }
 
 func (m *module) Apply(s *Scope) error {
-	child := s.child(m.id)
-	full := child.module
+	full := s.module.Append(m.id)
 	s.root.modules = append(s.root.modules, ModuleInfo{ID: full, Title: m.title})
 
 	need, known := requiredTypes(m.cells)
 	wanted := func(t reflect.Type) bool { return !known || need[t] }
+	decorators := m.decorators(s.root, full)
+	if known {
+		local := newModuleLocals(decorators)
+		if m.canSkipScope(s.root, local, wanted) {
+			return m.applyCells(&Scope{dig: s.dig, root: s.root, module: full, local: local})
+		}
+	}
+	child := s.child(m.id)
 	// Module-private providers first: what they take is needed too.
 	for _, p := range s.root.modulePrivate {
 		if !slices.ContainsFunc(funcResults(p), wanted) {
@@ -68,16 +75,20 @@ func (m *module) Apply(s *Scope) error {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
-	for _, d := range m.decorators(s.root, full) {
-		if !slices.ContainsFunc(funcResults(d), wanted) {
+	for _, d := range decorators {
+		if !wanted(d.typ) {
 			continue
 		}
-		if err := child.dig.Decorate(d); err != nil {
+		if err := child.dig.Decorate(d.fn); err != nil {
 			return fmt.Errorf("module %s: %w", full, err)
 		}
 	}
+	return m.applyCells(child)
+}
+
+func (m *module) applyCells(s *Scope) error {
 	for _, c := range m.cells {
-		if err := c.Apply(child); err != nil {
+		if err := c.Apply(s); err != nil {
 			return err
 		}
 	}
@@ -87,23 +98,23 @@ func (m *module) Apply(s *Scope) error {
 // decorators scope the hive-wide objects to the module. None depends on
 // the parent module's decoration, so each is registered only where asked
 // for.
-func (m *module) decorators(root *Root, full FullModuleID) []any {
-	return []any{
-		func(FullModuleID) FullModuleID { return full },
-		func(ModuleID) ModuleID { return ModuleID(m.id) },
-		func(log *slog.Logger) *slog.Logger {
+func (m *module) decorators(root *Root, full FullModuleID) []moduleDecorator {
+	return []moduleDecorator{
+		decorator(func(FullModuleID) FullModuleID { return full }),
+		decorator(func(ModuleID) ModuleID { return ModuleID(m.id) }),
+		decorator(func(log *slog.Logger) *slog.Logger {
 			if root.logger != nil {
 				log = root.logger()
 			}
 			return log.With("module", full.String())
-		},
-		func(h Health) Health {
+		}),
+		decorator(func(h Health) Health {
 			if root.health != nil {
 				return root.health().NewScope(full.String())
 			}
 			return h.NewScope(m.id)
-		},
-		func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} },
+		}),
+		decorator(func(lc Lifecycle) Lifecycle { return moduleLifecycle{parent: lc, module: full} }),
 	}
 }
 

@@ -27,7 +27,13 @@ type provider struct {
 
 func (p *provider) Apply(s *Scope) error {
 	for _, ctor := range p.ctors {
-		if err := s.dig.Provide(ctor, dig.Export(p.export)); err != nil {
+		fn, opts := ctor, []dig.ProvideOption{dig.Export(p.export)}
+		if s.local != nil {
+			var loc []dig.ProvideOption
+			fn, loc = s.local.wrap(ctor)
+			opts = append(opts, loc...)
+		}
+		if err := s.dig.Provide(fn, opts...); err != nil {
 			return fmt.Errorf("provide %s in module %q: %w", FuncName(ctor), s.module, err)
 		}
 	}

@@ -16,6 +16,9 @@ type Scope struct {
 	dig    digScope
 	root   *Root
 	module FullModuleID
+	// local is set in a module that has no dig scope of its own (see
+	// module_local.go): dig is then the enclosing scope's.
+	local *moduleLocals
 }
 
 // Root is the hive-wide state shared by all scopes of one hive.

@@ -1,17 +1,19 @@
-// Package bench times apiary's hive against go.uber.org/fx on the same
-// generated graph of 200 cells with lifecycle hooks (issue 2). It is a
-// module of its own so that fx never enters apiary's go.mod; its go.work
+// Package bench times apiary's hive against go.uber.org/fx and
+// github.com/cilium/hive on the same generated graph of 200 cells with
+// lifecycle hooks (issue 2). It is a module of its own so that neither
+// peer enters apiary's go.mod; its go.work
 // builds it against the apiary module in this work tree (../..), so a new
 // dependency of apiary does not need a `go mod tidy` here first.
 //
 // One run builds the container from the graph's declarations, populates
-// it (every constructor runs), starts it and stops it. Both frameworks
+// it (every constructor runs), starts it and stops it. All frameworks
 // log to nowhere, so log printing is not compared. The declarations
-// themselves (graph.HiveCells, graph.FxOptions) are package variables,
-// built once at init as in real programs, and are not timed.
+// themselves (graph.HiveCells, graph.FxOptions, graph.CiliumCells) are
+// package variables, built once at init as in real programs, and are not
+// timed.
 //
-// cmd/hivebench prints medians and the ratio; BenchmarkHive and
-// BenchmarkFx are the same runs for benchstat.
+// cmd/hivebench prints medians and the ratios; BenchmarkHive, BenchmarkFx
+// and BenchmarkCiliumHive are the same runs for benchstat.
 package bench
 
 import (
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	ciliumhive "github.com/cilium/hive"
 	"go.uber.org/fx"
 
 	"github.com/apiary-net/apiary/cells/hive"
@@ -37,6 +40,7 @@ type Framework struct {
 var Frameworks = []Framework{
 	{Name: "apiary", Run: RunHive},
 	{Name: "fx", Run: RunFx},
+	{Name: "cilium-hive", Run: RunCiliumHive},
 }
 
 var discardLogger = slog.New(slog.DiscardHandler)
@@ -69,6 +73,22 @@ func RunFx(ctx context.Context) error {
 	}
 	if err := app.Stop(ctx); err != nil {
 		return fmt.Errorf("stop fx: %w", err)
+	}
+	return nil
+}
+
+// RunCiliumHive builds, populates, starts and stops graph.CiliumCells with
+// github.com/cilium/hive (default options) and a discarding logger.
+func RunCiliumHive(ctx context.Context) error {
+	h := ciliumhive.New(graph.CiliumCells...)
+	if err := h.Populate(discardLogger); err != nil {
+		return fmt.Errorf("populate cilium hive: %w", err)
+	}
+	if err := h.Start(discardLogger, ctx); err != nil {
+		return fmt.Errorf("start cilium hive: %w", err)
+	}
+	if err := h.Stop(discardLogger, ctx); err != nil {
+		return fmt.Errorf("stop cilium hive: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/apiary-net/apiary/hack/bench"
@@ -15,6 +16,13 @@ func TestFrameworksRunWholeGraph(t *testing.T) {
 	want := graph.Counts{Constructed: graph.N, Started: graph.N, Stopped: graph.N, Invoked: 1}
 	if graph.N != 200 {
 		t.Fatalf("graph.N = %d, want 200 (issue 2)", graph.N)
+	}
+	var names []string
+	for _, fw := range bench.Frameworks {
+		names = append(names, fw.Name)
+	}
+	if want := []string{"apiary", "fx", "cilium-hive"}; !slices.Equal(names, want) {
+		t.Fatalf("frameworks %v, want %v (ours first)", names, want)
 	}
 	for _, fw := range bench.Frameworks {
 		t.Run(fw.Name, func(t *testing.T) {
@@ -34,6 +42,10 @@ func BenchmarkHive(b *testing.B) { benchmark(b, bench.RunHive) }
 
 // BenchmarkFx times populate+start+stop of the graph with go.uber.org/fx.
 func BenchmarkFx(b *testing.B) { benchmark(b, bench.RunFx) }
+
+// BenchmarkCiliumHive times populate+start+stop of the graph with
+// github.com/cilium/hive.
+func BenchmarkCiliumHive(b *testing.B) { benchmark(b, bench.RunCiliumHive) }
 
 func benchmark(b *testing.B, run func(context.Context) error) {
 	ctx := context.Background()

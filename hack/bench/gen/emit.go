@@ -42,9 +42,10 @@ func typeName(i int) string { return fmt.Sprintf("T%03d", i) }
 
 // files maps each generated file name to its template.
 var files = map[string]*template.Template{
-	"types_gen.go": template.Must(template.New("types").Parse(typesTemplate)),
-	"hive_gen.go":  template.Must(template.New("hive").Parse(hiveTemplate)),
-	"fx_gen.go":    template.Must(template.New("fx").Parse(fxTemplate)),
+	"types_gen.go":  template.Must(template.New("types").Parse(typesTemplate)),
+	"hive_gen.go":   template.Must(template.New("hive").Parse(hiveTemplate)),
+	"fx_gen.go":     template.Must(template.New("fx").Parse(fxTemplate)),
+	"cilium_gen.go": template.Must(template.New("cilium").Parse(ciliumTemplate)),
 }
 
 // generate renders the n-node graph for seed into gofmt'ed files, keyed

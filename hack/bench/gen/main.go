@@ -1,6 +1,6 @@
 // Command gen writes the benchmark graph of hack/bench/graph: n distinct
 // types, each with a constructor that depends on 0 to 3 earlier types and
-// appends one lifecycle hook, once as apiary cells and once as fx options.
+// appends one lifecycle hook, as apiary cells, fx options and cilium/hive cells.
 // The graph is a pseudo-random DAG from a fixed seed, so regenerating
 // gives the same files. Run it through `go generate ./graph`.
 package main

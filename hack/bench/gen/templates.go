@@ -100,3 +100,39 @@ func fxNew{{.Name}}(lc fx.Lifecycle{{range $i, $d := .Deps}}, d{{$i}} *{{$d}}{{e
 }
 {{end}}
 `
+
+const ciliumTemplate = header + `package graph
+
+import "github.com/cilium/hive/cell"
+
+// CiliumCells is the same graph as github.com/cilium/hive cells: one
+// cell.Module per node that provides the node's constructor, and one
+// invoke of the {{len .Leaves}} leaves, which pulls in every constructor.
+var CiliumCells = []cell.Cell{
+{{- range .Nodes}}
+	cell.Module("c{{.Num}}", "Cell {{.Num}}", cell.Provide(ciliumNew{{.Name}})),
+{{- end}}
+	cell.Invoke(useCiliumLeaves),
+}
+
+// ciliumLeaves are the nodes no other node depends on.
+type ciliumLeaves struct {
+	cell.In
+{{range .Leaves}}
+	{{.}} *{{.}}
+{{- end}}
+}
+
+func useCiliumLeaves(ciliumLeaves) { counts.invoked.Add(1) }
+{{range .Nodes}}
+func ciliumNew{{.Name}}(lc cell.Lifecycle{{range $i, $d := .Deps}}, d{{$i}} *{{$d}}{{end}}) *{{.Name}} {
+	counts.constructed.Add(1)
+	t := &{{.Name}}{id: {{.Index}}{{range $i, $d := .Deps}}, d{{$i}}: d{{$i}}{{end}}}
+	lc.Append(cell.Hook{
+		OnStart: func(cell.HookContext) error { return t.start() },
+		OnStop:  func(cell.HookContext) error { return t.stop() },
+	})
+	return t
+}
+{{end}}
+`

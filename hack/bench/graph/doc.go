@@ -1,8 +1,9 @@
 // Package graph is the generated benchmark graph of issue 2: N distinct
 // types T000..T199, each built by a constructor that depends on 0 to 3
 // earlier types and appends one lifecycle hook. The same graph is declared
-// twice, as apiary cells (HiveCells) and as go.uber.org/fx options
-// (FxOptions), so package bench can time both frameworks on it.
+// three times, as apiary cells (HiveCells), as go.uber.org/fx options
+// (FxOptions) and as github.com/cilium/hive cells (CiliumCells), so
+// package bench can time the three frameworks on it.
 //
 // The *_gen.go files are written by ../gen and committed; regenerate them
 // with `go generate ./graph` from hack/bench.
