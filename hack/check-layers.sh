@@ -13,7 +13,8 @@ leaves=" clustermesh/types cells/api/models cells/api/client cells/version "
 layer() {
 	case "$1" in
 	cells/*) echo 1 ;; kvstore | kvstore/*) echo 2 ;; policy | policy/*) echo 3 ;;
-	datapath | datapath/*) echo 4 ;; clustermesh | clustermesh/*) echo 5 ;; cmd/*) echo 6 ;;
+	datapath | datapath/*) echo 4 ;; clustermesh | clustermesh/*) echo 5 ;;
+	cmd/* | hack/*) echo 6 ;; # programs: the agent, the CLI, the embedding example
 	*) echo 0 ;;
 	esac
 }

@@ -27,7 +27,9 @@
 //   - Identity churn reaches the cache (an identity.Observer); it tells
 //     each SelectorPolicy which identities its selectors gained or lost,
 //     and each EndpointPolicy adds or removes just those keys.
-//     ConsumeMapChanges returns the resulting delta for the datapath.
+//     ConsumeMapChanges returns the resulting delta for the datapath;
+//     ConsumeMapState returns the whole map state and starts the next
+//     delta from it, for a datapath writing a map in full.
 //   - After a revision change the caller resolves again, distills a new
 //     EndpointPolicy and Detaches the old one (which releases the old
 //     policy's selectors); rule changes recompute, identity changes do not.

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+)
+
+// datapathCell is the example datapath. It plugs into apiary through
+// value groups: an ipcache listener (ipcachecell.ListenerOut), an
+// identity observer (identitycell.ObserverOut), and a subscription to
+// policycell.RegenerationRequests made by its endpoint table. Where a
+// real datapath writes BPF maps, it prints lines to out.
+func datapathCell(out io.Writer) cell.Cell {
+	return cell.Module("example-datapath", "Example datapath: prints the map state a BPF datapath would write",
+		cell.Config(Config{}),
+		cell.ProvidePrivate(
+			func() *printer { return &printer{w: out} },
+			func() *identityEvents { return &identityEvents{} },
+			newEndpointTable,
+		),
+		cell.Provide(
+			func(p *printer) ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: p} },
+			func(e *identityEvents) identitycell.ObserverOut { return identitycell.ObserverOut{Observer: e} },
+		),
+		// Nothing else asks for the endpoint table: pull it in.
+		cell.Invoke(func(*endpointTable) {}),
+	)
+}
+
+// Config lists the endpoints of this node.
+type Config struct {
+	// Endpoint are the endpoints, one per flag: comma-separated labels
+	// and an optional IP after '@' ("app=web,tier=front@10.0.1.5").
+	Endpoint []string
+}
+
+// Flags registers --endpoint.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.StringArray("endpoint", def.Endpoint,
+		"An endpoint of this node: labels[@ip], e.g. app=web@10.0.1.5 (labels are k8s: unless given a source; namespace default unless given); repeat for more")
+}
+
+// Validate parses every --endpoint.
+func (c *Config) Validate() error {
+	_, err := c.endpoints()
+	return err
+}
+
+// printer writes whole lines for the listener and the endpoint table,
+// which run on different goroutines.
+type printer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *printer) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// OnIPCacheChanged implements ipcache.Listener: a BPF datapath would
+// write the ipcache LPM map here (prefix -> identity, tunnel endpoint).
+func (p *printer) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change) {
+	for _, ch := range changes {
+		switch {
+		case ch.New == nil:
+			p.printf("ipcache: %s deleted", ch.Prefix)
+		case ch.New.TunnelPeer.IsValid():
+			p.printf("ipcache: %s -> identity %d via %s", ch.Prefix, ch.New.Identity, ch.New.TunnelPeer)
+		default:
+			p.printf("ipcache: %s -> identity %d", ch.Prefix, ch.New.Identity)
+		}
+	}
+}
+
+// identityEvents is the datapath's identity observer. It cannot be the
+// endpoint table itself: the table needs the allocator, which needs its
+// observers first. It remembers the latest batch and tells the table.
+type identityEvents struct {
+	mu     sync.Mutex
+	latest []identity.Change
+	notify func()
+}
+
+// OnIdentitiesChanged implements identity.Observer.
+func (e *identityEvents) OnIdentitiesChanged(changes []identity.Change) {
+	e.mu.Lock()
+	e.latest = changes
+	notify := e.notify
+	e.mu.Unlock()
+	if notify != nil {
+		notify()
+	}
+}
+
+// subscribe makes fn the function called after each batch.
+func (e *identityEvents) subscribe(fn func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.notify = fn
+}
+
+// latestBatch returns the latest batch of changes.
+func (e *identityEvents) latestBatch() []identity.Change {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.latest
+}

@@ -1,0 +1,80 @@
+// Command embed is apiary embedded by another CNI: apiary's control plane
+// (kvstore client, local node, identities, ipcache, policy) composed with
+// a datapath of the program's own, which prints the map-state changes a
+// BPF datapath would write. docs/embedding.md walks through it.
+//
+//	go run ./hack/embed --policy-dir /tmp/policies \
+//	    --endpoint app=web@10.0.1.5 --endpoint app=client@10.0.1.6
+//
+// It runs until SIGINT or SIGTERM, standalone (--kvstore empty) or
+// against etcd (--kvstore etcd --kvstore-opt etcd.address=...).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/policycell"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cells are apiary's control plane and this program's datapath, which
+// writes its map state to out.
+func cells(out io.Writer) []cell.Cell {
+	return []cell.Cell{
+		kvstore.Cell,      // etcd client; disabled (standalone) when --kvstore is empty
+		localnode.Cell,    // this node and its cluster: --node-name, --node-ip, --cluster-name
+		identitycell.Cell, // identity.Allocator; tells identity observers of changes
+		ipcachecell.Cell,  // ipcache.IPCache; tells ipcache listeners of changes
+		policycell.Cell,   // policy.Repository fed from --policy-dir; RegenerationRequests
+		datapathCell(out), // ours: endpoints, map state, ipcache printed
+	}
+}
+
+// run runs the program with args and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	h := hive.NewWithOptions(hive.Options{
+		EnvPrefix: "EMBED_", // EMBED_POLICY_DIR=... sets --policy-dir
+		LogOutput: stderr,
+		// Every module gets its own job.Group. Add controller.ModuleProviders
+		// (and controller.Cell) when a cell uses named controllers.
+		ModulePrivateProviders: job.ModuleProviders,
+	}, cells(stdout)...)
+	cmd := &cobra.Command{
+		Use:           "embed",
+		Short:         "apiary's control plane with a datapath that prints its map state",
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return h.Run(ctx) // populate, start, wait for ctx, stop
+		},
+	}
+	h.RegisterFlags(cmd.Flags()) // every cell's flags, --policy-dir and --endpoint among them
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "embed: %v\n", err)
+		return 1
+	}
+	return 0
+}
