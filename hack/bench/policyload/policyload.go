@@ -64,6 +64,29 @@ func SelectedExtra(k int) int { return Identities + 1 + k*Apps }
 // UnselectedLabels; for k below 10,000 it is no SelectedExtra index.
 func UnselectedExtra(k int) int { return Identities + 1_000_000 + k }
 
+// Allows reports whether the policies of app subject allow ingress from
+// app peer: policy i allows app (i%Apps + 1 + i/Apps) % Apps.
+func Allows(subject, peer int) bool {
+	for j := range Policies / Apps {
+		if (subject+1+j)%Apps == peer {
+			return true
+		}
+	}
+	return false
+}
+
+// EndpointsAllowing returns how many of the endpoints of apps
+// 0..endpoints-1 allow ingress from app peer.
+func EndpointsAllowing(endpoints, peer int) int {
+	n := 0
+	for app := range endpoints {
+		if Allows(app, peer) {
+			n++
+		}
+	}
+	return n
+}
+
 // PolicyYAML returns the Policies documents, separated by "---".
 func PolicyYAML() []byte {
 	var b strings.Builder

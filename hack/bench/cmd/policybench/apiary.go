@@ -158,18 +158,27 @@ func (s *apiarySide) warmDistill(b *testing.B) {
 }
 
 // addIdentity adds or deletes (alternating rounds over a pool built
-// beforehand) one identity that the policy of an app=0 endpoint selects
-// as a peer, or that no policy selects, and takes the endpoint's map
-// changes: one key for a selected identity, none for another.
-func (s *apiarySide) addIdentity(b *testing.B, selected bool) {
-	ep := s.full.endpoint(s.idents[0])
-	defer ep.Detach()
-	ep.ConsumeMapChanges()
+// beforehand) one identity with app=1, which the policies of some
+// endpoints select as a peer, or one that no policy selects, and takes
+// the map changes of the endpoints of apps 0..endpoints-1: one key per
+// endpoint allowing app=1, none for an unselected identity.
+func (s *apiarySide) addIdentity(b *testing.B, selected bool, endpoints int) {
+	eps := make([]*policy.EndpointPolicy, endpoints)
+	for app := range eps {
+		eps[app] = s.full.endpoint(s.idents[app])
+		eps[app].ConsumeMapChanges()
+	}
+	defer func() {
+		for _, ep := range eps {
+			ep.Detach()
+		}
+	}()
 	pool, want := make([][]identity.Change, 1000), 0
 	for k := range pool {
 		if selected {
 			n := policyload.SelectedExtra(k)
-			pool[k], want = added(apiaryIdentity(n, policyload.Labels(n))), 1
+			pool[k] = added(apiaryIdentity(n, policyload.Labels(n)))
+			want = policyload.EndpointsAllowing(endpoints, 1)
 		} else {
 			n := policyload.UnselectedExtra(k)
 			pool[k] = added(apiaryIdentity(n, policyload.UnselectedLabels(n)))
@@ -183,7 +192,11 @@ func (s *apiarySide) addIdentity(b *testing.B, selected bool) {
 			ch[0].Kind = identity.Deleted
 		}
 		s.full.cache.OnIdentitiesChanged(ch)
-		if n := ep.ConsumeMapChanges().Len(); n != want {
+		n := 0
+		for _, ep := range eps {
+			n += ep.ConsumeMapChanges().Len()
+		}
+		if n != want {
 			failf(b, "apiary: %d map changes, want %d", n, want)
 		}
 		k++

@@ -208,17 +208,26 @@ func (s *ciliumSide) warmDistill(b *testing.B) {
 // addIdentity is apiarySide.addIdentity on Cilium: UpdateIdentities
 // (waiting for the notifications, as the agent waits before it has
 // endpoints consume them) and ConsumeMapChanges.
-func (s *ciliumSide) addIdentity(b *testing.B, selected bool) {
-	sp, epp, err := endpoint(s.full, s.idents[0])
-	if err != nil {
-		failf(b, "%v", err)
+func (s *ciliumSide) addIdentity(b *testing.B, selected bool, endpoints int) {
+	sps := make([]policy.SelectorPolicy, endpoints)
+	epps := make([]*policy.EndpointPolicy, endpoints)
+	for app := range epps {
+		var err error
+		if sps[app], epps[app], err = endpoint(s.full, s.idents[app]); err != nil {
+			failf(b, "%v", err)
+		}
 	}
-	defer detach(s.full, sp, epp)
+	defer func() {
+		for app := range epps {
+			detach(s.full, sps[app], epps[app])
+		}
+	}()
 	pool, want := make([]identity.IdentityMap, 1000), 0
 	for k := range pool {
 		if selected {
 			n := policyload.SelectedExtra(k)
-			pool[k], want = idMap(ciliumIdentity(n, policyload.Labels(n))), 1
+			pool[k] = idMap(ciliumIdentity(n, policyload.Labels(n)))
+			want = policyload.EndpointsAllowing(endpoints, 1)
 		} else {
 			n := policyload.UnselectedExtra(k)
 			pool[k] = idMap(ciliumIdentity(n, policyload.UnselectedLabels(n)))
@@ -232,9 +241,13 @@ func (s *ciliumSide) addIdentity(b *testing.B, selected bool) {
 		} else {
 			s.full.UpdateIdentities(nil, ch)
 		}
-		closer, changes := epp.ConsumeMapChanges()
-		closer()
-		if n := len(changes.Adds) + len(changes.Deletes); n != want {
+		n := 0
+		for _, epp := range epps {
+			closer, changes := epp.ConsumeMapChanges()
+			closer()
+			n += len(changes.Adds) + len(changes.Deletes)
+		}
+		if n != want {
 			failf(b, "cilium: %d map changes, want %d", n, want)
 		}
 		k++

@@ -15,7 +15,7 @@ type side interface {
 	cold(b *testing.B)
 	warmResolve(b *testing.B)
 	warmDistill(b *testing.B)
-	addIdentity(b *testing.B, selected bool)
+	addIdentity(b *testing.B, selected bool, endpoints int)
 	endpoints(b *testing.B)
 	// setup builds everything from the workload's data with endpoints
 	// endpoints resolved and distilled, and returns what holds it.
@@ -35,9 +35,10 @@ var steps = []step{
 	{"cold resolve+distill (1 endpoint)", side.cold},
 	{"warm resolve (new revision, selectors held)", side.warmResolve},
 	{"warm distill (resolved policy)", side.warmDistill},
-	{"one selected identity added/deleted", func(s side, b *testing.B) { s.addIdentity(b, true) }},
-	{"one unselected identity added/deleted", func(s side, b *testing.B) { s.addIdentity(b, false) }},
+	{"one selected identity added/deleted", func(s side, b *testing.B) { s.addIdentity(b, true, 1) }},
+	{"one unselected identity added/deleted", func(s side, b *testing.B) { s.addIdentity(b, false, 1) }},
 	{"100 endpoints resolve+distill (new revision)", side.endpoints},
+	{"one selected identity, 100 endpoints", func(s side, b *testing.B) { s.addIdentity(b, true, 100) }},
 }
 
 // heapRows are the endpoint counts of the live-heap rows.
