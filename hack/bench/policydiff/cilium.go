@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/cilium/cilium/pkg/identity"
+	"github.com/cilium/cilium/pkg/k8s"
 	k8sconst "github.com/cilium/cilium/pkg/k8s/apis/cilium.io"
 	"github.com/cilium/cilium/pkg/labels"
 	"github.com/cilium/cilium/pkg/policy"
@@ -35,15 +36,16 @@ type ciliumRun struct {
 //
 //   - pods get global identities with the labels Cilium's agent gives
 //     them: k8s:<pod labels>, the namespace, the namespace's labels
-//     under io.cilium.k8s.namespace.labels and the cluster (same labels,
-//     same identity; a remote cluster's ids carry its cluster id as
-//     Cilium's do);
+//     under io.cilium.k8s.namespace.labels, the cluster and, for pods
+//     with named ports, the generated io.cilium.k8s.named-ports (same
+//     labels, same identity; a remote cluster's ids carry its cluster id
+//     as Cilium's do);
 //   - the prefixes of the policies' CIDR peers and the /32 of every
 //     query address that is no pod get local CIDR identities with
 //     labels.GetCIDRLabels, as the ipcache allocates them;
-//   - the named ports of the local cluster's pods go into the named
-//     port map the ipcache keeps (egress named ports) and to each
-//     endpoint (ingress named ports);
+//   - the named ports of the pods go into the named port map the
+//     ipcache keeps (egress named ports) and to each endpoint (ingress
+//     named ports);
 //   - each local pod is an endpoint with the selector policy of its
 //     identity distilled for it; a query's direction is decided by
 //     EndpointPolicy.Lookup on the source's egress and the
@@ -123,17 +125,9 @@ func (r *ciliumRun) identities(resources []ciliumpolicy.Resource) error {
 		if cluster == "" {
 			cluster = s.Cluster
 		}
-		id := r.allocate(r.podLabels(ep, cluster), cluster != s.Cluster)
 		ref := ep.Namespace + "/" + ep.Name
 		if cluster != s.Cluster {
 			ref = cluster + "/" + ref
-		}
-		r.byRef[ref] = id
-		for _, ip := range ep.IPs {
-			r.byIP[netip.MustParseAddr(ip)] = id
-		}
-		if cluster != s.Cluster {
-			continue
 		}
 		ports := ciliumtypes.NamedPortMap{}
 		for _, p := range ep.Ports {
@@ -141,7 +135,22 @@ func (r *ciliumRun) identities(resources []ciliumpolicy.Resource) error {
 				return fmt.Errorf("endpoint %s: %w", ref, err)
 			}
 		}
-		r.e.SetNamedPorts(id.ID, ports)
+		ls := r.podLabels(ep, cluster)
+		// Cilium 1.20's agent gives a new pod with named ports the
+		// generated label io.cilium.k8s.named-ports listing them, so
+		// that pods of one label set numbering a name differently get
+		// different identities.
+		for _, l := range k8s.NamedPortsIdentityLabels(ports) {
+			ls[l.Key] = l
+		}
+		id := r.allocate(ls, cluster != s.Cluster)
+		r.byRef[ref] = id
+		for _, ip := range ep.IPs {
+			r.byIP[netip.MustParseAddr(ip)] = id
+		}
+		if len(ports) > 0 {
+			r.e.SetNamedPorts(id.ID, ports)
+		}
 	}
 	for _, res := range resources {
 		for _, prefix := range policy.GetCIDRPrefixes(res.Entries) {

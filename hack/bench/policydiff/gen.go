@@ -121,14 +121,22 @@ var queryPorts = []int{80, 443, 53, 5432, 8080, 8081, 9090, 9091, 5353, 8000, 80
 //
 // Inputs the two engines accept differently are not generated:
 //   - Cilium refuses rules combining two peer kinds (fromEndpoints and
-//     fromCIDR, ...); apiary accepts them. One peer kind per rule.
+//     fromCIDR, ...) and rules without entries; apiary accepts them. One
+//     peer kind per rule, at least one entry per rule.
 //   - apiary refuses a CiliumNetworkPolicy endpointSelector naming the
-//     namespace (Cilium overrides it with a warning), an except equal to
-//     its cidr (Cilium accepts it), and a namespaced policy's subject
-//     naming another namespace. Subjects never name a namespace in
-//     namespaced policies; excepts are strictly inside.
+//     namespace (Cilium overrides it with a warning) and an except equal
+//     to its cidr (Cilium accepts it). Namespaced subjects never name a
+//     namespace; excepts are strictly inside.
+//   - The CRD schema, which the API server applies before Cilium sees a
+//     policy, refuses lower-case protocols; apiary accepts them.
+//     Protocols are upper case.
 //   - Remote pods declare no named ports: Cilium's ipcache knows the
 //     named ports of its own cluster's pods.
+//
+// Nor are the semantic differences docs/policy.md lists under
+// "Differences from Cilium": enableDefaultDeny true in a direction
+// without entries, NetworkPolicy rules of a direction policyTypes leaves
+// out, the world-ipv4 and world-ipv6 entities.
 func Generate(seed uint64, queries int) *Case {
 	g := &gen{
 		r:        rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
