@@ -67,11 +67,11 @@ type namedPortMap interface {
 var initOnce sync.Once
 var initCluster string
 
-// New returns an engine for the cluster named cluster, with the reserved
-// identities known and no policy. The first call sets Cilium's
-// process-wide entity selectors for cluster; a later call with another
-// cluster name panics.
-func New(cluster string) *Engine {
+// Init sets Cilium's process-wide state for an agent of the cluster
+// named cluster, as the agent's policy cell does before any policy is
+// parsed: the entity selectors and the default enforcement mode. New
+// calls it; a later call with another cluster name panics.
+func Init(cluster string) {
 	initOnce.Do(func() {
 		initCluster = cluster
 		api.InitEntities(cluster)
@@ -80,6 +80,12 @@ func New(cluster string) *Engine {
 	if cluster != initCluster {
 		panic(fmt.Sprintf("ciliumpolicy: cluster %q after %q: Cilium's entities are process-wide", cluster, initCluster))
 	}
+}
+
+// New returns an engine for the cluster named cluster (see Init), with
+// the reserved identities known and no policy.
+func New(cluster string) *Engine {
+	Init(cluster)
 	log := slog.New(slog.DiscardHandler)
 	e := &Engine{
 		Log:        log,

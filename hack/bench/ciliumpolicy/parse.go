@@ -27,7 +27,7 @@ type Resource struct {
 }
 
 // Parser decodes policy documents into Cilium's types and parses them
-// as the agent's watchers do.
+// as the agent's watchers do, after Init.
 type Parser struct {
 	// Log is where Cilium logs go.
 	Log *slog.Logger

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -25,7 +26,8 @@ type ciliumSide struct {
 
 func newCiliumSide() (*ciliumSide, error) {
 	s := &ciliumSide{doc: policyload.PolicyYAML()}
-	s.parser = ciliumpolicy.Parser{Log: ciliumpolicy.New(policyload.Cluster).Log, ClusterForPolicies: policyload.Cluster}
+	ciliumpolicy.Init(policyload.Cluster)
+	s.parser = ciliumpolicy.Parser{Log: slog.New(slog.DiscardHandler), ClusterForPolicies: policyload.Cluster}
 	for n := range policyload.Identities {
 		s.idents = append(s.idents, ciliumIdentity(n, policyload.Labels(n)))
 	}
