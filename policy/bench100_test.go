@@ -3,32 +3,14 @@ package policy_test
 import (
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// Cilium's figures for the same workload on this machine (from the
-// policy issue); each benchmark reports its ratio to them, so `make
-// bench` prints both side by side: a ratio below 1 is faster (or
-// smaller) than Cilium.
-const (
-	ciliumCold        = 6.0 * float64(time.Millisecond)
-	ciliumWarm        = 0.56 * float64(time.Millisecond)
-	ciliumAddOne      = 38 * float64(time.Microsecond)
-	ciliumCold100     = 118 * float64(time.Millisecond)
-	ciliumAddOne100   = 137 * float64(time.Microsecond)
-	ciliumHeap1MiB    = 12.0
-	ciliumHeap100MiB  = 26.0
-	benchEndpointsMax = benchApps
-)
-
-// reportVsCilium reports the time per operation next to Cilium's figure.
-func reportVsCilium(b *testing.B, cilium float64) {
-	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	b.ReportMetric(perOp/cilium, "x-cilium")
-}
+// benchEndpointsMax is the number of endpoints of the 100-endpoint
+// benchmarks: one per app value.
+const benchEndpointsMax = benchApps
 
 // endpointIdentities returns one identity per app value: the subjects
 // of the 100-endpoint benchmarks.
@@ -51,7 +33,6 @@ func BenchmarkColdMapState100(b *testing.B) {
 			e.endpoint(id).Detach()
 		}
 	}
-	reportVsCilium(b, ciliumCold100)
 }
 
 // BenchmarkAddSelectedIdentity100 adds or deletes one identity that the
@@ -86,7 +67,6 @@ func BenchmarkAddSelectedIdentity100(b *testing.B) {
 		}
 		k++
 	}
-	reportVsCilium(b, ciliumAddOne100)
 }
 
 // BenchmarkHeap measures the live heap after resolving 1 and 100
@@ -96,10 +76,9 @@ func BenchmarkHeap(b *testing.B) {
 	for _, tc := range []struct {
 		name      string
 		endpoints int
-		cilium    float64
 	}{
-		{"1-endpoint", 1, ciliumHeap1MiB},
-		{"100-endpoints", benchEndpointsMax, ciliumHeap100MiB},
+		{"1-endpoint", 1},
+		{"100-endpoints", benchEndpointsMax},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var mib float64
@@ -107,7 +86,6 @@ func BenchmarkHeap(b *testing.B) {
 				mib = liveHeapMiB(b, tc.endpoints)
 			}
 			b.ReportMetric(mib, "MiB")
-			b.ReportMetric(mib/tc.cilium, "x-cilium")
 		})
 	}
 }

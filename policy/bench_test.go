@@ -16,6 +16,9 @@ import (
 // app=<n%100>, instance=<n>, namespace default, cluster default, and
 // benchPolicies CiliumNetworkPolicies where policy i selects app=i%100
 // and allows ingress from app=(i%100 + 1 + i/100) % 100 on 80/TCP.
+// These benchmarks time apiary's engine alone, for profiling
+// (-cpuprofile, -memprofile); `make bench` runs the same workload
+// through apiary and Cilium side by side (hack/bench/cmd/policybench).
 const (
 	benchIdentities = 10_000
 	benchPolicies   = 1_000
@@ -109,7 +112,6 @@ func BenchmarkColdMapState(b *testing.B) {
 		ep := e.endpoint(ident)
 		ep.Detach()
 	}
-	reportVsCilium(b, ciliumCold)
 }
 
 // BenchmarkWarmMapState distills the map state of another app=0
@@ -123,7 +125,6 @@ func BenchmarkWarmMapState(b *testing.B) {
 		sp.DistillPolicy(nil).Detach()
 	}
 	b.ReportMetric(float64(keys), "keys")
-	reportVsCilium(b, ciliumWarm)
 }
 
 // BenchmarkAddSelectedIdentity adds or deletes one identity an app=0
@@ -151,5 +152,4 @@ func BenchmarkAddSelectedIdentity(b *testing.B) {
 		}
 		k++
 	}
-	reportVsCilium(b, ciliumAddOne)
 }
