@@ -8,28 +8,25 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 )
 
 // datapathCell is the example datapath. It plugs into apiary through
-// value groups: an ipcache listener (ipcachecell.ListenerOut), an
-// identity observer (identitycell.ObserverOut), and a subscription to
-// policycell.RegenerationRequests made by its endpoint table. Where a
+// value groups and subscriptions: an ipcache listener
+// (ipcachecell.ListenerOut), and, made by its endpoint table, a
+// subscription to policycell.RegenerationRequests and one to the
+// selector cache's applied identity batches (OnApplied). Where a
 // real datapath writes BPF maps, it prints lines to out.
 func datapathCell(out io.Writer) cell.Cell {
 	return cell.Module("example-datapath", "Example datapath: prints the map state a BPF datapath would write",
 		cell.Config(Config{}),
 		cell.ProvidePrivate(
 			func() *printer { return &printer{w: out} },
-			func() *identityEvents { return &identityEvents{} },
 			newEndpointTable,
 		),
 		cell.Provide(
 			func(p *printer) ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: p} },
-			func(e *identityEvents) identitycell.ObserverOut { return identitycell.ObserverOut{Observer: e} },
 		),
 		// Nothing else asks for the endpoint table: pull it in.
 		cell.Invoke(func(*endpointTable) {}),
@@ -81,38 +78,4 @@ func (p *printer) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change)
 			p.printf("ipcache: %s -> identity %d", ch.Prefix, ch.New.Identity)
 		}
 	}
-}
-
-// identityEvents is the datapath's identity observer. It cannot be the
-// endpoint table itself: the table needs the allocator, which needs its
-// observers first. It remembers the latest batch and tells the table.
-type identityEvents struct {
-	mu     sync.Mutex
-	latest []identity.Change
-	notify func()
-}
-
-// OnIdentitiesChanged implements identity.Observer.
-func (e *identityEvents) OnIdentitiesChanged(changes []identity.Change) {
-	e.mu.Lock()
-	e.latest = changes
-	notify := e.notify
-	e.mu.Unlock()
-	if notify != nil {
-		notify()
-	}
-}
-
-// subscribe makes fn the function called after each batch.
-func (e *identityEvents) subscribe(fn func()) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.notify = fn
-}
-
-// latestBatch returns the latest batch of changes.
-func (e *identityEvents) latestBatch() []identity.Change {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.latest
 }

@@ -39,7 +39,6 @@ type endpointTable struct {
 	ipc          ipcache.IPCache
 	repo         *policy.Repository
 	cache        *selectorcache.Cache
-	events       *identityEvents
 	out          *printer
 	log          *slog.Logger
 	identitySync *job.Trigger // syncs the map states after identity changes
@@ -57,7 +56,6 @@ type tableParams struct {
 	Repository    *policy.Repository
 	SelectorCache *selectorcache.Cache
 	Regenerations policycell.RegenerationRequests
-	Events        *identityEvents
 	Printer       *printer
 	Lifecycle     cell.Lifecycle
 	Jobs          job.Group
@@ -74,12 +72,14 @@ func newEndpointTable(p tableParams) (*endpointTable, error) {
 	}
 	t := &endpointTable{
 		specs: specs, alloc: p.Allocator, ipc: p.IPCache, repo: p.Repository,
-		cache: p.SelectorCache, events: p.Events, out: p.Printer, log: p.Log,
+		cache: p.SelectorCache, out: p.Printer, log: p.Log,
 	}
 	t.identitySync = job.NewTrigger("identity-sync", t.syncIdentities, job.TriggerParams{After: 10 * time.Millisecond})
 	p.Lifecycle.Append(cell.Hook{OnStart: t.start, OnStop: t.stop})
 	p.Jobs.Add(t.identitySync)
-	p.Events.subscribe(func() { t.identitySync.Trigger("identities changed") })
+	// After the selector cache has applied a batch of identity changes,
+	// the endpoints' policies hold the map changes it caused.
+	p.SelectorCache.OnApplied(func([]identity.Change) { t.identitySync.Trigger("identities changed") })
 	p.Regenerations.Subscribe(t.regenerate)
 	return t, nil
 }
@@ -173,50 +173,14 @@ func (t *endpointTable) regenerate(context.Context, []string) error {
 }
 
 // syncIdentities writes the changes identity churn made to the map
-// states. The selector cache is an identity observer too and observers
-// run in no fixed order: until the cache has applied the latest batch,
-// the sync waits for another round.
+// states.
 func (t *endpointTable) syncIdentities(context.Context, []string) error {
-	if !cacheApplied(t.cache, t.events.latestBatch()) {
-		t.log.Debug("Selector cache has not applied the latest identity changes yet, retrying")
-		t.identitySync.Trigger("selector cache behind")
-		return nil
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, ep := range t.endpoints {
 		t.write(ep, ep.policy.ConsumeMapChanges(), "")
 	}
 	return nil
-}
-
-// cacheApplied reports whether the selector cache holds the outcome of
-// batch: each identity in it known with its labels, or unknown when
-// deleted. (When it already did before the batch, the batch changes no
-// selection.)
-func cacheApplied(cache *selectorcache.Cache, batch []identity.Change) bool {
-	type outcome struct {
-		present bool
-		ident   *identity.Identity
-	}
-	want := make(map[identity.NumericIdentity]outcome, len(batch))
-	for _, ch := range batch {
-		if ch.Identity != nil {
-			want[ch.Identity.ID] = outcome{present: ch.Kind == identity.Added, ident: ch.Identity}
-		}
-	}
-	applied := true
-	cache.Locked(func() {
-		known := cache.Identities()
-		for id, o := range want {
-			lbls, present := known[id]
-			if present != o.present || present && !lbls.Equal(o.ident.Labels) {
-				applied = false
-				return
-			}
-		}
-	})
-	return applied
 }
 
 // write applies changes to the endpoint's map state, as a datapath

@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/labels"
-	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -53,28 +50,5 @@ func TestFormatKey(t *testing.T) {
 		if got := formatKey(tt.give, policy.Entry{Deny: tt.deny}); got != tt.want {
 			t.Errorf("formatKey(%v) = %q, want %q", tt.give, got, tt.want)
 		}
-	}
-}
-
-// TestCacheApplied: the identity sync waits until the selector cache, an
-// observer called in no fixed order, has applied the latest batch.
-func TestCacheApplied(t *testing.T) {
-	cache := selectorcache.New()
-	web := &identity.Identity{ID: 256, Labels: labels.MustParseList("k8s:app=web")}
-	batch := []identity.Change{{Kind: identity.Added, Identity: web}}
-	if cacheApplied(cache, batch) {
-		t.Error("applied before the cache saw the batch")
-	}
-	cache.OnIdentitiesChanged(batch)
-	if !cacheApplied(cache, batch) {
-		t.Error("not applied after the cache saw the batch")
-	}
-	gone := []identity.Change{{Kind: identity.Deleted, Identity: web}}
-	if cacheApplied(cache, gone) {
-		t.Error("deletion applied before the cache saw it")
-	}
-	cache.OnIdentitiesChanged(gone)
-	if !cacheApplied(cache, gone) {
-		t.Error("deletion not applied after the cache saw it")
 	}
 }

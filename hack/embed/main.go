@@ -40,7 +40,7 @@ func cells(out io.Writer) []cell.Cell {
 	return []cell.Cell{
 		kvstore.Cell,      // etcd client; disabled (standalone) when --kvstore is empty
 		localnode.Cell,    // this node and its cluster: --node-name, --node-ip, --cluster-name
-		identitycell.Cell, // identity.Allocator; tells identity observers of changes
+		identitycell.Cell, // identity.Allocator; tells identity observers (the selector cache) of changes
 		ipcachecell.Cell,  // ipcache.IPCache; tells ipcache listeners of changes
 		policycell.Cell,   // policy.Repository fed from --policy-dir; RegenerationRequests
 		datapathCell(out), // ours: endpoints, map state, ipcache printed

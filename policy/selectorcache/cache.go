@@ -48,6 +48,9 @@ type Cache struct {
 	index      labelIndex
 	selIndex   selectorIndex
 	selectors  map[string]*CachedSelector
+
+	appliedMu sync.Mutex
+	applied   []func([]identity.Change) // see OnApplied
 }
 
 var _ identity.Observer = (*Cache)(nil)

@@ -1,8 +1,10 @@
 package selectorcache_test
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/policy/api"
@@ -169,5 +171,19 @@ func TestPeerSelector(t *testing.T) {
 				t.Errorf("PeerSelector ok = %v, want %v", ok, tt.wantOK)
 			}
 		})
+	}
+}
+
+func TestOnAppliedRunsAfterUsers(t *testing.T) {
+	c := selectorcache.New()
+	u := &recorder{}
+	c.Locked(func() { c.AddSelectorLocked(appSelector("web"), u) })
+	var seen []string
+	c.OnApplied(func(changes []identity.Change) {
+		seen = append(seen, fmt.Sprintf("%d changes, user told of %d", len(changes), len(u.added)))
+	})
+	c.OnIdentitiesChanged(change(identity.Added, web, db))
+	if got := strings.Join(seen, "; "); got != "2 changes, user told of 1" {
+		t.Errorf("OnApplied saw %q, want the batch after the user was told", got)
 	}
 }

@@ -1,6 +1,10 @@
 package selectorcache
 
-import "github.com/apiary-net/apiary/policy/identity"
+import (
+	"slices"
+
+	"github.com/apiary-net/apiary/policy/identity"
+)
 
 // selectionDelta collects the identities one selector gained and lost
 // in a batch.
@@ -12,7 +16,31 @@ type selectionDelta struct {
 // changes and then tells each affected selector's users, once per
 // selector, which identities it gained and lost. An identity added again
 // with other labels is treated as deleted and re-added.
+//
+// Afterwards, with the cache unlocked, the functions registered with
+// OnApplied are called: endpoint policies now hold the map changes the
+// batch caused, ready for EndpointPolicy.ConsumeMapChanges.
 func (c *Cache) OnIdentitiesChanged(changes []identity.Change) {
+	c.apply(changes)
+	c.appliedMu.Lock()
+	fns := slices.Clone(c.applied)
+	c.appliedMu.Unlock()
+	for _, fn := range fns {
+		fn(changes)
+	}
+}
+
+// OnApplied registers fn to be called after every batch of identity
+// changes the cache has applied (and passed on to the selectors' users),
+// from the goroutine that delivered the batch, in order. The datapath
+// consumes the endpoints' map changes there. fn may lock the cache.
+func (c *Cache) OnApplied(fn func(changes []identity.Change)) {
+	c.appliedMu.Lock()
+	defer c.appliedMu.Unlock()
+	c.applied = append(c.applied, fn)
+}
+
+func (c *Cache) apply(changes []identity.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	deltas := make(map[*CachedSelector]*selectionDelta)
