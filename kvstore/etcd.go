@@ -198,4 +198,3 @@ func (e *etcdBackend) waitWrite(ctx context.Context) error {
 	}
 	return e.limiter.Wait(ctx)
 }
-
