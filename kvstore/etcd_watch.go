@@ -172,8 +172,15 @@ func (w *watcher) watch(ctx context.Context, rev int64, epoch historyMark, chang
 			}
 			w.e.metrics.eventReceived(ev.Type.String())
 		}
-		if r := resp.Header.GetRevision(); r > rev {
-			rev = r
+		// Resume after the last event processed. The header's revision
+		// may be ahead of it: a watcher catching up gets at most 1000
+		// revisions of events per response, with the store's current
+		// revision in the header. Only a progress notification promises
+		// that nothing up to its header's revision is pending.
+		if n := len(resp.Events); n > 0 {
+			rev = max(rev, resp.Events[n-1].Kv.ModRevision)
+		} else if resp.IsProgressNotify() {
+			rev = max(rev, resp.Header.GetRevision())
 		}
 	}
 	if ctx.Err() != nil {
