@@ -139,6 +139,11 @@ func (w *watcher) watch(ctx context.Context, rev int64, epoch historyMark, chang
 		var resp clientv3.WatchResponse
 		var ok bool
 		select {
+		case <-changed: // first, so that a watch whose epoch ended takes no more events
+			return rev, errHistoryLost
+		default:
+		}
+		select {
 		case resp, ok = <-wch:
 		case <-changed:
 			return rev, errHistoryLost
