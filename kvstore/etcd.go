@@ -78,11 +78,17 @@ type etcdBackend struct {
 	observersMu sync.Mutex
 	observers   []leaseObserver
 
-	status *statusChecker
+	status   *statusChecker
+	hist     *history
+	verifier historyVerifier
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// ctx ends at Close; every operation's context ends with it.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	spawnMu   sync.Mutex
+	closed    bool
+	wg        sync.WaitGroup // goroutines started with spawn
 }
 
 var _ Backend = (*etcdBackend)(nil)
@@ -127,25 +133,41 @@ func NewEtcdBackend(opts EtcdOptions) (Backend, error) {
 	if opts.QPS > 0 {
 		e.limiter = rate.NewLimiter(rate.Limit(opts.QPS), max(1, int(opts.QPS)))
 	}
-	e.leases = newLeaseManager(ctx, client, opts.LeaseTTL, e.log, e.notifyLeaseExpired, &e.wg)
-	e.locks = newLockSessions(client, opts.LockLeaseTTL)
+	e.leases = newLeaseManager(ctx, client, opts.LeaseTTL, e.log, e.notifyLeaseExpired, e.spawn, e.begin)
+	e.locks = newLockSessions(ctx, client, opts.LockLeaseTTL)
+	e.hist = newHistory(e.log, e.metrics, e.historyLost)
 	e.status = newStatusChecker(e, tlsCfg)
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		e.status.run(ctx)
-	}()
+	e.spawn(func() { e.status.run(ctx) })
 	return e, nil
 }
 
-// Close revokes nothing (keys bound to the session lease expire with its
-// TTL, so a restarting agent finds them still there) and stops every
-// goroutine.
+// historyLost runs when etcd went back in time: leases and the lock
+// session of the old history cannot be trusted. Watchers notice on their
+// own (the epoch's channel closes).
+func (e *etcdBackend) historyLost(string) {
+	e.spawn(func() {
+		e.locks.reset()
+		e.leases.reset()
+	})
+}
+
+// Close ends every operation in flight and every goroutine, and returns
+// within a few seconds whatever state etcd is in. It revokes the lock
+// lease (so locks are released at once) but not the session leases: keys
+// bound to them expire with their TTL, so a restarting agent finds them
+// still there.
 func (e *etcdBackend) Close() {
-	e.cancel()
-	e.wg.Wait()
-	e.locks.close()
-	_ = e.client.Close()
+	e.closeOnce.Do(func() {
+		e.spawnMu.Lock()
+		e.closed = true
+		e.spawnMu.Unlock()
+		e.cancel()
+		e.locks.close()
+		// Closing the client ends what waits on it without a context of
+		// ours (etcd's mutex cleans up with the client's own context).
+		_ = e.client.Close()
+		e.wg.Wait()
+	})
 }
 
 func (e *etcdBackend) OnLeaseExpired(prefix string, fn func(key string)) {
@@ -175,11 +197,4 @@ func (e *etcdBackend) waitWrite(ctx context.Context) error {
 		return nil
 	}
 	return e.limiter.Wait(ctx)
-}
-
-// track starts timing an operation; call the result with the operation's
-// error when it ends: defer e.track("get")(&err).
-func (e *etcdBackend) track(op string) func(*error) {
-	begin := time.Now()
-	return func(err *error) { e.metrics.observeOperation(op, time.Since(begin), *err) }
 }

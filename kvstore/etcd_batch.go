@@ -16,7 +16,8 @@ import (
 // previous value. If etcd says a lease is gone, the dead leases are
 // dropped and the batch is tried once more on a new lease.
 func (e *etcdBackend) Batch(ctx context.Context, ops []Op) (_ []OpResult, err error) {
-	defer e.track("batch")(&err)
+	ctx, done := e.begin(ctx, "batch")
+	defer done(&err)
 	if err := CheckBatch(ops); err != nil {
 		return nil, err
 	}
@@ -30,8 +31,10 @@ func (e *etcdBackend) Batch(ctx context.Context, ops []Op) (_ []OpResult, err er
 		txnOps, leases, fresh, err := e.batchTxnOps(ctx, ops)
 		if err == nil {
 			var resp *clientv3.TxnResponse
+			m := e.hist.mark()
 			resp, err = e.client.Txn(ctx).Then(txnOps...).Commit()
 			if err == nil {
+				e.hist.linearizable(m, resp.Header)
 				return e.batchResults(ops, resp), nil
 			}
 			if attempt == 0 && errors.Is(err, rpctypes.ErrLeaseNotFound) {

@@ -8,16 +8,21 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc/connectivity"
 )
 
 // lockSessions keeps the concurrency session (with its own short lease)
 // that locks are held on, and replaces it when its lease expires.
 type lockSessions struct {
+	ctx    context.Context // ends at Close; sessions are kept alive until then
 	client *clientv3.Client
 	ttl    time.Duration
 
-	mu      sync.Mutex
+	createMu ctxMutex // serialises session creation; waiters leave when their context ends
+
+	mu      sync.Mutex // never held while waiting on etcd
 	session *concurrency.Session
+	closed  bool
 
 	// local serialises lockers in this process: etcd's mutex is keyed by
 	// the session lease, so two lockers sharing a session would both get it.
@@ -25,25 +30,59 @@ type lockSessions struct {
 	local   map[string]chan struct{}
 }
 
-func newLockSessions(client *clientv3.Client, ttl time.Duration) *lockSessions {
-	return &lockSessions{client: client, ttl: ttl, local: map[string]chan struct{}{}}
+// lockRevokeTimeout bounds the revocation of the lock lease at Close.
+const lockRevokeTimeout = 2 * time.Second
+
+func newLockSessions(ctx context.Context, client *clientv3.Client, ttl time.Duration) *lockSessions {
+	return &lockSessions{ctx: ctx, client: client, ttl: ttl, createMu: newCtxMutex(), local: map[string]chan struct{}{}}
 }
 
-// get returns a live session, creating one if needed.
-func (l *lockSessions) get(ctx context.Context) (*concurrency.Session, error) {
+// live returns the current session if its lease is alive.
+func (l *lockSessions) live() *concurrency.Session {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.session != nil {
-		select {
-		case <-l.session.Done():
-			l.session = nil // its lease expired: locks on it are gone
-		default:
-			return l.session, nil
-		}
+	if l.session == nil {
+		return nil
 	}
-	s, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl.Seconds())), concurrency.WithContext(context.WithoutCancel(ctx)))
+	select {
+	case <-l.session.Done():
+		l.session = nil // its lease expired: locks on it are gone
+		return nil
+	default:
+		return l.session
+	}
+}
+
+// get returns a live session, creating one if needed; it waits for etcd
+// at most until ctx ends.
+func (l *lockSessions) get(ctx context.Context) (*concurrency.Session, error) {
+	if s := l.live(); s != nil {
+		return s, nil
+	}
+	if err := l.createMu.lock(ctx); err != nil {
+		return nil, fmt.Errorf("create lock session: %w", err)
+	}
+	defer l.createMu.unlock()
+	if s := l.live(); s != nil { // created while we waited
+		return s, nil
+	}
+	ttl := int(l.ttl.Seconds())
+	// Grant the lease here, with ctx: NewSession would grant it with the
+	// session's context, which must outlive this call.
+	resp, err := l.client.Grant(ctx, int64(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("create lock session: grant lease: %w", err)
+	}
+	s, err := concurrency.NewSession(l.client, concurrency.WithLease(resp.ID), concurrency.WithTTL(ttl),
+		concurrency.WithContext(l.ctx))
 	if err != nil {
 		return nil, fmt.Errorf("create lock session: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		s.Orphan()
+		return nil, fmt.Errorf("create lock session: %w", ErrClosed)
 	}
 	l.session = s
 	return s, nil
@@ -51,30 +90,43 @@ func (l *lockSessions) get(ctx context.Context) (*concurrency.Session, error) {
 
 // total returns the number of lock leases (0 or 1).
 func (l *lockSessions) total() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.session == nil {
+	if l.live() == nil {
 		return 0
 	}
-	select {
-	case <-l.session.Done():
-		return 0
-	default:
-		return 1
+	return 1
+}
+
+// reset drops the session after etcd went back in time: locks held on it
+// may no longer exist. Their Unlock reports ErrLockLost; the next LockPath
+// creates a new session.
+func (l *lockSessions) reset() {
+	l.mu.Lock()
+	s := l.session
+	l.session = nil
+	l.mu.Unlock()
+	if s != nil {
+		s.Orphan()
 	}
 }
 
+// close ends the session and revokes its lease, so that every lock is
+// released at once instead of after the TTL; the revocation is skipped
+// when etcd is not connected and bounded otherwise.
 func (l *lockSessions) close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.session != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		// Revoking releases every lock at once instead of after the TTL.
-		_, _ = l.client.Revoke(ctx, l.session.Lease())
-		_ = l.session.Close()
-		l.session = nil
+	s := l.session
+	l.session, l.closed = nil, true
+	l.mu.Unlock()
+	if s == nil {
+		return
 	}
+	s.Orphan()
+	if l.client.ActiveConnection().GetState() != connectivity.Ready {
+		return // the lease expires with its TTL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lockRevokeTimeout)
+	defer cancel()
+	_, _ = l.client.Revoke(ctx, s.Lease())
 }
 
 // lockLocal takes the in-process lock of path, waiting until ctx ends.
@@ -106,30 +158,74 @@ func (l *lockSessions) unlockLocal(path string) {
 }
 
 func (e *etcdBackend) LockPath(ctx context.Context, path string) (_ Unlocker, err error) {
-	defer e.track("lock")(&err)
+	ctx, done := e.begin(ctx, "lock")
+	defer done(&err)
 	if err := e.locks.lockLocal(ctx, path); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	s, err := e.locks.get(ctx)
-	if err == nil {
-		m := concurrency.NewMutex(s, path)
-		if err = m.Lock(ctx); err == nil {
-			return &etcdLock{locks: e.locks, mutex: m, session: s, path: path}, nil
+	if err != nil {
+		e.locks.unlockLocal(path)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	m := concurrency.NewMutex(s, path)
+	if err := e.lockMutex(ctx, m, path); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &etcdLock{e: e, mutex: m, session: s, path: path}, nil
+}
+
+// lockMutex takes m and returns when ctx ends even if m.Lock does not:
+// when its wait fails, etcd's mutex deletes its key with the client's own
+// context, which only ends at Close, so with etcd unreachable Lock would
+// block until then. The local lock of path is released when the attempt
+// is over, also if it finishes after lockMutex returned (a late success
+// is unlocked at once), so that no other locker in this process shares a
+// key with it.
+func (e *etcdBackend) lockMutex(ctx context.Context, m *concurrency.Mutex, path string) error {
+	result := make(chan error, 1)
+	if !e.spawn(func() { result <- m.Lock(ctx) }) {
+		e.locks.unlockLocal(path)
+		return ErrClosed
+	}
+	select {
+	case err := <-result:
+		if err != nil {
+			e.locks.unlockLocal(path)
+		}
+		return err
+	case <-ctx.Done():
+	}
+	cleanup := func() {
+		defer e.locks.unlockLocal(path)
+		if err := <-result; err == nil {
+			uctx, cancel := context.WithTimeout(e.ctx, lockRevokeTimeout)
+			defer cancel()
+			_ = m.Unlock(uctx)
 		}
 	}
-	e.locks.unlockLocal(path)
-	return nil, fmt.Errorf("lock %s: %w", path, err)
+	if !e.spawn(cleanup) {
+		// Closed: the attempt ends with the client; its key is bound to
+		// the lock lease, revoked or expiring.
+		go cleanup()
+	}
+	return ctx.Err()
 }
 
 type etcdLock struct {
-	locks   *lockSessions
+	e       *etcdBackend
 	mutex   *concurrency.Mutex
 	session *concurrency.Session
 	path    string
 }
 
-func (l *etcdLock) Unlock(ctx context.Context) error {
-	defer l.locks.unlockLocal(l.path)
+func (l *etcdLock) Unlock(ctx context.Context) (err error) {
+	ctx, done := l.e.begin(ctx, "unlock")
+	defer done(&err)
+	defer l.e.locks.unlockLocal(l.path)
+	if l.e.ctx.Err() != nil {
+		return fmt.Errorf("unlock %s: %w", l.path, ErrClosed)
+	}
 	select {
 	case <-l.session.Done():
 		return fmt.Errorf("unlock %s: %w", l.path, ErrLockLost)

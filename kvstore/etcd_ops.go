@@ -10,11 +10,14 @@ import (
 )
 
 func (e *etcdBackend) Get(ctx context.Context, key string) (_ []byte, err error) {
-	defer e.track("get")(&err)
+	ctx, done := e.begin(ctx, "get")
+	defer done(&err)
+	m := e.hist.mark()
 	resp, err := e.client.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
+	e.hist.linearizable(m, resp.Header)
 	if len(resp.Kvs) == 0 {
 		return nil, nil
 	}
@@ -22,7 +25,8 @@ func (e *etcdBackend) Get(ctx context.Context, key string) (_ []byte, err error)
 }
 
 func (e *etcdBackend) ListPrefix(ctx context.Context, prefix string) (_ map[string]Value, err error) {
-	defer e.track("list")(&err)
+	ctx, done := e.begin(ctx, "list")
+	defer done(&err)
 	out := map[string]Value{}
 	_, err = e.listPages(ctx, prefix, 0, func(kv *clientv3.GetResponse) {
 		for _, kv := range kv.Kvs {
@@ -45,10 +49,12 @@ func (e *etcdBackend) listPages(ctx context.Context, prefix string, rev int64, p
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
+		m := e.hist.mark()
 		resp, err := e.client.Get(ctx, from, opts...)
 		if err != nil {
 			return 0, err
 		}
+		e.hist.linearizable(m, resp.Header)
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
@@ -61,12 +67,17 @@ func (e *etcdBackend) listPages(ctx context.Context, prefix string, rev int64, p
 }
 
 func (e *etcdBackend) Update(ctx context.Context, key string, value []byte, lease bool) (err error) {
-	defer e.track("update")(&err)
+	ctx, done := e.begin(ctx, "update")
+	defer done(&err)
 	if err := e.waitWrite(ctx); err != nil {
 		return fmt.Errorf("update %s: %w", key, err)
 	}
 	return e.withLease(ctx, key, lease, func(opts []clientv3.OpOption) error {
-		_, err := e.client.Put(ctx, key, string(value), opts...)
+		m := e.hist.mark()
+		resp, err := e.client.Put(ctx, key, string(value), opts...)
+		if err == nil {
+			e.hist.linearizable(m, resp.Header)
+		}
 		return err
 	})
 }
@@ -104,7 +115,8 @@ func (e *etcdBackend) withLease(ctx context.Context, key string, lease bool, wri
 }
 
 func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value []byte, lease bool) (wrote bool, err error) {
-	defer e.track("update-if-different")(&err)
+	ctx, done := e.begin(ctx, "update-if-different")
+	defer done(&err)
 	if err := e.waitWrite(ctx); err != nil {
 		return false, fmt.Errorf("update %s: %w", key, err)
 	}
@@ -116,6 +128,7 @@ func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value [
 			l, _ := e.leases.leaseOf(key)
 			id = int64(l)
 		}
+		m := e.hist.mark()
 		resp, err := e.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.Value(key), "=", string(value)),
 				clientv3.Compare(clientv3.LeaseValue(key), "=", id)).
@@ -124,6 +137,7 @@ func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value [
 		if err != nil {
 			return err
 		}
+		e.hist.linearizable(m, resp.Header)
 		wrote = !resp.Succeeded
 		return nil
 	})
@@ -131,11 +145,13 @@ func (e *etcdBackend) UpdateIfDifferent(ctx context.Context, key string, value [
 }
 
 func (e *etcdBackend) CreateOnly(ctx context.Context, key string, value []byte, lease bool) (created bool, err error) {
-	defer e.track("create-only")(&err)
+	ctx, done := e.begin(ctx, "create-only")
+	defer done(&err)
 	if err := e.waitWrite(ctx); err != nil {
 		return false, fmt.Errorf("create %s: %w", key, err)
 	}
 	err = e.withLease(ctx, key, lease, func(opts []clientv3.OpOption) error {
+		m := e.hist.mark()
 		resp, err := e.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpPut(key, string(value), opts...)).
@@ -143,6 +159,7 @@ func (e *etcdBackend) CreateOnly(ctx context.Context, key string, value []byte, 
 		if err != nil {
 			return err
 		}
+		e.hist.linearizable(m, resp.Header)
 		created = resp.Succeeded
 		return nil
 	})
@@ -153,25 +170,33 @@ func (e *etcdBackend) CreateOnly(ctx context.Context, key string, value []byte, 
 }
 
 func (e *etcdBackend) Delete(ctx context.Context, key string) (err error) {
-	defer e.track("delete")(&err)
+	ctx, done := e.begin(ctx, "delete")
+	defer done(&err)
 	if err := e.waitWrite(ctx); err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
-	if _, err := e.client.Delete(ctx, key); err != nil {
+	m := e.hist.mark()
+	resp, err := e.client.Delete(ctx, key)
+	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
+	e.hist.linearizable(m, resp.Header)
 	e.leases.release(key)
 	return nil
 }
 
 func (e *etcdBackend) DeletePrefix(ctx context.Context, prefix string) (err error) {
-	defer e.track("delete-prefix")(&err)
+	ctx, done := e.begin(ctx, "delete-prefix")
+	defer done(&err)
 	if err := e.waitWrite(ctx); err != nil {
 		return fmt.Errorf("delete prefix %s: %w", prefix, err)
 	}
-	if _, err := e.client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+	m := e.hist.mark()
+	resp, err := e.client.Delete(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
 		return fmt.Errorf("delete prefix %s: %w", prefix, err)
 	}
+	e.hist.linearizable(m, resp.Header)
 	e.leases.releasePrefix(prefix)
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // statusChecker probes every endpoint and the quorum periodically and
@@ -45,9 +47,7 @@ func (s *statusChecker) get() Status {
 
 func (s *statusChecker) run(ctx context.Context) {
 	if s.e.opts.HeartbeatTimeout > 0 {
-		s.e.wg.Add(1)
-		go func() {
-			defer s.e.wg.Done()
+		s.e.spawn(func() {
 			for ev := range s.e.ListAndWatch(ctx, HeartbeatPath) {
 				if ev.Key == HeartbeatPath && (ev.Type == EventCreate || ev.Type == EventModify) {
 					s.mu.Lock()
@@ -55,7 +55,7 @@ func (s *statusChecker) run(ctx context.Context) {
 					s.mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	for {
 		s.probe(ctx)
@@ -117,7 +117,11 @@ func (s *statusChecker) probe(ctx context.Context) {
 func (s *statusChecker) probeEndpoint(ctx context.Context, ep string, timeout time.Duration) (string, error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	m := s.e.hist.mark()
 	st, err := s.e.client.Status(pctx, ep)
+	if err == nil {
+		s.e.hist.member(m, st)
+	}
 	if err != nil {
 		if tlsErr := s.probeTLS(ctx, ep, timeout); tlsErr != nil {
 			return "", fmt.Errorf("%s - TLS handshake failed: %w", ep, tlsErr)
@@ -160,9 +164,12 @@ func (s *statusChecker) probeTLS(ctx context.Context, ep string, timeout time.Du
 func (s *statusChecker) checkQuorum(ctx context.Context, timeout time.Duration) error {
 	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, err := s.e.client.Get(qctx, HeartbeatPath); err != nil {
+	m := s.e.hist.mark()
+	resp, err := s.e.client.Get(qctx, HeartbeatPath, clientv3.WithCountOnly())
+	if err != nil {
 		return fmt.Errorf("linearizable read failed: %w", err)
 	}
+	s.e.hist.linearizable(m, resp.Header)
 	if s.e.opts.HeartbeatTimeout < 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -13,41 +14,57 @@ import (
 // watchRetry is the backoff between failed list or watch attempts.
 var watchRetry = struct{ min, max time.Duration }{min: 100 * time.Millisecond, max: 10 * time.Second}
 
+// errHistoryLost ends a watch when etcd went back in time.
+var errHistoryLost = errors.New("etcd went back in time")
+
 func (e *etcdBackend) ListAndWatch(ctx context.Context, prefix string) <-chan Event {
 	ch := make(chan Event, 128)
-	w := &watcher{e: e, prefix: prefix, out: ch, known: map[string]int64{}}
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	w := &watcher{e: e, prefix: prefix, out: ch, known: map[string]knownKey{}, seed: maphash.MakeSeed()}
+	started := e.spawn(func() {
 		defer close(ch)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(e.ctx, cancel) // Close ends every watch
 		defer stop()
 		w.run(ctx)
-	}()
+	})
+	if !started {
+		close(ch)
+	}
 	return ch
 }
 
-// watcher lists and watches one prefix. known maps each key it has
-// reported to its mod revision, so a re-list emits only differences.
+// watcher lists and watches one prefix. known holds each key it has
+// reported, so a re-list emits only differences.
 type watcher struct {
 	e      *etcdBackend
 	prefix string
 	out    chan<- Event
-	known  map[string]int64
+	known  map[string]knownKey
+	seed   maphash.Seed
 	listed bool
+}
+
+// knownKey is what a watcher reported of a key: its mod revision and a
+// hash of its value. After etcd went back in time, revisions are those of
+// another history; the value says whether the key changed.
+type knownKey struct {
+	modRev int64
+	sum    uint64
 }
 
 func (w *watcher) run(ctx context.Context) {
 	failures := 0
 	var rev int64 // last revision we are up to date with; 0: must list
+	var epoch historyMark
+	var changed <-chan struct{}
 	for ctx.Err() == nil {
 		var err error
 		if rev == 0 {
+			epoch, changed = w.e.hist.current()
 			rev, err = w.list(ctx)
 		} else {
-			rev, err = w.watch(ctx, rev)
+			rev, err = w.watch(ctx, rev, epoch, changed)
 		}
 		if ctx.Err() != nil {
 			return
@@ -56,8 +73,13 @@ func (w *watcher) run(ctx context.Context) {
 			failures = 0
 			continue
 		}
-		if errors.Is(err, rpctypes.ErrCompacted) {
+		switch {
+		case errors.Is(err, rpctypes.ErrCompacted):
 			w.e.log.Info("Watch revision compacted, listing again", "prefix", w.prefix)
+			rev = 0
+			continue
+		case errors.Is(err, errHistoryLost):
+			w.e.log.Info("etcd went back in time, listing again", "prefix", w.prefix)
 			rev = 0
 			continue
 		}
@@ -80,7 +102,7 @@ func (w *watcher) list(ctx context.Context) (int64, error) {
 			key := string(kv.Key)
 			seen[key] = true
 			if sendErr == nil {
-				sendErr = w.upsert(ctx, key, kv.Value, kv.ModRevision)
+				sendErr = w.upsert(ctx, key, kv.Value, kv.ModRevision, true)
 			}
 		}
 	})
@@ -106,18 +128,41 @@ func (w *watcher) list(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
-// watch follows the prefix from rev+1 until the watch fails; it returns
-// the last revision it processed.
-func (w *watcher) watch(ctx context.Context, rev int64) (int64, error) {
+// watch follows the prefix from rev+1 until the watch fails or the epoch
+// of the list ends (changed closes); it returns the last revision it
+// processed.
+func (w *watcher) watch(ctx context.Context, rev int64, epoch historyMark, changed <-chan struct{}) (int64, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	wch := w.e.client.Watch(wctx, w.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
-	for resp := range wch {
+	for {
+		var resp clientv3.WatchResponse
+		var ok bool
+		select {
+		case <-changed: // first, so that a watch whose epoch ended takes no more events
+			return rev, errHistoryLost
+		default:
+		}
+		select {
+		case resp, ok = <-wch:
+		case <-changed:
+			return rev, errHistoryLost
+		}
+		if !ok {
+			break
+		}
 		if resp.CompactRevision != 0 {
 			return rev, rpctypes.ErrCompacted
 		}
 		if err := resp.Err(); err != nil {
 			return rev, err
+		}
+		w.e.hist.seen(epoch, resp.Header)
+		if r := resp.Header.GetRevision(); r != 0 && r < rev {
+			// The member serving the watch is behind what we have seen:
+			// it lags, or etcd went back in time. A linearizable read
+			// tells which.
+			w.e.verifyHistory()
 		}
 		for _, ev := range resp.Events {
 			var err error
@@ -125,15 +170,22 @@ func (w *watcher) watch(ctx context.Context, rev int64) (int64, error) {
 			if ev.Type == mvccpb.DELETE {
 				err = w.remove(ctx, key)
 			} else {
-				err = w.upsert(ctx, key, ev.Kv.Value, ev.Kv.ModRevision)
+				err = w.upsert(ctx, key, ev.Kv.Value, ev.Kv.ModRevision, false)
 			}
 			if err != nil {
 				return rev, err
 			}
 			w.e.metrics.eventReceived(ev.Type.String())
 		}
-		if resp.Header.Revision > rev {
-			rev = resp.Header.Revision
+		// Resume after the last event processed. The header's revision
+		// may be ahead of it: a watcher catching up gets at most 1000
+		// revisions of events per response, with the store's current
+		// revision in the header. Only a progress notification promises
+		// that nothing up to its header's revision is pending.
+		if n := len(resp.Events); n > 0 {
+			rev = max(rev, resp.Events[n-1].Kv.ModRevision)
+		} else if resp.IsProgressNotify() {
+			rev = max(rev, resp.Header.GetRevision())
 		}
 	}
 	if ctx.Err() != nil {
@@ -142,12 +194,17 @@ func (w *watcher) watch(ctx context.Context, rev int64) (int64, error) {
 	return rev, errors.New("watch channel closed")
 }
 
-func (w *watcher) upsert(ctx context.Context, key string, value []byte, modRev int64) error {
+// upsert reports key as created or modified unless it is known already
+// with the same value: from a list, the same value means nothing changed
+// (after a compaction or after etcd went back in time, when revisions
+// differ); from the watch, every new revision is a write.
+func (w *watcher) upsert(ctx context.Context, key string, value []byte, modRev int64, fromList bool) error {
+	sum := maphash.Bytes(w.seed, value)
 	prev, ok := w.known[key]
-	if ok && prev == modRev {
-		return nil // seen already (re-list after a watch failure)
+	w.known[key] = knownKey{modRev: modRev, sum: sum}
+	if ok && prev.sum == sum && (fromList || prev.modRev == modRev) {
+		return nil
 	}
-	w.known[key] = modRev
 	typ := EventCreate
 	if ok {
 		typ = EventModify

@@ -11,8 +11,10 @@ import (
 // backend of an agent (the local one and those of remote clusters).
 type Metrics struct {
 	Operations   *prometheus.HistogramVec
+	InFlight     *prometheus.GaugeVec
 	Events       *prometheus.CounterVec
 	QuorumErrors prometheus.Counter
+	HistoryLost  prometheus.Counter
 }
 
 // NewMetrics creates the metrics (unregistered).
@@ -23,6 +25,10 @@ func NewMetrics() *Metrics {
 			Help:    "Duration of kvstore operations by operation and outcome",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 		}, []string{"operation", "outcome"}),
+		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "operations_in_flight",
+			Help: "Kvstore operations started and not yet returned, by operation",
+		}, []string{"operation"}),
 		Events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "apiary", Subsystem: "kvstore", Name: "events_received_total",
 			Help: "Watch events received by type",
@@ -31,12 +37,16 @@ func NewMetrics() *Metrics {
 			Namespace: "apiary", Subsystem: "kvstore", Name: "quorum_errors_total",
 			Help: "Failed quorum checks",
 		}),
+		HistoryLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "apiary", Subsystem: "kvstore", Name: "history_lost_total",
+			Help: "Times etcd was found to have gone back in time (restored from an older snapshot or empty, or replaced)",
+		}),
 	}
 }
 
 // Collectors returns the metrics for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Operations, m.Events, m.QuorumErrors}
+	return []prometheus.Collector{m.Operations, m.InFlight, m.Events, m.QuorumErrors, m.HistoryLost}
 }
 
 func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
@@ -50,3 +60,5 @@ func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
 func (m *Metrics) eventReceived(typ string) { m.Events.WithLabelValues(typ).Inc() }
 
 func (m *Metrics) quorumError() { m.QuorumErrors.Inc() }
+
+func (m *Metrics) historyLost() { m.HistoryLost.Inc() }

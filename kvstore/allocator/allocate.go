@@ -22,6 +22,11 @@ const (
 	maxScan = 1 << 24
 	// unlockTimeout bounds releasing a kvstore lock.
 	unlockTimeout = 10 * time.Second
+	// stoppingUnlockTimeout bounds releasing a kvstore lock once the
+	// caller's context has ended (the agent is stopping): stopping must
+	// not wait for an unreachable etcd, and the lock's lease expires on
+	// its own (Close revokes it when etcd is reachable).
+	stoppingUnlockTimeout = time.Second
 )
 
 // errLostRace says that another node created the master key of the id
@@ -265,9 +270,14 @@ func (a *Allocator[V]) setLocal(key string, id ID) {
 	delete(a.pendingRelease, key)
 }
 
-// unlock releases a kvstore lock, even when ctx has ended.
+// unlock releases a kvstore lock, even when ctx has ended (then within a
+// shorter time).
 func (a *Allocator[V]) unlock(ctx context.Context, lock kvstore.Unlocker, key string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	timeout := unlockTimeout
+	if ctx.Err() != nil {
+		timeout = stoppingUnlockTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := lock.Unlock(ctx); err != nil {
 		a.log.Warn("Unlocking failed", "scope", a.opts.Scope, "lock", a.paths.LockPath(key), "error", err)

@@ -13,10 +13,12 @@ type proxy struct {
 	ln     net.Listener
 	target string
 
-	mu     sync.Mutex
-	paused bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	paused   bool
+	dropping bool                  // while paused: hold new connections silently
+	conns    map[net.Conn]struct{} // every open connection
+	held     map[net.Conn]struct{} // connections accepted while dropping
+	wg       sync.WaitGroup
 }
 
 func newProxy(target string) (*proxy, error) {
@@ -24,7 +26,7 @@ func newProxy(target string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -40,6 +42,14 @@ func (p *proxy) accept() {
 			return
 		}
 		p.mu.Lock()
+		if p.paused && p.dropping {
+			p.conns[c] = struct{}{}
+			p.held[c] = struct{}{}
+			p.wg.Add(1)
+			p.mu.Unlock()
+			go p.hold(c)
+			continue
+		}
 		if p.paused {
 			p.mu.Unlock()
 			_ = c.Close()
@@ -77,10 +87,19 @@ func (p *proxy) serve(c net.Conn) {
 	<-done
 }
 
+// hold reads and drops what a client sends, answering nothing, until
+// the connection is cut.
+func (p *proxy) hold(c net.Conn) {
+	defer p.wg.Done()
+	defer p.forget(c)
+	_, _ = io.Copy(io.Discard, c)
+}
+
 func (p *proxy) forget(c net.Conn) {
 	_ = c.Close()
 	p.mu.Lock()
 	delete(p.conns, c)
+	delete(p.held, c)
 	p.mu.Unlock()
 }
 
@@ -88,16 +107,32 @@ func (p *proxy) forget(c net.Conn) {
 func (p *proxy) pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.paused = true
+	p.paused, p.dropping = true, false
 	for c := range p.conns {
 		_ = c.Close()
 	}
 }
 
+// drop cuts every connection, then accepts new ones but answers nothing
+// on them until resume, as when a firewall drops the packets.
+func (p *proxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused, p.dropping = true, true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// resume forwards new connections again and cuts the held ones, so that
+// their clients reconnect.
 func (p *proxy) resume() {
 	p.mu.Lock()
-	p.paused = false
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.paused, p.dropping = false, false
+	for c := range p.held {
+		_ = c.Close()
+	}
 }
 
 func (p *proxy) close() {

@@ -92,7 +92,7 @@ func (s *Server) Start() {
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "kvstoretest"
-	cfg.Dir = filepath.Join(s.dir, "data")
+	cfg.Dir = s.dataDir()
 	cfg.LogLevel = "error"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	client := url.URL{Scheme: s.scheme, Host: "127.0.0.1:" + s.port}
@@ -120,6 +120,9 @@ func (s *Server) Start() {
 		s.proxy.resume()
 	}
 }
+
+// dataDir is where the server keeps its data.
+func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
 
 // startWithRetry retries briefly: a restart may race the old listener's
 // port release.
@@ -167,7 +170,12 @@ func (s *Server) Stop() {
 // Heal; the server keeps running (and keeps expiring leases).
 func (s *Server) Partition() { s.proxy.pause() }
 
-// Heal ends a Partition.
+// Blackhole cuts every client connection, then accepts new ones but
+// answers nothing on them until Heal, as when a firewall drops the
+// packets: clients hang instead of being refused.
+func (s *Server) Blackhole() { s.proxy.drop() }
+
+// Heal ends a Partition or a Blackhole.
 func (s *Server) Heal() { s.proxy.resume() }
 
 // Restart stops and starts the server.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -19,21 +20,43 @@ import (
 // e2eVersion is linked into the binaries to check that -X works.
 const e2eVersion = "1.2.3-e2e"
 
-// buildBinaries builds apiary-agent and apiary into a temporary directory.
+// binaries are built once for every test of the package, into a
+// directory TestMain removes.
+var binaries struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildBinaries builds apiary-agent and apiary (once per test binary).
 func buildBinaries(t *testing.T) (agent, cli string) {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	binaries.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if binaries.dir, binaries.err = os.MkdirTemp("", "apiary-e2e-"); binaries.err != nil {
+			return
+		}
+		build := exec.Command(goBin, "build", "-o", binaries.dir+"/",
+			"-ldflags", "-X github.com/apiary-net/apiary/cells/version.Version="+e2eVersion,
+			"github.com/apiary-net/apiary/cmd/apiary-agent", "github.com/apiary-net/apiary/cmd/apiary")
+		if out, err := build.CombinedOutput(); err != nil {
+			binaries.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if binaries.err != nil {
+		t.Fatal(binaries.err)
 	}
-	dir := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", dir+"/",
-		"-ldflags", "-X github.com/apiary-net/apiary/cells/version.Version="+e2eVersion,
-		"github.com/apiary-net/apiary/cmd/apiary-agent", "github.com/apiary-net/apiary/cmd/apiary")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return filepath.Join(binaries.dir, "apiary-agent"), filepath.Join(binaries.dir, "apiary")
+}
+
+// removeBinaries deletes what buildBinaries built.
+func removeBinaries() {
+	if binaries.dir != "" {
+		_ = os.RemoveAll(binaries.dir)
 	}
-	return filepath.Join(dir, "apiary-agent"), filepath.Join(dir, "apiary")
 }
 
 // agentProcess is a running apiary-agent whose log is collected.
@@ -109,10 +132,17 @@ func (p *agentProcess) waitStarted(t *testing.T) {
 // wait waits for the agent to exit and returns its exit code.
 func (p *agentProcess) wait(t *testing.T) int {
 	t.Helper()
+	return p.waitWithin(t, time.Minute)
+}
+
+// waitWithin waits at most d for the agent to exit and returns its exit
+// code.
+func (p *agentProcess) waitWithin(t *testing.T, d time.Duration) int {
+	t.Helper()
 	select {
 	case <-p.exited:
-	case <-time.After(time.Minute):
-		t.Fatalf("apiary-agent did not exit within a minute:\n%s", p.Log())
+	case <-time.After(d):
+		t.Fatalf("apiary-agent did not exit within %s:\n%s", d, p.Log())
 	}
 	var exitErr *exec.ExitError
 	if errors.As(p.err, &exitErr) {
