@@ -18,6 +18,28 @@ type Client interface {
 // cell's start hook ran (a cell used it in its constructor).
 var ErrNotStarted = errors.New("kvstore client used before the kvstore cell started")
 
+// NewDeferredClient returns a Client whose backend is set later with
+// SetBackend (the kvstore cell creates it at start); with enabled false,
+// a client of the disabled backend (standalone mode).
+func NewDeferredClient(enabled bool) *DeferredClient {
+	return &DeferredClient{client{enabled: enabled}}
+}
+
+// DeferredClient is a Client whose backend is set at start. Used before
+// that, it fails with ErrNotStarted.
+type DeferredClient struct{ client }
+
+// SetBackend sets the backend the client delegates to.
+func (c *DeferredClient) SetBackend(b Backend) { c.backend.Store(&b) }
+
+// Backend returns the backend set with SetBackend (nil before).
+func (c *DeferredClient) Backend() Backend {
+	if b := c.backend.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
 // client delegates to the backend created at start.
 type client struct {
 	enabled bool

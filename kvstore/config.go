@@ -116,3 +116,32 @@ func (c *Config) ListLimit() (int64, error) {
 	}
 	return n, nil
 }
+
+// EtcdOptionsFromConfig turns the flags into backend options, reading the
+// etcd config file and the TLS files it names; errors name the flag.
+func EtcdOptionsFromConfig(cfg Config) (EtcdOptions, error) {
+	var ec *EtcdConfig
+	var err error
+	if path := cfg.KVStoreOpt[OptEtcdConfig]; path != "" {
+		ec, err = ReadEtcdConfig(path)
+	} else {
+		ec, err = EtcdConfigForAddress(cfg.KVStoreOpt[OptEtcdAddress])
+	}
+	if err != nil {
+		return EtcdOptions{}, fmt.Errorf("--kvstore-opt: %w", err)
+	}
+	if _, err := ec.TLSConfig(); err != nil {
+		return EtcdOptions{}, fmt.Errorf("--kvstore-opt: %w", err)
+	}
+	qps, _ := cfg.QPS()         // validated by Config.Validate
+	limit, _ := cfg.ListLimit() // validated by Config.Validate
+	return EtcdOptions{
+		Config:              ec,
+		LeaseTTL:            cfg.KVStoreLeaseTTL,
+		ConnectivityTimeout: cfg.KVStoreConnectivityTimeout,
+		QPS:                 qps,
+		ListLimit:           limit,
+		HeartbeatTimeout:    2 * HeartbeatInterval,
+		StatusInterval:      5 * time.Second,
+	}, nil
+}

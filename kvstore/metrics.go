@@ -44,11 +44,6 @@ func NewMetrics() *Metrics {
 	}
 }
 
-// Collectors returns the metrics for registration.
-func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Operations, m.InFlight, m.Events, m.QuorumErrors, m.HistoryLost}
-}
-
 func (m *Metrics) observeOperation(op string, d time.Duration, err error) {
 	outcome := "success"
 	if err != nil {

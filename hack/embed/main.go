@@ -24,7 +24,7 @@ import (
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/policycell"
@@ -38,7 +38,7 @@ func main() {
 // writes its map state to out.
 func cells(out io.Writer) []cell.Cell {
 	return []cell.Cell{
-		kvstore.Cell,      // etcd client; disabled (standalone) when --kvstore is empty
+		kvstorecell.Cell,  // etcd client; disabled (standalone) when --kvstore is empty
 		localnode.Cell,    // this node and its cluster: --node-name, --node-ip, --cluster-name
 		identitycell.Cell, // identity.Allocator; tells identity observers (the selector cache) of changes
 		ipcachecell.Cell,  // ipcache.IPCache; tells ipcache listeners of changes

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/metrics"
 )
 
 // Cell provides the stores' shared *Metrics and registers them with the
@@ -22,5 +23,5 @@ type metricsOut struct {
 
 func newCellMetrics() metricsOut {
 	m := NewMetrics()
-	return metricsOut{Metrics: m, Collectors: m.Collectors()}
+	return metricsOut{Metrics: m, Collectors: metrics.CollectorsOf(m)}
 }

@@ -43,11 +43,6 @@ func NewMetrics() *Metrics {
 	}
 }
 
-// Collectors returns the metrics for registration.
-func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Entries, m.Skipped, m.QueueSize, m.WriteErrors, m.Conflicts, m.Synced}
-}
-
 var defaultMetrics = NewMetrics()
 
 func metricsOrDefault(m *Metrics) *Metrics {

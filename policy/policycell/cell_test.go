@@ -17,7 +17,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -40,7 +40,7 @@ func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
 	a := &policyAgent{client: client.New(socket)}
 	t.Cleanup(a.client.Close)
 	celltest.StartWithFlags(t, append([]string{"socket-path=" + socket}, flags...),
-		api.Cell, status.Cell, kvstore.Cell, localnode.Cell, identitycell.Cell, policycell.Cell,
+		api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell,
 		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen))
 	return a
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
@@ -136,7 +136,7 @@ func must(t *testing.T, err error) {
 
 func TestPolicyDirMissing(t *testing.T) {
 	h := celltest.New(t, []string{"policy-dir=" + filepath.Join(t.TempDir(), "nope")},
-		kvstore.Cell, localnode.Cell, identitycell.Cell, policycell.Cell)
+		kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell)
 	err := h.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "--policy-dir") {
 		t.Errorf("start with a missing --policy-dir = %v, want an error naming the flag", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
@@ -24,7 +24,7 @@ type regenRun struct {
 func TestRegenerationIsDebounced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var regen policycell.RegenerationRequests
-		celltest.Start(t, kvstore.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, celltest.Capture(&regen))
+		celltest.Start(t, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, celltest.Capture(&regen))
 		start := time.Now()
 		var (
 			mu   sync.Mutex

@@ -16,7 +16,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -53,7 +53,7 @@ func TestTracePods(t *testing.T) {
 		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
 		"kvstore-heartbeat-writer=false", "cluster-name=cluster1", "cluster-id=1",
 		"node-name=node-a", "node-ip=192.0.2.10",
-	}, api.Cell, status.Cell, kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, ipcachecell.Cell,
+	}, api.Cell, status.Cell, kvstorecell.Cell, store.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, ipcachecell.Cell,
 		celltest.Capture(&alloc), celltest.Capture(&ipc))
 	c := client.New(socket)
 	t.Cleanup(c.Close)

@@ -9,7 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -31,7 +31,7 @@ var Infrastructure = cell.Group(
 
 // ControlPlane are the cells that share state with other agents.
 var ControlPlane = cell.Group(
-	kvstore.Cell,
+	kvstorecell.Cell,
 	store.Cell,
 	identitycell.Cell,
 	policycell.Cell,

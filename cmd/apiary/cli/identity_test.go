@@ -10,7 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -18,7 +18,7 @@ import (
 
 func TestIdentityCommands(t *testing.T) {
 	var alloc identity.Allocator
-	socket := startAgent(t, kvstore.Cell, identitycell.Cell, celltest.Capture(&alloc))
+	socket := startAgent(t, kvstorecell.Cell, identitycell.Cell, celltest.Capture(&alloc))
 	ctx := context.Background()
 	web, _, err := alloc.AllocateIdentity(ctx, labels.FromSlice([]labels.Label{
 		labels.New(labels.SourceK8s, "app", "web"),

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 func TestPolicyCommands(t *testing.T) {
-	socket := startAgent(t, kvstore.Cell, identitycell.Cell, policycell.Cell)
+	socket := startAgent(t, kvstorecell.Cell, identitycell.Cell, policycell.Cell)
 	l4 := "../../../policy/testdata/l4-policy.yaml"
 
 	code, out, errOut := run(t, socket, "policy", "import", l4)

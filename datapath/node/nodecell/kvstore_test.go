@@ -16,7 +16,7 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -60,7 +60,7 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) *agent {
 	a.hive = celltest.StartWithFlags(t, append([]string{
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, flags...),
-		kvstore.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell,
+		kvstorecell.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell,
 		celltest.Capture(&a.nodes), celltest.Capture(&a.ipc), celltest.Capture(&a.alloc),
 		cell.Invoke(func(p statusProviders) { a.providers = p }))
 	return a

@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -140,14 +140,6 @@ func newManagerCell(p managerParams) *manager {
 	return m
 }
 
-type metricsOut struct {
-	cell.Out
-
-	Collectors []prometheus.Collector `group:"metrics,flatten"`
-}
-
-func newMetricsOut(metrics *Metrics, m *manager) metricsOut {
-	return metricsOut{Collectors: []prometheus.Collector{
-		metrics.GCDeleted, countCollector{m: m, desc: metrics.Identities},
-	}}
+func newMetricsOut(m *Metrics, mgr *manager) metrics.GroupOut {
+	return metrics.NewGroupOut(m, countCollector{m: mgr, desc: m.Identities})
 }

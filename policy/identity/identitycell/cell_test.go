@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -260,7 +260,7 @@ func TestStandalone(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	var a identity.Allocator
-	_, err := celltest.Populate(t, []string{"identity-gc-interval=-1s"}, kvstore.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&a))
+	_, err := celltest.Populate(t, []string{"identity-gc-interval=-1s"}, kvstorecell.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&a))
 	if err == nil || !strings.Contains(err.Error(), "--identity-gc-interval: -1s is negative") {
 		t.Errorf("Populate = %v", err)
 	}
@@ -269,13 +269,13 @@ func TestConfigValidation(t *testing.T) {
 func TestLabelsFlag(t *testing.T) {
 	var f *labels.Filter
 	celltest.New(t, []string{"labels=k8s:team,!k8s:team.internal", "node-name=node-a"},
-		kvstore.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&f))
+		kvstorecell.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&f))
 	id, _ := f.Filter(labels.MustParseList("k8s:team=a", "k8s:team.internal=x", "k8s:tier=db"))
 	if got := labels.Labels(id).String(); got != "k8s:team=a" {
 		t.Errorf("identity labels = %s, want only k8s:team=a", got)
 	}
 	_, err := celltest.Populate(t, []string{"labels=k8s:([", "node-name=node-a"},
-		kvstore.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&f))
+		kvstorecell.Cell, localnode.Cell, identitycell.Cell, celltest.Capture(&f))
 	if err == nil || !strings.Contains(err.Error(), "--labels") {
 		t.Errorf("bad --labels: %v, want an error naming the flag", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -51,7 +51,7 @@ func newAgent(t *testing.T, c agentConfig) *agent {
 	}
 	a := &agent{observer: &recorder{}, client: client.New(socket)}
 	t.Cleanup(a.client.Close)
-	cells := []cell.Cell{api.Cell, status.Cell, kvstore.Cell, localnode.Cell, identitycell.Cell,
+	cells := []cell.Cell{api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell,
 		cell.Provide(func() identitycell.ObserverOut { return identitycell.ObserverOut{Observer: a.observer} }),
 		celltest.Capture(&a.alloc)}
 	if c.ip != "" {

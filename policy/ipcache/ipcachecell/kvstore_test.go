@@ -18,7 +18,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -36,7 +36,7 @@ func startWithKVStore(t *testing.T, srv *kvstoretest.Server, node ipcache.LocalN
 	celltest.StartWithFlags(t, []string{
 		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
 		"kvstore-heartbeat-writer=false",
-	}, api.Cell, status.Cell, kvstore.Cell, store.Cell, baseCells(newFakeAllocator(), node), ipcachecell.Cell,
+	}, api.Cell, status.Cell, kvstorecell.Cell, store.Cell, baseCells(newFakeAllocator(), node), ipcachecell.Cell,
 		celltest.Capture(&c), cell.Invoke(func(p statusProviders) { *providers = p }))
 	cl := client.New(socket)
 	t.Cleanup(cl.Close)

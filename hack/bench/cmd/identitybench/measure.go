@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -89,7 +90,7 @@ func startAgent(srv *kvstoretest.Server, ip string) (identity.Allocator, func(),
 	var alloc identity.Allocator
 	addr := netip.MustParseAddr(ip)
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		kvstore.Cell, identitycell.Cell, celltest.Capture(&alloc),
+		kvstorecell.Cell, identitycell.Cell, celltest.Capture(&alloc),
 		cell.Config(types.DefaultClusterInfo),
 		cell.Provide(func(c types.ClusterInfo) localnode.Store {
 			return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: addr, Cluster: c})

@@ -15,7 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/clustermesh/types"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -78,7 +78,7 @@ func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, 
 	l := &counter{}
 	var c ipcache.IPCache
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		kvstore.Cell, identitycell.Cell, ipcachecell.Cell,
+		kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell,
 		cell.Config(types.DefaultClusterInfo),
 		cell.Provide(
 			func(c types.ClusterInfo) localnode.Store {

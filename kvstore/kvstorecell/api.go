@@ -1,4 +1,4 @@
-package kvstore
+package kvstorecell
 
 import (
 	"errors"
@@ -9,11 +9,12 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/kvstore"
 )
 
 // apiStatus maps kvstore errors to HTTP status codes.
 func apiStatus(err error) int {
-	if errors.Is(err, ErrDisabled) || errors.Is(err, ErrNotStarted) {
+	if errors.Is(err, kvstore.ErrDisabled) || errors.Is(err, kvstore.ErrNotStarted) {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
@@ -21,7 +22,7 @@ func apiStatus(err error) int {
 
 // newGetHandler serves GET /v1/kvstore/{key...}: one key, for debugging
 // (`apiary kvstore get`).
-func newGetHandler(c Client) api.HandlerOut {
+func newGetHandler(c kvstore.Client) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/kvstore/{key...}", func(w http.ResponseWriter, r *http.Request) {
 		key := r.PathValue("key")
 		value, err := c.Get(r.Context(), key)
@@ -39,7 +40,7 @@ func newGetHandler(c Client) api.HandlerOut {
 
 // newListHandler serves GET /v1/kvstore?prefix=: every key under a
 // prefix, sorted, with the lease it is bound to (`apiary kvstore list`).
-func newListHandler(c Client) api.HandlerOut {
+func newListHandler(c kvstore.Client) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/kvstore", func(w http.ResponseWriter, r *http.Request) {
 		prefix := r.URL.Query().Get("prefix")
 		values, err := c.ListPrefix(r.Context(), prefix)
@@ -56,7 +57,7 @@ func newListHandler(c Client) api.HandlerOut {
 	})
 }
 
-func pair(key string, v Value) models.KVPair {
+func pair(key string, v kvstore.Value) models.KVPair {
 	p := models.KVPair{Key: key, Value: string(v.Data)}
 	if v.LeaseID != 0 {
 		p.Lease = fmt.Sprintf("%x", v.LeaseID)

@@ -1,4 +1,4 @@
-package kvstore_test
+package kvstorecell_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -27,7 +28,7 @@ func startAgent(t *testing.T, flags ...string) (*client.Client, kvstore.Client) 
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	var c kvstore.Client
 	celltest.StartWithFlags(t, append(flags, "socket-path="+socket),
-		api.Cell, status.Cell, kvstore.Cell, celltest.Capture(&c))
+		api.Cell, status.Cell, kvstorecell.Cell, celltest.Capture(&c))
 	cl := client.New(socket)
 	t.Cleanup(cl.Close)
 	return cl, c
@@ -130,7 +131,7 @@ func TestCellBadConfigStopsAtPopulate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := celltest.Populate(t, append(tc.flags, "socket-path="+filepath.Join(t.TempDir(), "s.sock")),
-				api.Cell, status.Cell, kvstore.Cell)
+				api.Cell, status.Cell, kvstorecell.Cell)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Populate() = %v, want %q", err, tc.want)
 			}

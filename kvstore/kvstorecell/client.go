@@ -1,13 +1,12 @@
-package kvstore
+package kvstorecell
 
 import (
-	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/kvstore"
 )
 
 // HeartbeatConfig enables the heartbeat writer.
@@ -31,23 +30,23 @@ func (def HeartbeatConfig) Flags(fs *pflag.FlagSet) {
 type clientParams struct {
 	cell.In
 
-	Config    Config
+	Config    kvstore.Config
 	Heartbeat HeartbeatConfig
 	Lifecycle cell.Lifecycle
 	Log       *slog.Logger
 	Health    cell.Health
-	Metrics   *Metrics
+	Metrics   *kvstore.Metrics
 }
 
 // newClient validates the configuration (reading the etcd config file and
 // the TLS files, so mistakes stop the agent at once) and connects at start.
-func newClient(p clientParams) (Client, error) {
-	c := &client{enabled: p.Config.KVStore != ""}
-	if !c.enabled {
+func newClient(p clientParams) (kvstore.Client, error) {
+	c := kvstore.NewDeferredClient(p.Config.KVStore != "")
+	if !c.Enabled() {
 		p.Health.Stopped("disabled: --kvstore is empty (standalone mode)")
 		return c, nil
 	}
-	opts, err := etcdOptions(p.Config)
+	opts, err := kvstore.EtcdOptionsFromConfig(p.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -55,14 +54,14 @@ func newClient(p clientParams) (Client, error) {
 	var stopHeartbeat func()
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
-			b, err := NewEtcdBackend(opts)
+			b, err := kvstore.NewEtcdBackend(opts)
 			if err != nil {
 				return err
 			}
-			c.backend.Store(&b)
+			c.SetBackend(b)
 			p.Log.Info("Connecting to etcd", "endpoints", opts.Config.Endpoints, "lease-ttl", opts.LeaseTTL)
 			if p.Heartbeat.KVStoreHeartbeatWriter {
-				stopHeartbeat = StartHeartbeat(b, HeartbeatInterval, p.Log)
+				stopHeartbeat = kvstore.StartHeartbeat(b, kvstore.HeartbeatInterval, p.Log)
 			}
 			return nil
 		},
@@ -70,39 +69,11 @@ func newClient(p clientParams) (Client, error) {
 			if stopHeartbeat != nil {
 				stopHeartbeat()
 			}
-			if b := c.backend.Load(); b != nil {
-				(*b).Close()
+			if b := c.Backend(); b != nil {
+				b.Close()
 			}
 			return nil
 		},
 	})
 	return c, nil
-}
-
-// etcdOptions turns the flags into backend options.
-func etcdOptions(cfg Config) (EtcdOptions, error) {
-	var ec *EtcdConfig
-	var err error
-	if path := cfg.KVStoreOpt[OptEtcdConfig]; path != "" {
-		ec, err = ReadEtcdConfig(path)
-	} else {
-		ec, err = EtcdConfigForAddress(cfg.KVStoreOpt[OptEtcdAddress])
-	}
-	if err != nil {
-		return EtcdOptions{}, fmt.Errorf("--kvstore-opt: %w", err)
-	}
-	if _, err := ec.TLSConfig(); err != nil {
-		return EtcdOptions{}, fmt.Errorf("--kvstore-opt: %w", err)
-	}
-	qps, _ := cfg.QPS()         // validated by Config.Validate
-	limit, _ := cfg.ListLimit() // validated by Config.Validate
-	return EtcdOptions{
-		Config:              ec,
-		LeaseTTL:            cfg.KVStoreLeaseTTL,
-		ConnectivityTimeout: cfg.KVStoreConnectivityTimeout,
-		QPS:                 qps,
-		ListLimit:           limit,
-		HeartbeatTimeout:    2 * HeartbeatInterval,
-		StatusInterval:      5 * time.Second,
-	}, nil
 }

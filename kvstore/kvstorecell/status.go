@@ -1,4 +1,4 @@
-package kvstore
+package kvstorecell
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore"
 )
 
 // newStatusProvider adds the KVStore line to `apiary status` and keeps
 // the module's health in step with it.
-func newStatusProvider(id cell.FullModuleID, c Client, health cell.Health) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, c kvstore.Client, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "KVStore", func(context.Context) status.Report {
 		st := c.Status()
 		switch st.State {
-		case StateDisabled:
+		case kvstore.StateDisabled:
 			return status.Report{State: status.Disabled, Message: st.Message}
-		case StateOK:
+		case kvstore.StateOK:
 			health.OK(st.Message)
 			return status.Report{State: status.Ok, Message: st.Message}
 		default:
