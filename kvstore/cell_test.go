@@ -123,7 +123,7 @@ func TestCellBadConfigStopsAtPopulate(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{"missing file", []string{"kvstore=etcd", "kvstore-opt=etcd.config=" + filepath.Join(dir, "nope.yaml")}, "read etcd config: stat " + filepath.Join(dir, "nope.yaml")},
+		{"missing file", []string{"kvstore=etcd", "kvstore-opt=etcd.config=" + filepath.Join(dir, "nope.yaml")}, "read etcd config: open " + filepath.Join(dir, "nope.yaml")},
 		{"missing field", []string{"kvstore=etcd", "kvstore-opt=etcd.config=" + noEndpoints}, "etcd config " + noEndpoints + ": field endpoints"},
 		{"unreadable CA", []string{"kvstore=etcd", "kvstore-opt=etcd.config=" + badCA}, "field trusted-ca-file"},
 		{"unknown option", []string{"kvstore=etcd", "kvstore-opt=etcd.adress=http://x:2379"}, `unknown option "etcd.adress"`},

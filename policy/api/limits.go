@@ -68,10 +68,18 @@ func (l Limits) Validate() error {
 }
 
 // InputTooLarge is the error of an input of size raw bytes over
-// MaxInputSize, for readers that refuse it before reading it whole.
+// MaxInputSize; size is negative when a reader stopped at the limit and
+// does not know it.
 func (l Limits) InputTooLarge(size int64) error {
-	return fmt.Errorf("%w: %d bytes, over the %s", ErrTooLarge, size, describeLimit(l.orDefaults().MaxInputSize, FlagMaxInputSize))
+	limit := describeLimit(l.orDefaults().MaxInputSize, FlagMaxInputSize)
+	if size < 0 {
+		return fmt.Errorf("%w: more than the %s", ErrTooLarge, limit)
+	}
+	return fmt.Errorf("%w: %d bytes, over the %s", ErrTooLarge, size, limit)
 }
+
+// MaxInput is MaxInputSize, or its default when zero.
+func (l Limits) MaxInput() int64 { return l.orDefaults().MaxInputSize }
 
 // describeLimit says "limit of 8388608 bytes (8 MiB) set by --flag".
 func describeLimit(limit int64, flag string) string {
