@@ -89,6 +89,12 @@ func Read(ctx context.Context, path string, lim Limits) ([]byte, error) {
 func readRegular(path string, max int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
+		// The errors open would give (missing, no permission), and
+		// worded so.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open"
+		}
 		return nil, err
 	}
 	if err := check(fi, max); err != nil {
