@@ -78,6 +78,14 @@ func (l Limits) InputTooLarge(size int64) error {
 	return fmt.Errorf("%w: %d bytes, over the %s", ErrTooLarge, size, limit)
 }
 
+// ExpandedInputTooLarge is the error of an input whose YAML, aliases
+// expanded, is over MaxInputSize, for decoders that check it before
+// decoding (a simulation scenario).
+func (l Limits) ExpandedInputTooLarge() error {
+	return fmt.Errorf("%w: decodes to more than the %s (YAML aliases count each time they are used)",
+		ErrTooLarge, describeLimit(l.orDefaults().MaxInputSize, FlagMaxInputSize))
+}
+
 // MaxInput is MaxInputSize, or its default when zero.
 func (l Limits) MaxInput() int64 { return l.orDefaults().MaxInputSize }
 
