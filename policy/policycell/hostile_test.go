@@ -153,3 +153,27 @@ func TestPolicyDirHostileFiles(t *testing.T) {
 		}
 	})
 }
+
+// A file that was loaded and becomes unreadable (here a named pipe in its
+// place) keeps its rules, and the status says so; readable again, it is
+// loaded again.
+func TestPolicyDirFileReplacedByPipe(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.yaml")
+	write(t, name, cnp("a1", "web"))
+	a := startPolicyAgent(t, "policy-dir="+dir)
+	if got := a.ruleNames(); got != "a1" {
+		t.Fatalf("rules at start = %q, want a1", got)
+	}
+	must(t, os.Remove(name))
+	mkfifo(t, name)
+	eventually(t, "skipped", func() bool { return strings.Contains(a.policyLine(t).Message, "skipped: a.yaml") })
+	checkNamed(t, a.policyLine(t), map[string]string{"a.yaml": "skipped: not a regular file (named pipe) (its previous rule stays in force)"})
+	if got := a.ruleNames(); got != "a1" {
+		t.Errorf("rules = %q, want a1 kept", got)
+	}
+	must(t, os.Remove(name))
+	write(t, name, cnp("a2", "web"))
+	eventually(t, "a2", func() bool { return a.ruleNames() == "a2" })
+	eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
+}
