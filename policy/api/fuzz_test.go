@@ -59,6 +59,12 @@ func FuzzDecodeYAML(f *testing.F) {
 		if err != nil {
 			return // malformed; the oracle may expand it past any limit
 		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			if got != nil {
+				t.Fatalf("blank input decoded to %#v", got)
+			}
+			return // blank documents are skipped, where YAML may reject a tab
+		}
 		want, werr := sigsDecode(data)
 		if werr != nil {
 			t.Fatalf("decoded %#v where Kubernetes' decoding fails: %v", got, werr)

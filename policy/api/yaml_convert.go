@@ -139,7 +139,7 @@ func (b *sizeBudget) convertMap(m map[any]any) (any, error) {
 func jsonKey(k any) (string, error) {
 	switch k := k.(type) {
 	case string:
-		return k, nil
+		return jsonString(k), nil // a !!binary key can hold any bytes
 	case int:
 		return strconv.Itoa(k), nil
 	case int64:
