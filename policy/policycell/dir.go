@@ -166,7 +166,7 @@ func (w *dirWatcher) skip(name string, err error) {
 	l := w.loader
 	prev, _ := l.file(name)
 	if prev.skipped == nil || prev.skipped.Error() != err.Error() {
-		l.log.Warn("Skipping policy file, keeping its previous rules", "file", name, "reason", err)
+		l.log.Warn("Skipping policy file", "file", name, "reason", err, "previous-rules-kept", prev.rules)
 	}
 	prev.skipped = err
 	l.setFile(name, prev)
