@@ -2,15 +2,17 @@ package kvstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/apiary-net/apiary/cells/safefile"
 )
 
 // EtcdConfig is the etcd client configuration file that --kvstore-opt
@@ -33,10 +35,20 @@ type EtcdConfig struct {
 	path string
 }
 
+// configFileLimits bound the etcd config file and the TLS files it
+// names: regular files of at most 4 MiB (a large CA bundle is 300 KiB).
+var configFileLimits = safefile.Limits{MaxSize: 4 << 20}
+
+// readConfigFile reads a file the configuration names: a named pipe, a
+// device or a huge file is an error, not a blocked or exhausted agent.
+func readConfigFile(path string) ([]byte, error) {
+	return safefile.Read(context.Background(), path, configFileLimits)
+}
+
 // ReadEtcdConfig reads and validates an etcd config file. Errors name the
 // file and the field.
 func ReadEtcdConfig(path string) (*EtcdConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read etcd config: %w", err)
 	}
@@ -118,7 +130,7 @@ func (c *EtcdConfig) TLSConfig() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.InsecureSkipTLSVerify}
 	if ca := c.CA(); ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := readConfigFile(ca)
 		if err != nil {
 			return nil, fmt.Errorf("etcd config %s: field trusted-ca-file: %w", c.path, err)
 		}

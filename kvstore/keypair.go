@@ -39,7 +39,7 @@ func (k *reloadingKeyPair) load() (*tls.Certificate, error) {
 	}
 	if err == nil {
 		var cert tls.Certificate
-		cert, err = tls.LoadX509KeyPair(k.certFile, k.keyFile)
+		cert, err = loadKeyPair(k.certFile, k.keyFile)
 		if err == nil {
 			k.cert, k.stamp = &cert, stamp
 			return k.cert, nil
@@ -52,6 +52,19 @@ func (k *reloadingKeyPair) load() (*tls.Certificate, error) {
 		return k.cert, nil
 	}
 	return nil, k.lastErr
+}
+
+// loadKeyPair is tls.LoadX509KeyPair reading through readConfigFile.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := readConfigFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := readConfigFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
 // GetClientCertificate implements tls.Config.GetClientCertificate.

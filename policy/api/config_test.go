@@ -33,3 +33,24 @@ func TestConfigFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigLimits(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	api.DefaultConfig.Flags(fs)
+	if err := fs.Parse([]string{"--policy-max-document-size=1000", "--policy-max-input-size=2000"}); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := fs.GetInt64("policy-max-document-size")
+	in, _ := fs.GetInt64("policy-max-input-size")
+	cfg := api.Config{PolicyMaxDocumentSize: doc, PolicyMaxInputSize: in}
+	if got := api.NewOptions("c1", cfg).Limits; got != (api.Limits{MaxDocumentSize: 1000, MaxInputSize: 2000}) {
+		t.Errorf("NewOptions: Limits = %+v", got)
+	}
+	if l := api.DefaultConfig.Limits(); l != api.DefaultLimits() || l.MaxDocumentSize != 8<<20 || l.MaxInputSize != 16<<20 {
+		t.Errorf("default limits = %+v, want 8 MiB and 16 MiB", l)
+	}
+	cfg.PolicyMaxInputSize = 0
+	if err := cfg.Validate(); err == nil || err.Error() != "--policy-max-input-size: 0 is not positive" {
+		t.Errorf("Validate = %v", err)
+	}
+}

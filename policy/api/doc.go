@@ -26,6 +26,11 @@
 //     wildcards) or a CIDRRule that the engine resolves through CIDR
 //     identities.
 //
+// Inputs are bounded (Limits, ErrTooLarge): a document's decoded size,
+// YAML aliases expanded, is counted while it is decoded, so a small
+// document of aliases to a large string is refused before it expands; a
+// parse stops when its context ends (ParseDocumentsContext).
+//
 // Fields apiary does not enforce (L7 rules, toFQDNs, toServices,
 // fromRequires, ...) are rejected with ErrUnsupported rather than ignored,
 // so a policy never silently means less than it says.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -17,24 +18,52 @@ import (
 // all or nothing: on any problem ParseDocuments returns no policy and an
 // error joining one *DocumentError per rejected document, each listing
 // every problem found in it.
+//
+// The input and each document are bounded by opts.Limits: a document
+// that decodes to more is refused with ErrTooLarge while it is decoded,
+// and an input over the limit is refused whole (a plain error wrapping
+// ErrTooLarge).
 func ParseDocuments(name string, data []byte, opts Options) ([]*Policy, error) {
+	return ParseDocumentsContext(context.Background(), name, data, opts)
+}
+
+// ParseDocumentsContext is ParseDocuments stopped by ctx: when ctx ends
+// (the client of a request went away, the agent stops), the parse stops
+// between documents or within a large one and returns an error wrapping
+// ctx's.
+func ParseDocumentsContext(ctx context.Context, name string, data []byte, opts Options) ([]*Policy, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("parse %s: options: %w", name, err)
+	}
+	limits := opts.Limits.orDefaults()
+	if int64(len(data)) > limits.MaxInputSize {
+		return nil, fmt.Errorf("parse %s: %w", name, limits.InputTooLarge(int64(len(data))))
 	}
 	var (
 		policies []*Policy
 		errs     []error
 		seen     = make(map[string]*Policy)
 		n        = 0
+		budget   = newSizeBudget(ctx, limits)
 	)
 	for _, doc := range splitYAML(data) {
-		v, err := decodeYAML(doc)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		budget.startDocument()
+		v, err := decodeYAML(doc, budget)
 		if err == nil && v == nil {
 			continue
 		}
 		n++
 		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, fmt.Errorf("parse %s: %w", name, ctxErr)
+			}
 			errs = append(errs, &DocumentError{File: name, Document: n, Item: -1, Errs: []*FieldError{{Err: err}}})
+			if budget.inputExceeded() {
+				break // the rest is not even decoded
+			}
 			continue
 		}
 		ps, err := parseDocument(name, n, v, opts)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/policy/api"
@@ -27,6 +29,50 @@ func FuzzParseDocuments(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkParse(t, data) })
+}
+
+// fuzzLimits are small, so that the fuzzer reaches them.
+var fuzzLimits = api.Limits{MaxDocumentSize: 4096, MaxInputSize: 1 << 20}
+
+// FuzzDecodeYAML checks the bounded decoder against Kubernetes' decoding
+// (sigs.k8s.io/yaml, then encoding/json): what it accepts decodes to the
+// same values, and what it refuses for its size is refused in one line
+// naming the limit.
+func FuzzDecodeYAML(f *testing.F) {
+	f.Add(aliasBomb(1000, 20))
+	f.Add([]byte(nestedBomb))
+	f.Add([]byte("a: &a {b: [1, 2.5, yes, ~, 0x1F]}\nc: {<<: *a, d: !!binary gIGC}\n"))
+	examples, _ := filepath.Glob("testdata/*.yaml")
+	for _, ex := range examples {
+		if data, err := os.ReadFile(ex); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := api.DecodeYAML(data, fuzzLimits)
+		if errors.Is(err, api.ErrTooLarge) {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "--policy-max-document-size") {
+				t.Fatalf("refusal %q is not one line naming the limit", msg)
+			}
+			return
+		}
+		if err != nil {
+			return // malformed; the oracle may expand it past any limit
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			if got != nil {
+				t.Fatalf("blank input decoded to %#v", got)
+			}
+			return // blank documents are skipped, where YAML may reject a tab
+		}
+		want, werr := sigsDecode(data)
+		if werr != nil {
+			t.Fatalf("decoded %#v where Kubernetes' decoding fails: %v", got, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %#v\nKubernetes' decoding: %#v", got, want)
+		}
+	})
 }
 
 // FuzzCiliumSpec fuzzes the spec of a CiliumNetworkPolicy, as JSON, to

@@ -2,13 +2,13 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v2"
 )
 
 // yamlDocument is one document of a multi-document input.
@@ -44,28 +44,33 @@ func splitYAML(data []byte) []yamlDocument {
 }
 
 // decodeYAML decodes one document, YAML or JSON, into generic values the
-// way Kubernetes does (sigs.k8s.io/yaml: YAML 1.1 scalars, duplicate keys
-// rejected), with numbers kept as json.Number. An empty document (only
-// comments, or null) decodes to nil.
-func decodeYAML(doc yamlDocument) (any, error) {
+// way Kubernetes does (sigs.k8s.io/yaml: go.yaml.in/yaml/v2, YAML 1.1
+// scalars, duplicate keys rejected, then JSON), with numbers kept as
+// json.Number, counting its decoded size against the budget. An empty
+// document (only comments, or null) decodes to nil.
+//
+// The YAML decoder bounds the number of values aliases expand to, not
+// their bytes; the budget bounds the bytes while converting, before
+// anything is copied.
+func decodeYAML(doc yamlDocument, budget *sizeBudget) (any, error) {
 	if doc.err != nil {
 		return nil, doc.err
 	}
 	if len(bytes.TrimSpace(doc.data)) == 0 {
 		return nil, nil
 	}
-	j, err := yaml.YAMLToJSONStrict(doc.data)
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-		return nil, fmt.Errorf("invalid YAML: %s", relocateLines(msg, doc.line))
+	var y any
+	if err := yaml.UnmarshalStrict(doc.data, &y); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %s", relocateLines(err.Error(), doc.line))
 	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("decode document: %w", err)
+	v, err := budget.convert(y)
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, ErrTooLarge) || budget.ctx.Err() != nil:
+		return nil, err
 	}
-	return v, nil
+	return nil, fmt.Errorf("invalid YAML: %w", err)
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/cells/safefile"
 )
 
 // fileState is what the loader knows of one file of --policy-dir.
@@ -24,6 +25,9 @@ type fileState struct {
 	sum   [sha256.Size]byte // of the content last read
 	rules int               // rules in force from the file
 	err   error             // the last content's error; its rules are older
+	// skipped says why the file was not read (not a regular file, over
+	// the size limit, ...); its rules are older.
+	skipped error
 }
 
 // fileStates are the files of --policy-dir by name.
@@ -57,8 +61,12 @@ func newDirWatcher(dir string, l *loader) *dirWatcher {
 
 // start loads the directory once, so the agent starts with its policies.
 func (w *dirWatcher) start(ctx cell.HookContext) error {
-	if _, err := os.ReadDir(w.dir); err != nil {
+	fi, err := os.Stat(w.dir) // not ReadDir: opening a named pipe blocks
+	switch {
+	case err != nil:
 		return fmt.Errorf("read --policy-dir: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("read --policy-dir: %s is not a directory", w.dir)
 	}
 	w.scan(ctx)
 	return nil
@@ -110,7 +118,9 @@ func policyFile(name string) bool {
 }
 
 // scan reads every policy file and applies those whose content changed;
-// files gone have their rules deleted.
+// files gone have their rules deleted. Only regular files (after
+// symlinks) within --policy-max-input-size are read; others are skipped
+// with a warning, so that no file can block the scan or fill the memory.
 func (w *dirWatcher) scan(ctx context.Context) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -119,17 +129,25 @@ func (w *dirWatcher) scan(ctx context.Context) {
 		w.loader.log.Error("Reading --policy-dir", "dir", w.dir, "error", err)
 		return
 	}
+	limits := safefile.Limits{MaxSize: w.loader.opts.Limits.MaxInput()}
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if e.IsDir() || !policyFile(e.Name()) {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(w.dir, e.Name()))
-		if errors.Is(err, os.ErrNotExist) {
+		data, err := safefile.Read(ctx, filepath.Join(w.dir, e.Name()), limits)
+		switch {
+		case ctx.Err() != nil:
+			return // stopping
+		case errors.Is(err, os.ErrNotExist):
 			continue // a dangling symlink in the middle of a swap
 		}
 		seen[e.Name()] = true
-		w.load(ctx, e.Name(), data, err)
+		if err != nil {
+			w.skip(e.Name(), err)
+			continue
+		}
+		w.load(ctx, e.Name(), data)
 	}
 	for _, name := range w.loader.fileNames() {
 		if !seen[name] {
@@ -138,19 +156,36 @@ func (w *dirWatcher) scan(ctx context.Context) {
 	}
 }
 
+// skip records that a file could not be read; it keeps its previous
+// rules. The warning is logged when the reason changes.
+func (w *dirWatcher) skip(name string, err error) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the name is said once
+	}
+	l := w.loader
+	prev, _ := l.file(name)
+	if prev.skipped == nil || prev.skipped.Error() != err.Error() {
+		l.log.Warn("Skipping policy file", "file", name, "reason", err, "previous-rules-kept", prev.rules)
+	}
+	prev.skipped = err
+	l.setFile(name, prev)
+}
+
 // load applies one file's content if it changed. A file with an error
 // keeps its previous rules.
-func (w *dirWatcher) load(ctx context.Context, name string, data []byte, readErr error) {
+func (w *dirWatcher) load(ctx context.Context, name string, data []byte) {
 	l := w.loader
 	prev, known := l.file(name)
+	prev.skipped = nil
 	sum := sha256.Sum256(data)
-	if readErr == nil && known && prev.sum == sum {
+	if known && prev.sum == sum {
+		l.setFile(name, prev)
 		return
 	}
-	var pols []*api.Policy
-	err := readErr
-	if err == nil {
-		pols, err = l.parse(name, data)
+	pols, err := l.parse(ctx, name, data)
+	if ctx.Err() != nil {
+		return // stopping; the next scan parses it again
 	}
 	if err != nil {
 		l.log.Error("Rejecting policy file, keeping its previous rules", "file", name, "error", err)

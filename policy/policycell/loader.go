@@ -61,9 +61,10 @@ func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Optio
 	}
 }
 
-// parse parses documents named name and logs their warnings.
-func (l *loader) parse(name string, data []byte) ([]*api.Policy, error) {
-	pols, err := api.ParseDocuments(name, data, l.opts)
+// parse parses documents named name and logs their warnings; it stops
+// when ctx ends.
+func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*api.Policy, error) {
+	pols, err := api.ParseDocumentsContext(ctx, name, data, l.opts)
 	for _, p := range pols {
 		for _, w := range p.Warnings {
 			l.log.Warn("Policy accepted with a warning", "warning", w.String())

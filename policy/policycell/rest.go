@@ -11,31 +11,38 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/policy"
+	policyapi "github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
-// maxPolicyBody bounds the documents of one PUT /v1/policy.
-const maxPolicyBody = 16 << 20
-
 // newPutHandler serves PUT /v1/policy: the body's documents replace the
 // API-imported policies of the same kind, namespace and name, all or
-// nothing (`apiary policy import`).
+// nothing (`apiary policy import`). The body and its documents are
+// bounded by --policy-max-input-size and --policy-max-document-size
+// (413 past them), and the parse stops when the client goes away.
 func newPutHandler(l *loader) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodPut, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
-		data, err := io.ReadAll(io.LimitReader(r.Body, maxPolicyBody+1))
+		limits := l.opts.Limits
+		data, err := io.ReadAll(io.LimitReader(r.Body, limits.MaxInput()+1))
 		switch {
 		case err != nil:
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("read body: %w", err))
 			return
-		case len(data) > maxPolicyBody:
-			api.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", maxPolicyBody))
+		case int64(len(data)) > limits.MaxInput():
+			api.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("read body: %w", limits.InputTooLarge(-1)))
 			return
 		}
-		pols, err := l.parse("request", data)
+		pols, err := l.parse(r.Context(), "request", data)
 		if err == nil && len(pols) == 0 {
 			err = errors.New("parse request: no policy documents")
 		}
-		if err != nil {
+		switch {
+		case r.Context().Err() != nil:
+			return // the client went away; nobody reads an answer
+		case errors.Is(err, policyapi.ErrTooLarge):
+			api.WriteError(w, http.StatusRequestEntityTooLarge, err)
+			return
+		case err != nil:
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}

@@ -26,7 +26,9 @@ func newStatusProvider(id cell.FullModuleID, l *loader, health cell.Health) stat
 	})
 }
 
-// statusReport counts rules and files and lists rejected files.
+// statusReport counts rules and files and lists the files rejected
+// (bad content) and skipped (not readable: not a regular file, too
+// large, ...), with the reasons in the details.
 func (l *loader) statusReport() status.Report {
 	rules, rev := len(l.repo.Rules()), l.repo.Revision()
 	requests, runs := l.regen.Stats()
@@ -37,16 +39,38 @@ func (l *loader) statusReport() status.Report {
 		fmt.Sprintf("%d CIDR identities for policy prefixes", len(l.cidrs)),
 		fmt.Sprintf("%d regeneration requests in %d runs", requests, runs),
 	}
-	var bad []string
+	var rejected, skipped []string
 	for _, name := range slices.Sorted(maps.Keys(l.files)) {
-		if err := l.files[name].err; err != nil {
-			bad = append(bad, name)
-			details = append(details, fmt.Sprintf("%s rejected (previous rules kept): %v", name, err))
+		f := l.files[name]
+		switch {
+		case f.skipped != nil:
+			skipped = append(skipped, name)
+			details = append(details, fmt.Sprintf("%s skipped: %v%s", name, f.skipped, f.keptRules()))
+		case f.err != nil:
+			rejected = append(rejected, name)
+			details = append(details, fmt.Sprintf("%s rejected: %v%s", name, f.err, f.keptRules()))
 		}
 	}
-	if len(bad) == 0 {
-		return status.Report{State: status.Ok, Message: msg, Details: details}
+	if len(rejected) > 0 {
+		msg += ", rejected: " + strings.Join(rejected, ", ")
 	}
-	return status.Report{State: status.Warning, Details: details,
-		Message: fmt.Sprintf("%s, rejected: %s", msg, strings.Join(bad, ", "))}
+	if len(skipped) > 0 {
+		msg += ", skipped: " + strings.Join(skipped, ", ")
+	}
+	state := status.Ok
+	if len(rejected)+len(skipped) > 0 {
+		state = status.Warning
+	}
+	return status.Report{State: state, Message: msg, Details: details}
+}
+
+// keptRules says that a file's earlier rules stay in force, if any.
+func (f fileState) keptRules() string {
+	switch f.rules {
+	case 0:
+		return ""
+	case 1:
+		return " (its previous rule stays in force)"
+	}
+	return fmt.Sprintf(" (its previous %d rules stay in force)", f.rules)
 }

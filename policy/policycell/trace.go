@@ -260,9 +260,12 @@ func labelStrings(ls labels.Labels) []string {
 	return out
 }
 
+// maxTraceBody bounds a trace request: two lists of labels.
+const maxTraceBody = 1 << 20
+
 // decodeJSON decodes a request body strictly.
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxPolicyBody))
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxTraceBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode request body: %w", err)

@@ -164,6 +164,7 @@ func (v *validator) policies(s *Scenario) []*api.Policy {
 	opts := api.DefaultOptions()
 	opts.ClusterName = s.Cluster
 	opts.DefaultLocalCluster = s.PolicyDefaultLocalCluster == nil || *s.PolicyDefaultLocalCluster
+	opts.Limits = s.Limits
 	seen := map[string]int{}
 	var out []*api.Policy
 	for i, raw := range s.Policies {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/apiary-net/apiary/policy/api"
 )
 
 // Scenario is a simulation input file: a cluster's namespaces,
@@ -27,6 +29,9 @@ type Scenario struct {
 	// decodes them as Kubernetes does (YAML 1.1 scalars).
 	Policies []yaml.Node `json:"-" yaml:"policies,omitempty"`
 	Queries  []Query     `json:"queries,omitempty" yaml:"queries,omitempty"`
+	// Limits bound the policies' documents as the agent's flags do; set
+	// by ParseScenarioLimits (the CLI's flags), not by the file.
+	Limits api.Limits `json:"-" yaml:"-"`
 }
 
 // Namespace is a namespace with its labels; kubernetes.io/metadata.name
@@ -87,9 +92,23 @@ func (e *ScenarioError) Unwrap() []error { return []error{e.Err, ErrInvalid} }
 
 // ParseScenario decodes a scenario file strictly (unknown fields and
 // duplicate keys are errors) as YAML 1.2, so that a namespace named y or
-// no stays a string. It does not validate the content; Load does.
+// no stays a string, within the default api.Limits. It does not validate
+// the content; Load does.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
-	var s Scenario
+	return ParseScenarioLimits(name, data, api.DefaultLimits())
+}
+
+// ParseScenarioLimits is ParseScenario within limits: the file, aliases
+// expanded, within MaxInputSize, and its policies within both limits
+// when the simulation is built.
+func ParseScenarioLimits(name string, data []byte, limits api.Limits) (*Scenario, error) {
+	if int64(len(data)) > limits.MaxInput() {
+		return nil, &ScenarioError{File: name, Err: limits.InputTooLarge(int64(len(data)))}
+	}
+	if err := checkExpandedSize(data, limits); err != nil {
+		return nil, &ScenarioError{File: name, Err: fmt.Errorf("decode: %w", err)}
+	}
+	s := Scenario{Limits: limits}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {

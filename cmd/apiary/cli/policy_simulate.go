@@ -3,10 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiary-net/apiary/cells/safefile"
+	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -19,6 +20,7 @@ func newPolicySimulateCommand() *cobra.Command {
 		file         string
 		explain      bool
 		localCluster bool
+		limits       = api.DefaultLimits()
 		output       outputFormat
 	)
 	cmd := &cobra.Command{
@@ -34,11 +36,16 @@ func newPolicySimulateCommand() *cobra.Command {
 			if file == "" {
 				return errors.New("--file is required")
 			}
-			data, err := os.ReadFile(file)
-			if err != nil {
+			// Only a regular file: a named pipe or a device would block or
+			// never end.
+			data, err := safefile.Read(cmd.Context(), file, safefile.Limits{MaxSize: limits.MaxInput()})
+			switch {
+			case errors.Is(err, safefile.ErrTooLarge):
+				return fmt.Errorf("read scenario %s: %w", file, limits.InputTooLarge(-1))
+			case err != nil:
 				return fmt.Errorf("read scenario: %w", err)
 			}
-			scenario, err := simulate.ParseScenario(file, data)
+			scenario, err := simulate.ParseScenarioLimits(file, data, limits)
 			if err != nil {
 				return err
 			}
@@ -67,6 +74,10 @@ func newPolicySimulateCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&localCluster, flagDefaultLocalCluster, true,
 		"Peer selectors that name no cluster select the local cluster only, as the agent's flag "+
 			"(overrides the scenario's policyDefaultLocalCluster)")
+	cmd.Flags().Int64Var(&limits.MaxDocumentSize, api.FlagMaxDocumentSize, limits.MaxDocumentSize,
+		"Most bytes one policy document may decode to, as JSON with YAML aliases expanded, as the agent's flag")
+	cmd.Flags().Int64Var(&limits.MaxInputSize, api.FlagMaxInputSize, limits.MaxInputSize,
+		"Most bytes of the scenario file, read and decoded, as the agent's flag")
 	output.register(cmd.Flags())
 	return cmd
 }
