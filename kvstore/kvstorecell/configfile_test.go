@@ -1,4 +1,4 @@
-package kvstore_test
+package kvstorecell_test
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 )
 
 // A named pipe or a device given as the etcd config file, or named in it
@@ -43,7 +43,7 @@ func TestCellConfigFilesThatAreNotFiles(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				_, err := celltest.Populate(t, []string{"kvstore=etcd", "kvstore-opt=etcd.config=" + tc.config,
-					"socket-path=" + filepath.Join(t.TempDir(), "s.sock")}, api.Cell, status.Cell, kvstore.Cell)
+					"socket-path=" + filepath.Join(t.TempDir(), "s.sock")}, api.Cell, status.Cell, kvstorecell.Cell)
 				done <- err
 			}()
 			select {
