@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
@@ -24,8 +23,8 @@ type Server interface {
 	Patterns() []string
 }
 
-// readHeaderTimeout bounds how long a client may take to send headers.
-const readHeaderTimeout = 10 * time.Second
+// maxHeaderBytes bounds the request line and headers of one request.
+const maxHeaderBytes = 64 << 10
 
 type serverParams struct {
 	cell.In
@@ -43,15 +42,17 @@ type serverParams struct {
 }
 
 type server struct {
+	cfg      Config
 	path     string
 	log      *slog.Logger
 	health   cell.Health
 	handler  http.Handler
 	patterns []string
 
-	http *http.Server
-	done chan struct{}
-	file os.FileInfo
+	http    *http.Server
+	limiter *connLimiter
+	done    chan struct{}
+	file    os.FileInfo
 }
 
 var (
@@ -74,10 +75,11 @@ func newServer(p serverParams) (Server, error) {
 		return nil, err
 	}
 	s := &server{
+		cfg:     p.Config,
 		path:    p.Config.SocketPath,
 		log:     p.Logger,
 		health:  p.Health,
-		handler: jsonErrors{mux: mux, log: p.Logger},
+		handler: trackServing(jsonErrors{mux: mux, log: p.Logger}),
 	}
 	for _, h := range handlers {
 		s.patterns = append(s.patterns, h.Pattern())
@@ -99,14 +101,22 @@ func (s *server) Start(ctx cell.HookContext) error {
 	}
 	l.SetUnlinkOnClose(true)
 	s.file, _ = os.Lstat(s.path)
+	s.limiter = newConnLimiter(l, s.cfg.APIMaxConnections, s.log)
 	s.http = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: s.cfg.APIReadHeaderTimeout,
+		ReadTimeout:       s.cfg.APIReadTimeout,
+		WriteTimeout:      s.cfg.APIWriteTimeout,
+		IdleTimeout:       s.cfg.APIIdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         connState,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.done = make(chan struct{})
-	go s.serve(l)
-	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns))
+	go s.serve(s.limiter)
+	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns),
+		"max-connections", s.cfg.APIMaxConnections, "read-timeout", s.cfg.APIReadTimeout, "write-timeout", s.cfg.APIWriteTimeout)
 	s.health.OK("listening on " + s.path)
 	return nil
 }
