@@ -26,9 +26,9 @@ type Config struct {
 	// APIReadHeaderTimeout bounds how long a client may take to send the
 	// request line and headers.
 	APIReadHeaderTimeout time.Duration
-	// APIReadTimeout bounds how long a client may take to send a whole
-	// request, headers and body.
-	APIReadTimeout time.Duration
+	// APIReadBodyTimeout bounds how long a client may take to send the
+	// body of a request, from the end of its headers.
+	APIReadBodyTimeout time.Duration
 	// APIWriteTimeout bounds the time from the end of the headers to the
 	// end of the answer: reading the body, running the handler and
 	// writing the answer. Streaming handlers are exempt.
@@ -44,7 +44,7 @@ type Config struct {
 var DefaultConfig = Config{
 	SocketPath:           DefaultSocketPath,
 	APIReadHeaderTimeout: 10 * time.Second,
-	APIReadTimeout:       30 * time.Second,
+	APIReadBodyTimeout:   30 * time.Second,
 	APIWriteTimeout:      60 * time.Second,
 	APIIdleTimeout:       2 * time.Minute,
 	APIMaxConnections:    256,
@@ -55,8 +55,8 @@ func (def Config) Flags(flags *pflag.FlagSet) {
 	flags.String("socket-path", def.SocketPath, "Unix socket the REST API listens on")
 	flags.Duration("api-read-header-timeout", def.APIReadHeaderTimeout,
 		"Close an API connection whose request line and headers take longer than this")
-	flags.Duration("api-read-timeout", def.APIReadTimeout,
-		"Close an API connection whose whole request (headers and body) takes longer than this")
+	flags.Duration("api-read-body-timeout", def.APIReadBodyTimeout,
+		"Fail (400) and close an API request whose body takes longer than this to arrive")
 	flags.Duration("api-write-timeout", def.APIWriteTimeout,
 		"Cut an API answer not written this long after the request headers (streaming endpoints are exempt)")
 	flags.Duration("api-idle-timeout", def.APIIdleTimeout,
@@ -78,7 +78,7 @@ func (c *Config) Validate() error {
 		v    time.Duration
 	}{
 		{"--api-read-header-timeout", c.APIReadHeaderTimeout},
-		{"--api-read-timeout", c.APIReadTimeout},
+		{"--api-read-body-timeout", c.APIReadBodyTimeout},
 		{"--api-write-timeout", c.APIWriteTimeout},
 		{"--api-idle-timeout", c.APIIdleTimeout},
 	} {
@@ -86,9 +86,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not a positive duration", d.flag, d.v))
 		}
 	}
-	if c.APIReadTimeout > 0 && c.APIReadHeaderTimeout > c.APIReadTimeout {
-		errs = append(errs, fmt.Errorf("--api-read-header-timeout: %s is longer than --api-read-timeout %s, which bounds headers and body",
-			c.APIReadHeaderTimeout, c.APIReadTimeout))
+	if c.APIReadBodyTimeout > 0 && c.APIReadBodyTimeout >= c.APIWriteTimeout {
+		errs = append(errs, fmt.Errorf("--api-read-body-timeout: %s is not shorter than --api-write-timeout %s, "+
+			"which also counts from the end of the headers", c.APIReadBodyTimeout, c.APIWriteTimeout))
 	}
 	if c.APIMaxConnections < 1 {
 		errs = append(errs, fmt.Errorf("--api-max-connections: %d is not a positive number", c.APIMaxConnections))

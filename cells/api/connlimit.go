@@ -239,30 +239,3 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	}
 	return ctx
 }
-
-// trackServing marks the connection as served while next runs; body
-// reads count as waiting on the client.
-func trackServing(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tc, ok := r.Context().Value(connKey{}).(*trackedConn)
-		if ok {
-			tc.serving.Store(true)
-			if r.Body != nil && r.Body != http.NoBody {
-				r.Body = &clientBody{ReadCloser: r.Body, conn: tc}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// clientBody marks its connection as waiting on the client during reads.
-type clientBody struct {
-	io.ReadCloser
-	conn *trackedConn
-}
-
-func (b *clientBody) Read(p []byte) (int, error) {
-	b.conn.inBodyRead.Store(true)
-	defer b.conn.inBodyRead.Store(false)
-	return b.ReadCloser.Read(p)
-}

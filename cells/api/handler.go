@@ -20,11 +20,11 @@ type Handler struct {
 	Path string
 	// Handler serves the requests. Use WriteJSON, WriteList and WriteError.
 	Handler http.Handler
-	// Streaming exempts the handler from --api-write-timeout and, once
-	// the handler runs, from --api-read-timeout: for endpoints that
-	// stream for as long as the client listens (the monitor). Every other
-	// handler must have written its answer within --api-write-timeout of
-	// the request's headers.
+	// Streaming exempts the handler from --api-write-timeout and from
+	// --api-read-body-timeout: for endpoints that stream for as long as
+	// the client listens (the monitor). Every other handler must have
+	// written its answer within --api-write-timeout of the end of the
+	// request's headers.
 	Streaming bool
 }
 

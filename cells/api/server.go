@@ -79,7 +79,7 @@ func newServer(p serverParams) (Server, error) {
 		path:    p.Config.SocketPath,
 		log:     p.Logger,
 		health:  p.Health,
-		handler: trackServing(jsonErrors{mux: mux, log: p.Logger}),
+		handler: jsonErrors{mux: mux, log: p.Logger},
 	}
 	for _, h := range handlers {
 		s.patterns = append(s.patterns, h.Pattern())
@@ -103,9 +103,8 @@ func (s *server) Start(ctx cell.HookContext) error {
 	s.file, _ = os.Lstat(s.path)
 	s.limiter = newConnLimiter(l, s.cfg.APIMaxConnections, s.log)
 	s.http = &http.Server{
-		Handler:           s.handler,
+		Handler:           requestLimits{next: s.handler, timeout: s.cfg.APIReadBodyTimeout},
 		ReadHeaderTimeout: s.cfg.APIReadHeaderTimeout,
-		ReadTimeout:       s.cfg.APIReadTimeout,
 		WriteTimeout:      s.cfg.APIWriteTimeout,
 		IdleTimeout:       s.cfg.APIIdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -116,7 +115,7 @@ func (s *server) Start(ctx cell.HookContext) error {
 	s.done = make(chan struct{})
 	go s.serve(s.limiter)
 	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns),
-		"max-connections", s.cfg.APIMaxConnections, "read-timeout", s.cfg.APIReadTimeout, "write-timeout", s.cfg.APIWriteTimeout)
+		"max-connections", s.cfg.APIMaxConnections, "read-body-timeout", s.cfg.APIReadBodyTimeout, "write-timeout", s.cfg.APIWriteTimeout)
 	s.health.OK("listening on " + s.path)
 	return nil
 }
