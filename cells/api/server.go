@@ -21,6 +21,10 @@ type Server interface {
 	SocketPath() string
 	// Patterns returns the ServeMux patterns of every endpoint, sorted.
 	Patterns() []string
+	// Handler returns the handler of every endpoint, with the JSON
+	// errors but without the socket's connection limits and deadlines:
+	// for tests that serve requests in-process (the API fuzz target).
+	Handler() http.Handler
 }
 
 // maxHeaderBytes bounds the request line and headers of one request.
@@ -92,6 +96,8 @@ func newServer(p serverParams) (Server, error) {
 func (s *server) SocketPath() string { return s.path }
 
 func (s *server) Patterns() []string { return slices.Clone(s.patterns) }
+
+func (s *server) Handler() http.Handler { return s.handler }
 
 // Start listens on the socket and serves in a goroutine.
 func (s *server) Start(ctx cell.HookContext) error {
