@@ -32,14 +32,17 @@ const limitWarnInterval = time.Minute
 
 // connLimiter is a listener that holds at most max connections. When a
 // connection arrives at the cap, the held connection that has waited
-// longest on its client (for a request, or inside a body read) is closed
-// to make room; when every held connection is being served, the new one
+// longest on its client (for a request, in a body read, or for it to
+// take an answer) is closed to make room; when every held connection is being served, the new one
 // is refused with 503. So clients that open connections and then stall
 // cannot lock others out.
 type connLimiter struct {
 	net.Listener
 	max int
 	log *slog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
 
 	mu       sync.Mutex
 	conns    map[*trackedConn]struct{}
@@ -50,6 +53,11 @@ type connLimiter struct {
 	evicted  uint64 // since lastWarn
 	refused  uint64 // since lastWarn
 }
+
+var (
+	_ net.Listener = (*connLimiter)(nil)
+	_ net.Conn     = (*trackedConn)(nil)
+)
 
 func newConnLimiter(l net.Listener, maxConns int, log *slog.Logger) *connLimiter {
 	return &connLimiter{
@@ -143,29 +151,39 @@ func (l *connLimiter) warnLocked() {
 
 // Close stops accepting, closes the connections being refused and waits
 // for their goroutines. Held connections are the HTTP server's to close.
+// Closing again does nothing.
 func (l *connLimiter) Close() error {
-	err := l.Listener.Close()
+	l.closeOnce.Do(func() {
+		l.closeErr = l.Listener.Close()
+		l.mu.Lock()
+		l.closed = true
+		for c := range l.refusing {
+			_ = c.Close()
+		}
+		l.mu.Unlock()
+		l.wg.Wait()
+	})
+	return l.closeErr
+}
+
+// closeStalled closes the held connections that wait on their client
+// (idle, sending headers, or in a body read), so that a graceful
+// shutdown waits only for requests being served.
+func (l *connLimiter) closeStalled() {
 	l.mu.Lock()
-	l.closed = true
-	for c := range l.refusing {
-		_ = c.Close()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		if c.waitingOnClient() {
+			delete(l.conns, c)
+			_ = c.closeConn()
+		}
 	}
-	l.mu.Unlock()
-	l.wg.Wait()
-	return err
 }
 
 func (l *connLimiter) remove(c *trackedConn) {
 	l.mu.Lock()
 	delete(l.conns, c)
 	l.mu.Unlock()
-}
-
-// held returns the number of connections held.
-func (l *connLimiter) held() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.conns)
 }
 
 // refuse reads the request headers (briefly) and answers 503.
@@ -190,13 +208,13 @@ type trackedConn struct {
 	limiter *connLimiter
 	once    sync.Once
 
-	// serving is set while a handler runs (until the answer is written),
-	// and cleared while the handler waits in a body read.
+	// serving is set while a handler runs.
 	serving atomic.Bool
 	// inBodyRead is set while the handler waits for request body bytes.
 	inBodyRead atomic.Bool
-	// waitingSince is when the connection last began waiting for a
-	// request (accepted, or idle after an answer), in unix nanoseconds.
+	// waitingSince is when the connection last began waiting on its
+	// client (accepted, its handler done, idle after an answer), in unix
+	// nanoseconds.
 	waitingSince atomic.Int64
 }
 
@@ -217,14 +235,9 @@ func (c *trackedConn) closeConn() error {
 }
 
 // connState follows the server's view of a connection: idle after an
-// answer (waiting for the next request).
+// answer, it waits for the client's next request.
 func connState(c net.Conn, state http.ConnState) {
-	tc, ok := c.(*trackedConn)
-	if !ok {
-		return
-	}
-	if state == http.StateIdle {
-		tc.serving.Store(false)
+	if tc, ok := c.(*trackedConn); ok && state == http.StateIdle {
 		tc.waitingSince.Store(time.Now().UnixNano())
 	}
 }

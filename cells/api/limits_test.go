@@ -227,3 +227,34 @@ func TestBusyConnectionsRefuse(t *testing.T) {
 		t.Fatalf("Version once the requests are done: %v", err)
 	}
 }
+
+// TestStopDoesNotWaitForStalledClients stops the server while a client
+// is half-way through its headers (with a header timeout far longer than
+// the stop's deadline): the stop closes it and succeeds.
+func TestStopDoesNotWaitForStalledClients(t *testing.T) {
+	path := socketPath(t)
+	h := newHive(t, path)
+	if err := celltest.SetFlags(h.Flags(), []string{"api-read-header-timeout=10m", "api-read-body-timeout=10m", "api-write-timeout=20m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	headers := apitest.Dial(t, path)
+	headers.Send(t, "GET /v1/healthz HTTP/1.1\r\nHost: ag")
+	body := apitest.Dial(t, path)
+	body.Send(t, "PUT /v1/healthz HTTP/1.1\r\nHost: agent\r\nContent-Length: 10\r\n\r\n#")
+	c := client.New(path)
+	if _, err := c.Version(t.Context()); err != nil { // an idle kept-alive connection too
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := h.Stop(ctx); err != nil {
+		t.Fatalf("Stop = %v, want the stalled connections closed and no error", err)
+	}
+	c.Close()
+	if !headers.WaitClosed(5*time.Second) || !body.WaitClosed(5*time.Second) {
+		t.Error("stalled connections still open after stop")
+	}
+}

@@ -9,7 +9,8 @@ import (
 )
 
 // requestLimits bounds the reading of request bodies and tells the
-// connection limiter when a connection is being served.
+// connection limiter when a connection is being served: while a handler
+// runs, except in its body reads.
 //
 // The server's own ReadTimeout is not used: it would also cancel the
 // context of any handler still running when it passes (the server reads
@@ -25,6 +26,13 @@ func (b requestLimits) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
 	if tc != nil {
 		tc.serving.Store(true)
+		// Once the handler is done, the server only waits on the client:
+		// to take the rest of the answer, or to send the rest of a body
+		// the handler did not read.
+		defer func() {
+			tc.waitingSince.Store(time.Now().UnixNano())
+			tc.serving.Store(false)
+		}()
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		rc := http.NewResponseController(w)

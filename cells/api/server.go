@@ -136,11 +136,16 @@ func (s *server) serve(l net.Listener) {
 	s.health.Degraded("serving failed", err)
 }
 
-// Stop shuts the server down gracefully within ctx (then closes the
-// remaining connections), waits for the serving goroutine and removes
-// the socket file.
+// Stop stops accepting, closes the connections that wait on their
+// client, lets the requests being served finish within ctx (then closes
+// the remaining connections), waits for the serving goroutine and
+// removes the socket file.
 func (s *server) Stop(ctx cell.HookContext) error {
 	var errs []error
+	if err := s.limiter.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close REST API socket: %w", err))
+	}
+	s.limiter.closeStalled()
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("shut down REST API server: %w", err))
 		s.http.Close()
