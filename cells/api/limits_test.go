@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/hive"
 )
 
 // startAPIWithFlags starts the api-server cell (plus extra cells) with
@@ -233,8 +237,10 @@ func TestBusyConnectionsRefuse(t *testing.T) {
 // the stop's deadline): the stop closes it and succeeds.
 func TestStopDoesNotWaitForStalledClients(t *testing.T) {
 	path := socketPath(t)
-	h := newHive(t, path)
-	if err := celltest.SetFlags(h.Flags(), []string{"api-read-header-timeout=10m", "api-read-body-timeout=10m", "api-write-timeout=20m"}); err != nil {
+	var errorLog syncBuffer
+	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.NewTextHandler(&errorLog, &slog.HandlerOptions{Level: slog.LevelError}))}, api.Cell)
+	if err := celltest.SetFlags(h.Flags(), []string{"socket-path=" + path,
+		"api-read-header-timeout=10m", "api-read-body-timeout=10m", "api-write-timeout=20m"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Start(t.Context()); err != nil {
@@ -257,4 +263,25 @@ func TestStopDoesNotWaitForStalledClients(t *testing.T) {
 	if !headers.WaitClosed(5*time.Second) || !body.WaitClosed(5*time.Second) {
 		t.Error("stalled connections still open after stop")
 	}
+	if errorLog.String() != "" {
+		t.Errorf("errors logged while stopping: %s", errorLog.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

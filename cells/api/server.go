@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
@@ -53,10 +54,11 @@ type server struct {
 	handler  http.Handler
 	patterns []string
 
-	http    *http.Server
-	limiter *connLimiter
-	done    chan struct{}
-	file    os.FileInfo
+	http     *http.Server
+	limiter  *connLimiter
+	done     chan struct{}
+	file     os.FileInfo
+	stopping atomic.Bool // Stop closes the listener before the server
 }
 
 var (
@@ -129,7 +131,7 @@ func (s *server) Start(ctx cell.HookContext) error {
 func (s *server) serve(l net.Listener) {
 	defer close(s.done)
 	err := s.http.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
+	if errors.Is(err, http.ErrServerClosed) || s.stopping.Load() && errors.Is(err, net.ErrClosed) {
 		return
 	}
 	s.log.Error("REST API server failed", "socket", s.path, "error", err)
@@ -142,6 +144,7 @@ func (s *server) serve(l net.Listener) {
 // removes the socket file.
 func (s *server) Stop(ctx cell.HookContext) error {
 	var errs []error
+	s.stopping.Store(true)
 	if err := s.limiter.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close REST API socket: %w", err))
 	}
