@@ -27,10 +27,14 @@ func (x *prefixIndex) blockFor(p netip.Prefix) int {
 	return max(i-1, 0)
 }
 
-// insert adds p; a prefix already there is left alone.
+// insert adds p; a prefix already there is left alone. Every block has
+// room for indexBlock prefixes from the start, and a full block is split
+// before the insert, so blocks never grow past it. Past the end of the
+// last block (prefixes that arrive in order) a new block is started
+// instead, so that those blocks stay full.
 func (x *prefixIndex) insert(p netip.Prefix) {
 	if len(x.blocks) == 0 {
-		x.blocks = [][]netip.Prefix{{p}}
+		x.blocks = [][]netip.Prefix{newBlock(p)}
 		x.n = 1
 		return
 	}
@@ -40,17 +44,32 @@ func (x *prefixIndex) insert(p netip.Prefix) {
 	if found {
 		return
 	}
-	b = slices.Insert(b, i, p)
 	x.n++
-	if len(b) <= indexBlock {
-		x.blocks[bi] = b
+	if len(b) < indexBlock {
+		x.blocks[bi] = slices.Insert(b, i, p)
+		return
+	}
+	if bi == len(x.blocks)-1 && i == len(b) {
+		x.blocks = append(x.blocks, newBlock(p))
 		return
 	}
 	half := len(b) / 2
-	right := make([]netip.Prefix, len(b)-half, indexBlock)
-	copy(right, b[half:])
-	x.blocks[bi] = b[:half]
+	right := append(make([]netip.Prefix, 0, indexBlock), b[half:]...)
+	left := b[:half]
+	if i <= half {
+		left = slices.Insert(left, i, p)
+	} else {
+		right = slices.Insert(right, i-half, p)
+	}
+	x.blocks[bi] = left
 	x.blocks = slices.Insert(x.blocks, bi+1, right)
+}
+
+// newBlock returns a block holding p, with room for indexBlock.
+func newBlock(p netip.Prefix) []netip.Prefix {
+	b := make([]netip.Prefix, 1, indexBlock)
+	b[0] = p
+	return b
 }
 
 // remove deletes p if it is there. A block left under a quarter full is
