@@ -6,6 +6,7 @@ RUN_DIR   := _run
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/apiary-net/apiary/cells/version.Version=$(VERSION)
 TEST_ARGS ?=
+FUZZ_BUDGET ?= 60
 
 .DEFAULT_GOAL := help
 
@@ -19,9 +20,22 @@ build: ## Build apiary-agent and apiary into _output/bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary
 
 .PHONY: test
-test: lint ## Run every test (race detector on), the benchmark module's tests included
+test: lint ## Run every test (race detector on), the benchmark module's tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory fuzz
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target from its corpus, sharing FUZZ_BUDGET seconds (default 60, at least 3 each)
+	@files=$$(grep -rl --include='*_test.go' --exclude-dir=hack --exclude-dir=.git '^func Fuzz' .); \
+	  targets=$$(for f in $$files; do sed -n "s|^func \(Fuzz[A-Za-z0-9_]*\)(.*|$$(dirname $$f) \1|p" $$f; done); \
+	  n=$$(echo "$$targets" | grep -c .); each=$$(( $(FUZZ_BUDGET) / (n > 0 ? n : 1) )); [ $$each -ge 3 ] || each=3; \
+	  echo "$$n fuzz targets, $${each}s each"; \
+	  echo "$$targets" | while read -r dir target; do \
+	    [ -n "$$target" ] || continue; \
+	    echo "fuzz $$dir $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $${each}s "$$dir" || exit 1; \
+	  done
 
 .PHONY: lint
 lint: ## gofmt, go vet (and staticcheck when installed)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 )
@@ -17,8 +18,14 @@ type Handler struct {
 	Method string
 	// Path is a net/http.ServeMux path pattern: "/v1/endpoint/{id}".
 	Path string
-	// Handler serves the requests. Use WriteJSON and WriteError.
+	// Handler serves the requests. Use WriteJSON, WriteList and WriteError.
 	Handler http.Handler
+	// Streaming exempts the handler from --api-write-timeout and from
+	// --api-read-body-timeout: for endpoints that stream for as long as
+	// the client listens (the monitor). Every other handler must have
+	// written its answer within --api-write-timeout of the end of the
+	// request's headers.
+	Streaming bool
 }
 
 // HandlerOut provides a Handler to the API server: return it from a
@@ -102,6 +109,23 @@ func handle(mux *http.ServeMux, h Handler) (err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	mux.Handle(h.Pattern(), h.Handler)
+	handler := h.Handler
+	if h.Streaming {
+		handler = withoutDeadlines(handler)
+	}
+	mux.Handle(h.Pattern(), handler)
 	return nil
+}
+
+// withoutDeadlines clears the connection's read and write deadlines
+// before next runs. (A read deadline left in place would cancel the
+// request's context when it passes: the server reads in the background
+// to notice clients that go away.)
+func withoutDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
+		_ = rc.SetReadDeadline(time.Time{})
+		next.ServeHTTP(w, r)
+	})
 }

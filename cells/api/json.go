@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 
 	"github.com/apiary-net/apiary/cells/api/models"
 )
@@ -45,6 +46,13 @@ type jsonErrors struct {
 
 func (j jsonErrors) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer j.recoverPanic(w, r)
+	// ServeMux would redirect (with an HTML body) to the cleaned path,
+	// and a client that follows would get another resource than it named
+	// (/v1/kvstore/a/../b is key b): refuse instead.
+	if clean := cleanPath(r.URL.Path); clean != r.URL.Path {
+		WriteError(w, http.StatusBadRequest, fmt.Errorf("path %q has empty, . or .. segments (its clean form is %q)", r.URL.Path, clean))
+		return
+	}
 	h, pattern := j.mux.Handler(r)
 	if pattern != "" {
 		j.mux.ServeHTTP(w, r)
@@ -64,6 +72,23 @@ func (j jsonErrors) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		WriteError(w, rec.code, fmt.Errorf("%s %s: %s", r.Method, r.URL.Path, http.StatusText(rec.code)))
 	}
+}
+
+// cleanPath is the canonical form of a request path, as ServeMux
+// computes it: rooted, without empty, . and .. segments, with the
+// trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	clean := path.Clean(p)
+	if p[len(p)-1] == '/' && clean != "/" {
+		clean += "/"
+	}
+	return clean
 }
 
 func (j jsonErrors) recoverPanic(w http.ResponseWriter, r *http.Request) {

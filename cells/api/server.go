@@ -10,7 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
@@ -22,10 +22,14 @@ type Server interface {
 	SocketPath() string
 	// Patterns returns the ServeMux patterns of every endpoint, sorted.
 	Patterns() []string
+	// Handler returns the handler of every endpoint, with the JSON
+	// errors but without the socket's connection limits and deadlines:
+	// for tests that serve requests in-process (the API fuzz target).
+	Handler() http.Handler
 }
 
-// readHeaderTimeout bounds how long a client may take to send headers.
-const readHeaderTimeout = 10 * time.Second
+// maxHeaderBytes bounds the request line and headers of one request.
+const maxHeaderBytes = 64 << 10
 
 type serverParams struct {
 	cell.In
@@ -43,15 +47,18 @@ type serverParams struct {
 }
 
 type server struct {
+	cfg      Config
 	path     string
 	log      *slog.Logger
 	health   cell.Health
 	handler  http.Handler
 	patterns []string
 
-	http *http.Server
-	done chan struct{}
-	file os.FileInfo
+	http     *http.Server
+	limiter  *connLimiter
+	done     chan struct{}
+	file     os.FileInfo
+	stopping atomic.Bool // Stop closes the listener before the server
 }
 
 var (
@@ -74,6 +81,7 @@ func newServer(p serverParams) (Server, error) {
 		return nil, err
 	}
 	s := &server{
+		cfg:     p.Config,
 		path:    p.Config.SocketPath,
 		log:     p.Logger,
 		health:  p.Health,
@@ -91,6 +99,8 @@ func (s *server) SocketPath() string { return s.path }
 
 func (s *server) Patterns() []string { return slices.Clone(s.patterns) }
 
+func (s *server) Handler() http.Handler { return s.handler }
+
 // Start listens on the socket and serves in a goroutine.
 func (s *server) Start(ctx cell.HookContext) error {
 	l, err := listenUnix(ctx, s.path)
@@ -99,14 +109,21 @@ func (s *server) Start(ctx cell.HookContext) error {
 	}
 	l.SetUnlinkOnClose(true)
 	s.file, _ = os.Lstat(s.path)
+	s.limiter = newConnLimiter(l, s.cfg.APIMaxConnections, s.log)
 	s.http = &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
+		Handler:           requestLimits{next: s.handler, timeout: s.cfg.APIReadBodyTimeout},
+		ReadHeaderTimeout: s.cfg.APIReadHeaderTimeout,
+		WriteTimeout:      s.cfg.APIWriteTimeout,
+		IdleTimeout:       s.cfg.APIIdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         connState,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.done = make(chan struct{})
-	go s.serve(l)
-	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns))
+	go s.serve(s.limiter)
+	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns),
+		"max-connections", s.cfg.APIMaxConnections, "read-body-timeout", s.cfg.APIReadBodyTimeout, "write-timeout", s.cfg.APIWriteTimeout)
 	s.health.OK("listening on " + s.path)
 	return nil
 }
@@ -114,18 +131,24 @@ func (s *server) Start(ctx cell.HookContext) error {
 func (s *server) serve(l net.Listener) {
 	defer close(s.done)
 	err := s.http.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
+	if errors.Is(err, http.ErrServerClosed) || s.stopping.Load() && errors.Is(err, net.ErrClosed) {
 		return
 	}
 	s.log.Error("REST API server failed", "socket", s.path, "error", err)
 	s.health.Degraded("serving failed", err)
 }
 
-// Stop shuts the server down gracefully within ctx (then closes the
-// remaining connections), waits for the serving goroutine and removes
-// the socket file.
+// Stop stops accepting, closes the connections that wait on their
+// client, lets the requests being served finish within ctx (then closes
+// the remaining connections), waits for the serving goroutine and
+// removes the socket file.
 func (s *server) Stop(ctx cell.HookContext) error {
 	var errs []error
+	s.stopping.Store(true)
+	if err := s.limiter.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close REST API socket: %w", err))
+	}
+	s.limiter.closeStalled()
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("shut down REST API server: %w", err))
 		s.http.Close()

@@ -83,6 +83,10 @@ func TestErrorsAreJSON(t *testing.T) {
 	}{
 		{name: "unknown path", method: "GET", path: "/v1/nope", wantCode: 404, wantError: "no API endpoint GET /v1/nope"},
 		{name: "root", method: "GET", path: "/", wantCode: 404, wantError: "no API endpoint GET /"},
+		{name: "dot segments", method: "GET", path: "/v1/healthz/../version", wantCode: 400,
+			wantError: `path "/v1/healthz/../version" has empty, . or .. segments (its clean form is "/v1/version")`},
+		{name: "empty segment", method: "GET", path: "/v1//healthz", wantCode: 400,
+			wantError: `path "/v1//healthz" has empty, . or .. segments (its clean form is "/v1/healthz")`},
 		{name: "wrong method", method: "POST", path: "/v1/healthz", wantCode: 405,
 			wantError: "method POST not allowed on /v1/healthz (allowed: GET, HEAD)", wantAllow: "GET, HEAD"},
 		{name: "panicking handler", method: "GET", path: "/v1/panic", wantCode: 500,

@@ -20,6 +20,11 @@ type Manager interface {
 	NodeDeleted(n Node)
 	// Nodes returns every node, sorted by cluster and name.
 	Nodes() []Node
+	// NodesAfter returns, sorted by cluster and name, at most limit nodes
+	// that come after the node `after` (from the first when it is the
+	// zero Identity), and whether more follow. It copies only the nodes
+	// it returns.
+	NodesAfter(after Identity, limit int) ([]Node, bool)
 	// GetNode returns one node.
 	GetNode(id Identity) (Node, bool)
 	// LocalNode returns this agent's node.

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
@@ -38,22 +36,38 @@ func newGetHandler(c kvstore.Client) api.HandlerOut {
 	})
 }
 
-// newListHandler serves GET /v1/kvstore?prefix=: every key under a
-// prefix, sorted, with the lease it is bound to (`apiary kvstore list`).
+// newListHandler serves GET /v1/kvstore?prefix=: the keys under a
+// prefix in byte order, with the lease each is bound to, a page at a
+// time (?limit=, ?continue=; `apiary kvstore list`). The token is the
+// last key of the page.
 func newListHandler(c kvstore.Client) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/kvstore", func(w http.ResponseWriter, r *http.Request) {
 		prefix := r.URL.Query().Get("prefix")
-		values, err := c.ListPrefix(r.Context(), prefix)
+		q, err := api.ParseListQuery(r, "kvstore")
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		page, more, err := kvstore.ListPrefixPage(r.Context(), c, prefix, q.After, q.Limit)
 		if err != nil {
 			api.WriteError(w, apiStatus(err), err)
 			return
 		}
-		out := make([]models.KVPair, 0, len(values))
-		for k, v := range values {
-			out = append(out, pair(k, v))
+		var cont string
+		if more {
+			cont = api.ContinueToken("kvstore", page[len(page)-1].Key)
 		}
-		slices.SortFunc(out, func(a, b models.KVPair) int { return strings.Compare(a.Key, b.Key) })
-		api.WriteJSON(w, http.StatusOK, out)
+		api.WriteList(w, api.ListPage[models.KVPair]{
+			ItemsName: "items",
+			Items: func(yield func(models.KVPair) bool) {
+				for _, kv := range page {
+					if !yield(pair(kv.Key, kv.Value)) {
+						return
+					}
+				}
+			},
+			Continue: cont,
+		})
 	})
 }
 

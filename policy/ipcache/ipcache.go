@@ -40,6 +40,7 @@ type Cache struct {
 	applied  Revision                  // the last revision every listener has seen
 	advanced chan struct{}             // closed (and replaced) when applied grows
 	entries  map[netip.Prefix]*Entry
+	index    prefixIndex // the prefixes of entries, sorted, for Entries and EntriesAfter
 	lengths  [2][129]int // entries per family and prefix length, for LookupByIP
 
 	// held are the identities the cache allocated for prefixes; only the
@@ -279,13 +280,52 @@ func family(a netip.Addr) int {
 // Entries implements IPCache.
 func (c *Cache) Entries() []Entry {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]Entry, 0, len(c.entries))
-	for _, e := range c.entries {
-		out = append(out, *e)
-	}
-	c.mu.Unlock()
-	slices.SortFunc(out, func(a, b Entry) int { return ComparePrefixes(a.Prefix, b.Prefix) })
+	c.index.ascend(netip.Prefix{}, false, func(p netip.Prefix) bool {
+		out = append(out, *c.entries[p])
+		return true
+	})
 	return out
+}
+
+// EntriesAfter implements IPCache: it finds the first entry by binary
+// search in the sorted index and copies only the entries it returns.
+func (c *Cache) EntriesAfter(within, after netip.Prefix, limit int) (page []Entry, more bool) {
+	if limit <= 0 {
+		return nil, false
+	}
+	from, inclusive := after, false
+	if within.IsValid() {
+		if w, err := normalizePrefix(within); err == nil {
+			within = w
+		}
+		// The entries within lie between its first address (any length)
+		// and its last address.
+		if start := netip.PrefixFrom(within.Addr(), 0); !after.IsValid() || ComparePrefixes(after, start) < 0 {
+			from, inclusive = start, true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	page = make([]Entry, 0, min(limit, c.index.len()))
+	c.index.ascend(from, inclusive, func(p netip.Prefix) bool {
+		if within.IsValid() {
+			if !within.Contains(p.Addr()) {
+				return p.Addr().Less(within.Addr()) // before the range: go on; after it: stop
+			}
+			if p.Bits() < within.Bits() {
+				return true
+			}
+		}
+		if len(page) == limit {
+			more = true
+			return false
+		}
+		page = append(page, *c.entries[p])
+		return true
+	})
+	return page, more
 }
 
 // ComparePrefixes orders prefixes by address, then by length.
@@ -334,10 +374,12 @@ func (c *Cache) setEntryLocked(p netip.Prefix, e *Entry) {
 	switch {
 	case e == nil && had:
 		delete(c.entries, p)
+		c.index.remove(p)
 		c.lengths[fam][p.Bits()]--
 	case e != nil:
 		c.entries[p] = e
 		if !had {
+			c.index.insert(p)
 			c.lengths[fam][p.Bits()]++
 		}
 	}

@@ -148,6 +148,13 @@ type IPCache interface {
 	LookupByIP(addr netip.Addr) (Entry, bool)
 	// Entries returns every entry, sorted by prefix.
 	Entries() []Entry
+	// EntriesAfter returns, sorted by prefix, at most limit entries that
+	// come after the prefix after (from the first when after is the zero
+	// Prefix) and lie within the prefix within (all when it is the zero
+	// Prefix), and whether more such entries follow. It copies only the
+	// entries it returns, so a caller that pages through the cache holds
+	// a page at a time.
+	EntriesAfter(within, after netip.Prefix, limit int) (page []Entry, more bool)
 	// Len returns the number of entries.
 	Len() int
 

@@ -1,7 +1,6 @@
 package policycell
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +55,9 @@ func newPutHandler(l *loader) api.HandlerOut {
 }
 
 // newGetHandler serves GET /v1/policy[?labels=a,b]: the rules in force,
-// those carrying every given label when labels are given.
+// those carrying every given label when labels are given, at one
+// revision. The rules are encoded one at a time into the answer (not
+// paged: the list is the rule set of one revision).
 func newGetHandler(repo *policy.Repository) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
 		sel, err := queryLabels(r)
@@ -64,20 +65,18 @@ func newGetHandler(repo *policy.Repository) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		rev := repo.Revision()
-		out := models.PolicyRules{Revision: rev, Rules: []json.RawMessage{}}
-		for _, rule := range repo.Rules() {
-			if !rule.Labels.HasAll(sel) {
-				continue
-			}
-			b, err := json.Marshal(rule)
-			if err != nil {
-				api.WriteError(w, http.StatusInternalServerError, fmt.Errorf("encode rule: %w", err))
-				return
-			}
-			out.Rules = append(out.Rules, b)
-		}
-		api.WriteJSON(w, http.StatusOK, out)
+		rev, rules := repo.Revision(), repo.Rules()
+		api.WriteList(w, api.ListPage[*policyapi.Rule]{
+			Fields:    []api.Field{{Name: "revision", Value: rev}},
+			ItemsName: "rules",
+			Items: func(yield func(*policyapi.Rule) bool) {
+				for _, rule := range rules {
+					if rule.Labels.HasAll(sel) && !yield(rule) {
+						return
+					}
+				}
+			},
+		})
 	})
 }
 

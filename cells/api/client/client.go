@@ -105,11 +105,7 @@ func (c *Client) do(ctx context.Context, method, path string, in io.Reader, okCo
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		var ue *UnreachableError
-		if errors.As(err, &ue) {
-			return 0, nil, ue
-		}
-		return 0, nil, fmt.Errorf("%s %s on %s: %w", method, path, c.socket, err)
+		return 0, nil, c.transportError(method, path, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -120,6 +116,16 @@ func (c *Client) do(ctx context.Context, method, path string, in io.Reader, okCo
 		return resp.StatusCode, body, nil
 	}
 	return resp.StatusCode, nil, &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Message: errorMessage(body)}
+}
+
+// transportError turns an error of the HTTP client into an
+// *UnreachableError when the socket could not be dialled.
+func (c *Client) transportError(method, path string, err error) error {
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	return fmt.Errorf("%s %s on %s: %w", method, path, c.socket, err)
 }
 
 // errorMessage extracts the "error" field, or a trimmed body.

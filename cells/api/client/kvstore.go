@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/url"
 	"strings"
 
@@ -17,13 +18,16 @@ func (c *Client) KVStoreGet(ctx context.Context, key string) (*models.KVPair, er
 	return &out, nil
 }
 
+// KVStorePages lists the keys under prefix in byte order, a page at a
+// time.
+func (c *Client) KVStorePages(ctx context.Context, prefix string, opts ListOptions) iter.Seq2[*models.KVPairList, error] {
+	return pages(c, ctx, "/v1/kvstore", url.Values{"prefix": {prefix}}, opts,
+		func(p *models.KVPairList) string { return p.Continue })
+}
+
 // KVStoreList returns every key under prefix, sorted.
 func (c *Client) KVStoreList(ctx context.Context, prefix string) ([]models.KVPair, error) {
-	var out []models.KVPair
-	if _, err := c.Get(ctx, "/v1/kvstore?prefix="+url.QueryEscape(prefix), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return collect(c.KVStorePages(ctx, prefix, ListOptions{}), func(p *models.KVPairList) []models.KVPair { return p.Items })
 }
 
 // escapeKey escapes each path segment of a key, keeping the slashes.

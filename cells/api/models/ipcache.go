@@ -1,12 +1,14 @@
 package models
 
-// IPCache is the body of GET /v1/ipcache: the entries of the ipcache,
-// sorted by prefix, at a revision.
+// IPCache is the body of GET /v1/ipcache: a page of the entries of the
+// ipcache, sorted by prefix (address, then length), at a revision.
 type IPCache struct {
 	// Revision is the ipcache revision the entries are at.
 	Revision uint64 `json:"revision"`
 	// Entries are the entries (those within ?prefix= when given).
 	Entries []IPCacheEntry `json:"entries"`
+	// Continue, when not empty, asks for the next page.
+	Continue string `json:"continue,omitempty"`
 }
 
 // IPCacheEntry is one prefix of the ipcache, as served by GET /v1/ipcache

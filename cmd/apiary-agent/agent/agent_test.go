@@ -13,7 +13,7 @@ import (
 )
 
 // tempFlags keeps the agent out of /var/run.
-func tempFlags(t *testing.T) (socket string, flags []string) {
+func tempFlags(t testing.TB) (socket string, flags []string) {
 	t.Helper()
 	dir := t.TempDir()
 	socket = filepath.Join(dir, "apiary.sock")

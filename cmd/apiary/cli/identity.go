@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
+	"iter"
 
 	"github.com/spf13/cobra"
 
@@ -14,57 +14,52 @@ import (
 // newIdentityCommand is `apiary identity list|get`: the security
 // identities the agent knows, like `cilium identity list|get`.
 func newIdentityCommand(global *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "identity",
-		Short: "Show security identities",
-	}
-	var output outputFormat
-	output.register(cmd.PersistentFlags())
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List every identity: reserved, global and local",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return query(cmd, global, output,
-				func(ctx context.Context, c *client.Client) ([]models.Identity, error) { return c.IdentityList(ctx) },
-				func(w io.Writer, ids []models.Identity) { printIdentities(w, ids, false) })
-		},
-	}
-	get := &cobra.Command{
-		Use:   "get <id|reserved-name>",
-		Short: "Show one identity: its id, scope and labels",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return query(cmd, global, output,
-				func(ctx context.Context, c *client.Client) (*models.Identity, error) {
-					return c.IdentityGet(ctx, args[0])
-				},
-				func(w io.Writer, id *models.Identity) { printIdentities(w, []models.Identity{*id}, true) })
-		},
-	}
-	cmd.AddCommand(list, get)
-	return cmd
+	return newResourceCommand("identity", "Show security identities", func(output *outputFormat) []*cobra.Command {
+		list := listCommand(global, output, listSpec[models.IdentityList, models.Identity]{
+			use: "list", short: "List every identity: reserved, global and local", args: cobra.NoArgs,
+			pages: func(ctx context.Context, c *client.Client, _ []string) iter.Seq2[*models.IdentityList, error] {
+				return c.IdentityPages(ctx, client.ListOptions{})
+			},
+			items: func(p *models.IdentityList) []models.Identity { return p.Items },
+			text: table[*models.IdentityList]{
+				header: []string{"ID", "LABELS"},
+				rows:   func(p *models.IdentityList) [][]string { return identityRows(p.Items, false) },
+			},
+		})
+		get := getCommand(global, output, getSpec[*models.Identity]{
+			use: "get <id|reserved-name>", short: "Show one identity: its id, scope and labels", args: cobra.ExactArgs(1),
+			fetch: func(ctx context.Context, c *client.Client, args []string) (*models.Identity, error) {
+				return c.IdentityGet(ctx, args[0])
+			},
+			text: table[*models.Identity]{
+				header: []string{"ID", "SCOPE", "LABELS"},
+				rows:   func(id *models.Identity) [][]string { return identityRows([]models.Identity{*id}, true) },
+			},
+		})
+		return []*cobra.Command{list, get}
+	})
 }
 
-// printIdentities prints an aligned table with one label per line.
-func printIdentities(w io.Writer, ids []models.Identity, withScope bool) {
-	tw := newTable(w)
-	scope := func(s string) string {
-		if withScope {
-			return s + "\t"
-		}
-		return ""
-	}
-	fmt.Fprintf(tw, "ID\t%sLABELS\n", scope("SCOPE"))
+// identityRows are the table rows of identities: one label per line.
+func identityRows(ids []models.Identity, withScope bool) [][]string {
+	var rows [][]string
 	for _, id := range ids {
 		first := ""
 		if len(id.Labels) > 0 {
 			first = id.Labels[0]
 		}
-		fmt.Fprintf(tw, "%d\t%s%s\n", id.ID, scope(id.Scope), first)
+		row := []string{fmt.Sprint(id.ID)}
+		if withScope {
+			row = append(row, id.Scope)
+		}
+		rows = append(rows, append(row, first))
 		for _, l := range id.Labels[min(1, len(id.Labels)):] {
-			fmt.Fprintf(tw, "\t%s%s\n", scope(""), l)
+			cont := []string{""}
+			if withScope {
+				cont = append(cont, "")
+			}
+			rows = append(rows, append(cont, l))
 		}
 	}
-	tw.Flush()
+	return rows
 }

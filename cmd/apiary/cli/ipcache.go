@@ -3,9 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
+	"iter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
@@ -14,57 +15,52 @@ import (
 // newIPCacheCommand is `apiary ipcache list|get`: the agent's
 // IP-to-identity cache.
 func newIPCacheCommand(global *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "ipcache",
-		Short: "Show the IP to identity cache",
-	}
-	var output outputFormat
-	var prefix string
-	output.register(cmd.PersistentFlags())
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List every entry (or those within --prefix)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return query(cmd, global, output,
-				func(ctx context.Context, c *client.Client) (*models.IPCache, error) {
-					return c.IPCacheList(ctx, prefix)
-				},
-				func(w io.Writer, cache *models.IPCache) { printIPCache(w, cache.Entries) })
-		},
-	}
-	list.Flags().StringVar(&prefix, "prefix", "", "Only entries within this CIDR (or IP)")
-	get := &cobra.Command{
-		Use:   "get <ip>",
-		Short: "Show the entry of the longest prefix that holds an IP",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return query(cmd, global, output,
-				func(ctx context.Context, c *client.Client) (*models.IPCacheEntry, error) {
-					return c.IPCacheGet(ctx, args[0])
-				},
-				func(w io.Writer, e *models.IPCacheEntry) { printIPCache(w, []models.IPCacheEntry{*e}) })
-		},
-	}
-	cmd.AddCommand(list, get)
-	return cmd
+	return newResourceCommand("ipcache", "Show the IP to identity cache", func(output *outputFormat) []*cobra.Command {
+		var prefix string
+		list := listCommand(global, output, listSpec[models.IPCache, models.IPCacheEntry]{
+			use: "list", short: "List every entry (or those within --prefix)", args: cobra.NoArgs,
+			flags: func(fs *pflag.FlagSet) {
+				fs.StringVar(&prefix, "prefix", "", "Only entries within this CIDR (or IP)")
+			},
+			pages: func(ctx context.Context, c *client.Client, _ []string) iter.Seq2[*models.IPCache, error] {
+				return c.IPCachePages(ctx, prefix, client.ListOptions{})
+			},
+			items:     func(p *models.IPCache) []models.IPCacheEntry { return p.Entries },
+			text:      ipcacheTable(func(p *models.IPCache) []models.IPCacheEntry { return p.Entries }),
+			jsonHead:  func(p *models.IPCache) []jsonField { return []jsonField{{"revision", p.Revision}} },
+			jsonItems: "entries",
+		})
+		get := getCommand(global, output, getSpec[*models.IPCacheEntry]{
+			use: "get <ip>", short: "Show the entry of the longest prefix that holds an IP", args: cobra.ExactArgs(1),
+			fetch: func(ctx context.Context, c *client.Client, args []string) (*models.IPCacheEntry, error) {
+				return c.IPCacheGet(ctx, args[0])
+			},
+			text: ipcacheTable(func(e *models.IPCacheEntry) []models.IPCacheEntry { return []models.IPCacheEntry{*e} }),
+		})
+		return []*cobra.Command{list, get}
+	})
 }
 
-// printIPCache prints one line per entry; reserved identities carry
+// ipcacheTable prints one line per entry; reserved identities carry
 // their name.
-func printIPCache(w io.Writer, entries []models.IPCacheEntry) {
-	printTrimmedTable(w, func(tw io.Writer) {
-		fmt.Fprintln(tw, "IP\tIDENTITY\tSOURCE\tTUNNEL PEER\tKEY\tPOD")
-		for _, e := range entries {
-			id := fmt.Sprint(e.Identity)
-			if e.Reserved != "" {
-				id += " (" + e.Reserved + ")"
+func ipcacheTable[V any](entries func(V) []models.IPCacheEntry) table[V] {
+	return table[V]{
+		header: []string{"IP", "IDENTITY", "SOURCE", "TUNNEL PEER", "KEY", "POD"},
+		trim:   true,
+		rows: func(v V) [][]string {
+			var rows [][]string
+			for _, e := range entries(v) {
+				id := fmt.Sprint(e.Identity)
+				if e.Reserved != "" {
+					id += " (" + e.Reserved + ")"
+				}
+				pod := ""
+				if e.K8sPodName != "" {
+					pod = e.K8sNamespace + "/" + e.K8sPodName
+				}
+				rows = append(rows, []string{e.Prefix, id, e.Source, e.TunnelPeer, fmt.Sprint(e.EncryptKey), pod})
 			}
-			pod := ""
-			if e.K8sPodName != "" {
-				pod = e.K8sNamespace + "/" + e.K8sPodName
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", e.Prefix, id, e.Source, e.TunnelPeer, e.EncryptKey, pod)
-		}
-	})
+			return rows
+		},
+	}
 }

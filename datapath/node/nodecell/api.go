@@ -1,6 +1,8 @@
 package nodecell
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/netip"
 
@@ -9,18 +11,47 @@ import (
 	"github.com/apiary-net/apiary/datapath/node"
 )
 
-// newNodesHandler serves GET /v1/node: every node (`apiary node list`).
+// newNodesHandler serves GET /v1/node: the nodes sorted by cluster and
+// name, a page at a time (?limit=, ?continue=; `apiary node list`).
 func newNodesHandler(m node.Manager) api.HandlerOut {
-	return api.NewHandlerOut(http.MethodGet, "/v1/node", func(w http.ResponseWriter, _ *http.Request) {
-		local := m.LocalNode().Identity()
-		nodes := m.Nodes()
-		out := make([]models.Node, 0, len(nodes))
-		for _, n := range nodes {
-			out = append(out, Model(n, n.Identity() == local))
+	return api.NewHandlerOut(http.MethodGet, "/v1/node", func(w http.ResponseWriter, r *http.Request) {
+		q, err := api.ParseListQuery(r, nodeListKind)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
 		}
-		api.WriteJSON(w, http.StatusOK, out)
+		var after node.Identity
+		if q.After != "" {
+			if err := json.Unmarshal([]byte(q.After), &after); err != nil {
+				api.WriteError(w, http.StatusBadRequest, fmt.Errorf("query parameter continue: %q is not a node", q.After))
+				return
+			}
+		}
+		localNode := m.LocalNode()
+		local := localNode.Identity()
+		page, more := m.NodesAfter(after, q.Limit)
+		var cont string
+		if more {
+			key, _ := json.Marshal(page[len(page)-1].Identity())
+			cont = api.ContinueToken(nodeListKind, string(key))
+		}
+		api.WriteList(w, api.ListPage[models.Node]{
+			Fields:    []api.Field{{Name: "local-cluster", Value: localNode.Cluster}},
+			ItemsName: "items",
+			Items: func(yield func(models.Node) bool) {
+				for _, n := range page {
+					if !yield(Model(n, n.Identity() == local)) {
+						return
+					}
+				}
+			},
+			Continue: cont,
+		})
 	})
 }
+
+// nodeListKind names the node list in its continue tokens.
+const nodeListKind = "node"
 
 // Model converts a node to its API form.
 func Model(n node.Node, local bool) models.Node {

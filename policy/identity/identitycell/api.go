@@ -3,6 +3,7 @@ package identitycell
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
@@ -18,16 +19,44 @@ func ToModel(id *identity.Identity) models.Identity {
 	return out
 }
 
-// newListHandler serves GET /v1/identity: every known identity, sorted
-// by id (`apiary identity list`).
-func newListHandler(a identity.Allocator) api.HandlerOut {
-	return api.NewHandlerOut(http.MethodGet, "/v1/identity", func(w http.ResponseWriter, _ *http.Request) {
-		ids := a.GetIdentities()
-		out := make([]models.Identity, 0, len(ids))
-		for _, id := range ids {
-			out = append(out, ToModel(id))
+// listKind names the identity list in its continue tokens.
+const listKind = "identity"
+
+// newListHandler serves GET /v1/identity: the known identities sorted by
+// id, a page at a time (?limit=, ?continue=; `apiary identity list`).
+// The token is the last id of the page.
+func newListHandler(m *manager) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodGet, "/v1/identity", func(w http.ResponseWriter, r *http.Request) {
+		q, err := api.ParseListQuery(r, listKind)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
 		}
-		api.WriteJSON(w, http.StatusOK, out)
+		var after identity.NumericIdentity
+		if q.After != "" {
+			n, err := strconv.ParseUint(q.After, 10, 32)
+			if err != nil {
+				api.WriteError(w, http.StatusBadRequest, fmt.Errorf("query parameter continue: %q is not an identity", q.After))
+				return
+			}
+			after = identity.NumericIdentity(n)
+		}
+		page, more := m.identitiesAfter(after, q.Limit)
+		var cont string
+		if more {
+			cont = api.ContinueToken(listKind, strconv.FormatUint(uint64(page[len(page)-1].ID), 10))
+		}
+		api.WriteList(w, api.ListPage[models.Identity]{
+			ItemsName: "items",
+			Items: func(yield func(models.Identity) bool) {
+				for _, id := range page {
+					if !yield(ToModel(id)) {
+						return
+					}
+				}
+			},
+			Continue: cont,
+		})
 	})
 }
 

@@ -2,6 +2,7 @@ package ipcachecell
 
 import (
 	"fmt"
+	"iter"
 	"net/http"
 	"net/netip"
 
@@ -10,28 +11,66 @@ import (
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
-// newListHandler serves GET /v1/ipcache[?prefix=<cidr or ip>]: every
-// entry, or those within the prefix (`apiary ipcache list`).
+// listKind names the ipcache list in its continue tokens.
+const listKind = "ipcache"
+
+// newListHandler serves GET /v1/ipcache[?prefix=<cidr or ip>]: the
+// entries, or those within the prefix, a page at a time (?limit=,
+// ?continue=) in prefix order (`apiary ipcache list`). The token is the
+// last prefix of the page, so the next page starts after it whatever
+// changed meanwhile.
 func newListHandler(c ipcache.IPCache) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/ipcache", func(w http.ResponseWriter, r *http.Request) {
-		var within netip.Prefix
-		if s := r.URL.Query().Get("prefix"); s != "" {
-			p, err := ipcache.ParsePrefixOrIP(s)
-			if err != nil {
-				api.WriteError(w, http.StatusBadRequest, fmt.Errorf("query parameter prefix: %w", err))
+		within, q, err := parseListQuery(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		var after netip.Prefix
+		if q.After != "" {
+			if after, err = netip.ParsePrefix(q.After); err != nil {
+				api.WriteError(w, http.StatusBadRequest, fmt.Errorf("query parameter continue: %q is not a prefix", q.After))
 				return
 			}
-			within = p
 		}
 		rev := c.Revision()
-		out := models.IPCache{Revision: uint64(rev), Entries: []models.IPCacheEntry{}}
-		for _, e := range c.Entries() {
-			if !within.IsValid() || contains(within, e.Prefix) {
-				out.Entries = append(out.Entries, EntryModel(e))
+		page, more := c.EntriesAfter(within, after, q.Limit)
+		var cont string
+		if more {
+			cont = api.ContinueToken(listKind, page[len(page)-1].Prefix.String())
+		}
+		api.WriteList(w, api.ListPage[models.IPCacheEntry]{
+			Fields:    []api.Field{{Name: "revision", Value: uint64(rev)}},
+			ItemsName: "entries",
+			Items:     modelsOf(page),
+			Continue:  cont,
+		})
+	})
+}
+
+// parseListQuery reads ?prefix=, ?limit= and ?continue=.
+func parseListQuery(r *http.Request) (netip.Prefix, api.ListQuery, error) {
+	var within netip.Prefix
+	if s := r.URL.Query().Get("prefix"); s != "" {
+		p, err := ipcache.ParsePrefixOrIP(s)
+		if err != nil {
+			return within, api.ListQuery{}, fmt.Errorf("query parameter prefix: %w", err)
+		}
+		within = p
+	}
+	q, err := api.ParseListQuery(r, listKind)
+	return within, q, err
+}
+
+// modelsOf converts entries to their API form one at a time.
+func modelsOf(entries []ipcache.Entry) iter.Seq[models.IPCacheEntry] {
+	return func(yield func(models.IPCacheEntry) bool) {
+		for _, e := range entries {
+			if !yield(EntryModel(e)) {
+				return
 			}
 		}
-		api.WriteJSON(w, http.StatusOK, out)
-	})
+	}
 }
 
 // newGetHandler serves GET /v1/ipcache/{ip}: the entry of the longest
@@ -51,11 +90,6 @@ func newGetHandler(c ipcache.IPCache) api.HandlerOut {
 		}
 		api.WriteJSON(w, http.StatusOK, EntryModel(e))
 	})
-}
-
-// contains reports whether inner lies within outer.
-func contains(outer, inner netip.Prefix) bool {
-	return inner.Bits() >= outer.Bits() && outer.Contains(inner.Addr())
 }
 
 // EntryModel converts an entry to its API form.
