@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -18,18 +19,6 @@ import (
 // closeBound is how long Close, and the calls it ends, may take whatever
 // state etcd is in.
 const closeBound = 5 * time.Second
-
-// waitUntil polls cond until it holds or 20s pass.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // inFlight reads the operations_in_flight gauge of op.
 func inFlight(m *kvstore.Metrics, op string) int {
@@ -75,7 +64,7 @@ func (c *blockedCalls) start(t *testing.T, b kvstore.Backend, m *kvstore.Metrics
 		}()
 	}
 	c.watch = b.ListAndWatch(ctx, "cilium/state/close/")
-	waitUntil(t, fmt.Sprintf("calls in flight (and %v)", extra), func() bool {
+	celltest.Eventually(t, fmt.Sprintf("calls in flight (and %v)", extra), func() bool {
 		started := inFlight(m, "lock") + inFlight(m, "update") + inFlight(m, "list") + int(c.ended.Load())
 		if started < c.n {
 			return false
@@ -207,7 +196,7 @@ func TestCloseWithEtcdGoneMidRun(t *testing.T) {
 			calls.start(t, b, m, nil)
 			unlocked := make(chan error, 1)
 			go func() { unlocked <- held.Unlock(context.Background()) }()
-			waitUntil(t, "unlock in flight", func() bool { return inFlight(m, "unlock") == 1 })
+			celltest.Eventually(t, "unlock in flight", func() bool { return inFlight(m, "unlock") == 1 })
 			calls.closeAndCheck(t, b)
 			select {
 			case err := <-unlocked:

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiary-net/apiary/cells/job"
 )
 
 // statusChecker probes every endpoint and the quorum periodically and
@@ -59,7 +61,7 @@ func (s *statusChecker) run(ctx context.Context) {
 	}
 	for {
 		s.probe(ctx)
-		if !sleepCtx(ctx, s.e.opts.StatusInterval) {
+		if !job.Sleep(ctx, s.e.opts.StatusInterval) {
 			return
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiary-net/apiary/cells/job"
 )
 
 // watchRetry is the backoff between failed list or watch attempts.
@@ -86,7 +88,7 @@ func (w *watcher) run(ctx context.Context) {
 		failures++
 		wait := min(watchRetry.min<<min(failures-1, 16), watchRetry.max)
 		w.e.log.Warn("Watch failed, retrying", "prefix", w.prefix, "retry-in", wait, "error", err)
-		if !sleepCtx(ctx, wait) {
+		if !job.Sleep(ctx, wait) {
 			return
 		}
 	}
@@ -226,16 +228,5 @@ func (w *watcher) send(ctx context.Context, ev Event) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -146,11 +146,11 @@ func TestSessionLeaseRenewedAfterEtcdRestartedEmpty(t *testing.T) {
 		ttl, err := raw.TimeToLive(rctx, clientv3.LeaseID(resp.Kvs[0].Lease))
 		return clientv3.LeaseID(resp.Kvs[0].Lease), err == nil && ttl.TTL > 0
 	}
-	waitUntil(t, "the key written on a live lease", func() bool { _, ok := leaseOf(); return ok })
+	celltest.Eventually(t, "the key written on a live lease", func() bool { _, ok := leaseOf(); return ok })
 
 	srv.RestartEmpty()
 	raw = srv.Client()
-	waitUntil(t, "the key written again on a lease the new etcd knows", func() bool { _, ok := leaseOf(); return ok })
+	celltest.Eventually(t, "the key written again on a lease the new etcd knows", func() bool { _, ok := leaseOf(); return ok })
 }
 
 // TestHeartbeatStatusAfterEtcdRestartedEmpty checks that the status

@@ -7,7 +7,7 @@ import (
 
 // EventuallyTimeout is how long Eventually waits by default: long
 // enough for a real etcd on a loaded CI machine.
-const EventuallyTimeout = 20 * time.Second
+const EventuallyTimeout = 30 * time.Second
 
 // eventuallyPoll is the time between two checks of Eventually.
 const eventuallyPoll = 10 * time.Millisecond
@@ -17,11 +17,11 @@ const eventuallyPoll = 10 * time.Millisecond
 // kernel) reach asynchronously; use synctest for time-driven logic.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	EventuallyWithin(t, EventuallyTimeout, what, cond)
+	EventuallyWithin(t, what, EventuallyTimeout, cond)
 }
 
 // EventuallyWithin is Eventually with its own timeout.
-func EventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+func EventuallyWithin(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

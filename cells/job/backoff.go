@@ -42,8 +42,8 @@ func (b Backoff) Duration(failures int) time.Duration {
 	return time.Duration(d)
 }
 
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
+// Sleep waits d or until ctx is done; it reports whether d passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

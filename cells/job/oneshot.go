@@ -64,7 +64,7 @@ func (o *oneShot) run(ctx context.Context, env jobEnv) {
 		wait := o.backoff.Duration(attempt)
 		env.log.Warn("Job failed, retrying", "attempt", attempt, "retry-in", wait, "error", err)
 		env.health.Degraded(fmt.Sprintf("attempt %d failed, retrying in %s", attempt, wait), err)
-		if !sleep(ctx, wait) {
+		if !Sleep(ctx, wait) {
 			env.health.Stopped("stopped with the hive")
 			return
 		}

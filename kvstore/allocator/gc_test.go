@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -61,7 +62,7 @@ func TestGCRemovesUnreferencedMastersOnly(t *testing.T) {
 		}
 	}
 	// The cache follows, so the id of "gone" is free again.
-	eventually(t, "the cache to drop the collected master", func() bool {
+	celltest.Eventually(t, "the cache to drop the collected master", func() bool {
 		_, ok := n1.Lookup("k8s:app=gone;")
 		return !ok
 	})
@@ -127,7 +128,7 @@ func TestInvalidMasterKeys(t *testing.T) {
 		t.Errorf("allocation = %d, %v; want 303", id, err)
 	}
 	del(t, raw, base+"/id/abc")
-	eventually(t, "the deleted invalid entry to leave the report", func() bool { return len(n1.Invalid()) == 3 })
+	celltest.Eventually(t, "the deleted invalid entry to leave the report", func() bool { return len(n1.Invalid()) == 3 })
 }
 
 // TestLostReferenceIsWrittenAgain: when the session lease of a reference
@@ -144,7 +145,7 @@ func TestLostReferenceIsWrittenAgain(t *testing.T) {
 	oldLease := resp.Kvs[0].Lease
 	_, err = raw.Revoke(ctxFor(t), clientv3.LeaseID(oldLease))
 	must(t, err)
-	eventually(t, "the reference to come back on a new lease", func() bool {
+	celltest.Eventually(t, "the reference to come back on a new lease", func() bool {
 		resp, err := raw.Get(context.Background(), valueKey)
 		return err == nil && len(resp.Kvs) == 1 && string(resp.Kvs[0].Value) == id.String() && resp.Kvs[0].Lease != oldLease
 	})
@@ -161,7 +162,7 @@ func TestSyncLocalKeysRepairs(t *testing.T) {
 	must(t, err)
 	del(t, raw, paths.ValueKey(key, "n1"))
 	del(t, raw, paths.MasterKey(id))
-	eventually(t, "the cache to see the deletion", func() bool { _, ok := n1.Get(id); return !ok })
+	celltest.Eventually(t, "the cache to see the deletion", func() bool { _, ok := n1.Get(id); return !ok })
 	must(t, n1.SyncLocalKeys(ctxFor(t)))
 	if get(t, raw, paths.MasterKey(id)) != key || get(t, raw, paths.ValueKey(key, "n1")) != id.String() {
 		t.Error("SyncLocalKeys did not restore the master and the reference")

@@ -128,16 +128,4 @@ func del(t *testing.T, raw *clientv3.Client, key string) {
 	must(t, err)
 }
 
-// eventually polls cond until it holds or 20s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 var errRefused = store.KindError(store.ErrRefused, "refused")

@@ -80,17 +80,6 @@ func (r *recorder) reset() {
 	r.mu.Unlock()
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func jsonNode(name, ip string) string {
 	data, _ := json.Marshal(node{Name: name, IP: ip})
 	return string(data)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -30,7 +31,7 @@ func TestSharedStoreBetweenTwoAgents(t *testing.T) {
 	s1, s2 := join(t, b1, rec1), join(t, b2, rec2)
 	must(t, s1.UpdateLocalKeySync(ctx(t), &node{Name: "n1", IP: "10.0.0.1"}))
 	must(t, s2.UpdateLocalKeySync(ctx(t), &node{Name: "n2", IP: "10.0.0.2"}))
-	eventually(t, "both agents see both keys", func() bool {
+	celltest.Eventually(t, "both agents see both keys", func() bool {
 		return len(s1.SharedKeys()) == 2 && len(s2.SharedKeys()) == 2
 	})
 
@@ -38,14 +39,14 @@ func TestSharedStoreBetweenTwoAgents(t *testing.T) {
 	raw := srv.Client()
 	_, err := raw.Delete(ctx(t), nodesPrefix+"/n1")
 	must(t, err)
-	eventually(t, "n1 re-created", func() bool {
+	celltest.Eventually(t, "n1 re-created", func() bool {
 		v, _ := b2.Get(ctx(t), nodesPrefix+"/n1")
 		return v != nil
 	})
 
 	// Agent 2 leaves its key behind on purpose.
 	must(t, s2.DeleteLocalKey(ctx(t), &node{Name: "n2"}))
-	eventually(t, "agent 1 sees n2 go", func() bool { _, ok := s1.SharedKeys()["n2"]; return !ok })
+	celltest.Eventually(t, "agent 1 sees n2 go", func() bool { _, ok := s1.SharedKeys()["n2"]; return !ok })
 }
 
 func TestSharedStorePeriodicSyncRepairsValue(t *testing.T) {
@@ -56,7 +57,7 @@ func TestSharedStorePeriodicSyncRepairsValue(t *testing.T) {
 	raw := srv.Client()
 	_, err := raw.Put(ctx(t), nodesPrefix+"/n1", jsonNode("n1", "6.6.6.6"))
 	must(t, err)
-	eventually(t, "periodic sync rewrote the value", func() bool {
+	celltest.Eventually(t, "periodic sync rewrote the value", func() bool {
 		v, _ := b.Get(ctx(t), nodesPrefix+"/n1")
 		return string(v) == jsonNode("n1", "10.0.0.1")
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
@@ -64,7 +65,7 @@ func TestWatchStoreSkipsEntriesByKind(t *testing.T) {
 		return func() { cancel(); wg.Wait() }
 	}
 	stop := run()
-	eventually(t, "the first list", ws.Synced)
+	celltest.Eventually(t, "the first list", ws.Synced)
 	st := ws.SkipStats()
 	if st.Malformed != 2 || st.Refused != 1 || st.Last.Key == "" {
 		t.Errorf("SkipStats = %+v, want 2 malformed, 1 refused and a last one", st)
@@ -85,7 +86,7 @@ func TestWatchStoreSkipsEntriesByKind(t *testing.T) {
 	put("a", `nonsense`)
 	put("wrong-name", jsonNode("wrong-name", "10.0.0.2"))
 	must(t, b.Delete(ctx(t), nodesPrefix+"/bad-json"))
-	eventually(t, "the list to follow", func() bool {
+	celltest.Eventually(t, "the list to follow", func() bool {
 		st := ws.SkipStats()
 		return st.Malformed == 1 && st.Refused == 1 && ws.IsSkipped("a")
 	})
@@ -99,7 +100,7 @@ func TestWatchStoreSkipsEntriesByKind(t *testing.T) {
 	must(t, b.Delete(ctx(t), nodesPrefix+"/foreign"))
 	stop = run()
 	defer stop()
-	eventually(t, "the stale skipped key to go", func() bool { return !ws.IsSkipped("foreign") })
+	celltest.Eventually(t, "the stale skipped key to go", func() bool { return !ws.IsSkipped("foreign") })
 	for reason, want := range map[string]float64{"malformed": 3, "refused": 1} {
 		if n := testutil.ToFloat64(metrics.Skipped.WithLabelValues("nodes", reason)); n != want {
 			t.Errorf("skipped %s counted %v, want %v", reason, n, want)
@@ -138,7 +139,7 @@ func TestWatchStoreRateLimitsSkipLogs(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { ws.Watch(wctx, mem, nodesPrefix) })
 	defer func() { cancel(); wg.Wait() }()
-	eventually(t, "the first list", ws.Synced)
+	celltest.Eventually(t, "the first list", ws.Synced)
 	if st := ws.SkipStats(); st.Malformed != 100 {
 		t.Errorf("%d malformed counted, want 100", st.Malformed)
 	}

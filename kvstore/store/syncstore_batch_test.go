@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -65,7 +66,7 @@ func TestSyncStoreWritesInBatches(t *testing.T) {
 			}
 			s.Synced(ctx(t))
 			runSync(t, s)
-			eventually(t, "canary", s.IsSynced)
+			celltest.Eventually(t, "canary", s.IsSynced)
 			raw := srv.Client()
 			sizes, leases := batchSizes(t, raw, batchPrefix+"/")
 			if !slices.Equal(sizes, tc.want) {
@@ -192,11 +193,11 @@ func TestSyncStoreRetriesAFailingKeyAlone(t *testing.T) {
 	}
 	s.Synced(ctx(t))
 	runSync(t, s)
-	eventually(t, "the good keys", func() bool {
+	celltest.Eventually(t, "the good keys", func() bool {
 		kvs, err := b.ListPrefix(ctx(t), batchPrefix+"/")
 		return err == nil && len(kvs) == 50
 	})
-	eventually(t, "retries of the bad key", func() bool {
+	celltest.Eventually(t, "retries of the bad key", func() bool {
 		return testutil.ToFloat64(metrics.WriteErrors.WithLabelValues(batchPrefix)) >= 3
 	})
 	if v, _ := b.Get(ctx(t), batchPrefix+"/big"); v != nil || s.IsSynced() {
@@ -207,7 +208,7 @@ func TestSyncStoreRetriesAFailingKeyAlone(t *testing.T) {
 		t.Errorf("good keys written in %d transactions, want 50 (one each, after their batch failed)", len(sizes))
 	}
 	must(t, s.UpsertKey(ctx(t), &node{Name: "big", IP: "10.9.9.9"}))
-	eventually(t, "the fixed key and the canary", s.IsSynced)
+	celltest.Eventually(t, "the fixed key and the canary", s.IsSynced)
 	if v, _ := b.Get(ctx(t), batchPrefix+"/big"); string(v) != jsonNode("big", "10.9.9.9") {
 		t.Errorf("big = %q after the fix", v)
 	}
@@ -222,13 +223,13 @@ func TestSyncStoreDeletes(t *testing.T) {
 		must(t, s.UpsertKey(ctx(t), fixedNode(i)))
 	}
 	s.Synced(ctx(t))
-	eventually(t, "canary", s.IsSynced)
+	celltest.Eventually(t, "canary", s.IsSynced)
 	for i := range 150 {
 		s.DeleteKey(ctx(t), fixedNode(i))
 	}
 	s.DeleteKey(ctx(t), &node{Name: "never-written"})
 	must(t, s.UpsertKey(ctx(t), fixedNode(7))) // deleted, then written again
-	eventually(t, "51 keys left", func() bool {
+	celltest.Eventually(t, "51 keys left", func() bool {
 		kvs, err := b.ListPrefix(ctx(t), batchPrefix+"/")
 		if err != nil || len(kvs) != 51 {
 			return false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -44,14 +45,14 @@ func startGuarded(t *testing.T, b kvstore.Backend, opts ...store.SyncStoreOption
 	must(t, s.UpsertKey(ctx(t), &node{Name: "c1/n1", IP: "10.0.0.1"}))
 	s.Synced(ctx(t))
 	runSync(t, s)
-	eventually(t, "canary", s.IsSynced)
+	celltest.Eventually(t, "canary", s.IsSynced)
 	return s, log, metrics
 }
 
 // waitValue polls (bounded) until key holds want.
 func waitValue(t *testing.T, b kvstore.Backend, key, want string) {
 	t.Helper()
-	eventually(t, key+" = "+want, func() bool {
+	celltest.Eventually(t, key+" = "+want, func() bool {
 		v, err := b.Get(ctx(t), key)
 		return err == nil && string(v) == want
 	})
@@ -64,7 +65,7 @@ func TestSyncStoreRestoresDeletedKey(t *testing.T) {
 	_, err := srv.Client().Delete(ctx(t), guardPrefix+"/c1/n1")
 	must(t, err)
 	waitValue(t, b, guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.0.0.1"))
-	eventually(t, "the conflict report", func() bool { return len(log.list()) == 1 })
+	celltest.Eventually(t, "the conflict report", func() bool { return len(log.list()) == 1 })
 	c := log.list()[0]
 	if c.Key != guardPrefix+"/c1/n1" || !c.Deleted || c.Value != nil || c.InARow != 1 {
 		t.Errorf("conflict = %+v, want a deletion of c1/n1", c)
@@ -85,7 +86,7 @@ func TestSyncStoreRestoresOverwrittenKeyAndReportsIt(t *testing.T) {
 	_, err := srv.Client().Put(ctx(t), guardPrefix+"/c1/n1", theirs)
 	must(t, err)
 	waitValue(t, b, guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.0.0.1"))
-	eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
+	celltest.Eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
 	c := s.Conflicts()[0]
 	if c.Deleted || string(c.Value) != theirs {
 		t.Errorf("conflict = %+v, want the other writer's value %s", c, theirs)
@@ -124,7 +125,7 @@ func TestSyncStoreFedByWatchStore(t *testing.T) {
 	_, err := srv.Client().Put(ctx(t), guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.6.6.6"))
 	must(t, err)
 	waitValue(t, b, guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.0.0.1"))
-	eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
+	celltest.Eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
 }
 
 // TestSyncStorePeriodicSyncRepairs: without any watch (its WatchStore
@@ -140,7 +141,7 @@ func TestSyncStorePeriodicSyncRepairs(t *testing.T) {
 	_, err := srv.Client().Put(ctx(t), guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.6.6.6"))
 	must(t, err)
 	waitValue(t, b, guardPrefix+"/c1/n1", jsonNode("c1/n1", "10.0.0.1"))
-	eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
+	celltest.Eventually(t, "the conflict report", func() bool { return len(s.Conflicts()) == 1 })
 }
 
 // TestSyncStoreWritersFightWithoutLoopingHot runs two stores that own the

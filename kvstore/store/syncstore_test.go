@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -77,7 +78,7 @@ func TestSyncStoreRetriesAndHoldsCanaryUntilWritten(t *testing.T) {
 	runSync(t, s)
 	must(t, s.UpsertKey(ctx(t), &node{Name: "a", IP: "1"}))
 	s.Synced(ctx(t))
-	eventually(t, "canary", s.IsSynced)
+	celltest.Eventually(t, "canary", s.IsSynced)
 	if v, _ := mem.Get(ctx(t), "cilium/state/x/a"); string(v) != jsonNode("a", "1") {
 		t.Errorf("key a = %q after retries", v)
 	}
@@ -93,7 +94,7 @@ func TestSyncStoreRecreatesKeysAfterLeaseLoss(t *testing.T) {
 	runSync(t, s)
 	must(t, s.UpsertKey(ctx(t), &node{Name: "n1", IP: "10.0.0.1"}))
 	s.Synced(ctx(t))
-	eventually(t, "canary", s.IsSynced)
+	celltest.Eventually(t, "canary", s.IsSynced)
 
 	raw := srv.Client()
 	resp, err := raw.Get(ctx(t), "cilium/state/nodes/v1/c1/n1")
@@ -103,7 +104,7 @@ func TestSyncStoreRecreatesKeysAfterLeaseLoss(t *testing.T) {
 	}
 	_, err = raw.Revoke(ctx(t), clientv3.LeaseID(resp.Kvs[0].Lease))
 	must(t, err)
-	eventually(t, "key and canary back after lease loss", func() bool {
+	celltest.Eventually(t, "key and canary back after lease loss", func() bool {
 		v, _ := b.Get(ctx(t), "cilium/state/nodes/v1/c1/n1")
 		c, _ := b.Get(ctx(t), s.CanaryKey())
 		return string(v) == jsonNode("n1", "10.0.0.1") && c != nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
@@ -62,7 +63,7 @@ func TestWatchStoreRestartDeletesStaleKeys(t *testing.T) {
 		return func() { cancel(); wg.Wait() }
 	}
 	stop := run()
-	eventually(t, "first sync", func() bool { return ws.NumEntries() == 3 })
+	celltest.Eventually(t, "first sync", func() bool { return ws.NumEntries() == 3 })
 	stop()
 
 	// While nobody watches: b goes away, c changes, d appears.

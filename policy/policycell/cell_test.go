@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
@@ -210,17 +209,4 @@ func TestTrace(t *testing.T) {
 			t.Errorf("trace with dport http = %v; want 400", err)
 		}
 	})
-}
-
-// eventually polls cond until it holds or 10s pass; file watches are
-// asynchronous.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -74,15 +74,15 @@ func TestPolicyDir(t *testing.T) {
 	}
 	t.Run("add a file", func(t *testing.T) {
 		write(t, filepath.Join(dir, "b.yml"), cnp("b1", "api"))
-		eventually(t, "b1", func() bool { return a.ruleNames() == "a1,a2,b1" })
+		celltest.Eventually(t, "b1", func() bool { return a.ruleNames() == "a1,a2,b1" })
 	})
 	t.Run("change a file replaces its rules only", func(t *testing.T) {
 		write(t, filepath.Join(dir, "a.yaml"), cnp("a3", "web"))
-		eventually(t, "a3", func() bool { return a.ruleNames() == "b1,a3" })
+		celltest.Eventually(t, "a3", func() bool { return a.ruleNames() == "b1,a3" })
 	})
 	t.Run("broken file keeps its rules", func(t *testing.T) {
 		write(t, filepath.Join(dir, "b.yml"), cnp("b2", "api")+"  egress: [{toPorts: [{ports: [{port: \"99999\"}]}]}]\n")
-		eventually(t, "Warning", func() bool { return a.policyLine(t).State == models.StateWarning })
+		celltest.Eventually(t, "Warning", func() bool { return a.policyLine(t).State == models.StateWarning })
 		e := a.policyLine(t)
 		if !strings.Contains(e.Message, "rejected: b.yml") || !strings.Contains(strings.Join(e.Details, "\n"), "b.yml: document 1") {
 			t.Errorf("Policy line = %q %q; want it to name b.yml and its document", e.Message, e.Details)
@@ -95,8 +95,8 @@ func TestPolicyDir(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "b.yml")); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "b1 gone", func() bool { return a.ruleNames() == "a3" })
-		eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
+		celltest.Eventually(t, "b1 gone", func() bool { return a.ruleNames() == "a3" })
+		celltest.Eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
 	})
 }
 
@@ -124,7 +124,7 @@ func TestPolicyDirConfigMap(t *testing.T) {
 	must(t, os.Symlink("..2026_11_22_02", filepath.Join(dir, "..data_tmp")))
 	must(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
 	must(t, os.RemoveAll(filepath.Join(dir, "..2026_11_22_01")))
-	eventually(t, "v2", func() bool { return a.ruleNames() == "v2" })
+	celltest.Eventually(t, "v2", func() bool { return a.ruleNames() == "v2" })
 }
 
 func must(t *testing.T, err error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
 )
 
 // aliasBomb is a small YAML document that expands to refs copies of a
@@ -139,15 +140,15 @@ func TestPolicyDirHostileFiles(t *testing.T) {
 			bad[name] = why
 		}
 		write(t, filepath.Join(dir, "other.yaml"), cnp("other", "db"))
-		eventually(t, "other loaded", func() bool { return a.ruleNames() == "good,other" })
-		eventually(t, "later files named", func() bool { return strings.Contains(a.policyLine(t).Message, "later-fifo.yaml") })
+		celltest.Eventually(t, "other loaded", func() bool { return a.ruleNames() == "good,other" })
+		celltest.Eventually(t, "later files named", func() bool { return strings.Contains(a.policyLine(t).Message, "later-fifo.yaml") })
 		checkNamed(t, a.policyLine(t), bad)
 	})
 	t.Run("removed", func(t *testing.T) {
 		for name := range bad {
 			must(t, os.Remove(filepath.Join(dir, name)))
 		}
-		eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
+		celltest.Eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
 		if got := a.ruleNames(); got != "good,other" {
 			t.Errorf("rules = %q, want good,other", got)
 		}
@@ -167,13 +168,13 @@ func TestPolicyDirFileReplacedByPipe(t *testing.T) {
 	}
 	must(t, os.Remove(name))
 	mkfifo(t, name)
-	eventually(t, "skipped", func() bool { return strings.Contains(a.policyLine(t).Message, "skipped: a.yaml") })
+	celltest.Eventually(t, "skipped", func() bool { return strings.Contains(a.policyLine(t).Message, "skipped: a.yaml") })
 	checkNamed(t, a.policyLine(t), map[string]string{"a.yaml": "skipped: not a regular file (named pipe) (its previous rule stays in force)"})
 	if got := a.ruleNames(); got != "a1" {
 		t.Errorf("rules = %q, want a1 kept", got)
 	}
 	must(t, os.Remove(name))
 	write(t, name, cnp("a2", "web"))
-	eventually(t, "a2", func() bool { return a.ruleNames() == "a2" })
-	eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
+	celltest.Eventually(t, "a2", func() bool { return a.ruleNames() == "a2" })
+	celltest.Eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
 }

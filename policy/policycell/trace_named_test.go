@@ -96,7 +96,7 @@ func TestTraceEgressNamedPortsFromTheIPCache(t *testing.T) {
 	requestsBefore, _ := regen.Stats()
 	publish("10.3.3.10", "employee-0", employee, `[{"Name":"redis","Port":7000,"Protocol":"TCP"}]`)
 	publish("10.3.3.3", "protected-db-0", db, `[{"Name":"redis","Port":6379,"Protocol":"TCP"}]`)
-	eventually(t, "the database's redis port resolved", func() bool { return allowed("6379/TCP") })
+	celltest.Eventually(t, "the database's redis port resolved", func() bool { return allowed("6379/TCP") })
 	if requests, _ := regen.Stats(); requests == requestsBefore {
 		t.Errorf("named ports arrived without a regeneration request")
 	}
@@ -126,5 +126,5 @@ func TestTraceEgressNamedPortsFromTheIPCache(t *testing.T) {
 
 	// The database moves redis: the map state follows.
 	publish("10.3.3.3", "protected-db-0", db, `[{"Name":"redis","Port":6380,"Protocol":"TCP"}]`)
-	eventually(t, "the new port resolved", func() bool { return allowed("6380/TCP") && !allowed("6379/TCP") })
+	celltest.Eventually(t, "the new port resolved", func() bool { return allowed("6380/TCP") && !allowed("6379/TCP") })
 }

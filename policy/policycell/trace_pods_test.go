@@ -85,7 +85,7 @@ func TestTracePods(t *testing.T) {
 	}
 	publish("10.3.3.3", "protected-db-0", db, `[{"Name":"redis","Port":6379,"Protocol":"TCP"}]`)
 	publish("10.3.3.10", "employee-0", employee, `null`)
-	eventually(t, "the pods in the ipcache", func() bool {
+	celltest.Eventually(t, "the pods in the ipcache", func() bool {
 		e, ok := ipc.LookupByIP(netip.MustParseAddr("10.3.3.10"))
 		return ok && e.K8sPodName == "employee-0"
 	})

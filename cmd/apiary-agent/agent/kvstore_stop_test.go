@@ -19,18 +19,6 @@ import (
 // is in.
 const stopBound = 5 * time.Second
 
-// poll calls cond until it holds or 30s pass.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // statusLine returns the agent's status line name ("" if unreachable).
 func statusLine(t *testing.T, c *client.Client, name string) string {
 	t.Helper()
@@ -76,23 +64,23 @@ func TestStopWithEtcdGone(t *testing.T) {
 		{"unreachable from the start", func(*testing.T) (string, func(*testing.T, *client.Client)) {
 			return "http://127.0.0.1:1", func(t *testing.T, c *client.Client) {
 				// The identity GC waits for its lock session.
-				poll(t, "a lock in flight", func() bool { return lockInFlight.MatchString(metricsText(t, c)) })
+				celltest.Eventually(t, "a lock in flight", func() bool { return lockInFlight.MatchString(metricsText(t, c)) })
 			}
 		}},
 		{"killed after a normal start", func(t *testing.T) (string, func(*testing.T, *client.Client)) {
 			srv := kvstoretest.StartServer(t)
 			return srv.Endpoint(), func(t *testing.T, c *client.Client) {
-				poll(t, "the KVStore line Ok", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Ok ") })
+				celltest.Eventually(t, "the KVStore line Ok", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Ok ") })
 				srv.Stop()
-				poll(t, "the KVStore line failing", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Failure ") })
+				celltest.Eventually(t, "the KVStore line failing", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Failure ") })
 			}
 		}},
 		{"packets dropped after a normal start", func(t *testing.T) (string, func(*testing.T, *client.Client)) {
 			srv := kvstoretest.StartServer(t)
 			return srv.Endpoint(), func(t *testing.T, c *client.Client) {
-				poll(t, "the KVStore line Ok", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Ok ") })
+				celltest.Eventually(t, "the KVStore line Ok", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Ok ") })
 				srv.Blackhole()
-				poll(t, "the KVStore line failing", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Failure ") })
+				celltest.Eventually(t, "the KVStore line failing", func() bool { return strings.HasPrefix(statusLine(t, c, "KVStore"), "Failure ") })
 			}
 		}},
 	} {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -38,18 +39,6 @@ func statusEntry(t *testing.T, cli, socket, name string) string {
 	return ""
 }
 
-// poll calls cond until it holds or a minute passes.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 var lockInFlight = regexp.MustCompile(`(?m)^apiary_kvstore_operations_in_flight\{operation="lock"\} [1-9]`)
 
 // TestAgentStopsWithEtcdGone sends SIGTERM to apiary-agent while its etcd
@@ -66,7 +55,7 @@ func TestAgentStopsWithEtcdGone(t *testing.T) {
 		{"unreachable from the start", func(*testing.T) (string, func(*testing.T, string)) {
 			return "http://127.0.0.1:1", func(t *testing.T, socket string) {
 				// The identity GC waits for its lock session.
-				poll(t, "a lock in flight", func() bool {
+				celltest.Eventually(t, "a lock in flight", func() bool {
 					metrics := strings.TrimPrefix(statusEntry(t, cliBin, socket, "Metrics"), "Ok serving /metrics on ")
 					resp, err := http.Get("http://" + metrics + "/metrics")
 					if err != nil {
@@ -81,11 +70,11 @@ func TestAgentStopsWithEtcdGone(t *testing.T) {
 		{"killed after a normal start", func(t *testing.T) (string, func(*testing.T, string)) {
 			srv := kvstoretest.StartServer(t)
 			return srv.Endpoint(), func(t *testing.T, socket string) {
-				poll(t, "the KVStore line Ok", func() bool {
+				celltest.Eventually(t, "the KVStore line Ok", func() bool {
 					return strings.HasPrefix(statusEntry(t, cliBin, socket, "KVStore"), "Ok ")
 				})
 				srv.Stop()
-				poll(t, "the KVStore line failing", func() bool {
+				celltest.Eventually(t, "the KVStore line failing", func() bool {
 					return strings.HasPrefix(statusEntry(t, cliBin, socket, "KVStore"), "Failure ")
 				})
 			}

@@ -66,17 +66,6 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) *agent {
 	return a
 }
 
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 func nodeNames(m node.Manager) string {
 	var names []string
 	for _, n := range m.Nodes() {
@@ -93,11 +82,11 @@ func TestLocalNodeIsRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := srv.Client()
-	eventually(t, "the node key", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the node key", 20*time.Second, func() bool {
 		resp, err := raw.Get(context.Background(), "cilium/state/nodes/v1/default/node-a")
 		return err == nil && len(resp.Kvs) == 1 && string(resp.Kvs[0].Value) == string(want) && resp.Kvs[0].Lease != 0
 	})
-	eventually(t, "the sync canary", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the sync canary", 20*time.Second, func() bool {
 		resp, err := raw.Get(context.Background(), "cilium/synced/default/cilium/state/nodes/v1")
 		return err == nil && len(resp.Kvs) == 1
 	})
@@ -120,7 +109,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	put("kind-worker", string(kind))
 	put("broken", `{"Name":"broken","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"10.0.0.300"}]}`)
 	a := startAgent(t, srv, "node-name=node-a", "node-ip=192.0.2.10")
-	eventually(t, "kind-worker", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "kind-worker", 20*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/kind-worker(kvstore) default/node-a(local)"
 	})
 	settle(t, a.ipc)
@@ -142,7 +131,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	put("node-w", `{"Name":"node-w","Cluster":"default","ClusterID":9,"IPAddresses":[{"Type":"InternalIP","IP":"192.0.2.62"}]}`)
 	put("node-a", `{"Name":"node-a","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"192.0.2.99"}],"Source":"local"}`)
 	put("node-b", `{"Name":"node-b","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"192.0.2.20"}],"Source":"local"}`)
-	eventually(t, "node-b", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "node-b", 20*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/kind-worker(kvstore) default/node-a(local) default/node-b(kvstore)"
 	})
 	if got := a.nodes.LocalNode().TunnelIP().String(); got != "192.0.2.10" {
@@ -152,8 +141,8 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	// node-a is this agent's own key: written again, and the other value
 	// reported as a registration conflict.
 	const wantLine = "3 nodes (1 local, 2 remote), 4 kvstore entries skipped, node name also registered by 192.0.2.99"
-	eventually(t, "the Nodes line", 20*time.Second, func() bool { return a.probe(t, "Nodes").Message == wantLine })
-	eventually(t, "node-a's own key back", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the Nodes line", 20*time.Second, func() bool { return a.probe(t, "Nodes").Message == wantLine })
+	celltest.EventuallyWithin(t, "node-a's own key back", 20*time.Second, func() bool {
 		resp, err := raw.Get(ctx, "cilium/state/nodes/v1/default/node-a")
 		return err == nil && len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), "192.0.2.10")
 	})
@@ -174,7 +163,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	if _, err := raw.Delete(ctx, "cilium/state/nodes/v1/default/kind-worker"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "kind-worker deleted", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "kind-worker deleted", 20*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/node-a(local) default/node-b(kvstore)"
 	})
 	settle(t, a.ipc)
@@ -193,7 +182,7 @@ func TestTwoAgents(t *testing.T) {
 	ctx := context.Background()
 
 	for _, ag := range []*agent{a, b} {
-		eventually(t, "both nodes", 20*time.Second, func() bool {
+		celltest.EventuallyWithin(t, "both nodes", 20*time.Second, func() bool {
 			return nodeNames(ag.nodes) == "default/node-a(local) default/node-b(kvstore)" ||
 				nodeNames(ag.nodes) == "default/node-a(kvstore) default/node-b(local)"
 		})
@@ -208,7 +197,7 @@ func TestTwoAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEP := web.ID.String() + "/kvstore via 192.0.2.20"
-	eventually(t, "node-b's endpoint in node-a's ipcache", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "node-b's endpoint in node-a's ipcache", 20*time.Second, func() bool {
 		return entry(a.ipc, "10.0.2.5") == wantEP
 	})
 	if got := entry(b.ipc, "10.0.2.5"); got != web.ID.String()+"/local" {
@@ -227,13 +216,13 @@ func TestTwoAgents(t *testing.T) {
 	if err := b.hive.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "node-b gone from node-a", 30*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "node-b gone from node-a", 30*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/node-a(local)"
 	})
 	if waited := time.Since(stopped); waited < 4*time.Second {
 		t.Errorf("node-b vanished %s after it stopped, before its lease could expire", waited)
 	}
-	eventually(t, "node-b's entries gone from node-a's ipcache", 10*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "node-b's entries gone from node-a's ipcache", 10*time.Second, func() bool {
 		return entry(a.ipc, "10.0.2.5") == "none" && entry(a.ipc, "192.0.2.20") == "none"
 	})
 }

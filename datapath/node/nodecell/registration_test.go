@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -24,12 +25,12 @@ func TestLocalNodeKeyComesBackAfterDelete(t *testing.T) {
 		resp, err := raw.Get(ctx, nodeAKey)
 		return err == nil && len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), "192.0.2.10") && resp.Kvs[0].Lease != 0
 	}
-	eventually(t, "the node key", 20*time.Second, registered)
+	celltest.EventuallyWithin(t, "the node key", 20*time.Second, registered)
 	if _, err := raw.Delete(ctx, nodeAKey); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the node key back", 10*time.Second, registered)
-	eventually(t, "the Nodes details", 10*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the node key back", 10*time.Second, registered)
+	celltest.EventuallyWithin(t, "the Nodes details", 10*time.Second, func() bool {
 		return strings.Contains(strings.Join(a.probe(t, "Nodes").Details, "|"), "local node key was deleted and written again")
 	})
 	if line := a.probe(t, "Nodes"); line.State != status.Ok {
@@ -46,7 +47,7 @@ func TestLocalNodeKeyComesBackAfterDelete(t *testing.T) {
 func TestTwoAgentsWithOneNodeName(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
 	a := startAgent(t, srv, "node-name=node-a", "node-ip=192.0.2.10")
-	eventually(t, "agent a's registration", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "agent a's registration", 20*time.Second, func() bool {
 		resp, err := srv.Client().Get(context.Background(), nodeAKey)
 		return err == nil && len(resp.Kvs) == 1
 	})
@@ -59,7 +60,7 @@ func TestTwoAgentsWithOneNodeName(t *testing.T) {
 		{"a", a, "192.0.2.20"},
 		{"b", b, "192.0.2.10"},
 	} {
-		eventually(t, "agent "+tc.name+" to report the other", 20*time.Second, func() bool {
+		celltest.EventuallyWithin(t, "agent "+tc.name+" to report the other", 20*time.Second, func() bool {
 			c, ok := tc.agent.nodes.RegistrationConflict()
 			return ok && !c.Deleted && c.OtherIP == tc.otherIP
 		})
@@ -81,7 +82,7 @@ func TestPeriodicSyncRestoresTheLease(t *testing.T) {
 	raw := srv.Client()
 	ctx := context.Background()
 	var value string
-	eventually(t, "the node key", 20*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the node key", 20*time.Second, func() bool {
 		resp, err := raw.Get(ctx, nodeAKey)
 		if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease == 0 {
 			return false
@@ -92,7 +93,7 @@ func TestPeriodicSyncRestoresTheLease(t *testing.T) {
 	if _, err := raw.Put(ctx, nodeAKey, value); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the key bound to a lease again", 10*time.Second, func() bool {
+	celltest.EventuallyWithin(t, "the key bound to a lease again", 10*time.Second, func() bool {
 		resp, err := raw.Get(ctx, nodeAKey)
 		return err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].Lease != 0 && string(resp.Kvs[0].Value) == value
 	})

@@ -62,7 +62,7 @@ func TestTwoAgentsAllocateSameIdentity(t *testing.T) {
 		}
 	}
 	// Each agent learns the identities through the watch as well.
-	eventually(t, "both caches to hold every identity", func() bool {
+	celltest.Eventually(t, "both caches to hold every identity", func() bool {
 		for _, a := range agents {
 			for i := range sets {
 				if a.alloc.LookupIdentityByID(got[0][i].ID) == nil {
@@ -124,8 +124,8 @@ func TestGCRemovesUnreferencedIdentitiesOnly(t *testing.T) {
 		m, _ := identitycell.KVStoreEntries(id.ID, id.Labels, "")
 		return get(t, srv, m.Key)
 	}
-	eventually(t, "the GC to delete the unreferenced master", func() bool { return master(gone) == "" })
-	eventually(t, "both caches to drop the collected identity", func() bool {
+	celltest.Eventually(t, "the GC to delete the unreferenced master", func() bool { return master(gone) == "" })
+	celltest.Eventually(t, "both caches to drop the collected identity", func() bool {
 		return a1.alloc.LookupIdentityByID(gone.ID) == nil && a2.alloc.LookupIdentityByID(gone.ID) == nil
 	})
 	if master(kept) == "" || master(remote) == "" {
@@ -161,7 +161,7 @@ func TestObservers(t *testing.T) {
 	must(t, err)
 	want := append(slices.Clone(reserved), fmt.Sprintf("+%d", web.ID), fmt.Sprintf("+%d", cidr.ID),
 		fmt.Sprintf("-%d", cidr.ID), fmt.Sprintf("+%d", db.ID))
-	eventually(t, "agent 1 to hear of agent 2's identity", func() bool { return len(a1.observer.events()) >= len(want) })
+	celltest.Eventually(t, "agent 1 to hear of agent 2's identity", func() bool { return len(a1.observer.events()) >= len(want) })
 	if got := a1.observer.events(); !slices.Equal(got, want) {
 		t.Errorf("events = %v, want %v (the watch must not repeat an identity already announced)", got, want)
 	}

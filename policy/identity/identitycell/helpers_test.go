@@ -119,18 +119,6 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// eventually polls cond until it holds or 30s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // statusLine waits for an "Identities" line that ok accepts.
 func statusLine(t *testing.T, c *client.Client, ok func(models.StatusEntry) bool) models.StatusEntry {
 	t.Helper()

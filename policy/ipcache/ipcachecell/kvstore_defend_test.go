@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
@@ -22,7 +23,7 @@ func TestLocalEntriesAreDefended(t *testing.T) {
 	}))
 	const key = "cilium/state/ip/v1/default/10.0.1.5"
 	var ours string
-	eventually(t, key, func() bool {
+	celltest.Eventually(t, key, func() bool {
 		resp, err := raw.Get(ctx, key)
 		if err != nil || len(resp.Kvs) != 1 {
 			return false
@@ -32,7 +33,7 @@ func TestLocalEntriesAreDefended(t *testing.T) {
 	})
 	restored := func(what string) {
 		t.Helper()
-		eventually(t, "the entry back after "+what, func() bool {
+		celltest.Eventually(t, "the entry back after "+what, func() bool {
 			resp, err := raw.Get(ctx, key)
 			return err == nil && len(resp.Kvs) == 1 && string(resp.Kvs[0].Value) == ours
 		})
@@ -45,7 +46,7 @@ func TestLocalEntriesAreDefended(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored("an overwrite")
-	eventually(t, "the status details", func() bool {
+	celltest.Eventually(t, "the status details", func() bool {
 		details := strings.Join(probe(t, providers, "IPCache").Details, "|")
 		return strings.Contains(details, "restored 1 local entry that another writer deleted or changed; last: "+key+" (2 in a row)")
 	})

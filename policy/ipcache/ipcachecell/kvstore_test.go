@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
@@ -43,17 +42,6 @@ func startWithKVStore(t *testing.T, srv *kvstoretest.Server, node ipcache.LocalN
 	return c, cl, providers
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestLocalEndpointsArePublished(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
 	c, _, providers := startWithKVStore(t, srv, testNode)
@@ -71,15 +59,15 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 	const key = "cilium/state/ip/v1/default/10.0.1.5"
 	want := `{"IP":"10.0.1.5","Mask":null,"HostIP":"192.0.2.10","ID":12345,"Key":3,"Metadata":"cilium-global:default:node-a:1234",` +
 		`"K8sNamespace":"default","K8sPodName":"web-7c9f8d6b5-x2x9q","NamedPorts":[{"Name":"http","Port":8080,"Protocol":"TCP"},{"Name":"dns","Port":53,"Protocol":"UDP"}]}`
-	eventually(t, key, func() bool {
+	celltest.Eventually(t, key, func() bool {
 		resp, err := raw.Get(ctx, key)
 		return err == nil && len(resp.Kvs) == 1 && string(resp.Kvs[0].Value) == want && resp.Kvs[0].Lease != 0
 	})
-	eventually(t, "the sync canary", func() bool {
+	celltest.Eventually(t, "the sync canary", func() bool {
 		resp, err := raw.Get(ctx, "cilium/synced/default/cilium/state/ip/v1/default")
 		return err == nil && len(resp.Kvs) == 1
 	})
-	eventually(t, "the watch to list", func() bool {
+	celltest.Eventually(t, "the watch to list", func() bool {
 		return strings.Contains(strings.Join(probe(t, providers, "IPCache").Details, ""), " listed")
 	})
 	line := probe(t, providers, "IPCache")
@@ -89,7 +77,7 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 	}
 
 	applied(t, c)(c.DeleteLocalEndpoint(netip.MustParseAddr("10.0.1.5")))
-	eventually(t, "the key deleted", func() bool {
+	celltest.Eventually(t, "the key deleted", func() bool {
 		resp, err := raw.Get(ctx, key)
 		return err == nil && len(resp.Kvs) == 0
 	})
@@ -113,7 +101,7 @@ func TestClusterEntriesAreWatched(t *testing.T) {
 	put("10.0.2.7", `{"IP":"10.0.2.7","Mask":null,"HostIP":"192.0.2.20","ID":300,"Key":0,"Metadata":"cilium-global:default:node-b:7"}`)
 	put("10.0.2.8", `{"IP":"10.0.2.8","Mask":null,"HostIP":"192.0.2.20","ID":`)
 	c, cl, providers := startWithKVStore(t, srv, testNode)
-	eventually(t, "10.0.2.7 from the kvstore", func() bool { return entryOf(c, "10.0.2.7/32") == "300/kvstore via 192.0.2.20" })
+	celltest.Eventually(t, "10.0.2.7 from the kvstore", func() bool { return entryOf(c, "10.0.2.7/32") == "300/kvstore via 192.0.2.20" })
 
 	// Written while watching.
 	put("10.0.3.0/24", `{"IP":"10.0.3.0","Mask":"////AA==","HostIP":"192.0.2.21","ID":301,"Key":0,"Metadata":""}`)
@@ -121,7 +109,7 @@ func TestClusterEntriesAreWatched(t *testing.T) {
 	put("10.0.4.1", `{"IP":"10.0.4.1","Mask":null,"HostIP":"192.0.2.22","ID":131372,"Key":0,"Metadata":""}`)   // cluster id 2
 	put("10.0.4.2", `{"IP":"10.0.4.2","Mask":null,"HostIP":"192.0.2.22","ID":16777300,"Key":0,"Metadata":""}`) // node-local
 	put("10.0.2.9", `{"IP":"10.0.2.9","Mask":null,"HostIP":"192.0.2.20","ID":303,"Key":0,"Metadata":""}`)
-	eventually(t, "10.0.2.9", func() bool { return entryOf(c, "10.0.2.9/32") == "303/kvstore via 192.0.2.20" })
+	celltest.Eventually(t, "10.0.2.9", func() bool { return entryOf(c, "10.0.2.9/32") == "303/kvstore via 192.0.2.20" })
 	if got := entryOf(c, "10.0.3.0/24"); got != "301/kvstore via 192.0.2.21" {
 		t.Errorf("CIDR entry = %s", got)
 	}
@@ -143,7 +131,7 @@ func TestClusterEntriesAreWatched(t *testing.T) {
 	if _, err := raw.Delete(ctx, "cilium/state/ip/v1/default/10.0.2.7"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "10.0.2.7 withdrawn", func() bool { return entryOf(c, "10.0.2.7/32") == "none" })
+	celltest.Eventually(t, "10.0.2.7 withdrawn", func() bool { return entryOf(c, "10.0.2.7/32") == "none" })
 
 	t.Run("API", func(t *testing.T) {
 		list, err := cl.IPCacheList(ctx, "10.0.3.0/24")
