@@ -24,8 +24,8 @@ func TestRuns(t *testing.T) {
 		if n := runs.Count(); n != 0 {
 			t.Fatalf("ran %d times before start", n)
 		}
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(time.Hour)
 		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(1))
 	})
@@ -35,8 +35,8 @@ func TestRuns(t *testing.T) {
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(oldRuns, never)})
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(newRuns, never)})
 		f.mgr.Trigger("sync")
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(time.Hour)
 		celltest.WantTimes(t, "old runs", oldRuns.Times(), nil)
 		celltest.WantTimes(t, "new runs", newRuns.Times(), celltest.Secs(0))
@@ -47,8 +47,8 @@ func TestRuns(t *testing.T) {
 	celltest.InBubble(t, "created after start runs at once", func(t *testing.T) {
 		f := newFixture(t)
 		runs := celltest.NewClock()
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(5 * time.Second)
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(runs, never)})
 		synctest.Wait()
@@ -61,15 +61,15 @@ func TestRuns(t *testing.T) {
 			DoFunc:      failingDo(runs, never),
 			RunInterval: 10 * time.Second,
 		})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(35 * time.Second)
 		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 10, 20, 30))
 	})
 	celltest.InBubble(t, "created after stop is ignored", func(t *testing.T) {
 		f := newFixture(t)
-		f.start()
-		f.stop()
+		f.Start()
+		f.Stop()
 		runs := celltest.NewClock()
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(runs, never)})
 		time.Sleep(time.Hour)
@@ -83,8 +83,8 @@ func TestRuns(t *testing.T) {
 	celltest.InBubble(t, "without DoFunc fails", func(t *testing.T) {
 		f := newFixture(t)
 		f.mgr.Update("sync", controller.Params{NoErrorRetry: true})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		synctest.Wait()
 		st := f.controllerStatus("sync")
 		if st.FailureCount != 1 || st.LastError != "controller has no DoFunc" {
@@ -132,8 +132,8 @@ func TestErrorRetry(t *testing.T) {
 			p := tt.give
 			p.DoFunc = failingDo(runs, always)
 			f.mgr.Update("sync", p)
-			f.start()
-			defer f.stop()
+			f.Start()
+			defer f.Stop()
 			time.Sleep(tt.want[len(tt.want)-1] + time.Second/2)
 			celltest.WantTimes(t, "runs", runs.Times(), tt.want)
 		})
@@ -146,8 +146,8 @@ func TestErrorRetry(t *testing.T) {
 			RunInterval:            time.Minute,
 			ErrorRetryBaseDuration: time.Second,
 		})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(65 * time.Second)
 		// Fail, fail, succeed at 3s, fail at 63s, retry 1s later.
 		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 1, 3, 63, 64))
@@ -163,8 +163,8 @@ func TestStatus(t *testing.T) {
 			RunInterval:            time.Minute,
 			ErrorRetryBaseDuration: time.Second,
 		})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(2 * time.Second) // failed at 0s and 1s
 		start := runs.Start()
 		failedAt := start.Add(time.Second)
@@ -175,14 +175,14 @@ func TestStatus(t *testing.T) {
 			LastFailure: &failedAt, LastError: errUnreachable.Error(),
 		}
 		wantStatus(t, got, want)
-		f.wantHealth("controller-sync-routes", cell.LevelDegraded, "2 consecutive failure(s)", errUnreachable.Error())
+		f.WantHealth("controller-sync-routes", cell.LevelDegraded, "2 consecutive failure(s)", errUnreachable.Error())
 
 		time.Sleep(2 * time.Second) // succeeded at 3s
 		succeededAt := start.Add(3 * time.Second)
 		got = f.controllerStatus("sync-routes")
 		want.Runs, want.SuccessCount, want.ConsecutiveFailures, want.LastSuccess = 3, 1, 0, &succeededAt
 		wantStatus(t, got, want)
-		f.wantHealth("controller-sync-routes", cell.LevelOK, "run 3 succeeded", "")
+		f.WantHealth("controller-sync-routes", cell.LevelOK, "run 3 succeeded", "")
 	})
 	celltest.InBubble(t, "lists the controllers of all managers by module and name", func(t *testing.T) {
 		f := newFixture(t, "routes")
@@ -191,8 +191,8 @@ func TestStatus(t *testing.T) {
 		f.mgr.Update("b", ok)
 		f.mgr.Update("a", ok)
 		other.Update("z", ok)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		synctest.Wait()
 		var got []string
 		for _, st := range f.registry.Controllers() {
@@ -221,8 +221,8 @@ func TestUpdate(t *testing.T) {
 		f := newFixture(t)
 		oldRuns, newRuns := celltest.NewClock(), celltest.NewClock()
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(oldRuns, never), RunInterval: time.Hour})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(5 * time.Second)
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(newRuns, never), RunInterval: 10 * time.Second})
 		time.Sleep(21 * time.Second)
@@ -236,8 +236,8 @@ func TestUpdate(t *testing.T) {
 		f := newFixture(t)
 		runs := celltest.NewClock()
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(runs, never), RunInterval: time.Hour})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(5 * time.Second)
 		f.mgr.Trigger("sync")
 		f.mgr.Trigger("unknown") // ignored
@@ -257,8 +257,8 @@ func TestUpdate(t *testing.T) {
 			}
 			return nil
 		}})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		for range 3 {
 			time.Sleep(time.Second)
 			f.mgr.Trigger("sync")
@@ -295,10 +295,10 @@ func TestRemove(t *testing.T) {
 			RunInterval: 10 * time.Second,
 		})
 		f.mgr.Update("other", controller.Params{DoFunc: func(context.Context) error { return nil }})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(time.Minute)
-		f.wantHealth("controller-sync", cell.LevelOK, "run 1 succeeded", "")
+		f.WantHealth("controller-sync", cell.LevelOK, "run 1 succeeded", "")
 		begin := time.Now()
 		if err := f.mgr.Remove("sync"); err != nil {
 			t.Fatalf("Remove: %v", err)
@@ -312,14 +312,14 @@ func TestRemove(t *testing.T) {
 				t.Errorf("removed controller still listed: %+v", st)
 			}
 		}
-		if st, ok := f.healthOf("controller-sync"); ok {
+		if st, ok := f.HealthOf("controller-sync"); ok {
 			t.Errorf("removed controller still reports health: %+v", st)
 		}
 		f.controllerStatus("other")
-		f.wantHealth("controller-other", cell.LevelOK, "run 1 succeeded", "")
+		f.WantHealth("controller-other", cell.LevelOK, "run 1 succeeded", "")
 		time.Sleep(time.Hour)
 		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 10))
-		f.stop()
+		f.Stop()
 		if n := stopped.Load(); n != 1 {
 			t.Errorf("StopFunc ran %d times, want once", n)
 		}
@@ -328,8 +328,8 @@ func TestRemove(t *testing.T) {
 		f := newFixture(t)
 		oldRuns, newRuns := celltest.NewClock(), celltest.NewClock()
 		f.mgr.Update("sync", controller.Params{DoFunc: failingDo(oldRuns, never)})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		synctest.Wait()
 		if err := f.mgr.Remove("sync"); err != nil {
 			t.Fatalf("Remove: %v", err)
@@ -350,8 +350,8 @@ func TestRemove(t *testing.T) {
 			DoFunc:   func(context.Context) error { return nil },
 			StopFunc: func(context.Context) error { return errBusy },
 		})
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		if err := f.mgr.Remove("sync"); !errors.Is(err, errBusy) {
 			t.Errorf("Remove = %v, want %v", err, errBusy)
 		}
@@ -366,8 +366,8 @@ func TestRemove(t *testing.T) {
 		if err := f.mgr.Remove("sync"); err != nil {
 			t.Fatalf("Remove: %v", err)
 		}
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(time.Hour)
 		if runs.Count() != 0 || stops.Count() != 1 {
 			t.Errorf("%d runs and %d stops, want 0 and 1", runs.Count(), stops.Count())
@@ -403,9 +403,9 @@ func TestManagerStop(t *testing.T) {
 				},
 			})
 		}
-		f.start()
+		f.Start()
 		time.Sleep(time.Minute)
-		f.stop()
+		f.Stop()
 		for name, n := range stopped {
 			if n.Load() != 1 {
 				t.Errorf("StopFunc of %s ran %d times, want once", name, n.Load())
@@ -424,8 +424,8 @@ func TestManagerStop(t *testing.T) {
 				StopFunc: func(context.Context) error { return err },
 			})
 		}
-		f.start()
-		err := f.stopErr(context.Background())
+		f.Start()
+		err := f.StopErr(context.Background())
 		if !errors.Is(err, errBusy) || !errors.Is(err, errGone) {
 			t.Errorf("stop = %v, want both %v and %v", err, errBusy, errGone)
 		}

@@ -32,10 +32,10 @@ func TestNoRunAfterStop(t *testing.T) {
 				}
 				return nil
 			}})
-			f.start()
+			f.Start()
 			<-started
 			f.mgr.Trigger("sync")
-			f.stop()
+			f.Stop()
 		}
 		if n := late.Load(); n != 0 {
 			t.Errorf("%d of %d calls began after stop", n, calls.Load())

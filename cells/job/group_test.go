@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
@@ -34,19 +35,19 @@ func TestGroupStop(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		inBubble(t, "a job ignoring cancellation fails stop at the "+tt.name, func(t *testing.T) {
+		celltest.InBubble(t, "a job ignoring cancellation fails stop at the "+tt.name, func(t *testing.T) {
 			f := newFixture(t, "agent", "routes")
 			release := make(chan struct{})
 			f.group.Add(job.OneShot("stuck", func(context.Context, cell.Health) error {
 				<-release
 				return nil
 			}))
-			f.start()
+			f.Start()
 			defer close(release)
 			ctx, cancel := tt.give()
 			defer cancel()
 			begin := time.Now()
-			err := f.stopErr(ctx)
+			err := f.StopErr(ctx)
 			if d := time.Since(begin); d != 10*time.Second {
 				t.Errorf("stop returned after %s, want 10s", d)
 			}
@@ -55,20 +56,20 @@ func TestGroupStop(t *testing.T) {
 			}
 		})
 	}
-	inBubble(t, "stops the jobs one by one in reverse order", func(t *testing.T) {
+	celltest.InBubble(t, "stops the jobs one by one in reverse order", func(t *testing.T) {
 		f := newFixture(t)
-		exits := newClock()
+		exits := celltest.NewClock()
 		for i := range 3 {
 			f.group.Add(job.OneShot("watch", func(ctx context.Context, _ cell.Health) error {
 				<-ctx.Done()
 				time.Sleep(time.Duration(i+1) * time.Second)
-				exits.record()
+				exits.Record()
 				return nil
 			}))
 		}
-		f.start()
-		f.stop()
+		f.Start()
+		f.Stop()
 		// Each job is a hook: the last added (3s to exit) stops first.
-		wantTimes(t, "exits", exits.times(), secs(3, 5, 6))
+		celltest.WantTimes(t, "exits", exits.Times(), celltest.Secs(3, 5, 6))
 	})
 }

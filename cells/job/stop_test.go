@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
@@ -54,21 +55,21 @@ func (r *longRun) call(ctx context.Context) error {
 }
 
 func TestNoRunAfterStop(t *testing.T) {
-	inBubble(t, "timer kicked during its last run", func(t *testing.T) {
+	celltest.InBubble(t, "timer kicked during its last run", func(t *testing.T) {
 		var late lateCalls
 		for range stopRepeats {
 			f := newFixture(t)
 			kicker := job.NewKicker()
 			run := newLongRun(&late)
 			f.group.Add(job.Timer("gc", run.call, time.Hour, job.WithKicker(kicker)))
-			f.start()
+			f.Start()
 			<-run.started
 			kicker.Kick()
-			f.stop()
+			f.Stop()
 		}
 		late.check(t)
 	})
-	inBubble(t, "trigger fired during its last run", func(t *testing.T) {
+	celltest.InBubble(t, "trigger fired during its last run", func(t *testing.T) {
 		var late lateCalls
 		for range stopRepeats {
 			f := newFixture(t)
@@ -77,11 +78,11 @@ func TestNoRunAfterStop(t *testing.T) {
 				return run.call(ctx)
 			}, job.TriggerParams{})
 			f.group.Add(trig)
-			f.start()
+			f.Start()
 			trig.Trigger("a")
 			<-run.started
 			trig.Trigger("b")
-			f.stop()
+			f.Stop()
 		}
 		late.check(t)
 	})

@@ -8,46 +8,47 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
 func TestTimerInterval(t *testing.T) {
-	inBubble(t, "runs at start and every interval after the previous run ends", func(t *testing.T) {
+	celltest.InBubble(t, "runs at start and every interval after the previous run ends", func(t *testing.T) {
 		f := newFixture(t)
-		runs := newClock()
+		runs := celltest.NewClock()
 		f.group.Add(job.Timer("gc", func(context.Context) error {
-			runs.record()
+			runs.Record()
 			time.Sleep(2 * time.Second) // the run takes 2s
 			return nil
 		}, 10*time.Second))
 		time.Sleep(time.Second)
-		if n := runs.count(); n != 0 {
+		if n := runs.Count(); n != 0 {
 			t.Fatalf("ran %d times before start", n)
 		}
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(30 * time.Second)
-		wantTimes(t, "runs", runs.times(), secs(1, 13, 25))
-		f.wantHealth("job-gc", cell.LevelOK, "last run succeeded", "")
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(1, 13, 25))
+		f.WantHealth("job-gc", cell.LevelOK, "last run succeeded", "")
 	})
-	inBubble(t, "errors degrade health until a run succeeds", func(t *testing.T) {
+	celltest.InBubble(t, "errors degrade health until a run succeeds", func(t *testing.T) {
 		f := newFixture(t)
-		runs := newClock()
+		runs := celltest.NewClock()
 		f.group.Add(job.Timer("gc", func(context.Context) error {
-			if runs.record() <= 2 {
+			if runs.Record() <= 2 {
 				return errUnreachable
 			}
 			return nil
 		}, 10*time.Second))
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(15 * time.Second)
-		f.wantHealth("job-gc", cell.LevelDegraded, "last run failed", errUnreachable.Error())
+		f.WantHealth("job-gc", cell.LevelDegraded, "last run failed", errUnreachable.Error())
 		time.Sleep(10 * time.Second)
-		wantTimes(t, "runs", runs.times(), secs(0, 10, 20))
-		f.wantHealth("job-gc", cell.LevelOK, "last run succeeded", "")
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 10, 20))
+		f.WantHealth("job-gc", cell.LevelOK, "last run succeeded", "")
 	})
-	inBubble(t, "stop cancels a run and waits for it", func(t *testing.T) {
+	celltest.InBubble(t, "stop cancels a run and waits for it", func(t *testing.T) {
 		f := newFixture(t)
 		var exited atomic.Bool
 		f.group.Add(job.Timer("gc", func(ctx context.Context) error {
@@ -56,13 +57,13 @@ func TestTimerInterval(t *testing.T) {
 			exited.Store(true)
 			return ctx.Err()
 		}, time.Minute))
-		f.start()
+		f.Start()
 		time.Sleep(time.Minute)
-		f.stop()
+		f.Stop()
 		if !exited.Load() {
 			t.Fatal("stop returned before the run exited")
 		}
-		f.wantHealth("job-gc", cell.LevelStopped, "stopped with the hive", "")
+		f.WantHealth("job-gc", cell.LevelStopped, "stopped with the hive", "")
 	})
 	t.Run("panics on a non-positive interval", func(t *testing.T) {
 		for _, give := range []time.Duration{0, -time.Second} {
@@ -79,39 +80,39 @@ func TestTimerInterval(t *testing.T) {
 }
 
 func TestTimerKicker(t *testing.T) {
-	inBubble(t, "a kick runs it early and restarts the interval", func(t *testing.T) {
+	celltest.InBubble(t, "a kick runs it early and restarts the interval", func(t *testing.T) {
 		f := newFixture(t)
-		runs := newClock()
+		runs := celltest.NewClock()
 		kicker := job.NewKicker()
 		f.group.Add(job.Timer("gc", func(context.Context) error {
-			runs.record()
+			runs.Record()
 			return nil
 		}, time.Hour, job.WithKicker(kicker)))
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(5 * time.Second)
 		kicker.Kick()
 		synctest.Wait()
-		wantTimes(t, "runs", runs.times(), secs(0, 5))
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 5))
 		time.Sleep(time.Hour - time.Second)
-		wantTimes(t, "runs", runs.times(), secs(0, 5))
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 5))
 		time.Sleep(time.Second)
 		synctest.Wait() // the run due at this instant
-		wantTimes(t, "runs", runs.times(), secs(0, 5, 3605))
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 5, 3605))
 	})
-	inBubble(t, "kicks during a run coalesce into one more run", func(t *testing.T) {
+	celltest.InBubble(t, "kicks during a run coalesce into one more run", func(t *testing.T) {
 		f := newFixture(t)
-		runs := newClock()
+		runs := celltest.NewClock()
 		release := make(chan struct{})
 		kicker := job.NewKicker()
 		f.group.Add(job.Timer("gc", func(context.Context) error {
-			if runs.record() == 1 {
+			if runs.Record() == 1 {
 				<-release
 			}
 			return nil
 		}, time.Hour, job.WithKicker(kicker)))
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		for range 3 {
 			time.Sleep(time.Second)
 			kicker.Kick()
@@ -119,22 +120,22 @@ func TestTimerKicker(t *testing.T) {
 		time.Sleep(7 * time.Second)
 		close(release)
 		time.Sleep(time.Minute)
-		wantTimes(t, "runs", runs.times(), secs(0, 10))
+		celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0, 10))
 	})
-	inBubble(t, "a kick before start is satisfied by the first run", func(t *testing.T) {
+	celltest.InBubble(t, "a kick before start is satisfied by the first run", func(t *testing.T) {
 		for range stopRepeats { // the extra run came from a random select
 			f := newFixture(t)
-			runs := newClock()
+			runs := celltest.NewClock()
 			kicker := job.NewKicker()
 			f.group.Add(job.Timer("gc", func(context.Context) error {
-				runs.record()
+				runs.Record()
 				return nil
 			}, time.Hour, job.WithKicker(kicker)))
 			kicker.Kick()
-			f.start()
+			f.Start()
 			time.Sleep(time.Minute)
-			f.stop()
-			wantTimes(t, "runs", runs.times(), secs(0))
+			f.Stop()
+			celltest.WantTimes(t, "runs", runs.Times(), celltest.Secs(0))
 		}
 	})
 	t.Run("never blocks", func(t *testing.T) {

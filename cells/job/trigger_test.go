@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/job"
 )
 
@@ -60,17 +61,17 @@ func (r *triggerRecorder) want(t *testing.T, want ...triggerRun) {
 }
 
 func run(at float64, reasons ...string) triggerRun {
-	return triggerRun{at: secs(at)[0], reasons: reasons}
+	return triggerRun{at: celltest.Secs(at)[0], reasons: reasons}
 }
 
 func TestTriggerCoalescing(t *testing.T) {
-	inBubble(t, "a burst fires once after the quiet period", func(t *testing.T) {
+	celltest.InBubble(t, "a burst fires once after the quiet period", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		trig := job.NewTrigger("regenerate", runs.fn, job.TriggerParams{After: time.Second})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		trig.Trigger("policy")
 		time.Sleep(500 * time.Millisecond)
 		trig.Trigger("ipcache")
@@ -81,14 +82,14 @@ func TestTriggerCoalescing(t *testing.T) {
 		time.Sleep(time.Hour)
 		runs.want(t, run(1.9, "policy", "ipcache"))
 	})
-	inBubble(t, "a continuous stream fires no later than max after its first event", func(t *testing.T) {
+	celltest.InBubble(t, "a continuous stream fires no later than max after its first event", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		const after, maxDelay = time.Second, 3 * time.Second
 		trig := job.NewTrigger("regenerate", runs.fn, job.TriggerParams{After: after, Max: maxDelay})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		sent := map[string]time.Duration{}
 		for i := range 21 { // every After/2 for 10s
 			reason := fmt.Sprintf("event-%d", i)
@@ -121,7 +122,7 @@ func TestTriggerCoalescing(t *testing.T) {
 			}
 		}
 	})
-	inBubble(t, "reasons are deduplicated in arrival order", func(t *testing.T) {
+	celltest.InBubble(t, "reasons are deduplicated in arrival order", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		trig := job.NewTrigger("regenerate", runs.fn, job.TriggerParams{})
@@ -129,13 +130,13 @@ func TestTriggerCoalescing(t *testing.T) {
 		for _, reason := range []string{"b", "a", "b", "c", "a"} {
 			trig.Trigger(reason)
 		}
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		time.Sleep(time.Hour)
 		runs.want(t, run(0, "b", "a", "c"))
-		f.wantHealth("job-regenerate", cell.LevelOK, "last run folded 5 event(s)", "")
+		f.WantHealth("job-regenerate", cell.LevelOK, "last run folded 5 event(s)", "")
 	})
-	inBubble(t, "events during a run make exactly one more run", func(t *testing.T) {
+	celltest.InBubble(t, "events during a run make exactly one more run", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		release := make(chan struct{})
@@ -146,8 +147,8 @@ func TestTriggerCoalescing(t *testing.T) {
 			return nil
 		}, job.TriggerParams{})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		trig.Trigger("first")
 		for _, reason := range []string{"x", "first", "x"} {
 			time.Sleep(time.Second)
@@ -161,22 +162,22 @@ func TestTriggerCoalescing(t *testing.T) {
 }
 
 func TestTriggerRuns(t *testing.T) {
-	inBubble(t, "never overlap", func(t *testing.T) {
+	celltest.InBubble(t, "never overlap", func(t *testing.T) {
 		f := newFixture(t)
-		runs := newClock()
+		runs := celltest.NewClock()
 		var running, overlaps atomic.Int32
 		trig := job.NewTrigger("regenerate", func(context.Context, []string) error {
 			if running.Add(1) > 1 {
 				overlaps.Add(1)
 			}
-			runs.record()
+			runs.Record()
 			time.Sleep(100 * time.Millisecond)
 			running.Add(-1)
 			return nil
 		}, job.TriggerParams{})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		var senders sync.WaitGroup
 		for i, every := range []time.Duration{30 * time.Millisecond, 70 * time.Millisecond, 110 * time.Millisecond} {
 			senders.Go(func() {
@@ -191,7 +192,7 @@ func TestTriggerRuns(t *testing.T) {
 		if n := overlaps.Load(); n != 0 {
 			t.Errorf("%d runs started while another was running", n)
 		}
-		times := runs.times()
+		times := runs.Times()
 		if len(times) < 40 {
 			t.Errorf("%d runs in 5s of events, want one every 100ms", len(times))
 		}
@@ -201,13 +202,13 @@ func TestTriggerRuns(t *testing.T) {
 			}
 		}
 	})
-	inBubble(t, "min interval spaces the starts of runs", func(t *testing.T) {
+	celltest.InBubble(t, "min interval spaces the starts of runs", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		trig := job.NewTrigger("regenerate", runs.fn, job.TriggerParams{MinInterval: 5 * time.Second})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		for _, at := range []time.Duration{0, time.Second, 6 * time.Second, 20 * time.Second} {
 			time.Sleep(at - time.Since(runs.start))
 			trig.Trigger(at.String())
@@ -215,7 +216,7 @@ func TestTriggerRuns(t *testing.T) {
 		time.Sleep(time.Hour)
 		runs.want(t, run(0, "0s"), run(5, "1s"), run(10, "6s"), run(20, "20s"))
 	})
-	inBubble(t, "errors degrade health until a run succeeds", func(t *testing.T) {
+	celltest.InBubble(t, "errors degrade health until a run succeeds", func(t *testing.T) {
 		f := newFixture(t)
 		var calls atomic.Int32
 		trig := job.NewTrigger("regenerate", func(context.Context, []string) error {
@@ -225,30 +226,30 @@ func TestTriggerRuns(t *testing.T) {
 			return nil
 		}, job.TriggerParams{})
 		f.group.Add(trig)
-		f.start()
-		defer f.stop()
+		f.Start()
+		defer f.Stop()
 		synctest.Wait()
-		f.wantHealth("job-regenerate", cell.LevelOK, "idle", "")
+		f.WantHealth("job-regenerate", cell.LevelOK, "idle", "")
 		trig.Trigger("a")
 		synctest.Wait()
-		f.wantHealth("job-regenerate", cell.LevelDegraded, "last run failed", errUnreachable.Error())
+		f.WantHealth("job-regenerate", cell.LevelDegraded, "last run failed", errUnreachable.Error())
 		trig.Trigger("b")
 		trig.Trigger("c")
 		synctest.Wait()
-		f.wantHealth("job-regenerate", cell.LevelOK, "last run folded 2 event(s)", "")
+		f.WantHealth("job-regenerate", cell.LevelOK, "last run folded 2 event(s)", "")
 	})
-	inBubble(t, "a pending burst does not run after stop", func(t *testing.T) {
+	celltest.InBubble(t, "a pending burst does not run after stop", func(t *testing.T) {
 		f := newFixture(t)
 		runs := newTriggerRecorder()
 		trig := job.NewTrigger("regenerate", runs.fn, job.TriggerParams{After: time.Minute})
 		f.group.Add(trig)
-		f.start()
+		f.Start()
 		trig.Trigger("a")
 		time.Sleep(time.Second)
-		f.stop()
+		f.Stop()
 		time.Sleep(time.Hour)
 		runs.want(t)
-		f.wantHealth("job-regenerate", cell.LevelStopped, "stopped with the hive", "")
+		f.WantHealth("job-regenerate", cell.LevelStopped, "stopped with the hive", "")
 	})
 }
 

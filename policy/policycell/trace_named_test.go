@@ -2,26 +2,11 @@ package policycell_test
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/cells/api"
-	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore/kvstorecell"
-	"github.com/apiary-net/apiary/kvstore/kvstoretest"
-	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
-	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	"github.com/apiary-net/apiary/policy/labels"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // egressRedisPolicy lets employees reach the port redis of protected-db:
@@ -42,43 +27,10 @@ spec:
 // database's ports, in its map state and its rule evaluation alike, and
 // asks for a regeneration when the ports change.
 func TestTraceEgressNamedPortsFromTheIPCache(t *testing.T) {
-	srv := kvstoretest.StartServer(t)
-	socket := filepath.Join(t.TempDir(), "apiary.sock")
-	var (
-		alloc identity.Allocator
-		regen policycell.RegenerationRequests
-	)
-	celltest.StartWithFlags(t, []string{
-		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
-		"kvstore-heartbeat-writer=false", "cluster-name=cluster1", "cluster-id=1",
-		"node-name=node-a", "node-ip=192.0.2.10",
-	}, api.Cell, status.Cell, kvstorecell.Cell, store.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, ipcachecell.Cell,
-		celltest.Capture(&alloc), celltest.Capture(&regen))
-	c := client.New(socket)
-	t.Cleanup(c.Close)
-	ctx := context.Background()
-	if _, err := c.PolicyPut(ctx, []byte(egressRedisPolicy)); err != nil {
-		t.Fatal(err)
-	}
-	pod := func(app string) *identity.Identity {
-		ls, err := labels.ParseList(labels.SourceK8s, "app="+app, labels.KeyPodNamespace+"=default", labels.KeyPolicyCluster+"=cluster1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, _, err := alloc.AllocateIdentity(ctx, ls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	a := startPodAgent(t, egressRedisPolicy)
+	c, regen, ctx := a.client, a.regen, context.Background()
+	pod, publish := a.pod, a.publish
 	db, employee := pod("protected-db"), pod("employee")
-	publish := func(ip, name string, id *identity.Identity, ports string) {
-		value := fmt.Sprintf(`{"IP":%q,"Mask":null,"HostIP":"192.0.2.11","ID":%d,"Key":0,"Metadata":"cilium-global:cluster1:node-b:7",`+
-			`"K8sNamespace":"default","K8sPodName":%q,"NamedPorts":%s}`, ip, id.ID, name, ports)
-		if _, err := srv.Client().Put(ctx, ipcache.KVStorePrefix+"/"+ip, value); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tryTrace := func(src, dst, dport string) (*models.PolicyTrace, error) {
 		return c.PolicyTrace(ctx, models.PolicyTraceRequest{Source: strings.Split(src, ","), Destination: strings.Split(dst, ","), DPort: dport})
 	}

@@ -3,28 +3,15 @@ package policycell_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/cells/status"
-	"github.com/apiary-net/apiary/kvstore/kvstorecell"
-	"github.com/apiary-net/apiary/kvstore/kvstoretest"
-	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
-	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	"github.com/apiary-net/apiary/policy/labels"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // redisPolicy opens the named port redis of protected-db to employees:
@@ -43,46 +30,13 @@ spec:
 // learns them from the kvstore as another node of the cluster publishes
 // them, against a real etcd.
 func TestTracePods(t *testing.T) {
-	srv := kvstoretest.StartServer(t)
-	socket := filepath.Join(t.TempDir(), "apiary.sock")
-	var (
-		alloc identity.Allocator
-		ipc   ipcache.IPCache
-	)
-	celltest.StartWithFlags(t, []string{
-		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
-		"kvstore-heartbeat-writer=false", "cluster-name=cluster1", "cluster-id=1",
-		"node-name=node-a", "node-ip=192.0.2.10",
-	}, api.Cell, status.Cell, kvstorecell.Cell, store.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, ipcachecell.Cell,
-		celltest.Capture(&alloc), celltest.Capture(&ipc))
-	c := client.New(socket)
-	t.Cleanup(c.Close)
-	ctx := context.Background()
-	if _, err := c.PolicyPut(ctx, []byte(redisPolicy)); err != nil {
-		t.Fatal(err)
-	}
+	a := startPodAgent(t, redisPolicy)
+	c, ipc, ctx := a.client, a.ipc, context.Background()
+	publish := a.publish
 
 	// Node b of cluster1 runs both pods: it allocated their identities
 	// and published their addresses.
-	pod := func(app string) *identity.Identity {
-		ls, err := labels.ParseList(labels.SourceK8s, "app="+app, labels.KeyPodNamespace+"=default", labels.KeyPolicyCluster+"=cluster1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, _, err := alloc.AllocateIdentity(ctx, ls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	db, employee := pod("protected-db"), pod("employee")
-	publish := func(ip, name string, id *identity.Identity, ports string) {
-		value := fmt.Sprintf(`{"IP":%q,"Mask":null,"HostIP":"192.0.2.11","ID":%d,"Key":0,"Metadata":"cilium-global:cluster1:node-b:7",`+
-			`"K8sNamespace":"default","K8sPodName":%q,"NamedPorts":%s}`, ip, id.ID, name, ports)
-		if _, err := srv.Client().Put(ctx, ipcache.KVStorePrefix+"/"+ip, value); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, employee := a.pod("protected-db"), a.pod("employee")
 	publish("10.3.3.3", "protected-db-0", db, `[{"Name":"redis","Port":6379,"Protocol":"TCP"}]`)
 	publish("10.3.3.10", "employee-0", employee, `null`)
 	celltest.Eventually(t, "the pods in the ipcache", func() bool {

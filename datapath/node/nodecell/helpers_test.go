@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -19,6 +18,7 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -121,31 +121,9 @@ func startManager(t *testing.T, extraFlags ...string) (node.Manager, ipcache.IPC
 	return m, ipc, rec
 }
 
-// settle waits until the ipcache has applied every change made so far.
-func settle(t *testing.T, ipc ipcache.IPCache) {
-	t.Helper()
-	rev, err := ipc.Apply()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ipc.WaitForRevision(ctx, rev); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // entry describes the ipcache entry of ip as "id/source[ via peer]".
 func entry(ipc ipcache.IPCache, ip string) string {
-	e, ok := ipc.Lookup(ipcache.HostPrefix(netip.MustParseAddr(ip)))
-	if !ok {
-		return "none"
-	}
-	s := fmt.Sprintf("%d/%s", e.Identity, e.Source)
-	if e.TunnelPeer.IsValid() {
-		s += " via " + e.TunnelPeer.String()
-	}
-	return s
+	return ipcachetest.EntryOf(ipc, ipcache.HostPrefix(netip.MustParseAddr(ip)))
 }
 
 // remote returns a remote node of the default cluster.

@@ -23,6 +23,7 @@ import (
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -112,7 +113,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	celltest.EventuallyWithin(t, "kind-worker", 20*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/kind-worker(kvstore) default/node-a(local)"
 	})
-	settle(t, a.ipc)
+	ipcachetest.Settle(t, a.ipc)
 	for ip, want := range map[string]string{
 		"172.18.0.3":            "6/kvstore via 172.18.0.3",
 		"fc00:f853:ccd:e793::3": "6/kvstore via 172.18.0.3",
@@ -166,7 +167,7 @@ func TestClusterNodesAreWatched(t *testing.T) {
 	celltest.EventuallyWithin(t, "kind-worker deleted", 20*time.Second, func() bool {
 		return nodeNames(a.nodes) == "default/node-a(local) default/node-b(kvstore)"
 	})
-	settle(t, a.ipc)
+	ipcachetest.Settle(t, a.ipc)
 	if got := entry(a.ipc, "172.18.0.3") + " " + entry(a.ipc, "10.244.1.45"); got != "none none" {
 		t.Errorf("kind-worker's addresses after delete: %s", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -20,7 +21,7 @@ func TestLocalNodeFromFlags(t *testing.T) {
 		local.IPv4AllocCIDR.String() != "10.0.1.0/24" || local.IPv6AllocCIDR.String() != "fd00:1::/64" || local.Source != source.Local {
 		t.Errorf("local node = %+v", local)
 	}
-	settle(t, ipc)
+	ipcachetest.Settle(t, ipc)
 	if got := entry(ipc, "192.0.2.10"); got != "1/local" {
 		t.Errorf("own node IP in the ipcache = %s, want the host identity", got)
 	}
@@ -40,7 +41,7 @@ func TestRemoteNodesDriveHandlersAndIPCache(t *testing.T) {
 	b.Source, b.EncryptionKey = source.KVStore, 2
 	b.IPv4HealthIP = netip.MustParseAddr("10.0.2.9")
 	m.NodeUpdated(b)
-	settle(t, ipc)
+	ipcachetest.Settle(t, ipc)
 	if got := entry(ipc, "192.0.2.20"); got != "6/kvstore via 192.0.2.20" {
 		t.Errorf("node-b = %s, want remote-node via itself", got)
 	}
@@ -54,7 +55,7 @@ func TestRemoteNodesDriveHandlersAndIPCache(t *testing.T) {
 	moved := b.Clone()
 	moved.IPAddresses[0].IP = netip.MustParseAddr("192.0.2.21")
 	m.NodeUpdated(moved)
-	settle(t, ipc)
+	ipcachetest.Settle(t, ipc)
 	if got := entry(ipc, "192.0.2.20") + " " + entry(ipc, "192.0.2.21"); got != "none 6/kvstore via 192.0.2.21" {
 		t.Errorf("after the move: old, new = %s; want the old address removed", got)
 	}
@@ -63,7 +64,7 @@ func TestRemoteNodesDriveHandlersAndIPCache(t *testing.T) {
 	}
 
 	m.NodeDeleted(moved)
-	settle(t, ipc)
+	ipcachetest.Settle(t, ipc)
 	if got := entry(ipc, "192.0.2.21") + " " + entry(ipc, "10.0.2.9"); got != "none none" {
 		t.Errorf("after delete: %s, want every address removed", got)
 	}
@@ -139,7 +140,7 @@ func TestNodeSourceOwnership(t *testing.T) {
 			if calls := strings.Join(rec.take(), "|"); calls != tc.wantCalls {
 				t.Errorf("handler calls = %q, want %q", calls, tc.wantCalls)
 			}
-			settle(t, ipc)
+			ipcachetest.Settle(t, ipc)
 			for _, s := range tc.steps {
 				if s.delete {
 					continue

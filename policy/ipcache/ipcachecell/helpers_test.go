@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -17,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -148,7 +148,7 @@ func (r *recorder) OnIPCacheChanged(rev ipcache.Revision, changes []ipcache.Chan
 	r.batches++
 	r.revs = append(r.revs, rev)
 	for _, c := range changes {
-		r.lines = append(r.lines, c.Prefix.String()+": "+describe(c.Old)+" -> "+describe(c.New))
+		r.lines = append(r.lines, c.Prefix.String()+": "+ipcachetest.Describe(c.Old)+" -> "+ipcachetest.Describe(c.New))
 	}
 }
 
@@ -158,18 +158,6 @@ func (r *recorder) take() []string {
 	out := r.lines
 	r.lines = nil
 	return out
-}
-
-// describe formats an entry as "id/source[ via peer]" or "none".
-func describe(e *ipcache.Entry) string {
-	if e == nil {
-		return "none"
-	}
-	s := fmt.Sprintf("%d/%s", e.Identity, e.Source)
-	if e.TunnelPeer.IsValid() {
-		s += " via " + e.TunnelPeer.String()
-	}
-	return s
 }
 
 // testNode is the local node of the tests.
@@ -205,30 +193,9 @@ func startCacheWithAlloc(t *testing.T, l ipcache.Listener) (ipcache.IPCache, *fa
 	return c, alloc
 }
 
-// applied returns a function that checks the result of a change and
-// waits (at most 10s) until the cache has applied it:
-// applied(t, c)(c.UpsertMetadata(...)).
-func applied(t *testing.T, c ipcache.IPCache) func(ipcache.Revision, error) {
-	return func(rev ipcache.Revision, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := c.WaitForRevision(ctx, rev); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// entryOf describes the entry of prefix like describe.
+// entryOf describes the entry of prefix like ipcachetest.Describe.
 func entryOf(c ipcache.IPCache, prefix string) string {
-	e, ok := c.Lookup(netip.MustParsePrefix(prefix))
-	if !ok {
-		return "none"
-	}
-	return describe(&e)
+	return ipcachetest.EntryOf(c, netip.MustParsePrefix(prefix))
 }
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }

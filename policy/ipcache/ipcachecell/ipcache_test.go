@@ -11,12 +11,13 @@ import (
 
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
 func TestListenersSeeEveryChangeInOrder(t *testing.T) {
 	c, _, rec := startCache(t)
-	done := applied(t, c)
+	done := ipcachetest.Applied(t, c)
 	peer := netip.MustParseAddr("192.0.2.20")
 	steps := []struct {
 		name string
@@ -95,7 +96,7 @@ func TestListenersGetBatchesThatReplayToTheCache(t *testing.T) {
 			}
 		}
 	}
-	applied(t, c)(rev, nil)
+	ipcachetest.Applied(t, c)(rev, nil)
 	if !inOrder {
 		t.Error("a change's Old was not the entry the listener last saw, or revisions went back")
 	}
@@ -115,7 +116,7 @@ func TestWaitForRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied(t, c)(rev, nil)
+	ipcachetest.Applied(t, c)(rev, nil)
 	if _, ok := c.Lookup(pfx("10.0.0.0/8")); !ok {
 		t.Fatal("entry not there once its revision is")
 	}
@@ -142,7 +143,7 @@ func TestWaitForRevision(t *testing.T) {
 			t.Fatal("WaitForRevision returned while the identity could not be allocated")
 		}
 		alloc.setFail(nil) // the worker retries with backoff
-		applied(t, c)(rev, nil)
+		ipcachetest.Applied(t, c)(rev, nil)
 		if e, ok := c.Lookup(pfx("172.16.0.0/12")); !ok || e.Identity.Scope() != identity.ScopeLocal {
 			t.Errorf("entry after the retry = %+v, %v; want a CIDR identity", e, ok)
 		}
@@ -151,7 +152,7 @@ func TestWaitForRevision(t *testing.T) {
 
 func TestLabelsResolveToIdentities(t *testing.T) {
 	c, alloc, _ := startCache(t)
-	done := applied(t, c)
+	done := ipcachetest.Applied(t, c)
 	node := netip.MustParseAddr("192.0.2.20")
 
 	done(c.UpsertMetadata(pfx("10.0.0.0/8"), source.Generated, "policy/a", ipcache.Metadata{Labels: lbls("reserved:world")}))
@@ -215,7 +216,7 @@ func TestLabelsResolveToIdentities(t *testing.T) {
 
 func TestMetadataMergesByPrecedence(t *testing.T) {
 	c, _, _ := startCache(t)
-	done := applied(t, c)
+	done := ipcachetest.Applied(t, c)
 	low, high := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
 	done(c.UpsertMetadata(pfx("10.3.0.1/32"), source.KVStore, "a", ipcache.Metadata{
 		Identity: 300, TunnelPeer: low, EncryptKey: 3, K8sNamespace: "ns", K8sPodName: "pod",
@@ -229,7 +230,7 @@ func TestMetadataMergesByPrecedence(t *testing.T) {
 
 func TestLookupByIPIsLongestPrefixMatch(t *testing.T) {
 	c, _, _ := startCache(t)
-	done := applied(t, c)
+	done := ipcachetest.Applied(t, c)
 	for _, u := range []struct {
 		p  string
 		id identity.NumericIdentity
@@ -274,7 +275,7 @@ func TestBadUpdatesAreRefusedWhole(t *testing.T) {
 		}
 	}
 	rev, err := c.UpsertMetadata(pfx("10.0.0.9/32"), source.Local, "later", ipcache.Metadata{Identity: 301})
-	applied(t, c)(rev, err)
+	ipcachetest.Applied(t, c)(rev, err)
 	if got := joinLines(rec.take()); got != "10.0.0.9/32: none -> 301/local" {
 		t.Errorf("changes = %q; the refused batch must not have applied 10.0.0.1", got)
 	}
@@ -286,8 +287,8 @@ func TestBadUpdatesAreRefusedWhole(t *testing.T) {
 
 func TestPrefixesAreNormalised(t *testing.T) {
 	c, _, _ := startCache(t)
-	applied(t, c)(c.UpsertMetadata(netip.MustParsePrefix("10.1.2.3/24"), source.Local, "r", ipcache.Metadata{Identity: 300}))
-	applied(t, c)(c.UpsertMetadata(netip.MustParsePrefix("::ffff:10.9.0.0/112"), source.Local, "r", ipcache.Metadata{Identity: 301}))
+	ipcachetest.Applied(t, c)(c.UpsertMetadata(netip.MustParsePrefix("10.1.2.3/24"), source.Local, "r", ipcache.Metadata{Identity: 300}))
+	ipcachetest.Applied(t, c)(c.UpsertMetadata(netip.MustParsePrefix("::ffff:10.9.0.0/112"), source.Local, "r", ipcache.Metadata{Identity: 301}))
 	var got []string
 	for _, e := range c.Entries() {
 		got = append(got, e.Prefix.String())
@@ -311,7 +312,7 @@ func TestOneApplyIsOneBatchInOrder(t *testing.T) {
 		updates = append(updates, ipcache.Update{Prefix: pfx(p), Source: source.KVStore, Resource: "r", Metadata: ipcache.Metadata{Identity: 300}})
 	}
 	rev, err := c.Apply(updates...)
-	applied(t, c)(rev, err)
+	ipcachetest.Applied(t, c)(rev, err)
 	rec.mu.Lock()
 	batches, revs := rec.batches, slices.Clone(rec.revs)
 	rec.mu.Unlock()

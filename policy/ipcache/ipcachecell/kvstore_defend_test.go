@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 )
 
 // TestLocalEntriesAreDefended: this node's published entry comes back
@@ -18,7 +19,7 @@ func TestLocalEntriesAreDefended(t *testing.T) {
 	c, _, providers := startWithKVStore(t, srv, testNode)
 	raw := srv.Client()
 	ctx := context.Background()
-	applied(t, c)(c.UpsertLocalEndpoint(ipcache.LocalEndpoint{
+	ipcachetest.Applied(t, c)(c.UpsertLocalEndpoint(ipcache.LocalEndpoint{
 		IP: netip.MustParseAddr("10.0.1.5"), Identity: 12345, EndpointID: 1234,
 	}))
 	const key = "cilium/state/ip/v1/default/10.0.1.5"

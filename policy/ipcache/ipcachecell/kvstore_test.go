@@ -22,6 +22,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 )
 
 // startWithKVStore starts the ipcache with the kvstore, API and status
@@ -52,7 +53,7 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 		K8sNamespace: "default", K8sPodName: "web-7c9f8d6b5-x2x9q",
 		NamedPorts: []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}},
 	})
-	applied(t, c)(rev, err)
+	ipcachetest.Applied(t, c)(rev, err)
 	if got := entryOf(c, "10.0.1.5/32"); got != "12345/local" {
 		t.Errorf("local entry = %s", got)
 	}
@@ -76,7 +77,7 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 		t.Errorf("IPCache line = %s %q %q", line.State, line.Message, line.Details)
 	}
 
-	applied(t, c)(c.DeleteLocalEndpoint(netip.MustParseAddr("10.0.1.5")))
+	ipcachetest.Applied(t, c)(c.DeleteLocalEndpoint(netip.MustParseAddr("10.0.1.5")))
 	celltest.Eventually(t, "the key deleted", func() bool {
 		resp, err := raw.Get(ctx, key)
 		return err == nil && len(resp.Kvs) == 0

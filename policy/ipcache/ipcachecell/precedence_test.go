@@ -6,6 +6,7 @@ import (
 
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -49,9 +50,9 @@ func TestSourcePrecedence(t *testing.T) {
 			for _, o := range tc.give {
 				res := ipcache.ResourceID("test/" + string(o.src))
 				if o.id == 0 {
-					applied(t, c)(c.RemoveMetadata(prefix, o.src, res))
+					ipcachetest.Applied(t, c)(c.RemoveMetadata(prefix, o.src, res))
 				} else {
-					applied(t, c)(c.UpsertMetadata(prefix, o.src, res, ipcache.Metadata{Identity: o.id}))
+					ipcachetest.Applied(t, c)(c.UpsertMetadata(prefix, o.src, res, ipcache.Metadata{Identity: o.id}))
 				}
 			}
 			if got := entryOf(c, "10.0.1.5/32"); got != tc.want {
@@ -63,7 +64,7 @@ func TestSourcePrecedence(t *testing.T) {
 
 func TestEveryAdjacentPairOfSources(t *testing.T) {
 	c, _, _ := startCache(t)
-	done := applied(t, c)
+	done := ipcachetest.Applied(t, c)
 	all := source.All()
 	for i := 0; i+1 < len(all); i++ {
 		higher, lower := all[i], all[i+1]
