@@ -9,8 +9,8 @@ package policy
 func (ep *EndpointPolicy) ConsumeMapState() MapState {
 	var out MapState
 	ep.sp.cache.Locked(func() {
-		out = ep.state.Clone()
-		clear(ep.before)
+		out = ep.mapStateLocked()
+		ep.forgetChangesLocked()
 	})
 	return out
 }

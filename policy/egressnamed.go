@@ -145,14 +145,11 @@ func (ep *EndpointPolicy) setPeerKeysLocked(i int, id identity.NumericIdentity, 
 		now = ep.peerKeysOf(i, id)
 	}
 	old := ep.peerKeys[i][id]
-	k := Key{Identity: id, Direction: e.dir}
 	for _, pk := range now {
-		k.Proto, k.Port, k.PrefixLen = pk.proto, pk.port, pk.prefixLen
-		ep.addLocked(k, e.deny)
+		ep.addLocked(portMapKey(e.dir, pk).withIdentity(id), e.deny)
 	}
 	for _, pk := range old {
-		k.Proto, k.Port, k.PrefixLen = pk.proto, pk.port, pk.prefixLen
-		ep.removeLocked(k, e.deny)
+		ep.removeLocked(portMapKey(e.dir, pk).withIdentity(id), e.deny)
 	}
 	switch {
 	case selected && (e.sel != nil || len(now) > 0):

@@ -1,16 +1,18 @@
 package policy
 
 import (
+	"maps"
+
 	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// contributions counts the entries that allow and deny one key.
-type contributions struct{ allow, deny int }
+// contributions counts the entries that allow and deny one key; a key
+// is in the map state while some entry contributes to it, and denies
+// when a deny entry does.
+type contributions struct{ allow, deny uint32 }
 
-func (c contributions) entry() (Entry, bool) {
-	return Entry{Deny: c.deny > 0}, c.allow+c.deny > 0
-}
+func (c contributions) entry() Entry { return Entry{Deny: c.deny > 0} }
 
 // EndpointPolicy is the map state of one endpoint: its identity's
 // SelectorPolicy with named ports resolved — in ingress entries against
@@ -34,9 +36,14 @@ type EndpointPolicy struct {
 	// when the name resolves to nothing on it), or for an entry whose
 	// peer is any identity, those with keys.
 	peerKeys map[int]map[identity.NumericIdentity][]portKey
-	counts   map[Key]contributions
-	state    MapState
-	before   map[Key]beforeState // first value of keys touched since the last consume
+	// counts is the map state: every key some entry contributes to,
+	// with its contributions (the verdict derives from them).
+	counts map[mapKey]contributions
+	// before holds the first value of the keys touched since the last
+	// consume; nil when none was. It is not kept while distilling
+	// (tracking false): the distilled state is where consumers start.
+	before   map[mapKey]beforeState
+	tracking bool
 	detached bool
 }
 
@@ -44,6 +51,11 @@ type beforeState struct {
 	entry   Entry
 	present bool
 }
+
+// smallBefore is the size up to which a consumed before map is cleared
+// for reuse; a larger one (a burst of changes) is dropped, not to hold
+// its buckets for the endpoint's lifetime.
+const smallBefore = 8
 
 // DistillPolicy computes the map state of an endpoint with this
 // identity that declares the named ports named, and keeps it up to date
@@ -55,18 +67,17 @@ func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 		sp:       sp,
 		named:    named,
 		portKeys: make([][]portKey, len(sp.entries)),
-		counts:   make(map[Key]contributions),
-		state:    make(MapState),
-		before:   make(map[Key]beforeState),
 	}
 	sp.cache.Locked(func() {
 		sp.reacquireLocked()
 		for i, e := range sp.entries {
 			ep.splitPortsLocked(i, e)
 		}
+		hint := ep.sizeHintLocked()
+		ep.counts = make(map[mapKey]contributions, hint)
 		for dir := range 2 {
 			if !sp.defaultDeny[dir] {
-				ep.addLocked(Key{Direction: Direction(dir)}, false)
+				ep.addLocked(packKey(Key{Direction: Direction(dir)}), false)
 			}
 		}
 		for i, e := range sp.entries {
@@ -74,10 +85,11 @@ func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
 				ep.updateEntryLocked(i, []identity.NumericIdentity{0}, nil)
 				ep.expandAnyPeerLocked(i)
 			} else {
-				ep.updateEntryLocked(i, e.sel.Selections(), nil)
+				ep.addSelectionsLocked(i)
 			}
 		}
-		clear(ep.before)
+		ep.shrinkLocked(hint)
+		ep.tracking = true
 		sp.endpoints[ep] = struct{}{}
 		ep.registerPeerUserLocked()
 	})
@@ -91,7 +103,15 @@ func (ep *EndpointPolicy) SelectorPolicy() *SelectorPolicy { return ep.sp }
 // MapState returns a copy of the current map state.
 func (ep *EndpointPolicy) MapState() MapState {
 	var out MapState
-	ep.sp.cache.Locked(func() { out = ep.state.Clone() })
+	ep.sp.cache.Locked(func() { out = ep.mapStateLocked() })
+	return out
+}
+
+func (ep *EndpointPolicy) mapStateLocked() MapState {
+	out := make(MapState, len(ep.counts))
+	for k, c := range ep.counts {
+		out[k.unpack()] = c.entry()
+	}
 	return out
 }
 
@@ -99,7 +119,7 @@ func (ep *EndpointPolicy) MapState() MapState {
 // the endpoint's policy map needs.
 func (ep *EndpointPolicy) Len() int {
 	var n int
-	ep.sp.cache.Locked(func() { n = len(ep.state) })
+	ep.sp.cache.Locked(func() { n = len(ep.counts) })
 	return n
 }
 
@@ -109,15 +129,15 @@ func (ep *EndpointPolicy) ConsumeMapChanges() MapChanges {
 	ch := MapChanges{Adds: make(map[Key]Entry)}
 	ep.sp.cache.Locked(func() {
 		for k, b := range ep.before {
-			now, ok := ep.state[k]
-			switch {
+			c, ok := ep.counts[k]
+			switch now := c.entry(); {
 			case !ok && b.present:
-				ch.Deletes = append(ch.Deletes, k)
+				ch.Deletes = append(ch.Deletes, k.unpack())
 			case ok && (!b.present || now != b.entry):
-				ch.Adds[k] = now
+				ch.Adds[k.unpack()] = now
 			}
 		}
-		clear(ep.before)
+		ep.forgetChangesLocked()
 	})
 	return ch
 }
@@ -141,14 +161,12 @@ func (ep *EndpointPolicy) Detach() {
 func (ep *EndpointPolicy) updateEntryLocked(i int, added, deleted []identity.NumericIdentity) {
 	e := ep.sp.entries[i]
 	for _, pk := range ep.portKeys[i] {
-		k := Key{Direction: e.dir, Proto: pk.proto, Port: pk.port, PrefixLen: pk.prefixLen}
+		k := portMapKey(e.dir, pk)
 		for _, id := range added {
-			k.Identity = id
-			ep.addLocked(k, e.deny)
+			ep.addLocked(k.withIdentity(id), e.deny)
 		}
 		for _, id := range deleted {
-			k.Identity = id
-			ep.removeLocked(k, e.deny)
+			ep.removeLocked(k.withIdentity(id), e.deny)
 		}
 	}
 	if ep.peerNamed[i] != nil && e.sel != nil {
@@ -161,42 +179,112 @@ func (ep *EndpointPolicy) updateEntryLocked(i int, added, deleted []identity.Num
 	}
 }
 
-func (ep *EndpointPolicy) addLocked(k Key, deny bool) {
-	c := ep.counts[k]
-	ep.remember(k)
+// addSelectionsLocked adds the keys of entry i for every identity its
+// selector selects, when distilling (in no particular order: the counts
+// do not depend on it).
+func (ep *EndpointPolicy) addSelectionsLocked(i int) {
+	e := ep.sp.entries[i]
+	for _, pk := range ep.portKeys[i] {
+		k := portMapKey(e.dir, pk)
+		for id := range e.sel.All() {
+			ep.addLocked(k.withIdentity(id), e.deny)
+		}
+	}
+	if ep.peerNamed[i] != nil {
+		for id := range e.sel.All() {
+			ep.setPeerKeysLocked(i, id, true)
+		}
+	}
+}
+
+// sizeHintLocked returns an upper bound of the number of keys the
+// entries give, to size the map state before distilling: per direction
+// and port key, the identities the entries with it select, at most every
+// known identity and the any-peer key; plus the two keys of directions
+// outside default deny. It is exact unless the selections of entries
+// with the same port key partly overlap.
+func (ep *EndpointPolicy) sizeHintLocked() int {
+	perPort := make(map[mapKey]int)
+	for i, e := range ep.sp.entries {
+		ids := 1
+		if e.sel != nil {
+			ids = e.sel.Len()
+		}
+		for _, pk := range ep.portKeys[i] {
+			perPort[portMapKey(e.dir, pk)] += ids
+		}
+	}
+	known := len(ep.sp.cache.Identities()) + 1
+	n := 2
+	for _, ids := range perPort {
+		n += min(ids, known)
+	}
+	return n
+}
+
+// shrinkLocked moves the distilled map state to a map of its size when
+// hint, the size it was made with, turned out more than twice that, not
+// to hold the extra buckets for the endpoint's lifetime.
+func (ep *EndpointPolicy) shrinkLocked(hint int) {
+	if len(ep.counts) > hint/2 {
+		return
+	}
+	counts := make(map[mapKey]contributions, len(ep.counts))
+	maps.Copy(counts, ep.counts)
+	ep.counts = counts
+}
+
+func (ep *EndpointPolicy) addLocked(k mapKey, deny bool) {
+	c, ok := ep.counts[k]
+	if ep.tracking {
+		ep.remember(k, c, ok)
+	}
 	if deny {
 		c.deny++
 	} else {
 		c.allow++
 	}
 	ep.counts[k] = c
-	ep.state[k], _ = c.entry()
 }
 
-func (ep *EndpointPolicy) removeLocked(k Key, deny bool) {
+func (ep *EndpointPolicy) removeLocked(k mapKey, deny bool) {
 	c, ok := ep.counts[k]
 	if !ok {
 		return
 	}
-	ep.remember(k)
+	if ep.tracking {
+		ep.remember(k, c, ok)
+	}
 	if deny {
 		c.deny--
 	} else {
 		c.allow--
 	}
-	if e, ok := c.entry(); ok {
+	if c.allow+c.deny > 0 {
 		ep.counts[k] = c
-		ep.state[k] = e
 		return
 	}
 	delete(ep.counts, k)
-	delete(ep.state, k)
 }
 
-func (ep *EndpointPolicy) remember(k Key) {
-	if _, ok := ep.before[k]; ok {
+// remember records the value of k, c (present: ok), unless k already
+// changed since the last consume.
+func (ep *EndpointPolicy) remember(k mapKey, c contributions, ok bool) {
+	if _, seen := ep.before[k]; seen {
 		return
 	}
-	e, present := ep.state[k]
-	ep.before[k] = beforeState{entry: e, present: present}
+	if ep.before == nil {
+		ep.before = make(map[mapKey]beforeState)
+	}
+	ep.before[k] = beforeState{entry: c.entry(), present: ok}
+}
+
+// forgetChangesLocked forgets the changes recorded since the last
+// consume.
+func (ep *EndpointPolicy) forgetChangesLocked() {
+	if len(ep.before) > smallBefore {
+		ep.before = nil
+		return
+	}
+	clear(ep.before)
 }

@@ -1,6 +1,8 @@
 package selectorcache
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"sync"
 
@@ -39,6 +41,17 @@ func (cs *CachedSelector) Selections() []identity.NumericIdentity {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Len returns the number of selected identities. Same locking as
+// Selections.
+func (cs *CachedSelector) Len() int { return len(cs.selections) }
+
+// All returns the selected identities in no particular order, without
+// copying them. Same locking as Selections; the selections must not
+// change while the sequence runs.
+func (cs *CachedSelector) All() iter.Seq[identity.NumericIdentity] {
+	return maps.Keys(cs.selections)
 }
 
 // Cache is the selector cache. The zero value is not usable; use New.

@@ -10,28 +10,31 @@ import (
 // (whatever its source) to the identities carrying it, so that a new
 // selector with an In requirement looks only at candidates instead of
 // every identity.
-type labelIndex map[string]map[identity.NumericIdentity]struct{}
+type labelIndex map[string]idSet
 
 func indexKey(key, value string) string { return key + "=" + value }
 
 func (ix labelIndex) add(id identity.NumericIdentity, ls labels.Labels) {
 	for _, l := range ls {
 		k := indexKey(l.Key, l.Value)
-		set, ok := ix[k]
-		if !ok {
-			set = make(map[identity.NumericIdentity]struct{})
-			ix[k] = set
-		}
-		set[id] = struct{}{}
+		set := ix[k]
+		set.add(id)
+		ix[k] = set
 	}
 }
 
 func (ix labelIndex) remove(id identity.NumericIdentity, ls labels.Labels) {
 	for _, l := range ls {
 		k := indexKey(l.Key, l.Value)
-		delete(ix[k], id)
-		if len(ix[k]) == 0 {
+		set, ok := ix[k]
+		if !ok {
+			continue
+		}
+		set.remove(id)
+		if set.len() == 0 {
 			delete(ix, k)
+		} else {
+			ix[k] = set
 		}
 	}
 }
@@ -63,7 +66,7 @@ func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, k
 		}
 		size := 0
 		for _, v := range r.Values {
-			size += len(ix[indexKey(r.Key, v)])
+			size += ix[indexKey(r.Key, v)].len()
 		}
 		if bestSize < 0 || size < bestSize {
 			best, bestSize = nil, size
@@ -76,7 +79,7 @@ func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, k
 		return nil, nil, false
 	}
 	for _, k := range best {
-		for id := range ix[k] {
+		for id := range ix[k].all() {
 			out = append(out, id)
 		}
 	}

@@ -28,10 +28,14 @@ type Simulation struct {
 	repo      *policy.Repository
 	cache     *selectorcache.Cache
 	idents    map[string]*identity.Identity // by sorted label list
-	nextID    identity.NumericIdentity
-	nextCIDR  identity.NumericIdentity
-	epIdent   map[*endpoint]*identity.Identity
-	mapStates map[*endpoint]policy.MapState
+	// hostIdents are the identities of the queries' addresses that are
+	// no endpoints (their /32 or /128 CIDR identity), by address, so
+	// that a query does not rebuild the address's labels (129 for IPv6).
+	hostIdents map[netip.Addr]*identity.Identity
+	nextID     identity.NumericIdentity
+	nextCIDR   identity.NumericIdentity
+	epIdent    map[*endpoint]*identity.Identity
+	mapStates  map[*endpoint]policy.MapState
 	// peerPorts are the named ports of every endpoint, by identity, which
 	// egress rules' port names resolve against.
 	peerPorts *policy.PeerPortTable
@@ -64,7 +68,7 @@ func New(name string, s *Scenario) (*Simulation, error) {
 	sim := &Simulation{
 		file: name, scenario: s, endpoints: eps, byRef: byRef, byIP: byIP,
 		cache: selectorcache.New(), idents: map[string]*identity.Identity{},
-		nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
+		hostIdents: map[netip.Addr]*identity.Identity{}, nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
 		epIdent: map[*endpoint]*identity.Identity{}, mapStates: map[*endpoint]policy.MapState{},
 		peerPorts: policy.NewPeerPortTable(), warnings: v.warnings,
 	}
@@ -100,8 +104,9 @@ func (sim *Simulation) build(namespaces map[string]Namespace, pols []*api.Policy
 	}
 	for _, q := range sim.scenario.Queries {
 		for _, ref := range []string{q.From, q.To} {
-			if ip, err := netip.ParseAddr(ref); err == nil && sim.byIP[ip.Unmap()] == nil {
-				sim.allocate(hostCIDRLabels(ip.Unmap()))
+			ip, err := netip.ParseAddr(ref)
+			if ip = ip.Unmap(); err == nil && sim.byIP[ip] == nil && sim.hostIdents[ip] == nil {
+				sim.hostIdents[ip] = sim.allocate(hostCIDRLabels(ip))
 			}
 		}
 	}
@@ -196,11 +201,7 @@ func (sim *Simulation) resolve(ref string) (peer, error) {
 		if ep := sim.byIP[ip]; ep != nil {
 			return peer{ep: ep, ip: ip, ident: sim.epIdent[ep]}, nil
 		}
-		p := peer{ip: ip}
-		if sim.idents != nil {
-			p.ident = sim.idents[hostCIDRLabels(ip).SortedList()]
-		}
-		return p, nil
+		return peer{ip: ip, ident: sim.hostIdents[ip]}, nil
 	}
 	key, parts := ref, strings.Split(ref, "/")
 	switch {
