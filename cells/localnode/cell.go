@@ -23,11 +23,11 @@ var Cell = cell.Module("local-node", "This node: name, address, pod CIDRs and cl
 func newStoreFromConfig(cfg Config, cluster types.ClusterInfo, log *slog.Logger) (Store, error) {
 	name, err := nodeName(cfg.NodeName, log)
 	if err != nil {
-		return nil, fmt.Errorf("invalid configuration: --node-name: %w", err)
+		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-name: %w", err)}
 	}
 	ip, err := nodeIP(cfg.NodeIP, log)
 	if err != nil {
-		return nil, fmt.Errorf("invalid configuration: --node-ip: %w", err)
+		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-ip: %w", err)}
 	}
 	v4, v6, _ := parsePodCIDRs(cfg.PodCIDR) // checked by Config.Validate
 	return NewStore(LocalNode{

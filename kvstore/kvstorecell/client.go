@@ -48,7 +48,7 @@ func newClient(p clientParams) (kvstore.Client, error) {
 	}
 	opts, err := kvstore.EtcdOptionsFromConfig(p.Config)
 	if err != nil {
-		return nil, err
+		return nil, &cell.ConfigError{Err: err} // names --kvstore-opt
 	}
 	opts.Logger, opts.Metrics = p.Log, p.Metrics
 	var stopHeartbeat func()
