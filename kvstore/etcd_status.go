@@ -80,7 +80,12 @@ func (s *statusChecker) probe(ctx context.Context) {
 		ok++
 		lines = append(lines, line)
 	}
-	quorumErr := s.checkQuorum(ctx, timeout)
+	// With no endpoint answering, the quorum check would only wait out
+	// its timeout too and delay the Failure line by as much.
+	quorumErr := errors.New("no endpoint answered")
+	if ok > 0 {
+		quorumErr = s.checkQuorum(ctx, timeout)
+	}
 	if ctx.Err() != nil {
 		return
 	}
