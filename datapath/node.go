@@ -1,0 +1,18 @@
+package datapath
+
+import (
+	"context"
+	"net/netip"
+)
+
+// NodeRoutes installs the routes to other nodes' pod CIDRs (native
+// routing: through the other node's IP, which this node reaches
+// directly).
+type NodeRoutes interface {
+	// UpsertNodeRoute routes podCIDR via nodeIP, replacing a route to
+	// the same CIDR through another node.
+	UpsertNodeRoute(ctx context.Context, podCIDR netip.Prefix, nodeIP netip.Addr) error
+	// DeleteNodeRoute removes the route to podCIDR via nodeIP; a route
+	// that is gone (or goes through another node now) is not an error.
+	DeleteNodeRoute(ctx context.Context, podCIDR netip.Prefix, nodeIP netip.Addr) error
+}
