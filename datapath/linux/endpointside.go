@@ -1,0 +1,73 @@
+package linux
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// configureEndpointSide configures the peer inside the endpoint's
+// namespace, as Cilium does: the addresses as /32 and /128, a link
+// route to each gateway, a static neighbour entry mapping the gateway to
+// the host side's MAC, and default routes via the gateways. It returns
+// the peer's MAC.
+func configureEndpointSide(ns netns.NsHandle, spec datapath.EndpointLinkSpec, hostMAC string) (string, error) {
+	mac, err := net.ParseMAC(hostMAC)
+	if err != nil {
+		return "", fmt.Errorf("parse MAC of %s: %w", spec.HostIfName(), err)
+	}
+	var peerMAC string
+	err = inNetNS(ns, func() error {
+		l, err := netlink.LinkByName(spec.IfName)
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", spec.IfName, spec.NetNSPath, err)
+		}
+		peerMAC = l.Attrs().HardwareAddr.String()
+		if err := netlink.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up: %w", spec.IfName, err)
+		}
+		for _, f := range []struct{ ip, gw netip.Addr }{{spec.IPv4, spec.GatewayIPv4}, {spec.IPv6, spec.GatewayIPv6}} {
+			if !f.ip.IsValid() {
+				continue
+			}
+			if err := configureFamily(l, f.ip, f.gw, mac); err != nil {
+				return fmt.Errorf("in %s: %w", spec.NetNSPath, err)
+			}
+		}
+		return nil
+	})
+	return peerMAC, err
+}
+
+// configureFamily adds one family's address, gateway route, gateway
+// neighbour and default route on l.
+func configureFamily(l netlink.Link, ip, gw netip.Addr, hostMAC net.HardwareAddr) error {
+	addr := &netlink.Addr{IPNet: hostNet(ip)}
+	if ip.Is6() {
+		addr.Flags = unix.IFA_F_NODAD // the address is ours alone: no duplicate detection delay
+	}
+	if err := netlink.AddrAdd(l, addr); err != nil {
+		return fmt.Errorf("add address %s to %s: %w", ip, l.Attrs().Name, err)
+	}
+	idx := l.Attrs().Index
+	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: idx, Dst: hostNet(gw), Scope: netlink.SCOPE_LINK}); err != nil {
+		return fmt.Errorf("route to gateway %s: %w", gw, err)
+	}
+	if err := setNeighbour(idx, gw, hostMAC); err != nil {
+		return err
+	}
+	def := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+	if ip.Is6() {
+		def = &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
+	}
+	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: idx, Dst: def, Gw: net.IP(gw.AsSlice())}); err != nil {
+		return fmt.Errorf("default route via %s: %w", gw, err)
+	}
+	return nil
+}

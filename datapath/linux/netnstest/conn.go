@@ -1,0 +1,68 @@
+package netnstest
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+)
+
+// Echo listens on TCP port of ip inside the namespace at path and
+// echoes what each connection sends until close is called.
+func Echo(path string, ip netip.Addr, port int) (stop func(), err error) {
+	var l net.Listener
+	err = Run(path, func() error {
+		var err error
+		l, err = net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s:%d: %w", ip, port, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return func() { l.Close(); <-done }, nil
+}
+
+// Dial connects from the namespace at path to ip:port over TCP, sends a
+// line and checks it comes back.
+func Dial(path string, ip netip.Addr, port int, timeout time.Duration) error {
+	var c net.Conn
+	err := Run(path, func() error {
+		var err error
+		c, err = net.DialTimeout("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)), timeout)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("dial %s:%d from %s: %w", ip, port, path, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	msg := "hello from " + path + "\n"
+	if _, err := io.WriteString(c, msg); err != nil {
+		return fmt.Errorf("write to %s:%d: %w", ip, port, err)
+	}
+	buf := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, buf); err != nil {
+		return fmt.Errorf("read echo from %s:%d: %w", ip, port, err)
+	}
+	if string(buf) != msg {
+		return fmt.Errorf("echo from %s:%d: got %q, want %q", ip, port, buf, msg)
+	}
+	return nil
+}

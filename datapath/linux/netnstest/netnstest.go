@@ -1,0 +1,82 @@
+// Package netnstest creates network namespaces for tests and runs code
+// inside them, so that tests plumb veths and routes in namespaces of
+// their own and never in the machine's root namespace.
+package netnstest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+var seq atomic.Uint64
+
+// New creates a named network namespace with loopback up and returns its
+// path (/var/run/netns/<name>); the test's cleanup deletes it. It skips
+// the test when the process may not create namespaces.
+func New(t testing.TB, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)")
+	}
+	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1))
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // the thread leaves with the goroutine
+		ns, err := netns.NewNamed(name)
+		if err != nil {
+			errc <- err
+			return
+		}
+		ns.Close()
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		errc <- err
+	}()
+	if err := <-errc; err != nil {
+		_ = netns.DeleteNamed(name)
+		t.Fatalf("create network namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := netns.DeleteNamed(name); err != nil {
+			t.Errorf("delete network namespace %s: %v", name, err)
+		}
+	})
+	return filepath.Join("/var/run/netns", name)
+}
+
+// Run runs fn on a thread in the namespace at path and returns its
+// error; the thread is dropped afterwards.
+func Run(path string, fn func() error) error {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer ns.Close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := netns.Set(ns); err != nil {
+			errc <- err
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// Must is Run failing the test on an error.
+func Must(t testing.TB, path string, fn func() error) {
+	t.Helper()
+	if err := Run(path, fn); err != nil {
+		t.Fatalf("in %s: %v", path, err)
+	}
+}

@@ -1,0 +1,7 @@
+// Package noderoute routes to the pod CIDRs of the other nodes (native
+// routing): a node handler, registered with the node manager, installs
+// a route to each pod CIDR of every remote node via that node's IP of
+// the CIDR's family, updates it when the node changes and removes it
+// when the node goes. The routes are written through
+// datapath.NodeRoutes (datapath/linux in the agent).
+package noderoute

@@ -1,0 +1,127 @@
+package noderoute
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/node/nodecell"
+)
+
+// Cell registers the node-routes handler with the node manager. It needs
+// datapath.NodeRoutes and the local-node store.
+var Cell = cell.Module("node-routes", "Routes to the pod CIDRs of remote nodes",
+	cell.Provide(newHandlerOut),
+)
+
+// routeTimeout bounds one route change.
+const routeTimeout = 10 * time.Second
+
+// route is one route to a pod CIDR via a node IP.
+type route struct {
+	cidr netip.Prefix
+	via  netip.Addr
+}
+
+// Handler is the node handler installing the routes.
+type Handler struct {
+	routes datapath.NodeRoutes
+	local  localnode.Store
+	log    *slog.Logger
+}
+
+var _ node.NodeHandler = (*Handler)(nil)
+
+// New returns the handler; nodes with local's name and cluster are
+// skipped.
+func New(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) *Handler {
+	return &Handler{routes: routes, local: local, log: log}
+}
+
+func newHandlerOut(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) nodecell.NodeHandlerOut {
+	return nodecell.NodeHandlerOut{Handler: New(routes, local, log)}
+}
+
+// Name implements node.NodeHandler.
+func (h *Handler) Name() string { return "node-routes" }
+
+// routesOf returns the routes a node needs: none for the local node.
+func (h *Handler) routesOf(n node.Node) []route {
+	l := h.local.Get()
+	if n.Name == l.Name && n.Cluster == l.Cluster.ClusterName {
+		return nil
+	}
+	var out []route
+	add := func(via netip.Addr, cidrs ...netip.Prefix) {
+		if !via.IsValid() {
+			return
+		}
+		for _, c := range cidrs {
+			if c.IsValid() {
+				out = append(out, route{cidr: c, via: via})
+			}
+		}
+	}
+	add(n.PrimaryIP(false), append([]netip.Prefix{n.IPv4AllocCIDR}, n.IPv4SecondaryAllocCIDRs...)...)
+	add(n.PrimaryIP(true), append([]netip.Prefix{n.IPv6AllocCIDR}, n.IPv6SecondaryAllocCIDRs...)...)
+	return out
+}
+
+func (h *Handler) upsert(rs []route) error {
+	ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+	defer cancel()
+	var errs []error
+	for _, r := range rs {
+		errs = append(errs, h.routes.UpsertNodeRoute(ctx, r.cidr, r.via))
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Handler) remove(rs []route) error {
+	ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+	defer cancel()
+	var errs []error
+	for _, r := range rs {
+		errs = append(errs, h.routes.DeleteNodeRoute(ctx, r.cidr, r.via))
+	}
+	return errors.Join(errs...)
+}
+
+// NodeAdd implements node.NodeHandler.
+func (h *Handler) NodeAdd(n node.Node) error { return h.upsert(h.routesOf(n)) }
+
+// NodeUpdate implements node.NodeHandler: the new routes are installed,
+// then the old ones the node no longer has are removed.
+func (h *Handler) NodeUpdate(old, updated node.Node) error {
+	now := h.routesOf(updated)
+	err := h.upsert(now)
+	var gone []route
+	for _, r := range h.routesOf(old) {
+		if !containsCIDR(now, r.cidr) {
+			gone = append(gone, r)
+		}
+	}
+	return errors.Join(err, h.remove(gone))
+}
+
+func containsCIDR(rs []route, cidr netip.Prefix) bool {
+	for _, r := range rs {
+		if r.cidr == cidr {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeDelete implements node.NodeHandler.
+func (h *Handler) NodeDelete(n node.Node) error { return h.remove(h.routesOf(n)) }
+
+// NodeValidateImplementation implements node.NodeHandler: it installs
+// the node's routes again, repairing what was removed behind our back.
+func (h *Handler) NodeValidateImplementation(n node.Node) error { return h.upsert(h.routesOf(n)) }
