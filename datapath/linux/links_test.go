@@ -148,7 +148,11 @@ func TestCreateEndpointLinkFailsWhole(t *testing.T) {
 	}{
 		{"no namespace", spec(22, "/var/run/netns/does-not-exist", "10.0.1.22", "")},
 		{"no address", spec(23, pod, "", "")},
-		{"long name", func() datapath.EndpointLinkSpec { s := spec(24, pod, "10.0.1.24", ""); s.IfName = "a-very-long-name0"; return s }()},
+		{"long name", func() datapath.EndpointLinkSpec {
+			s := spec(24, pod, "10.0.1.24", "")
+			s.IfName = "a-very-long-name0"
+			return s
+		}()},
 		{"address out of gateway family", func() datapath.EndpointLinkSpec {
 			s := spec(25, pod, "", "fd00:1::25")
 			s.GatewayIPv6 = netip.Addr{}
