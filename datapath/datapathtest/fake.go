@@ -15,15 +15,15 @@ import (
 
 // Cell provides a new Fake as every interface of package datapath, and
 // as *Fake for tests to inspect (celltest.Capture).
-var Cell = cell.Module("datapath-fake", "Fake datapath recording its calls",
-	cell.Provide(
-		New,
-		func(f *Fake) datapath.Loader { return f },
-		func(f *Fake) datapath.PolicyMapWriter { return f },
-		func(f *Fake) datapath.IPCacheMapWriter { return f },
-		func(f *Fake) datapath.EndpointLinks { return f },
-		func(f *Fake) datapath.NodeRoutes { return f },
-	),
+var Cell = cell.Group(cell.Provide(New), providers)
+
+// providers provide the *Fake as every datapath interface.
+var providers = cell.Provide(
+	func(f *Fake) datapath.Loader { return f },
+	func(f *Fake) datapath.PolicyMapWriter { return f },
+	func(f *Fake) datapath.IPCacheMapWriter { return f },
+	func(f *Fake) datapath.EndpointLinks { return f },
+	func(f *Fake) datapath.NodeRoutes { return f },
 )
 
 // Fake is an in-memory datapath. It is safe for concurrent use.
@@ -171,4 +171,10 @@ func (f *Fake) LookupEndpointLink(_ context.Context, id datapath.EndpointID) (da
 		return l, fmt.Errorf("lookup %s: %w", id.HostIfName(), datapath.ErrLinkNotFound)
 	}
 	return l, nil
+}
+
+// CellOf provides f, like Cell, so that a test can restart a hive on
+// the same fake datapath.
+func CellOf(f *Fake) cell.Cell {
+	return cell.Group(cell.Provide(func() *Fake { return f }), providers)
 }

@@ -1,0 +1,169 @@
+package endpointcell
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/api"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/endpoint"
+)
+
+// maxRequestBody bounds the body of PUT /v1/endpoint/{id}.
+const maxRequestBody = 64 << 10
+
+// listKind names the endpoint list in its continue tokens.
+const listKind = "endpoint"
+
+// parseID reads the {id} path value; the error names it.
+func parseID(r *http.Request) (datapath.EndpointID, error) {
+	s := r.PathValue("id")
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("path parameter id: %q is not an endpoint id (1 to 65535)", s)
+	}
+	return datapath.EndpointID(n), nil
+}
+
+// newPutHandler serves PUT /v1/endpoint/{id}: creates the endpoint (201
+// with it); 400 names the wrong fields, 409 says the id is taken.
+func newPutHandler(m *endpoint.Manager) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodPut, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, err := parseID(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+		switch {
+		case err != nil:
+			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("read body: %w", err))
+			return
+		case len(data) > maxRequestBody:
+			api.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("read body: larger than %d bytes", maxRequestBody))
+			return
+		}
+		var req models.EndpointRequest
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("decode body: %w", err))
+			return
+		}
+		ep, err := m.Create(r.Context(), endpoint.Request{ID: id, NetNSPath: req.NetNSPath, IfName: req.InterfaceName,
+			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6})
+		var fe *endpoint.FieldError
+		switch {
+		case errors.Is(err, endpoint.ErrExists):
+			api.WriteError(w, http.StatusConflict, err)
+		case errors.As(err, &fe):
+			api.WriteError(w, http.StatusBadRequest, err)
+		case err != nil:
+			api.WriteError(w, http.StatusInternalServerError, err)
+		default:
+			api.WriteJSON(w, http.StatusCreated, Model(ep))
+		}
+	})
+}
+
+// newDeleteHandler serves DELETE /v1/endpoint/{id}.
+func newDeleteHandler(m *endpoint.Manager) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodDelete, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, err := parseID(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		switch err := m.Delete(r.Context(), id); {
+		case errors.Is(err, endpoint.ErrNotFound):
+			api.WriteError(w, http.StatusNotFound, err)
+		case err != nil:
+			api.WriteError(w, http.StatusInternalServerError, err)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+}
+
+// newGetHandler serves GET /v1/endpoint/{id}.
+func newGetHandler(m *endpoint.Manager) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodGet, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, err := parseID(r)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		ep, ok := m.Get(id)
+		if !ok {
+			api.WriteError(w, http.StatusNotFound, fmt.Errorf("endpoint %d: %w", id, endpoint.ErrNotFound))
+			return
+		}
+		api.WriteJSON(w, http.StatusOK, Model(ep))
+	})
+}
+
+// newListHandler serves GET /v1/endpoint: the endpoints sorted by id, a
+// page at a time (?limit=, ?continue=; `apiary endpoint list`).
+func newListHandler(m *endpoint.Manager) api.HandlerOut {
+	return api.NewHandlerOut(http.MethodGet, "/v1/endpoint", func(w http.ResponseWriter, r *http.Request) {
+		q, err := api.ParseListQuery(r, listKind)
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, err)
+			return
+		}
+		var after datapath.EndpointID
+		if q.After != "" {
+			n, err := strconv.ParseUint(q.After, 10, 16)
+			if err != nil {
+				api.WriteError(w, http.StatusBadRequest, fmt.Errorf("query parameter continue: %q is not an endpoint id", q.After))
+				return
+			}
+			after = datapath.EndpointID(n)
+		}
+		page, more := m.EndpointsAfter(after, q.Limit)
+		var cont string
+		if more {
+			cont = api.ContinueToken(listKind, strconv.Itoa(int(page[len(page)-1].ID)))
+		}
+		api.WriteList(w, api.ListPage[models.Endpoint]{
+			ItemsName: "items",
+			Items: func(yield func(models.Endpoint) bool) {
+				for _, ep := range page {
+					if !yield(Model(ep)) {
+						return
+					}
+				}
+			},
+			Continue: cont,
+		})
+	})
+}
+
+// Model converts an endpoint to its API form.
+func Model(e endpoint.Endpoint) models.Endpoint {
+	out := models.Endpoint{
+		ID: uint16(e.ID), NetNSPath: e.NetNSPath, InterfaceName: e.IfName, Labels: make([]string, 0, len(e.Labels)),
+		Identity: uint32(e.Identity), State: string(e.State), Error: e.Error,
+		Policy: models.EndpointPolicy{IngressEnforcement: e.IngressEnforcement, EgressEnforcement: e.EgressEnforcement,
+			Revision: e.PolicyRevision, MapKeys: e.PolicyKeys},
+		HostInterface: e.HostIfName, HostIfIndex: e.HostIfIndex, HostMAC: e.MAC, ContainerMAC: e.ContainerMAC,
+		Created: e.Created.UTC().Format(time.RFC3339),
+	}
+	for _, l := range e.Labels {
+		out.Labels = append(out.Labels, l.String())
+	}
+	if e.IPv4.IsValid() {
+		out.IPv4 = e.IPv4.String()
+	}
+	if e.IPv6.IsValid() {
+		out.IPv6 = e.IPv6.String()
+	}
+	return out
+}

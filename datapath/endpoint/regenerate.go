@@ -1,0 +1,128 @@
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/policy"
+)
+
+// regenerate resolves the endpoint's policy at the repository's current
+// revision, writes its map state and (re)attaches its programs when the
+// enforcement changed. On an error the datapath keeps the previous
+// policy; the endpoint's state says what failed.
+func (m *Manager) regenerate(ctx context.Context, ep *endpoint) error {
+	m.setState(ep, StateRegenerating)
+	err := m.regenerateSteps(ctx, ep)
+	m.update(ep, func(e *Endpoint) {
+		if err != nil {
+			e.State, e.Error = StateNotReady, err.Error()
+		} else {
+			e.State, e.Error = StateReady, ""
+		}
+	})
+	return err
+}
+
+func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
+	rev := m.p.Policy.Revision()
+	sp := m.p.Policy.Resolve(ep.ident)
+	epp := sp.DistillPolicy(nil)
+	epp.ConsumeMapChanges() // MapState below holds them
+	ms := epp.MapState()
+	if m.p.PolicyMaps != nil {
+		if _, _, err := m.p.PolicyMaps.SyncPolicyMap(ep.snap.ID, ms); err != nil {
+			epp.Detach()
+			return fmt.Errorf("write policy map: %w", err)
+		}
+		ep.mapWritten = true
+	}
+	if old := ep.policy; old != nil {
+		old.Detach()
+	}
+	ep.policy = epp
+	ingress, egress := sp.DefaultDeny(policy.Ingress), sp.DefaultDeny(policy.Egress)
+	m.update(ep, func(e *Endpoint) { e.PolicyRevision, e.PolicyKeys = rev, len(ms) })
+	if ep.attached && ingress == ep.snap.IngressEnforcement && egress == ep.snap.EgressEnforcement {
+		return nil
+	}
+	if m.p.Loader != nil {
+		m.mu.RLock()
+		spec := datapath.EndpointSpec{ID: ep.snap.ID, IfIndex: ep.snap.HostIfIndex, IfName: ep.snap.HostIfName,
+			Identity: ep.ident.ID, IPv4: ep.snap.IPv4, IPv6: ep.snap.IPv6,
+			IngressEnforcement: ingress, EgressEnforcement: egress}
+		m.mu.RUnlock()
+		ep.attached = false // a failed replace may have detached
+		if err := m.p.Loader.Attach(ctx, spec); err != nil {
+			return fmt.Errorf("attach programs: %w", err)
+		}
+	}
+	ep.attached = true
+	m.update(ep, func(e *Endpoint) { e.IngressEnforcement, e.EgressEnforcement = ingress, egress })
+	return nil
+}
+
+// Regenerate regenerates every endpoint with an identity: the
+// subscriber of the policy cell's regeneration requests. Failures are
+// recorded per endpoint (state not-ready, Error) and do not stop the
+// others; it returns nil, as retrying cannot fix them before the next
+// policy change.
+func (m *Manager) Regenerate(ctx context.Context, reasons []string) error {
+	m.ops.Lock()
+	defer m.ops.Unlock()
+	failed := 0
+	eps := m.withIdentity()
+	for _, ep := range eps {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := m.regenerate(ctx, ep); err != nil {
+			failed++
+			m.p.Log.Warn("Endpoint regeneration failed", "endpoint", ep.snap.ID, "error", err)
+		}
+	}
+	m.p.Log.Info("Regenerated endpoints", "endpoints", len(eps), "failed", failed, "reasons", reasons)
+	return nil
+}
+
+// withIdentity returns the endpoints that have an identity, by id
+// (m.ops held).
+func (m *Manager) withIdentity() []*endpoint {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []*endpoint
+	for _, id := range slices.Sorted(maps.Keys(m.eps)) {
+		if ep := m.eps[id]; ep.ident != nil && ep.snap.State != StateDisconnecting {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// ApplyIncremental writes the map-state changes that identity changes
+// made to each endpoint's policy since its last regeneration or the
+// last call, without a full regeneration. An endpoint whose changes are
+// refused is marked not-ready and regenerated in full.
+func (m *Manager) ApplyIncremental(ctx context.Context) error {
+	m.ops.Lock()
+	defer m.ops.Unlock()
+	for _, ep := range m.withIdentity() {
+		if ep.policy == nil {
+			continue
+		}
+		ch := ep.policy.ConsumeMapChanges()
+		if ch.Len() == 0 || m.p.PolicyMaps == nil {
+			continue
+		}
+		if err := m.p.PolicyMaps.ApplyPolicyMapChanges(ep.snap.ID, ch); err != nil {
+			m.p.Log.Warn("Incremental policy map update failed; regenerating", "endpoint", ep.snap.ID, "error", err)
+			_ = m.regenerate(ctx, ep)
+			continue
+		}
+		m.update(ep, func(e *Endpoint) { e.PolicyKeys = ep.policy.Len() })
+	}
+	return nil
+}
