@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath"
@@ -14,11 +16,30 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 )
 
-// Cell registers the node-routes handler with the node manager. It needs
-// datapath.NodeRoutes and the local-node store.
+// Cell registers the node-routes handler with the node manager when
+// --auto-direct-node-routes is set. It needs datapath.NodeRoutes and the
+// local-node store.
 var Cell = cell.Module("node-routes", "Routes to the pod CIDRs of remote nodes",
+	cell.Config(DefaultConfig),
 	cell.Provide(newHandlerOut),
 )
+
+// Config configures the node routes.
+type Config struct {
+	// AutoDirectNodeRoutes installs a route to each remote node's pod
+	// CIDRs via its IP (Cilium's flag: the nodes share an L2 network or
+	// otherwise reach each other's IPs directly).
+	AutoDirectNodeRoutes bool
+}
+
+// DefaultConfig installs no routes.
+var DefaultConfig = Config{}
+
+// Flags registers --auto-direct-node-routes.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.Bool("auto-direct-node-routes", def.AutoDirectNodeRoutes,
+		"Route each remote node's pod CIDRs via its node IP (native routing between nodes that reach each other directly)")
+}
 
 // routeTimeout bounds one route change.
 const routeTimeout = 10 * time.Second
@@ -44,7 +65,10 @@ func New(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) *H
 	return &Handler{routes: routes, local: local, log: log}
 }
 
-func newHandlerOut(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) nodecell.NodeHandlerOut {
+func newHandlerOut(cfg Config, routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) nodecell.NodeHandlerOut {
+	if !cfg.AutoDirectNodeRoutes {
+		return nodecell.NodeHandlerOut{} // a nil handler is skipped
+	}
 	return nodecell.NodeHandlerOut{Handler: New(routes, local, log)}
 }
 

@@ -8,7 +8,10 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
+	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
+	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -39,8 +42,18 @@ var ControlPlane = cell.Group(
 	nodecell.Cell,
 )
 
+// Datapath are the cells that plumb this node's endpoints and routes:
+// the Linux plumbing, the routes to other nodes' pod CIDRs
+// (--auto-direct-node-routes) and the endpoint manager.
+var Datapath = cell.Group(
+	linux.Cell,
+	noderoute.Cell,
+	endpointcell.Cell,
+)
+
 // Agent is the whole apiary agent.
 var Agent = cell.Group(
 	Infrastructure,
 	ControlPlane,
+	Datapath,
 )

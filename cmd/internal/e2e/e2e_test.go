@@ -47,6 +47,7 @@ func TestAgentAndCLI(t *testing.T) {
 			`(?m)^Hive: +Ok +\d+ modules, 0 degraded$`,
 			`(?m)^IPCache: +Ok +\d+ entr(y|ies), revision \d+$`,
 			`(?m)^Nodes: +Ok +1 node \(1 local, 0 remote\)$`,
+			`(?m)^Endpoints: +Ok +0 endpoints$`,
 			`(?m)^Overall: +Ok$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(out) {
@@ -68,7 +69,7 @@ func TestAgentAndCLI(t *testing.T) {
 		for _, e := range st.Entries {
 			names = append(names, e.Name)
 		}
-		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes" {
+		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes,Endpoints" {
 			t.Errorf("status = %s %v, want Ok with the infrastructure and control plane lines", st.State, names)
 		}
 	})

@@ -265,7 +265,9 @@ func TestRegenerateOnPolicyChange(t *testing.T) {
 	})
 }
 
-func identityOf(ep *models.Endpoint) identity.NumericIdentity { return identity.NumericIdentity(ep.Identity) }
+func identityOf(ep *models.Endpoint) identity.NumericIdentity {
+	return identity.NumericIdentity(ep.Identity)
+}
 
 // statusLine returns the status entry name, or nil.
 func statusLine(st *models.Status, name string) *models.StatusEntry {

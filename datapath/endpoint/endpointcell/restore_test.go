@@ -1,0 +1,106 @@
+package endpointcell_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath/datapathtest"
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+)
+
+// startStoppable starts an agent like startAgent that the test stops.
+// on the etcd srv (identities survive the restart there).
+func startStoppable(t *testing.T, srv *kvstoretest.Server, stateDir string, dp []cell.Cell) (*client.Client, func()) {
+	t.Helper()
+	socket := filepath.Join(t.TempDir(), "apiary.sock")
+	h := celltest.New(t, []string{
+		"socket-path=" + socket, "state-dir=" + stateDir, "cluster-name=c1", "cluster-id=1",
+		"node-name=node-a", "node-ip=192.0.2.10", "pod-cidr=10.0.1.0/24,fd00:1::/120",
+		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
+	}, append(agentCells(), dp...)...)
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(socket)
+	return c, func() {
+		c.Close()
+		if err := h.Stop(context.Background()); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}
+}
+
+func TestRestoreFromStateDir(t *testing.T) {
+	ctx := context.Background()
+	f := datapathtest.New()
+	stateDir := t.TempDir()
+	srv := kvstoretest.StartServer(t)
+	c, stop := startStoppable(t, srv, stateDir, []cell.Cell{datapathtest.CellOf(f)})
+	before := map[uint16]*models.Endpoint{}
+	for id, app := range map[uint16]string{1: "web", 2: "db", 3: "client"} {
+		ep, err := c.EndpointPut(ctx, id, models.EndpointRequest{NetNSPath: fakeNetNS(t, app),
+			Labels: []string{"app=" + app, "io.kubernetes.pod.namespace=default"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[id] = ep
+	}
+	stop()
+	// The agent's stop leaves the datapath alone: links and programs stay.
+	if len(f.Links()) != 3 || len(f.Attached()) != 3 {
+		t.Fatalf("stop changed the datapath: links %v attached %v", f.Links(), f.Attached())
+	}
+	// Endpoint 2's namespace went away while the agent was down.
+	f.RemoveLink(2)
+
+	c, stop = startStoppable(t, srv, stateDir, []cell.Cell{datapathtest.CellOf(f)})
+	defer stop()
+	// A new endpoint never gets a restored endpoint's address.
+	fresh, err := c.EndpointPut(ctx, 4, models.EndpointRequest{NetNSPath: fakeNetNS(t, "new"), Labels: podLabels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint16{1, 3} {
+		if fresh.IPv4 == before[id].IPv4 || fresh.IPv6 == before[id].IPv6 {
+			t.Fatalf("new endpoint got %s/%s, restored endpoint %d has %s/%s", fresh.IPv4, fresh.IPv6, id, before[id].IPv4, before[id].IPv6)
+		}
+	}
+	celltest.Eventually(t, "endpoints 1 and 3 restored and ready", func() bool {
+		for _, id := range []uint16{1, 3} {
+			ep, err := c.Endpoint(ctx, id)
+			if err != nil || ep.State != "ready" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range []uint16{1, 3} {
+		ep, _ := c.Endpoint(ctx, id)
+		b := before[id]
+		if ep.IPv4 != b.IPv4 || ep.IPv6 != b.IPv6 || ep.Identity != b.Identity || ep.HostIfIndex != b.HostIfIndex {
+			t.Errorf("endpoint %d restored as %+v, was %+v", id, ep, b)
+		}
+	}
+	if _, err := c.Endpoint(ctx, 2); err == nil {
+		t.Fatal("endpoint 2, whose veth vanished, was restored")
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "endpoints", "2.json")); !os.IsNotExist(err) {
+		t.Fatalf("state file of endpoint 2: %v, want deleted", err)
+	}
+	// The restored endpoints' links were not recreated.
+	var creates int
+	for _, call := range f.Calls() {
+		if len(call) > 18 && call[:18] == "CreateEndpointLink" {
+			creates++
+		}
+	}
+	if creates != 4 {
+		t.Fatalf("%d links created, want 4 (3 before the restart, 1 after)", creates)
+	}
+}
