@@ -6,11 +6,14 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 )
 
 // Echo listens on TCP port of ip inside the namespace at path and
-// echoes what each connection sends until close is called.
+// echoes what each connection sends until stop is called; stop
+// closes the listener and the connections and waits for their
+// goroutines.
 func Echo(path string, ip netip.Addr, port int) (stop func(), err error) {
 	var l net.Listener
 	err = Run(path, func() error {
@@ -21,22 +24,35 @@ func Echo(path string, ip netip.Addr, port int) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s:%d: %w", ip, port, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	wg.Go(func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
 				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 				_, _ = io.Copy(c, c)
-			}()
+			})
 		}
-	}()
-	return func() { l.Close(); <-done }, nil
+	})
+	return func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}, nil
 }
 
 // Dial connects from the namespace at path to ip:port over TCP, sends a
