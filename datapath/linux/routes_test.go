@@ -2,50 +2,22 @@ package linux_test
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 )
-
-// joinNodes connects two node namespaces with a veth pair "n0" and
-// gives each side its address (/24).
-func joinNodes(t *testing.T, nsA, nsB string, ipA, ipB netip.Addr) {
-	t.Helper()
-	b, err := netns.GetFromPath(nsB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	netnstest.Must(t, nsA, func() error {
-		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "n0"}, PeerName: "n0", PeerNamespace: netlink.NsFd(int(b))})
-	})
-	for ns, ip := range map[string]netip.Addr{nsA: ipA, nsB: ipB} {
-		netnstest.Must(t, ns, func() error {
-			l, err := netlink.LinkByName("n0")
-			if err != nil {
-				return err
-			}
-			if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: ip.AsSlice(), Mask: net.CIDRMask(24, 32)}}); err != nil {
-				return err
-			}
-			return netlink.LinkSetUp(l)
-		})
-	}
-}
 
 func TestNodeRoutesCarryTCPBetweenNodes(t *testing.T) {
 	ctx := context.Background()
 	nodeA, dpA := newNode(t)
 	nodeB, dpB := newNode(t)
 	ipA, ipB := netip.MustParseAddr("192.168.50.1"), netip.MustParseAddr("192.168.50.2")
-	joinNodes(t, nodeA, nodeB, ipA, ipB)
+	netnstest.Join(t, nodeA, nodeB, ipA, ipB)
 	cidrA, cidrB := netip.MustParsePrefix("10.0.1.0/24"), netip.MustParsePrefix("10.0.2.0/24")
 
 	podA, podB := netnstest.New(t, "apiary-pod"), netnstest.New(t, "apiary-pod")

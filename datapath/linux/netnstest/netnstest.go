@@ -5,6 +5,8 @@ package netnstest
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,5 +80,32 @@ func Must(t testing.TB, path string, fn func() error) {
 	t.Helper()
 	if err := Run(path, fn); err != nil {
 		t.Fatalf("in %s: %v", path, err)
+	}
+}
+
+// Join connects two namespaces with a veth pair named "n0" on both
+// sides, gives each side its address (/24) and brings both up: two
+// "nodes" on one L2 network.
+func Join(t testing.TB, nsA, nsB string, ipA, ipB netip.Addr) {
+	t.Helper()
+	b, err := netns.GetFromPath(nsB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	Must(t, nsA, func() error {
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "n0"}, PeerName: "n0", PeerNamespace: netlink.NsFd(int(b))})
+	})
+	for ns, ip := range map[string]netip.Addr{nsA: ipA, nsB: ipB} {
+		Must(t, ns, func() error {
+			l, err := netlink.LinkByName("n0")
+			if err != nil {
+				return err
+			}
+			if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: ip.AsSlice(), Mask: net.CIDRMask(24, 32)}}); err != nil {
+				return err
+			}
+			return netlink.LinkSetUp(l)
+		})
 	}
 }
