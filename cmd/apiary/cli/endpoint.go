@@ -27,6 +27,7 @@ func newEndpointCommand(global *options) *cobra.Command {
 			text: table[*models.EndpointList]{
 				header: []string{"ENDPOINT", "POLICY (ingress) ENFORCEMENT", "POLICY (egress) ENFORCEMENT", "IDENTITY",
 					"LABELS (source:key[=value])", "IPv4", "IPv6", "STATUS"},
+				trim: true,
 				rows: func(p *models.EndpointList) [][]string { return endpointRows(p.Items) },
 			},
 		})
