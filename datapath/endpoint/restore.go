@@ -48,13 +48,13 @@ func (m *Manager) restoreOne(ctx context.Context, e Endpoint) error {
 	owner := fmt.Sprintf("endpoint %d", e.ID)
 	if e.IPv4.IsValid() {
 		if err := m.p.IPAM.AllocateIP(e.IPv4, owner); err != nil {
-			return fmt.Errorf("reserve IPv4: %w", err)
+			return m.dropRestored(ctx, e, fmt.Errorf("reserve IPv4: %w", err))
 		}
 	}
 	if e.IPv6.IsValid() {
 		if err := m.p.IPAM.AllocateIP(e.IPv6, owner); err != nil {
 			_ = m.p.IPAM.Release(e.IPv4)
-			return fmt.Errorf("reserve IPv6: %w", err)
+			return m.dropRestored(ctx, e, fmt.Errorf("reserve IPv6: %w", err))
 		}
 	}
 	l, err := m.p.Links.LookupEndpointLink(ctx, e.ID)
@@ -105,7 +105,8 @@ func (m *Manager) RestoreIdentities(ctx context.Context) error {
 			m.p.Log.Warn("Restored endpoint has a new identity", "endpoint", ep.snap.ID, "was", was, "now", ep.ident.ID)
 		}
 		if err := m.upsertIPCache(ep); err != nil {
-			errs = append(errs, fmt.Errorf("endpoint %d: %w", ep.snap.ID, err))
+			m.update(ep, func(e *Endpoint) { e.State, e.Error = StateNotReady, err.Error() })
+			m.p.Log.Warn("Restored endpoint not in the ipcache", "endpoint", ep.snap.ID, "error", err)
 			continue
 		}
 		if err := m.regenerate(ctx, ep); err != nil {
@@ -129,4 +130,20 @@ func (m *Manager) waitingForIdentity() []*endpoint {
 		}
 	}
 	return out
+}
+
+// dropRestored removes what is left in the datapath of an endpoint that
+// cannot be restored (its addresses are no longer the node's to give:
+// the pod CIDR changed), so that no veth, programs or policy map stay
+// behind untracked; it returns cause, with the errors of the removal.
+func (m *Manager) dropRestored(ctx context.Context, e Endpoint, cause error) error {
+	errs := []error{cause}
+	if m.p.Loader != nil {
+		errs = append(errs, m.p.Loader.Detach(ctx, e.ID))
+	}
+	if m.p.PolicyMaps != nil {
+		errs = append(errs, m.p.PolicyMaps.DeletePolicyMap(e.ID))
+	}
+	errs = append(errs, m.p.Links.DeleteEndpointLink(ctx, m.linkSpec(e)))
+	return errors.Join(errs...)
 }

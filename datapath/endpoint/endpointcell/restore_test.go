@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/api/client"
@@ -15,15 +17,20 @@ import (
 )
 
 // startStoppable starts an agent like startAgent that the test stops.
-// on the etcd srv (identities survive the restart there).
-func startStoppable(t *testing.T, srv *kvstoretest.Server, stateDir string, dp []cell.Cell) (*client.Client, func()) {
+// on the etcd srv (identities survive the restart there); flags are
+// added (a pod-cidr flag replaces the default one).
+func startStoppable(t *testing.T, srv *kvstoretest.Server, stateDir string, dp []cell.Cell, flags ...string) (*client.Client, func()) {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
-	h := celltest.New(t, []string{
+	base := []string{
 		"socket-path=" + socket, "state-dir=" + stateDir, "cluster-name=c1", "cluster-id=1",
-		"node-name=node-a", "node-ip=192.0.2.10", "pod-cidr=10.0.1.0/24,fd00:1::/120",
+		"node-name=node-a", "node-ip=192.0.2.10",
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
-	}, append(agentCells(), dp...)...)
+	}
+	if !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "pod-cidr=") }) {
+		base = append(base, "pod-cidr=10.0.1.0/24,fd00:1::/120")
+	}
+	h := celltest.New(t, append(base, flags...), append(agentCells(), dp...)...)
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +65,12 @@ func TestRestoreFromStateDir(t *testing.T) {
 	}
 	// Endpoint 2's namespace went away while the agent was down.
 	f.RemoveLink(2)
+	// Files that are not endpoint states are skipped and left alone.
+	for name, content := range map[string]string{"9.json": "{not json", "x.json": `{"id": 5}`, "notes.txt": "hello"} {
+		if err := os.WriteFile(filepath.Join(stateDir, "endpoints", name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	c, stop = startStoppable(t, srv, stateDir, []cell.Cell{datapathtest.CellOf(f)})
 	defer stop()
@@ -93,6 +106,14 @@ func TestRestoreFromStateDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(stateDir, "endpoints", "2.json")); !os.IsNotExist(err) {
 		t.Fatalf("state file of endpoint 2: %v, want deleted", err)
 	}
+	for _, name := range []string{"9.json", "x.json", "notes.txt", "1.json", "3.json", "4.json"} {
+		if _, err := os.Stat(filepath.Join(stateDir, "endpoints", name)); err != nil {
+			t.Errorf("%s: %v, want kept", name, err)
+		}
+	}
+	if eps, err := c.Endpoints(ctx); err != nil || len(eps) != 3 {
+		t.Fatalf("endpoints after the restore: %d %v, want 1, 3 and 4", len(eps), err)
+	}
 	// The restored endpoints' links were not recreated.
 	var creates int
 	for _, call := range f.Calls() {
@@ -102,5 +123,34 @@ func TestRestoreFromStateDir(t *testing.T) {
 	}
 	if creates != 4 {
 		t.Fatalf("%d links created, want 4 (3 before the restart, 1 after)", creates)
+	}
+}
+
+// TestRestoreAfterPodCIDRChange: an endpoint whose address is no longer
+// in the node's pod CIDR is not restored, and nothing of it stays in the
+// datapath.
+func TestRestoreAfterPodCIDRChange(t *testing.T) {
+	ctx := context.Background()
+	f := datapathtest.New()
+	stateDir := t.TempDir()
+	srv := kvstoretest.StartServer(t)
+	c, stop := startStoppable(t, srv, stateDir, []cell.Cell{datapathtest.CellOf(f)})
+	if _, err := c.EndpointPut(ctx, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	c, stop = startStoppable(t, srv, stateDir, []cell.Cell{datapathtest.CellOf(f)}, "pod-cidr=10.9.0.0/24")
+	defer stop()
+	if eps, err := c.Endpoints(ctx); err != nil || len(eps) != 0 {
+		t.Fatalf("endpoints %+v %v, want none", eps, err)
+	}
+	if len(f.Links()) != 0 || len(f.Attached()) != 0 {
+		t.Fatalf("left in the datapath: links %v, attached %v", f.Links(), f.Attached())
+	}
+	if _, ok := f.PolicyMap(1); ok {
+		t.Fatal("policy map left")
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "endpoints", "1.json")); !os.IsNotExist(err) {
+		t.Fatalf("state file: %v, want deleted", err)
 	}
 }
