@@ -1,0 +1,4 @@
+// Package netnstest creates network namespaces for tests and runs code
+// inside them, so that tests plumb veths and routes in namespaces of
+// their own and never in the machine's root namespace.
+package netnstest
