@@ -1,6 +1,7 @@
 package models
 
 // Paging of the list endpoints (GET /v1/ipcache, /v1/identity, /v1/node,
+// /v1/endpoint,
 // /v1/kvstore?prefix=). A list request takes ?limit=<n> (at most
 // MaxListLimit; DefaultListLimit when absent) and ?continue=<token>; its
 // answer holds at most limit items, in the list's order, and a

@@ -278,3 +278,35 @@ func statusLine(st *models.Status, name string) *models.StatusEntry {
 	}
 	return nil
 }
+
+// TestDeleteFailureCanBeRetried: a delete whose veth removal fails keeps
+// the endpoint (disconnecting, with the error); the retry finishes it
+// without repeating the steps that were done.
+func TestDeleteFailureCanBeRetried(t *testing.T) {
+	ctx := context.Background()
+	f := datapathtest.New()
+	a := startAgent(t, t.TempDir(), []cell.Cell{datapathtest.CellOf(f)})
+	a.put(t, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels})
+	f.FailNext("DeleteEndpointLink", errors.New("device busy"))
+	err := a.client.EndpointDelete(ctx, 1)
+	wantStatus(t, err, http.StatusInternalServerError)
+	ep, err := a.client.Endpoint(ctx, 1)
+	if err != nil || ep.State != "disconnecting" || !strings.Contains(ep.Error, "device busy") {
+		t.Fatalf("after the failed delete: %+v %v", ep, err)
+	}
+	if len(f.Attached()) != 0 {
+		t.Fatal("programs still attached after the failed delete")
+	}
+	if err := a.client.EndpointDelete(ctx, 1); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if n := countCalls(f, "Detach 1"); n != 1 {
+		t.Fatalf("%d detaches, want 1 (not repeated by the retry)", n)
+	}
+	if len(f.Links()) != 0 {
+		t.Fatal("link left after the retry")
+	}
+	if _, err := a.client.Endpoint(ctx, 1); err == nil {
+		t.Fatal("endpoint left after the retry")
+	}
+}
