@@ -105,3 +105,18 @@ type Loader interface {
 
 // ErrNotAttached says that an endpoint has no programs attached.
 var ErrNotAttached = errors.New("endpoint programs not attached")
+
+// InvalidSpecError says that a field of an EndpointLinkSpec is wrong
+// (a path that is no network namespace, the node's own namespace): the
+// request behind it is bad input, not a datapath failure.
+type InvalidSpecError struct {
+	// Field is the spec's field ("NetNSPath").
+	Field string
+	Err   error
+}
+
+// Error implements error.
+func (e *InvalidSpecError) Error() string { return "field " + e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *InvalidSpecError) Unwrap() error { return e.Err }

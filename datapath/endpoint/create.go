@@ -125,6 +125,10 @@ func (m *Manager) plumb(ctx context.Context, ep *endpoint) error {
 	spec := m.linkSpec(ep.snap)
 	m.mu.RUnlock()
 	l, err := m.p.Links.CreateEndpointLink(ctx, spec)
+	var ise *datapath.InvalidSpecError
+	if errors.As(err, &ise) && ise.Field == "NetNSPath" {
+		return &FieldError{Field: "netns-path", Err: err}
+	}
 	if err != nil {
 		return err
 	}

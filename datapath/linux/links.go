@@ -109,9 +109,19 @@ func checkSpec(spec datapath.EndpointLinkSpec) error {
 func (d *Datapath) createInHost(spec datapath.EndpointLinkSpec) (datapath.EndpointLink, error) {
 	epNS, err := netns.GetFromPath(spec.NetNSPath)
 	if err != nil {
-		return datapath.EndpointLink{}, fmt.Errorf("field NetNSPath: open %s: %w", spec.NetNSPath, err)
+		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath", Err: fmt.Errorf("open %s: %w", spec.NetNSPath, err)}
 	}
 	defer epNS.Close()
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(epNS), &fs); err != nil || fs.Type != unix.NSFS_MAGIC {
+		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath",
+			Err: fmt.Errorf("%s is not a network namespace", spec.NetNSPath)}
+	}
+	if epNS.Equal(d.host) {
+		// Configuring it would replace the node's own default route.
+		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath",
+			Err: fmt.Errorf("%s is the node's own network namespace", spec.NetNSPath)}
+	}
 	mtu := spec.MTU
 	if mtu == 0 {
 		mtu = defaultMTU

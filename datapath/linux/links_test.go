@@ -147,6 +147,7 @@ func TestCreateEndpointLinkFailsWhole(t *testing.T) {
 		give datapath.EndpointLinkSpec
 	}{
 		{"no namespace", spec(22, "/var/run/netns/does-not-exist", "10.0.1.22", "")},
+		{"the node's namespace", spec(26, nodeNS, "10.0.1.26", "")},
 		{"no address", spec(23, pod, "", "")},
 		{"long name", func() datapath.EndpointLinkSpec {
 			s := spec(24, pod, "10.0.1.24", "")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func TestEndpointsInNetNS(t *testing.T) {
 			t.Fatal(err)
 		}
 		eps[i] = ep
+	}
+	// Paths that are no endpoint namespace are refused, naming the field.
+	for _, bad := range []string{nodeNS, stateDir + "/endpoints/1.json"} {
+		_, err := c.EndpointPut(ctx, 9, models.EndpointRequest{NetNSPath: bad, Labels: []string{"app=bad"}})
+		wantStatus(t, err, 400)
+		if !strings.Contains(err.Error(), "field netns-path") {
+			t.Errorf("PUT with netns-path %s: %v, want an error naming netns-path", bad, err)
+		}
 	}
 	for i := range pods {
 		j := (i + 1) % len(pods)
