@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -107,7 +108,7 @@ func (m *Manager) allocateIPs(r request) (v4, v6 netip.Addr, err error) {
 		v6 = a6
 	}
 	if !v4.IsValid() && !v6.IsValid() {
-		return v4, v6, errors.New("allocate addresses: the node has no pod CIDR (--pod-cidr)")
+		return v4, v6, fmt.Errorf("allocate addresses: %w: the node has none (--pod-cidr)", ipam.ErrNoCIDR)
 	}
 	return v4, v6, nil
 }

@@ -62,6 +62,11 @@ func FuzzAPIRequest(f *testing.F) {
 		{3, "/v1/policy?labels=k8s:io.cilium.k8s.policy.name=fuzz", ""},
 		{3, "/v1/policy?all=true", ""},
 		{0, "/v1/status", ""},
+		{0, "/v1/endpoint?limit=1", ""},
+		{0, "/v1/endpoint/1", ""},
+		{1, "/v1/endpoint/1", `{"netns-path":"/proc/self/ns/net","interface-name":"eth0","labels":["app=web"]}`},
+		{1, "/v1/endpoint/2", `{"netns-path":"/","labels":["app=web"],"ipv4":"10.0.0.5"}`},
+		{3, "/v1/endpoint/1", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.target, []byte(s.body))

@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
+	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 )
 
 // maxRequestBody bounds the body of PUT /v1/endpoint/{id}.
@@ -65,6 +66,10 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 			api.WriteError(w, http.StatusConflict, err)
 		case errors.As(err, &fe):
 			api.WriteError(w, http.StatusBadRequest, err)
+		case errors.Is(err, ipam.ErrNoCIDR), errors.Is(err, ipam.ErrFull), errors.Is(err, ipam.ErrRestoring):
+			// The node cannot give an address now: no pod CIDR, all taken,
+			// or the restored endpoints' not reserved yet.
+			api.WriteError(w, http.StatusServiceUnavailable, err)
 		case err != nil:
 			api.WriteError(w, http.StatusInternalServerError, err)
 		default:
@@ -73,7 +78,8 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 	})
 }
 
-// newDeleteHandler serves DELETE /v1/endpoint/{id}.
+// newDeleteHandler serves DELETE /v1/endpoint/{id}: 200 with the
+// endpoint as it was.
 func newDeleteHandler(m *endpoint.Manager) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodDelete, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := parseID(r)
@@ -81,13 +87,15 @@ func newDeleteHandler(m *endpoint.Manager) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
+		ep, _ := m.Get(id)
 		switch err := m.Delete(r.Context(), id); {
 		case errors.Is(err, endpoint.ErrNotFound):
 			api.WriteError(w, http.StatusNotFound, err)
 		case err != nil:
 			api.WriteError(w, http.StatusInternalServerError, err)
 		default:
-			w.WriteHeader(http.StatusNoContent)
+			ep.State = endpoint.StateDisconnecting
+			api.WriteJSON(w, http.StatusOK, Model(ep))
 		}
 	})
 }
