@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/labels"
 )
 
 // Create creates the endpoint req asks for. Bad fields give a
@@ -23,7 +24,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	m.ops.Lock()
 	defer m.ops.Unlock()
 	ep := &endpoint{snap: Endpoint{
-		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels,
+		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts,
 		State: StateWaitingForIdentity, Created: time.Now(),
 	}}
 	m.mu.Lock()
@@ -158,10 +159,19 @@ func (m *Manager) upsertIPCache(ep *endpoint) error {
 		if !ip.IsValid() {
 			continue
 		}
-		_, err := m.p.IPCache.UpsertLocalEndpoint(ipcache.LocalEndpoint{IP: ip, Identity: ep.ident.ID, EndpointID: uint16(ep.snap.ID)})
+		_, err := m.p.IPCache.UpsertLocalEndpoint(ipcache.LocalEndpoint{IP: ip, Identity: ep.ident.ID, EndpointID: uint16(ep.snap.ID),
+			K8sNamespace: namespaceOf(ep.snap.Labels), NamedPorts: ipcachePorts(ep.snap.NamedPorts)})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// namespaceOf returns the value of the pod-namespace label, if any.
+func namespaceOf(ls labels.Labels) string {
+	if l, ok := ls.Get(labels.KeyPodNamespace); ok {
+		return l.Value
+	}
+	return ""
 }

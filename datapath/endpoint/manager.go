@@ -96,6 +96,7 @@ func (m *Manager) Get(id datapath.EndpointID) (Endpoint, bool) {
 func (ep *endpoint) snapshot() Endpoint {
 	s := ep.snap
 	s.Labels = slices.Clone(s.Labels)
+	s.NamedPorts = slices.Clone(s.NamedPorts)
 	return s
 }
 

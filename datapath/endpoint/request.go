@@ -25,6 +25,8 @@ type Request struct {
 	// free and in the node's pod CIDR); unset, the IPAM picks.
 	IPv4 string
 	IPv6 string
+	// NamedPorts are the endpoint's named ports.
+	NamedPorts []NamedPort
 }
 
 // FieldError says which field of a request is wrong.
@@ -50,6 +52,7 @@ type request struct {
 	ifName     string
 	labels     labels.Labels
 	ipv4, ipv6 netip.Addr
+	namedPorts []NamedPort
 }
 
 // defaultIfName is the interface name when a request gives none.
@@ -89,6 +92,9 @@ func (r Request) validate() (request, error) {
 	}
 	if out.ipv6, err = parseAddr(r.IPv6, false); err != nil {
 		errs = append(errs, &FieldError{Field: "ipv6", Err: err})
+	}
+	if out.namedPorts, err = checkNamedPorts(r.NamedPorts); err != nil {
+		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
 }

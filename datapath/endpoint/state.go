@@ -33,11 +33,19 @@ type stateFile struct {
 	Labels       []string                 `json:"labels"`
 	IPv4         netip.Addr               `json:"ipv4,omitzero"`
 	IPv6         netip.Addr               `json:"ipv6,omitzero"`
+	NamedPorts   []namedPortJSON          `json:"named-ports,omitempty"`
 	Identity     identity.NumericIdentity `json:"identity"`
 	HostIfName   string                   `json:"host-interface"`
 	HostIfIndex  int                      `json:"host-ifindex"`
 	MAC          string                   `json:"host-mac"`
 	ContainerMAC string                   `json:"container-mac"`
+}
+
+// namedPortJSON is a named port in a state file.
+type namedPortJSON struct {
+	Name     string `json:"name"`
+	Port     uint16 `json:"port"`
+	Protocol string `json:"protocol"`
 }
 
 func (m *Manager) stateDir() string { return filepath.Join(m.p.StateDir, StateSubdir) }
@@ -59,6 +67,9 @@ func (m *Manager) writeState(ep *endpoint) error {
 		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC}
 	for _, l := range e.Labels {
 		sf.Labels = append(sf.Labels, l.String())
+	}
+	for _, p := range e.NamedPorts {
+		sf.NamedPorts = append(sf.NamedPorts, namedPortJSON(p))
 	}
 	data, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
@@ -160,6 +171,13 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("field labels: %w", err)
 	}
-	return Endpoint{ID: sf.ID, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
+	var ports []NamedPort
+	for _, p := range sf.NamedPorts {
+		ports = append(ports, NamedPort(p))
+	}
+	if ports, err = checkNamedPorts(ports); err != nil {
+		return Endpoint{}, err
+	}
+	return Endpoint{ID: sf.ID, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
 		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC}, nil
 }

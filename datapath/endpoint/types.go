@@ -37,6 +37,8 @@ type Endpoint struct {
 	Labels labels.Labels
 	IPv4   netip.Addr
 	IPv6   netip.Addr
+	// NamedPorts are the endpoint's named ports.
+	NamedPorts []NamedPort
 	// Identity is the numeric security identity (0 while waiting).
 	Identity identity.NumericIdentity
 	// HostIfName, HostIfIndex and MAC are the host side of the veth;

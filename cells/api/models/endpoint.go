@@ -3,13 +3,23 @@ package models
 // EndpointRequest is the body of PUT /v1/endpoint/{id}: the endpoint to
 // create. Labels are "source:key=value" strings (no source: k8s); IPv4
 // and IPv6, when set, are taken instead of addresses from the node's pod
-// CIDRs.
+// CIDRs. NamedPorts are the endpoint's named ports (a pod's container
+// ports): policy rules on a port name resolve against them.
 type EndpointRequest struct {
-	NetNSPath     string   `json:"netns-path"`
-	InterfaceName string   `json:"interface-name,omitempty"`
-	Labels        []string `json:"labels"`
-	IPv4          string   `json:"ipv4,omitempty"`
-	IPv6          string   `json:"ipv6,omitempty"`
+	NetNSPath     string              `json:"netns-path"`
+	InterfaceName string              `json:"interface-name,omitempty"`
+	Labels        []string            `json:"labels"`
+	IPv4          string              `json:"ipv4,omitempty"`
+	IPv6          string              `json:"ipv6,omitempty"`
+	NamedPorts    []EndpointNamedPort `json:"named-ports,omitempty"`
+}
+
+// EndpointNamedPort is a named port of an endpoint; the protocol is
+// TCP, UDP or SCTP (TCP when empty).
+type EndpointNamedPort struct {
+	Name     string `json:"name"`
+	Port     uint16 `json:"port"`
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Endpoint is one endpoint of the node, as served by GET
@@ -21,6 +31,8 @@ type Endpoint struct {
 	Labels        []string `json:"labels"`
 	IPv4          string   `json:"ipv4,omitempty"`
 	IPv6          string   `json:"ipv6,omitempty"`
+	// NamedPorts are the endpoint's named ports.
+	NamedPorts []EndpointNamedPort `json:"named-ports,omitempty"`
 	// Identity is the security identity (0 while waiting for it).
 	Identity uint32 `json:"identity"`
 	// State is waiting-for-identity, regenerating, ready, not-ready

@@ -58,8 +58,12 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("decode body: %w", err))
 			return
 		}
+		ports := make([]endpoint.NamedPort, 0, len(req.NamedPorts))
+		for _, p := range req.NamedPorts {
+			ports = append(ports, endpoint.NamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
+		}
 		ep, err := m.Create(r.Context(), endpoint.Request{ID: id, NetNSPath: req.NetNSPath, IfName: req.InterfaceName,
-			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6})
+			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports})
 		var fe *endpoint.FieldError
 		switch {
 		case errors.Is(err, endpoint.ErrExists):
@@ -166,6 +170,9 @@ func Model(e endpoint.Endpoint) models.Endpoint {
 	}
 	for _, l := range e.Labels {
 		out.Labels = append(out.Labels, l.String())
+	}
+	for _, p := range e.NamedPorts {
+		out.NamedPorts = append(out.NamedPorts, models.EndpointNamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
 	}
 	if e.IPv4.IsValid() {
 		out.IPv4 = e.IPv4.String()

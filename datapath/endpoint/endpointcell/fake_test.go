@@ -310,3 +310,63 @@ func TestDeleteFailureCanBeRetried(t *testing.T) {
 		t.Fatal("endpoint left after the retry")
 	}
 }
+
+const namedPortPolicy = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: named, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: web}}
+  ingress:
+  - fromEndpoints: [{matchLabels: {app: client}}]
+    toPorts: [{ports: [{port: http, protocol: TCP}]}]
+---
+apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: client, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: client}}
+  egress:
+  - toEndpoints: [{matchLabels: {app: web}}]
+    toPorts: [{ports: [{port: http, protocol: TCP}]}]
+`
+
+// TestNamedPorts: an endpoint's named ports resolve its ingress rules
+// and, through the ipcache, the egress rules of endpoints that talk to
+// it.
+func TestNamedPorts(t *testing.T) {
+	ctx := context.Background()
+	f := datapathtest.New()
+	a := startAgent(t, t.TempDir(), []cell.Cell{datapathtest.CellOf(f)})
+	if _, err := a.client.PolicyPut(ctx, []byte(namedPortPolicy)); err != nil {
+		t.Fatal(err)
+	}
+	web := a.put(t, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels,
+		NamedPorts: []models.EndpointNamedPort{{Name: "http", Port: 8080}}})
+	client := a.put(t, 2, models.EndpointRequest{NetNSPath: fakeNetNS(t, "client"),
+		Labels: []string{"app=client", "io.kubernetes.pod.namespace=default"}})
+	if len(web.NamedPorts) != 1 || web.NamedPorts[0].Protocol != "TCP" {
+		t.Fatalf("web's named ports %+v", web.NamedPorts)
+	}
+	in := policy.Key{Identity: identityOf(client), Direction: policy.Ingress, Proto: policy.ProtoTCP, Port: 8080, PrefixLen: 16}
+	out := policy.Key{Identity: identityOf(web), Direction: policy.Egress, Proto: policy.ProtoTCP, Port: 8080, PrefixLen: 16}
+	celltest.Eventually(t, "web allows client on 8080 and client may reach web on 8080", func() bool {
+		mw, _ := f.PolicyMap(1)
+		mc, _ := f.PolicyMap(2)
+		_, okIn := mw[in]
+		_, okOut := mc[out]
+		return okIn && okOut
+	})
+	e, ok := a.ipc.LookupByIP(netip.MustParseAddr(web.IPv4))
+	if !ok || len(e.NamedPorts) != 1 || e.NamedPorts[0].Port != 8080 || e.K8sNamespace != "default" {
+		t.Fatalf("web's ipcache entry %+v", e)
+	}
+
+	_, err := a.client.EndpointPut(ctx, 3, models.EndpointRequest{NetNSPath: fakeNetNS(t, "x"), Labels: podLabels,
+		NamedPorts: []models.EndpointNamedPort{{Name: "HTTP", Port: 0, Protocol: "icmp"}, {Name: "dns", Port: 53}, {Name: "dns", Port: 54}}})
+	wantStatus(t, err, http.StatusBadRequest)
+	for _, w := range []string{"named-ports", "[0].name", "[0].port", "[0].protocol", "[2]: dns/TCP declared twice"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}

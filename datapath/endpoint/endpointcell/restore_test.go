@@ -52,7 +52,8 @@ func TestRestoreFromStateDir(t *testing.T) {
 	before := map[uint16]*models.Endpoint{}
 	for id, app := range map[uint16]string{1: "web", 2: "db", 3: "client"} {
 		ep, err := c.EndpointPut(ctx, id, models.EndpointRequest{NetNSPath: fakeNetNS(t, app),
-			Labels: []string{"app=" + app, "io.kubernetes.pod.namespace=default"}})
+			Labels:     []string{"app=" + app, "io.kubernetes.pod.namespace=default"},
+			NamedPorts: []models.EndpointNamedPort{{Name: "http", Port: 8000 + id, Protocol: "tcp"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,8 @@ func TestRestoreFromStateDir(t *testing.T) {
 	for _, id := range []uint16{1, 3} {
 		ep, _ := c.Endpoint(ctx, id)
 		b := before[id]
-		if ep.IPv4 != b.IPv4 || ep.IPv6 != b.IPv6 || ep.Identity != b.Identity || ep.HostIfIndex != b.HostIfIndex {
+		if ep.IPv4 != b.IPv4 || ep.IPv6 != b.IPv6 || ep.Identity != b.Identity || ep.HostIfIndex != b.HostIfIndex ||
+			len(ep.NamedPorts) != 1 || ep.NamedPorts[0] != b.NamedPorts[0] {
 			t.Errorf("endpoint %d restored as %+v, was %+v", id, ep, b)
 		}
 	}
