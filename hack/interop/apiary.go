@@ -1,0 +1,72 @@
+package interop
+
+import (
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// ApiaryAgent is one apiary agent (the whole agent hive) of a cluster.
+type ApiaryAgent struct {
+	Name  string
+	IPC   ipcache.IPCache
+	Alloc identity.Allocator
+}
+
+// StartApiaryAgent starts the whole apiary agent named node, of cluster
+// name with id, on the etcd of srv (its TLS config file included); it
+// stops when the test ends.
+func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id int, node, nodeIP string) *ApiaryAgent {
+	t.Helper()
+	dir := t.TempDir()
+	a := &ApiaryAgent{Name: node}
+	celltest.StartWithFlags(t, []string{
+		"socket-path=" + filepath.Join(dir, "apiary.sock"), "state-dir=" + filepath.Join(dir, "state"),
+		"prometheus-serve-addr=127.0.0.1:0",
+		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
+		"cluster-name=" + cluster, "cluster-id=" + itoa(id),
+		"node-name=" + node, "node-ip=" + nodeIP,
+	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc))
+	return a
+}
+
+// Pod is an endpoint an apiary agent runs.
+type Pod struct {
+	Namespace, Name, ServiceAccount string
+	IP                              netip.Addr
+	Labels                          []string // "k8s:app=web"
+	NamedPorts                      []ipcache.NamedPort
+	EndpointID                      uint16
+}
+
+// AddPod allocates the pod's identity (published to etcd by the
+// allocator) and upserts it as a local endpoint (published to etcd as
+// Cilium's IPIdentityPair); it returns the identity.
+func (a *ApiaryAgent) AddPod(t *testing.T, p Pod) identity.NumericIdentity {
+	t.Helper()
+	lbls := []labels.Label{
+		labels.MustParse("k8s:io.kubernetes.pod.namespace=" + p.Namespace),
+		labels.MustParse("k8s:io.cilium.k8s.policy.serviceaccount=" + p.ServiceAccount),
+	}
+	for _, l := range p.Labels {
+		lbls = append(lbls, labels.MustParse(l))
+	}
+	id, _, err := a.Alloc.AllocateIdentity(t.Context(), labels.FromSlice(lbls))
+	if err != nil {
+		t.Fatalf("%s: allocate identity of %s/%s: %v", a.Name, p.Namespace, p.Name, err)
+	}
+	if _, err := a.IPC.UpsertLocalEndpoint(ipcache.LocalEndpoint{
+		IP: p.IP, Identity: id.ID, EndpointID: p.EndpointID,
+		K8sNamespace: p.Namespace, K8sPodName: p.Name, K8sServiceAccount: p.ServiceAccount, NamedPorts: p.NamedPorts,
+	}); err != nil {
+		t.Fatalf("%s: upsert endpoint %s/%s: %v", a.Name, p.Namespace, p.Name, err)
+	}
+	return id.ID
+}

@@ -1,0 +1,135 @@
+package interop_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/cilium/api/v1/models"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/hack/interop"
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/policy/ipcache"
+)
+
+// TestKVStoreMeshReadsApiary points Cilium's KVStoreMesh at the etcd of
+// an apiary cluster of two agents: it must find the cluster config and
+// every sync canary, report the cluster ready with its nodes, endpoints
+// and identities, and mirror exactly what apiary published.
+func TestKVStoreMeshReadsApiary(t *testing.T) {
+	remote := kvstoretest.StartServer(t, kvstoretest.WithTLS())
+	a1 := interop.StartApiaryAgent(t, remote, "apiary1", 7, "node-1", "192.0.2.11")
+	a2 := interop.StartApiaryAgent(t, remote, "apiary1", 7, "node-2", "192.0.2.12")
+	a1.AddPod(t, interop.Pod{Namespace: "default", Name: "web-0", ServiceAccount: "web", EndpointID: 11,
+		IP: netip.MustParseAddr("10.7.1.5"), Labels: []string{"k8s:app=web"},
+		NamedPorts: []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}})
+	a2.AddPod(t, interop.Pod{Namespace: "default", Name: "protected-db-0", ServiceAccount: "db", EndpointID: 21,
+		IP: netip.MustParseAddr("10.7.2.5"), Labels: []string{"k8s:app=protected-db"},
+		NamedPorts: []ipcache.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}})
+	a2.AddPod(t, interop.Pod{Namespace: "default", Name: "web-1", ServiceAccount: "web", EndpointID: 22,
+		IP: netip.MustParseAddr("10.7.2.6"), Labels: []string{"k8s:app=web"}})
+
+	raw := remote.Client()
+	celltest.EventuallyWithin(t, "apiary's entries in etcd", 30*time.Second, func() bool {
+		return len(list(t, raw, "cilium/state/ip/v1/default/")) == 3 &&
+			len(list(t, raw, "cilium/state/nodes/v1/apiary1/")) == 2 &&
+			len(list(t, raw, "cilium/state/identities/v1/id/")) == 2
+	})
+
+	local := kvstoretest.StartServer(t)
+	km := interop.StartKVStoreMesh(t, "cilium-mesh", 1, local, map[string]*kvstoretest.Server{"apiary1": remote})
+
+	var st *models.RemoteCluster
+	ready := func() bool {
+		for _, rc := range km.Status() {
+			if rc.Name == "apiary1" {
+				st = rc
+			}
+		}
+		return st != nil && st.Ready && st.NumNodes == 2 && st.NumEndpoints == 3 && st.NumIdentities == 2
+	}
+	if !eventually(60*time.Second, ready) {
+		t.Fatalf("KVStoreMesh status of apiary1: %s", dump(st))
+	}
+	t.Logf("KVStoreMesh status of apiary1: %s", dump(st))
+	if st.Config == nil || !st.Config.Required || !st.Config.Retrieved || st.Config.ClusterID != 7 || !st.Connected {
+		t.Errorf("config/connection = %s", dump(st))
+	}
+
+	lraw := local.Client()
+	mirrors := []struct{ state, cache string }{
+		{"cilium/state/nodes/v1/apiary1/", "cilium/cache/nodes/v1/apiary1/"},
+		{"cilium/state/ip/v1/default/", "cilium/cache/ip/v1/apiary1/"},
+		{"cilium/state/identities/v1/id/", "cilium/cache/identities/v1/apiary1/id/"},
+	}
+	for _, m := range mirrors {
+		want := list(t, raw, m.state)
+		if !eventually(30*time.Second, func() bool { return equal(list(t, lraw, m.cache), want) }) {
+			t.Errorf("%s mirrored as %s:\n got %v\nwant %v", m.state, m.cache, list(t, lraw, m.cache), want)
+		}
+	}
+	var cfg map[string]any
+	if v := get(t, lraw, "cilium/cluster-config/apiary1"); json.Unmarshal([]byte(v), &cfg) != nil ||
+		!strings.Contains(v, `"id":7`) || !strings.Contains(v, `"cached":true`) {
+		t.Errorf("cluster config KVStoreMesh propagated = %q", v)
+	}
+}
+
+func list(t *testing.T, c *clientv3.Client, prefix string) map[string]string {
+	t.Helper()
+	resp, err := c.Get(context.Background(), prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, kv := range resp.Kvs {
+		out[strings.TrimPrefix(string(kv.Key), prefix)] = string(kv.Value)
+	}
+	return out
+}
+
+func get(t *testing.T, c *clientv3.Client, key string) string {
+	t.Helper()
+	resp, err := c.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return ""
+	}
+	return string(resp.Kvs[0].Value)
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// eventually polls cond (every 100ms) until it holds or timeout passes.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
+}
+
+func dump(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
