@@ -8,6 +8,7 @@ require (
 	github.com/cilium/hive v1.0.4
 	github.com/spf13/pflag v1.0.10
 	go.etcd.io/etcd/client/v3 v3.7.3
+	go.uber.org/goleak v1.3.0
 )
 
 require (
