@@ -161,4 +161,3 @@ func upsert(t *testing.T, ctx context.Context, s store.SyncStore, keys ...store.
 		}
 	}
 }
-
