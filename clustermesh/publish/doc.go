@@ -5,8 +5,10 @@
 // services).
 //
 // Every agent runs a Publisher; one of them at a time holds a kvstore
-// lock and writes, with its session lease, so the keys vanish with it
-// and the next agent to take the lock writes them again. The leader
+// lock and writes, with its session lease, so the keys expire with a
+// dead agent's lease; the next agent to take the lock binds them to its
+// own lease (the config at once, each canary when the old one
+// expires). The leader
 // also keeps the canaries of the agents' own stores (nodes, ipcache): a
 // canary that existed and vanished because the agent that last wrote it
 // stopped is written again, so a remote connecting later still finds

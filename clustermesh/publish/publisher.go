@@ -91,7 +91,10 @@ func (p *Publisher) Leader() bool { return p.leader.Load() }
 func (p *Publisher) ClusterConfig() []byte { return slices.Clone(p.config) }
 
 // Run waits for the lock, then writes and keeps the keys until ctx ends,
-// when it releases the lock (the keys go with this agent's lease). When
+// when it releases the lock. The keys stay until this agent's session
+// lease expires (as every key of a stopped agent does); the agent that
+// takes the lock over binds the cluster config to its own lease at once
+// and writes each canary again when the old one expires. When
 // the lock is lost (its lease expired: etcd unreachable for longer than
 // its TTL) it stops writing and waits for the lock again; the agent that
 // took it over rewrites the keys with its own lease.

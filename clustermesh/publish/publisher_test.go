@@ -98,10 +98,14 @@ func TestLeaderStopsThenTheOtherPublishes(t *testing.T) {
 	celltest.Eventually(t, "a leads", a.Leader)
 	b, _ := runPublisher(t, srv.NewBackend())
 	celltest.Eventually(t, "the config", func() bool { v, _ := get(t, raw, configKey); return v == wantConfig })
+	_, leaseA := get(t, raw, configKey)
 	stopA()
-	ba.Close() // the agent stops: its session lease is revoked with its keys
+	ba.Close() // the agent stops: the lock lease is revoked, its keys stay until their lease expires
 	celltest.Eventually(t, "b takes over", b.Leader)
-	celltest.Eventually(t, "the config written again", func() bool { v, _ := get(t, raw, configKey); return v == wantConfig })
+	celltest.Eventually(t, "the config bound to b's lease", func() bool {
+		v, lease := get(t, raw, configKey)
+		return v == wantConfig && lease != 0 && lease != leaseA
+	})
 }
 
 func TestLeaderKeepsItsKeys(t *testing.T) {

@@ -1,11 +1,15 @@
 package interop
 
 import (
+	"context"
 	"net/netip"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -15,9 +19,21 @@ import (
 
 // ApiaryAgent is one apiary agent (the whole agent hive) of a cluster.
 type ApiaryAgent struct {
-	Name  string
-	IPC   ipcache.IPCache
-	Alloc identity.Allocator
+	Name      string
+	IPC       ipcache.IPCache
+	Alloc     identity.Allocator
+	Publisher publish.Leadership
+	hive      *hive.Hive
+}
+
+// Stop stops the agent, as on SIGTERM: its leased keys go with it.
+func (a *ApiaryAgent) Stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.hive.Stop(ctx); err != nil {
+		t.Fatalf("stop %s: %v", a.Name, err)
+	}
 }
 
 // StartApiaryAgent starts the whole apiary agent named node, of cluster
@@ -27,13 +43,16 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 	t.Helper()
 	dir := t.TempDir()
 	a := &ApiaryAgent{Name: node}
-	celltest.StartWithFlags(t, []string{
+	a.hive = celltest.StartWithFlags(t, []string{
 		"socket-path=" + filepath.Join(dir, "apiary.sock"), "state-dir=" + filepath.Join(dir, "state"),
 		"prometheus-serve-addr=127.0.0.1:0",
 		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
+		// The shortest lease: the keys of a stopped agent expire in
+		// seconds, as they would after the default 15m.
+		"kvstore-lease-ttl=5s",
 		"cluster-name=" + cluster, "cluster-id=" + itoa(id),
 		"node-name=" + node, "node-ip=" + nodeIP,
-	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc))
+	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher))
 	return a
 }
 

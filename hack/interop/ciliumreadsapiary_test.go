@@ -45,15 +45,19 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 	km := interop.StartKVStoreMesh(t, "cilium-mesh", 1, local, map[string]*kvstoretest.Server{"apiary1": remote})
 
 	var st *models.RemoteCluster
+	// ready fetches KVStoreMesh's status of apiary1 into st.
 	ready := func() bool {
+		st = &models.RemoteCluster{}
 		for _, rc := range km.Status() {
 			if rc.Name == "apiary1" {
 				st = rc
 			}
 		}
-		return st != nil && st.Ready && st.NumNodes == 2 && st.NumEndpoints == 3 && st.NumIdentities == 2
+		return st.Ready
 	}
-	if !eventually(60*time.Second, ready) {
+	if !eventually(60*time.Second, func() bool {
+		return ready() && st.NumNodes == 2 && st.NumEndpoints == 3 && st.NumIdentities == 2
+	}) {
 		t.Fatalf("KVStoreMesh status of apiary1: %s", dump(st))
 	}
 	t.Logf("KVStoreMesh status of apiary1: %s", dump(st))
@@ -62,6 +66,51 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 	}
 
 	lraw := local.Client()
+	checkMirror(t, raw, lraw)
+	var cfg map[string]any
+	if v := get(t, lraw, "cilium/cluster-config/apiary1"); json.Unmarshal([]byte(v), &cfg) != nil ||
+		!strings.Contains(v, `"id":7`) || !strings.Contains(v, `"cached":true`) {
+		t.Errorf("cluster config KVStoreMesh propagated = %q", v)
+	}
+
+	// Changes after the initial sync reach KVStoreMesh too: a new pod,
+	// and the publisher agent stopping (its node and endpoints go with
+	// it; the other agent takes the cluster config over).
+	a1.AddPod(t, interop.Pod{Namespace: "default", Name: "web-2", ServiceAccount: "web", EndpointID: 12,
+		IP: netip.MustParseAddr("10.7.1.6"), Labels: []string{"k8s:app=web"}})
+	if !eventually(30*time.Second, func() bool { return ready() && st.NumEndpoints == 4 }) {
+		t.Fatalf("KVStoreMesh status of apiary1 after a new pod: %s", dump(st))
+	}
+	checkMirror(t, raw, lraw)
+	leader, other := a1, a2
+	if a2.Publisher.Leader() {
+		leader, other = a2, a1
+	}
+	leader.Stop(t)
+	celltest.EventuallyWithin(t, other.Name+" publishes the cluster config", 30*time.Second, other.Publisher.Leader)
+	// Each agent ran two of the four pods.
+	if !eventually(60*time.Second, func() bool {
+		ready()
+		return st.Ready && st.NumNodes == 1 && st.NumEndpoints == 2 && st.Config.Retrieved
+	}) {
+		t.Fatalf("KVStoreMesh status of apiary1 after %s stopped: %s", leader.Name, dump(st))
+	}
+	t.Logf("KVStoreMesh status of apiary1 after %s stopped: %s", leader.Name, dump(st))
+	// node-1's lease has expired (its node is gone): what a KVStoreMesh
+	// connecting now needs is there again, written by the other agent.
+	celltest.EventuallyWithin(t, "the cluster config and every canary after the leader's lease expired", 30*time.Second, func() bool {
+		ok := get(t, raw, "cilium/cluster-config/apiary1") != ""
+		for _, c := range []string{"nodes", "ip", "identities", "services"} {
+			ok = ok && get(t, raw, "cilium/synced/apiary1/cilium/state/"+c+"/v1") != ""
+		}
+		return ok
+	})
+	checkMirror(t, raw, lraw)
+}
+
+// checkMirror compares what apiary published with KVStoreMesh's copy.
+func checkMirror(t *testing.T, raw, lraw *clientv3.Client) {
+	t.Helper()
 	mirrors := []struct{ state, cache string }{
 		{"cilium/state/nodes/v1/apiary1/", "cilium/cache/nodes/v1/apiary1/"},
 		{"cilium/state/ip/v1/default/", "cilium/cache/ip/v1/apiary1/"},
@@ -69,14 +118,9 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 	}
 	for _, m := range mirrors {
 		want := list(t, raw, m.state)
-		if !eventually(30*time.Second, func() bool { return equal(list(t, lraw, m.cache), want) }) {
+		if !eventually(30*time.Second, func() bool { want = list(t, raw, m.state); return equal(list(t, lraw, m.cache), want) }) {
 			t.Errorf("%s mirrored as %s:\n got %v\nwant %v", m.state, m.cache, list(t, lraw, m.cache), want)
 		}
-	}
-	var cfg map[string]any
-	if v := get(t, lraw, "cilium/cluster-config/apiary1"); json.Unmarshal([]byte(v), &cfg) != nil ||
-		!strings.Contains(v, `"id":7`) || !strings.Contains(v, `"cached":true`) {
-		t.Errorf("cluster config KVStoreMesh propagated = %q", v)
 	}
 }
 
