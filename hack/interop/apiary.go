@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -22,8 +25,29 @@ type ApiaryAgent struct {
 	Name      string
 	IPC       ipcache.IPCache
 	Alloc     identity.Allocator
+	Nodes     node.Manager
 	Publisher publish.Leadership
 	hive      *hive.Hive
+	status    []status.Provider
+}
+
+type statusProviders struct {
+	cell.In
+
+	All []status.Provider `group:"status-providers"`
+}
+
+// Status returns the agent's status line name (as `apiary status`
+// shows it).
+func (a *ApiaryAgent) Status(t *testing.T, name string) status.Report {
+	t.Helper()
+	for _, p := range a.status {
+		if p.Name == name {
+			return p.Probe(t.Context())
+		}
+	}
+	t.Fatalf("%s: no status line %q", a.Name, name)
+	return status.Report{}
 }
 
 // Stop stops the agent, as on SIGTERM: its leased keys go with it.
@@ -52,7 +76,8 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 		"kvstore-lease-ttl=5s",
 		"cluster-name=" + cluster, "cluster-id=" + itoa(id),
 		"node-name=" + node, "node-ip=" + nodeIP,
-	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher))
+	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher),
+		celltest.Capture(&a.Nodes), cell.Invoke(func(p statusProviders) { a.status = p.All }))
 	return a
 }
 

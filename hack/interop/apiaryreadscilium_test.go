@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/hack/interop"
@@ -149,6 +151,49 @@ func TestApiaryReadsCilium(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestApiaryAgentJoinsCiliumCluster runs a whole apiary agent as one
+// more node of the cluster Cilium's writers published: its own
+// watchers (nodes, ipcache, identities, with their checks) take in every
+// entry, with the pods' named ports and service accounts, and skip none.
+func TestApiaryAgentJoinsCiliumCluster(t *testing.T) {
+	srv := kvstoretest.StartServer(t, kvstoretest.WithTLS())
+	want := interop.ExampleCiliumCluster("cilium1", 2)
+	interop.PublishCiliumCluster(t, srv, want)
+	a := interop.StartApiaryAgent(t, srv, "cilium1", 2, "apiary-node", "192.0.2.50")
+
+	celltest.EventuallyWithin(t, "Cilium's nodes in apiary's node manager", 30*time.Second, func() bool {
+		var names []string
+		for _, n := range a.Nodes.Nodes() {
+			if n.Cluster == "cilium1" && n.Source == "kvstore" {
+				names = append(names, n.Name)
+			}
+		}
+		slices.Sort(names)
+		return slices.Equal(names, []string{"worker-1", "worker-2"})
+	})
+	for _, w := range want.Endpoints {
+		prefix := netip.PrefixFrom(netip.MustParseAddr(w.IP.String()), 32)
+		celltest.EventuallyWithin(t, prefix.String()+" in apiary's ipcache", 30*time.Second, func() bool {
+			e, ok := a.IPC.Lookup(prefix)
+			return ok && uint32(e.Identity) == uint32(w.ID) && e.TunnelPeer.String() == w.HostIP.String() &&
+				e.K8sPodName == w.K8sPodName && e.K8sServiceAccount == w.K8sServiceAccount && len(e.NamedPorts) == len(w.NamedPorts)
+		})
+	}
+	for id, lbls := range want.Identities {
+		celltest.EventuallyWithin(t, "identity "+id.String()+" in apiary's identity cache", 30*time.Second, func() bool {
+			got := a.Alloc.LookupIdentityByID(identity.NumericIdentity(id))
+			return got != nil && len(got.Labels) == len(lbls)
+		})
+	}
+	for _, line := range []string{"Nodes", "IPCache", "Identities"} {
+		if r := a.Status(t, line); r.State != status.Ok {
+			t.Errorf("%s: %s %q %q", line, r.State, r.Message, r.Details)
+		} else {
+			t.Logf("%s: %s %s %q", line, r.State, r.Message, r.Details)
+		}
+	}
 }
 
 func listPrefix(t *testing.T, b kvstore.Backend, prefix string) map[string][]byte {
