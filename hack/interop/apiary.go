@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
@@ -27,8 +28,10 @@ type ApiaryAgent struct {
 	Alloc     identity.Allocator
 	Nodes     node.Manager
 	Publisher publish.Leadership
-	hive      *hive.Hive
-	status    []status.Provider
+	// Client talks to the agent's REST API, as the apiary CLI does.
+	Client *client.Client
+	hive   *hive.Hive
+	status []status.Provider
 }
 
 type statusProviders struct {
@@ -67,8 +70,9 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 	t.Helper()
 	dir := t.TempDir()
 	a := &ApiaryAgent{Name: node}
+	socket := filepath.Join(dir, "apiary.sock")
 	a.hive = celltest.StartWithFlags(t, []string{
-		"socket-path=" + filepath.Join(dir, "apiary.sock"), "state-dir=" + filepath.Join(dir, "state"),
+		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"),
 		"prometheus-serve-addr=127.0.0.1:0",
 		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
 		// The shortest lease: the keys of a stopped agent expire in
@@ -78,6 +82,8 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 		"node-name=" + node, "node-ip=" + nodeIP,
 	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher),
 		celltest.Capture(&a.Nodes), cell.Invoke(func(p statusProviders) { a.status = p.All }))
+	a.Client = client.New(socket)
+	t.Cleanup(a.Client.Close)
 	return a
 }
 

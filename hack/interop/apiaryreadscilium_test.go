@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -192,6 +193,43 @@ func TestApiaryAgentJoinsCiliumCluster(t *testing.T) {
 			t.Errorf("%s: %s %q %q", line, r.State, r.Message, r.Details)
 		} else {
 			t.Logf("%s: %s %s %q", line, r.State, r.Message, r.Details)
+		}
+	}
+}
+
+// strangerToEmployeeHTTP lets strangers reach the port the employee pods
+// call http.
+const strangerToEmployeeHTTP = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: strangers-to-http, namespace: istio-space}
+spec:
+  endpointSelector: {matchLabels: {app: stranger}}
+  egress:
+  - toEndpoints: [{matchLabels: {app: employee}}]
+    toPorts: [{ports: [{port: http, protocol: TCP}]}]
+`
+
+// TestNamedPortsFromCilium: an egress rule with a named port resolves
+// to the number a pod's IPIdentityPair, written by Cilium, gives it.
+func TestNamedPortsFromCilium(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	want := interop.ExampleCiliumCluster("cilium1", 2)
+	interop.PublishCiliumCluster(t, srv, want)
+	a := interop.StartApiaryAgent(t, srv, "cilium1", 2, "apiary-node", "192.0.2.50")
+	if _, err := a.Client.PolicyPut(t.Context(), []byte(strangerToEmployeeHTTP)); err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(dport string) func() bool {
+		return func() bool {
+			tr, err := a.Client.PolicyTrace(t.Context(), models.PolicyTraceRequest{
+				Source: []string{"istio-space/stranger-0"}, Destination: []string{"istio-space/employee-0"}, DPort: dport})
+			return err == nil && tr.Egress.Allowed
+		}
+	}
+	celltest.EventuallyWithin(t, "stranger -> employee 8080/TCP (employee's http) allowed", 30*time.Second, allowed("8080/TCP"))
+	for _, dport := range []string{"80/TCP", "8080/UDP"} {
+		if allowed(dport)() {
+			t.Errorf("stranger -> employee %s allowed; only the http port (8080/TCP) should be", dport)
 		}
 	}
 }
