@@ -94,10 +94,10 @@ func (p *Publisher) ClusterConfig() []byte { return slices.Clone(p.config) }
 // when it releases the lock. The keys stay until this agent's session
 // lease expires (as every key of a stopped agent does); the agent that
 // takes the lock over binds the cluster config to its own lease at once
-// and writes each canary again when the old one expires. When
-// the lock is lost (its lease expired: etcd unreachable for longer than
-// its TTL) it stops writing and waits for the lock again; the agent that
-// took it over rewrites the keys with its own lease.
+// and writes each canary again when the old one expires. When the lock
+// is lost (its lease expired: etcd unreachable for longer than its TTL),
+// Run stops writing, also a write in flight, and waits for the lock
+// again.
 func (p *Publisher) Run(ctx context.Context) {
 	path := LockPath(p.opts.Cluster.ClusterName)
 	for failures := 0; ctx.Err() == nil; {
@@ -145,7 +145,7 @@ func (p *Publisher) setLeader(leader bool) {
 
 // lead writes the keys, then writes them again whenever the watch of
 // them shows a change, a write failed, or Resync passed, until ctx ends
-// or lost is closed.
+// or lost is closed (nil: never).
 func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 	cluster := p.opts.Cluster.ClusterName
 	p.mu.Lock()
@@ -158,6 +158,13 @@ func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 	kick := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
+	wg.Go(func() { // a lost lock ends the writes in flight too
+		select {
+		case <-lost:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
 	wg.Go(func() { p.watch(ctx, kvstore.ClusterConfigPrefix+cluster, kick) })
 	wg.Go(func() { p.watch(ctx, p.syncedPrefix(), kick) })
 
@@ -176,9 +183,6 @@ func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-lost:
 			timer.Stop()
 			return
 		case <-kick:
