@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
@@ -119,4 +120,27 @@ func (a *ApiaryAgent) AddPod(t *testing.T, p Pod) identity.NumericIdentity {
 		t.Fatalf("%s: upsert endpoint %s/%s: %v", a.Name, p.Namespace, p.Name, err)
 	}
 	return id.ID
+}
+
+// ModuleHealth returns what module name (e.g. "clustermesh-publish")
+// reports about itself, as `apiary hive` shows it.
+func (a *ApiaryAgent) ModuleHealth(t *testing.T, name string) string {
+	t.Helper()
+	h, err := a.Client.Hive(t.Context())
+	if err != nil {
+		t.Fatalf("%s: GET hive: %v", a.Name, err)
+	}
+	var find func([]*models.Module) string
+	find = func(ms []*models.Module) string {
+		for _, m := range ms {
+			if m.Name == name {
+				return m.Message
+			}
+			if msg := find(m.Modules); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	return find(h.Modules)
 }

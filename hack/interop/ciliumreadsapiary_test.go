@@ -86,8 +86,14 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 	if a2.Publisher.Leader() {
 		leader, other = a2, a1
 	}
+	if msg := other.ModuleHealth(t, "clustermesh-publish"); !strings.HasPrefix(msg, "standby: ") {
+		t.Errorf("%s's publisher health = %q, want standby", other.Name, msg)
+	}
 	leader.Stop(t)
-	celltest.EventuallyWithin(t, other.Name+" publishes the cluster config", 30*time.Second, other.Publisher.Leader)
+	celltest.EventuallyWithin(t, other.Name+" publishes the cluster config", 30*time.Second, func() bool {
+		return other.Publisher.Leader() &&
+			other.ModuleHealth(t, "clustermesh-publish") == "leader: publishing cilium/cluster-config/apiary1 and the sync canaries"
+	})
 	// Each agent ran two of the four pods.
 	if !eventually(60*time.Second, func() bool {
 		ready()
