@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/cilium/cilium/api/v1/models"
+	ciliumidentity "github.com/cilium/cilium/pkg/identity"
+	ciliumlabels "github.com/cilium/cilium/pkg/labels"
+	nodestore "github.com/cilium/cilium/pkg/node/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -65,6 +68,7 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 		t.Errorf("config/connection = %s", dump(st))
 	}
 
+	checkCiliumDecodes(t, raw)
 	lraw := local.Client()
 	checkMirror(t, raw, lraw)
 	var cfg map[string]any
@@ -112,6 +116,41 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 		return ok
 	})
 	checkMirror(t, raw, lraw)
+}
+
+// checkCiliumDecodes reads what apiary published with the decoders and
+// validators a Cilium agent applies to a remote cluster's entries.
+func checkCiliumDecodes(t *testing.T, raw *clientv3.Client) {
+	t.Helper()
+	clusterID := uint32(7)
+	newNode := nodestore.ValidatingKeyCreator(nodestore.ClusterNameValidator("apiary1"), nodestore.NameValidator(),
+		nodestore.ClusterIDValidator(&clusterID))
+	for name, v := range list(t, raw, "cilium/state/nodes/v1/apiary1/") {
+		n := newNode().(*nodestore.ValidatingNode)
+		if err := n.Unmarshal(name, []byte(v)); err != nil {
+			t.Errorf("Cilium refuses node %s: %v", name, err)
+		} else if ip := n.GetNodeIP(false); ip == nil || !strings.HasPrefix(ip.String(), "192.0.2.1") {
+			t.Errorf("Cilium reads node %s with IP %v", name, ip)
+		}
+	}
+	minID, maxID := ciliumidentity.GetMinimalAllocationIdentity(clusterID), ciliumidentity.GetMaximumAllocationIdentity(clusterID)
+	for name, v := range list(t, raw, "cilium/state/ip/v1/default/") {
+		var p ciliumidentity.IPIdentityPair
+		if err := p.Unmarshal(name, []byte(v)); err != nil {
+			t.Errorf("Cilium refuses ipcache entry %s: %v", name, err)
+			continue
+		}
+		if p.ID < minID || p.ID > maxID || p.K8sPodName == "" || p.K8sServiceAccount == "" || p.HostIP == nil {
+			t.Errorf("Cilium reads ipcache entry %s as %+v (cluster 7's ids are %d..%d)", name, p, minID, maxID)
+		}
+	}
+	for id, v := range list(t, raw, "cilium/state/identities/v1/id/") {
+		lbls := ciliumlabels.NewLabelsFromSortedList(v)
+		cluster, app := lbls["io.cilium.k8s.policy.cluster"], lbls["app"]
+		if cluster.Source != "k8s" || cluster.Value != "apiary1" || app.Source != "k8s" || app.Value == "" {
+			t.Errorf("Cilium reads identity %s as %v", id, lbls)
+		}
+	}
 }
 
 // checkMirror compares what apiary published with KVStoreMesh's copy.
