@@ -20,9 +20,10 @@ build: ## Build apiary-agent and apiary into _output/bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary
 
 .PHONY: test
-test: lint ## Run every test (race detector on), the benchmark module's tests included, then make fuzz
+test: lint ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
+	cd hack/interop && $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
@@ -43,6 +44,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd hack/bench && $(GO) vet ./...
+	cd hack/interop && $(GO) vet ./...
 	hack/check-layers.sh
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
 

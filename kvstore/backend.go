@@ -15,6 +15,9 @@ const (
 	HeartbeatPath = "cilium/.heartbeat"
 	// SyncedPrefix holds the sync canaries: cilium/synced/<cluster>/<prefix>.
 	SyncedPrefix = "cilium/synced/"
+	// ClusterConfigPrefix holds each cluster's configuration for the
+	// clusters meshing with it: cilium/cluster-config/<cluster>.
+	ClusterConfigPrefix = "cilium/cluster-config/"
 )
 
 // Errors returned by backends.
@@ -85,6 +88,16 @@ type Unlocker interface {
 	// Unlock releases the lock. It returns ErrLockLost if the lock's
 	// lease expired while it was held.
 	Unlock(ctx context.Context) error
+}
+
+// LockWatcher is implemented by the Unlockers of backends that can tell
+// when a held lock is lost: the etcd backend's, whose locks live on a
+// lease. A holder that acts alone while it holds the lock (a leader)
+// stops acting when Lost is closed.
+type LockWatcher interface {
+	// Lost is closed when the lock's lease expired or was revoked (also
+	// when the client is closed).
+	Lost() <-chan struct{}
 }
 
 // State is the coarse state of the kvstore connection.

@@ -219,6 +219,11 @@ type etcdLock struct {
 	path    string
 }
 
+var _ LockWatcher = (*etcdLock)(nil)
+
+// Lost implements LockWatcher: the lock session's lease is gone.
+func (l *etcdLock) Lost() <-chan struct{} { return l.session.Done() }
+
 func (l *etcdLock) Unlock(ctx context.Context) (err error) {
 	ctx, done := l.e.begin(ctx, "unlock")
 	defer done(&err)

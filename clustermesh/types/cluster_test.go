@@ -1,6 +1,7 @@
 package types_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -56,6 +57,36 @@ func TestValidateRemote(t *testing.T) {
 				t.Errorf("ValidateRemote = %v, want nil", err)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Errorf("ValidateRemote = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCiliumClusterConfigJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		give types.ClusterInfo
+		want string
+	}{
+		{name: "255", give: types.ClusterInfo{ClusterName: "c1", ClusterID: 1, MaxConnectedClusters: 255},
+			want: `{"id":1,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255}}`},
+		{name: "511", give: types.ClusterInfo{ClusterName: "c9", ClusterID: 300, MaxConnectedClusters: 511},
+			want: `{"id":300,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":511}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := json.Marshal(tc.give.CiliumClusterConfig())
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("json = %s, %v; want %s", got, err, tc.want)
+			}
+			var back types.CiliumClusterConfig
+			if err := json.Unmarshal([]byte(`{"id":7,"capabilities":{"syncedCanaries":true,"cached":true,`+
+				`"maxConnectedClusters":255,"serviceExportsEnabled":false,"endpointSlicesExportMode":"endpointslices-only"}}`), &back); err != nil {
+				t.Fatal(err)
+			}
+			if c := back.Capabilities; back.ID != 7 || !c.SyncedCanaries || !c.Cached || c.MaxConnectedClusters != 255 ||
+				c.ServiceExportsEnabled == nil || *c.ServiceExportsEnabled || c.EndpointSlicesExportMode != "endpointslices-only" {
+				t.Errorf("decoded %+v", back)
 			}
 		})
 	}

@@ -35,6 +35,7 @@ type SyncStore struct {
 	backend    kvstore.Backend
 	prefix     string // with trailing slash
 	canaryKey  string
+	syncedKey  string // the canary's name below cilium/synced/<cluster>/; the prefix unless WithSyncedKey
 	lease      bool
 	log        *slog.Logger
 	metrics    *Metrics
@@ -71,6 +72,15 @@ type SyncStoreOption func(*SyncStore)
 // WithoutLease writes keys that outlive the agent (not bound to the
 // session lease).
 func WithoutLease() SyncStoreOption { return func(s *SyncStore) { s.lease = false } }
+
+// WithSyncedKey names the sync canary cilium/synced/<cluster>/<key>
+// instead of cilium/synced/<cluster>/<prefix>. Cilium's readers wait for
+// the ipcache canary at cilium/state/ip/v1 (its writers' prefix is
+// cilium/state/ip/v1/default) and for the identities canary at
+// cilium/state/identities/v1 (prefix cilium/state/identities/v1/id).
+func WithSyncedKey(key string) SyncStoreOption {
+	return func(s *SyncStore) { s.syncedKey = strings.Trim(key, "/") }
+}
 
 // WithSyncLogger sets the logger.
 func WithSyncLogger(log *slog.Logger) SyncStoreOption { return func(s *SyncStore) { s.log = log } }
@@ -131,7 +141,7 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 	s := &SyncStore{
 		backend:    backend,
 		prefix:     prefix,
-		canaryKey:  kvstore.SyncedPrefix + cluster + "/" + strings.TrimSuffix(prefix, "/"),
+		syncedKey:  strings.TrimSuffix(prefix, "/"),
 		lease:      true,
 		log:        slog.New(slog.DiscardHandler),
 		scope:      strings.TrimSuffix(prefix, "/"),
@@ -149,6 +159,7 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 	for _, o := range opts {
 		o(s)
 	}
+	s.canaryKey = kvstore.SyncedPrefix + cluster + "/" + s.syncedKey
 	s.metrics = metricsOrDefault(s.metrics)
 	s.metrics.Synced.WithLabelValues(s.scope, "write").Set(0)
 	s.queueSize = s.metrics.QueueSize.WithLabelValues(s.scope)

@@ -110,3 +110,39 @@ func TestSyncStoreRecreatesKeysAfterLeaseLoss(t *testing.T) {
 		return string(v) == jsonNode("n1", "10.0.0.1") && c != nil
 	})
 }
+
+func TestSyncStoreSyncedKeyOverride(t *testing.T) {
+	tests := []struct {
+		name, prefix string
+		opts         []store.SyncStoreOption
+		want         string
+	}{
+		{name: "default is the prefix", prefix: "cilium/state/ip/v1/default",
+			want: "cilium/synced/c1/cilium/state/ip/v1/default"},
+		{name: "ipcache as Cilium's readers wait for it", prefix: "cilium/state/ip/v1/default",
+			opts: []store.SyncStoreOption{store.WithSyncedKey("cilium/state/ip/v1")},
+			want: "cilium/synced/c1/cilium/state/ip/v1"},
+		{name: "slashes trimmed", prefix: "cilium/state/identities/v1/id",
+			opts: []store.SyncStoreOption{store.WithSyncedKey("/cilium/state/identities/v1/")},
+			want: "cilium/synced/c1/cilium/state/identities/v1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := kvstoretest.NewMemory().NewBackend()
+			defer b.Close()
+			s := store.NewSyncStore("c1", b, tc.prefix, tc.opts...)
+			if s.CanaryKey() != tc.want {
+				t.Fatalf("canary key = %s, want %s", s.CanaryKey(), tc.want)
+			}
+			runSync(t, s)
+			must(t, s.UpsertKey(ctx(t), &node{Name: "k", IP: "1"}))
+			s.Synced(ctx(t))
+			celltest.Eventually(t, "canary", s.IsSynced)
+			canaries, err := b.ListPrefix(ctx(t), kvstore.SyncedPrefix)
+			must(t, err)
+			if _, ok := canaries[tc.want]; !ok || len(canaries) != 1 {
+				t.Errorf("canaries = %v, want only %s", canaries, tc.want)
+			}
+		})
+	}
+}

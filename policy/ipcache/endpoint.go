@@ -23,7 +23,8 @@ func (c *Cache) UpsertLocalEndpoint(ep LocalEndpoint) (Revision, error) {
 	prefix := HostPrefix(ep.IP)
 	rev, err := c.UpsertMetadata(prefix, source.Local, endpointResource(prefix.Addr()), Metadata{
 		Identity: ep.Identity, EncryptKey: ep.EncryptKey,
-		K8sNamespace: ep.K8sNamespace, K8sPodName: ep.K8sPodName, NamedPorts: ep.NamedPorts,
+		K8sNamespace: ep.K8sNamespace, K8sPodName: ep.K8sPodName, K8sServiceAccount: ep.K8sServiceAccount,
+		NamedPorts: ep.NamedPorts,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("upsert local endpoint %s: %w", ep.IP, err)
@@ -56,7 +57,8 @@ func (c *Cache) DeleteLocalEndpoint(ip netip.Addr) (Revision, error) {
 func (c *Cache) localPair(prefix netip.Prefix, ep LocalEndpoint) *IPIdentityPair {
 	p := NewIPIdentityPair(prefix, ep.Identity, c.local.IP)
 	p.Key = ep.EncryptKey
-	p.K8sNamespace, p.K8sPodName, p.NamedPorts = ep.K8sNamespace, ep.K8sPodName, ep.NamedPorts
+	p.K8sNamespace, p.K8sPodName, p.K8sServiceAccount = ep.K8sNamespace, ep.K8sPodName, ep.K8sServiceAccount
+	p.NamedPorts = ep.NamedPorts
 	if ep.EndpointID != 0 {
 		p.Metadata = fmt.Sprintf("cilium-global:%s:%s:%d", c.cluster.ClusterName, c.local.Name, ep.EndpointID)
 	}

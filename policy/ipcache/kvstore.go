@@ -20,6 +20,11 @@ import (
 // entries: Cilium's cilium/state/ip/v1 with the default address space.
 const KVStorePrefix = "cilium/state/ip/v1/default"
 
+// KVStoreSyncedKey names the sync canary of the ipcache entries,
+// cilium/synced/<cluster>/cilium/state/ip/v1: Cilium's readers
+// (agents, KVStoreMesh) wait for it there, not below the address space.
+const KVStoreSyncedKey = "cilium/state/ip/v1"
+
 // ErrForeignIdentity marks a kvstore entry whose identity is not valid in
 // this cluster (allocated by another cluster, or node-local); the watch
 // store skips it as refused.
@@ -43,7 +48,7 @@ type kvSync struct {
 func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, m *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
-	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix,
+	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix, store.WithSyncedKey(KVStoreSyncedKey),
 		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
 	k.watch = store.NewWatchStore("ipcache", store.KeyFactoryFunc(k.decode), k,
 		store.WithLogger(log), store.WithMetrics(m), store.WithWriter(k.sync))
@@ -108,7 +113,8 @@ func (k *kvSync) OnUpdate(key store.Key) {
 	} else {
 		_, err = k.c.UpsertMetadata(prefix, source.KVStore, res, Metadata{
 			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
-			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, NamedPorts: p.NamedPorts,
+			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount,
+			NamedPorts: p.NamedPorts,
 		})
 	}
 	if err != nil {

@@ -93,7 +93,7 @@ func (pm prefixMeta) merge() (merged, bool) {
 			e.EncryptKey = md.EncryptKey
 		}
 		if e.K8sNamespace == "" && e.K8sPodName == "" {
-			e.K8sNamespace, e.K8sPodName = md.K8sNamespace, md.K8sPodName
+			e.K8sNamespace, e.K8sPodName, e.K8sServiceAccount = md.K8sNamespace, md.K8sPodName, md.K8sServiceAccount
 		}
 		if e.NamedPorts == nil && len(md.NamedPorts) > 0 {
 			e.NamedPorts = md.NamedPorts

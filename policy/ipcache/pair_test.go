@@ -19,7 +19,7 @@ import (
 func TestIPIdentityPairGolden(t *testing.T) {
 	endpoint := ipcache.NewIPIdentityPair(pfx("10.0.1.5/32"), 65836, netip.MustParseAddr("192.0.2.10"))
 	endpoint.Key, endpoint.Metadata = 3, "cilium-global:default:node-a:1234"
-	endpoint.K8sNamespace, endpoint.K8sPodName = "default", "web-7c9f8d6b5-x2x9q"
+	endpoint.K8sNamespace, endpoint.K8sPodName, endpoint.K8sServiceAccount = "default", "web-7c9f8d6b5-x2x9q", "web"
 	endpoint.NamedPorts = []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}
 	tests := []struct {
 		name string
@@ -69,9 +69,10 @@ func TestDecodeCiliumIPIdentityPair(t *testing.T) {
 		wantID     identity.NumericIdentity
 		wantPod    string
 		wantPorts  int
+		wantSA     string
 	}{
-		{"cilium-ipidentitypair.json", "10.6.6.43", "10.6.6.43/32", "10.5.1.132", 12928, "istio-system/ai-ingressgateway-6bdbdbf7dc-jz85c", 0},
-		{"cilium-ipidentitypair-ipv6.json", "f00d::a0f:0:0:8b2d", "f00d::a0f:0:0:8b2d/128", "10.0.2.15", 48312, "kube-system/coredns-5d78c9869d-6fz7g", 3},
+		{"cilium-ipidentitypair.json", "10.6.6.43", "10.6.6.43/32", "10.5.1.132", 12928, "istio-system/ai-ingressgateway-6bdbdbf7dc-jz85c", 0, ""},
+		{"cilium-ipidentitypair-ipv6.json", "f00d::a0f:0:0:8b2d", "f00d::a0f:0:0:8b2d/128", "10.0.2.15", 48312, "kube-system/coredns-5d78c9869d-6fz7g", 3, "coredns"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -86,8 +87,8 @@ func TestDecodeCiliumIPIdentityPair(t *testing.T) {
 			prefix, _ := p.Prefix()
 			host, _ := p.HostAddr()
 			if prefix.String() != tc.wantPrefix || host.String() != tc.wantHost || p.ID != tc.wantID ||
-				p.K8sNamespace+"/"+p.K8sPodName != tc.wantPod || len(p.NamedPorts) != tc.wantPorts {
-				t.Errorf("decoded %s %s %d %s/%s %v", prefix, host, p.ID, p.K8sNamespace, p.K8sPodName, p.NamedPorts)
+				p.K8sNamespace+"/"+p.K8sPodName != tc.wantPod || len(p.NamedPorts) != tc.wantPorts || p.K8sServiceAccount != tc.wantSA {
+				t.Errorf("decoded %s %s %d %s/%s sa %q %v", prefix, host, p.ID, p.K8sNamespace, p.K8sPodName, p.K8sServiceAccount, p.NamedPorts)
 			}
 		})
 	}

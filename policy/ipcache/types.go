@@ -44,6 +44,8 @@ type Metadata struct {
 	// K8sNamespace and K8sPodName name the pod behind the prefix.
 	K8sNamespace string
 	K8sPodName   string
+	// K8sServiceAccount is the pod's service account.
+	K8sServiceAccount string
 	// NamedPorts are the pod's named ports.
 	NamedPorts []NamedPort
 }
@@ -51,20 +53,21 @@ type Metadata struct {
 // IsZero reports whether md says nothing.
 func (md *Metadata) IsZero() bool {
 	return len(md.Labels) == 0 && md.Identity == 0 && !md.TunnelPeer.IsValid() && md.EncryptKey == 0 &&
-		md.K8sNamespace == "" && md.K8sPodName == "" && len(md.NamedPorts) == 0
+		md.K8sNamespace == "" && md.K8sPodName == "" && md.K8sServiceAccount == "" && len(md.NamedPorts) == 0
 }
 
 // Entry is the resolved state of one prefix. Entries handed out are
 // copies; their NamedPorts must not be modified.
 type Entry struct {
-	Prefix       netip.Prefix
-	Identity     identity.NumericIdentity
-	Source       source.Source
-	TunnelPeer   netip.Addr
-	EncryptKey   uint8
-	K8sNamespace string
-	K8sPodName   string
-	NamedPorts   []NamedPort
+	Prefix            netip.Prefix
+	Identity          identity.NumericIdentity
+	Source            source.Source
+	TunnelPeer        netip.Addr
+	EncryptKey        uint8
+	K8sNamespace      string
+	K8sPodName        string
+	K8sServiceAccount string
+	NamedPorts        []NamedPort
 }
 
 // Change is one prefix changing: Old is nil when it was added, New is nil
@@ -111,7 +114,13 @@ type LocalEndpoint struct {
 	EncryptKey   uint8
 	K8sNamespace string
 	K8sPodName   string
-	NamedPorts   []NamedPort
+	// K8sServiceAccount is the pod's service account, published as
+	// Cilium's IPIdentityPair K8sServiceAccount.
+	K8sServiceAccount string
+	// NamedPorts are the pod's named ports (container ports with a
+	// name), published so that other agents and clusters resolve egress
+	// rules with named ports to this pod's numbers.
+	NamedPorts []NamedPort
 }
 
 // LocalNode is the node this agent runs on, as the ipcache needs it: its

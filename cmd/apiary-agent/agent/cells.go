@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
@@ -40,6 +41,7 @@ var ControlPlane = cell.Group(
 	policycell.Cell,
 	ipcachecell.Cell,
 	nodecell.Cell,
+	publish.Cell,
 )
 
 // Datapath are the cells that plumb this node's endpoints and routes:

@@ -50,7 +50,7 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 	ctx := context.Background()
 	rev, err := c.UpsertLocalEndpoint(ipcache.LocalEndpoint{
 		IP: netip.MustParseAddr("10.0.1.5"), Identity: 12345, EndpointID: 1234, EncryptKey: 3,
-		K8sNamespace: "default", K8sPodName: "web-7c9f8d6b5-x2x9q",
+		K8sNamespace: "default", K8sPodName: "web-7c9f8d6b5-x2x9q", K8sServiceAccount: "web",
 		NamedPorts: []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}},
 	})
 	ipcachetest.Applied(t, c)(rev, err)
@@ -59,13 +59,13 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 	}
 	const key = "cilium/state/ip/v1/default/10.0.1.5"
 	want := `{"IP":"10.0.1.5","Mask":null,"HostIP":"192.0.2.10","ID":12345,"Key":3,"Metadata":"cilium-global:default:node-a:1234",` +
-		`"K8sNamespace":"default","K8sPodName":"web-7c9f8d6b5-x2x9q","NamedPorts":[{"Name":"http","Port":8080,"Protocol":"TCP"},{"Name":"dns","Port":53,"Protocol":"UDP"}]}`
+		`"K8sNamespace":"default","K8sPodName":"web-7c9f8d6b5-x2x9q","K8sServiceAccount":"web","NamedPorts":[{"Name":"http","Port":8080,"Protocol":"TCP"},{"Name":"dns","Port":53,"Protocol":"UDP"}]}`
 	celltest.Eventually(t, key, func() bool {
 		resp, err := raw.Get(ctx, key)
 		return err == nil && len(resp.Kvs) == 1 && string(resp.Kvs[0].Value) == want && resp.Kvs[0].Lease != 0
 	})
-	celltest.Eventually(t, "the sync canary", func() bool {
-		resp, err := raw.Get(ctx, "cilium/synced/default/cilium/state/ip/v1/default")
+	celltest.Eventually(t, "the sync canary where Cilium's readers wait for it", func() bool {
+		resp, err := raw.Get(ctx, "cilium/synced/default/cilium/state/ip/v1")
 		return err == nil && len(resp.Kvs) == 1
 	})
 	celltest.Eventually(t, "the watch to list", func() bool {
@@ -110,7 +110,14 @@ func TestClusterEntriesAreWatched(t *testing.T) {
 	put("10.0.4.1", `{"IP":"10.0.4.1","Mask":null,"HostIP":"192.0.2.22","ID":131372,"Key":0,"Metadata":""}`)   // cluster id 2
 	put("10.0.4.2", `{"IP":"10.0.4.2","Mask":null,"HostIP":"192.0.2.22","ID":16777300,"Key":0,"Metadata":""}`) // node-local
 	put("10.0.2.9", `{"IP":"10.0.2.9","Mask":null,"HostIP":"192.0.2.20","ID":303,"Key":0,"Metadata":""}`)
+	put("10.0.2.10", `{"IP":"10.0.2.10","Mask":null,"HostIP":"192.0.2.20","ID":304,"Key":0,"Metadata":"cilium-global:default:node-b:8",`+
+		`"K8sNamespace":"prod","K8sPodName":"db-0","K8sServiceAccount":"db","NamedPorts":[{"Name":"redis","Port":6379,"Protocol":"TCP"}]}`)
 	celltest.Eventually(t, "10.0.2.9", func() bool { return entryOf(c, "10.0.2.9/32") == "303/kvstore via 192.0.2.20" })
+	celltest.Eventually(t, "10.0.2.10", func() bool { return entryOf(c, "10.0.2.10/32") == "304/kvstore via 192.0.2.20" })
+	if e, _ := c.Lookup(netip.MustParsePrefix("10.0.2.10/32")); e.K8sNamespace != "prod" || e.K8sPodName != "db-0" ||
+		e.K8sServiceAccount != "db" || !reflect.DeepEqual(e.NamedPorts, []ipcache.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}) {
+		t.Errorf("10.0.2.10 = %+v, want the pod, its service account and named ports from the kvstore", e)
+	}
 	if got := entryOf(c, "10.0.3.0/24"); got != "301/kvstore via 192.0.2.21" {
 		t.Errorf("CIDR entry = %s", got)
 	}

@@ -1,0 +1,74 @@
+package publish
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/kvstore"
+)
+
+// Cell runs this agent's Publisher when a kvstore is configured: the
+// agents of a cluster elect one, through a kvstore lock, that writes
+// cilium/cluster-config/<cluster> and the identities and services sync
+// canaries, and keeps them. It provides Leadership.
+var Cell = cell.Module("clustermesh-publish", "Cluster configuration and sync canaries for remote clusters",
+	cell.Provide(newFromParams),
+	cell.Invoke(func(Leadership) {}),
+)
+
+// Leadership tells whether this agent is the cluster's publisher.
+type Leadership interface {
+	// Leader reports whether this agent holds the publisher lock and
+	// writes the cluster configuration.
+	Leader() bool
+}
+
+var _ Leadership = (*Publisher)(nil)
+
+type params struct {
+	cell.In
+
+	Log       *slog.Logger
+	Jobs      job.Group
+	Health    cell.Health
+	LocalNode localnode.Store
+	KVStore   kvstore.Client `optional:"true"`
+}
+
+// noLeader is the Leadership of an agent without a kvstore.
+type noLeader struct{}
+
+func (noLeader) Leader() bool { return false }
+
+func newFromParams(p params) (Leadership, error) {
+	if p.KVStore == nil || !p.KVStore.Enabled() {
+		p.Health.Stopped("disabled: no kvstore")
+		return noLeader{}, nil
+	}
+	cluster := p.LocalNode.Get().Cluster
+	standby := "standby: waiting for the publisher lock " + LockPath(cluster.ClusterName)
+	pub, err := New(Options{
+		Backend: p.KVStore, Cluster: cluster, Log: p.Log,
+		Retry: job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		OnLeadership: func(leader bool) {
+			if leader {
+				p.Health.OK("leader: publishing " + ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")
+			} else {
+				p.Health.OK(standby)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Jobs.Add(job.OneShot("publish", func(ctx context.Context, _ cell.Health) error {
+		p.Health.OK(standby)
+		pub.Run(ctx)
+		return nil
+	}))
+	return pub, nil
+}
