@@ -27,7 +27,7 @@
 #define MATCH_L4_ONLY 3 /* any peer, protocol (and port) */
 #define MATCH_ALL 4     /* any peer, any protocol */
 
-/* struct event is one ring-buffer record, 64 bytes.
+/* struct event is one ring-buffer record, 60 bytes.
  * type: EVENT_*; reason: the drop reason (drops) or 0; verdict: 1 allow,
  * 0 deny (policy verdicts); match_type: MATCH_*; direction: DIR_*;
  * family: 4 or 6; proto: IP protocol; icmp_type: for ICMP; endpoint_id;

@@ -1,0 +1,137 @@
+// Package testpkt builds Ethernet frames (IPv4 or IPv6 with TCP, UDP,
+// SCTP, ICMP or ICMPv6) to run through the endpoint programs with
+// BPF_PROG_TEST_RUN: the verdict tests, the datapath benchmark, and
+// `simulate --datapath=bpf`. Checksums are left zero: the programs do not
+// read them.
+package testpkt
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+)
+
+// Protocol numbers.
+const (
+	ProtoICMP   = 1
+	ProtoTCP    = 6
+	ProtoUDP    = 17
+	ProtoICMPv6 = 58
+	ProtoSCTP   = 132
+)
+
+// TCP flags.
+const (
+	FIN = 0x01
+	SYN = 0x02
+	RST = 0x04
+	ACK = 0x10
+)
+
+// Packet describes a frame.
+type Packet struct {
+	Src, Dst netip.Addr // both IPv4 or both IPv6
+	Proto    uint8
+	// Sport and Dport are the L4 ports (TCP, UDP, SCTP).
+	Sport, Dport uint16
+	// TCPFlags for TCP (SYN when zero).
+	TCPFlags uint8
+	// ICMPType, ICMPCode and ICMPID (echo identifier) for ICMP/ICMPv6.
+	ICMPType, ICMPCode uint8
+	ICMPID             uint16
+	// Payload bytes after the L4 header.
+	Payload int
+}
+
+// Frame returns the Ethernet frame of p.
+func (p Packet) Frame() ([]byte, error) {
+	if !p.Src.IsValid() || !p.Dst.IsValid() || p.Src.Is4() != p.Dst.Is4() {
+		return nil, fmt.Errorf("build packet: addresses %v and %v must both be IPv4 or both IPv6", p.Src, p.Dst)
+	}
+	l4 := p.l4()
+	eth := make([]byte, 14)
+	copy(eth[0:6], []byte{0x02, 0, 0, 0, 0, 2})
+	copy(eth[6:12], []byte{0x02, 0, 0, 0, 0, 1})
+	if p.Src.Is4() {
+		binary.BigEndian.PutUint16(eth[12:], 0x0800)
+		ip := make([]byte, 20)
+		ip[0] = 0x45
+		binary.BigEndian.PutUint16(ip[2:], uint16(20+len(l4)))
+		ip[8] = 64
+		ip[9] = p.Proto
+		s, d := p.Src.As4(), p.Dst.As4()
+		copy(ip[12:16], s[:])
+		copy(ip[16:20], d[:])
+		return append(append(eth, ip...), l4...), nil
+	}
+	binary.BigEndian.PutUint16(eth[12:], 0x86dd)
+	ip := make([]byte, 40)
+	ip[0] = 0x60
+	binary.BigEndian.PutUint16(ip[4:], uint16(len(l4)))
+	ip[6] = p.Proto
+	ip[7] = 64
+	s, d := p.Src.As16(), p.Dst.As16()
+	copy(ip[8:24], s[:])
+	copy(ip[24:40], d[:])
+	return append(append(eth, ip...), l4...), nil
+}
+
+// MustFrame is Frame for fixed test packets; it panics on bad addresses.
+func (p Packet) MustFrame() []byte {
+	b, err := p.Frame()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (p Packet) l4() []byte {
+	var h []byte
+	switch p.Proto {
+	case ProtoTCP:
+		h = make([]byte, 20)
+		binary.BigEndian.PutUint16(h[0:], p.Sport)
+		binary.BigEndian.PutUint16(h[2:], p.Dport)
+		h[12] = 5 << 4
+		h[13] = p.TCPFlags
+		if h[13] == 0 {
+			h[13] = SYN
+		}
+		binary.BigEndian.PutUint16(h[14:], 65535)
+	case ProtoUDP:
+		h = make([]byte, 8)
+		binary.BigEndian.PutUint16(h[0:], p.Sport)
+		binary.BigEndian.PutUint16(h[2:], p.Dport)
+		binary.BigEndian.PutUint16(h[4:], uint16(8+p.Payload))
+	case ProtoSCTP:
+		h = make([]byte, 12)
+		binary.BigEndian.PutUint16(h[0:], p.Sport)
+		binary.BigEndian.PutUint16(h[2:], p.Dport)
+	case ProtoICMP, ProtoICMPv6:
+		h = make([]byte, 8)
+		h[0] = p.ICMPType
+		h[1] = p.ICMPCode
+		binary.BigEndian.PutUint16(h[4:], p.ICMPID)
+	}
+	return append(h, make([]byte, p.Payload)...)
+}
+
+// Reply returns the packet the peer answers p with: addresses and ports
+// swapped; TCP SYN becomes SYN|ACK, other TCP flags ACK; an ICMP echo
+// request becomes an echo reply with the same identifier.
+func (p Packet) Reply() Packet {
+	r := p
+	r.Src, r.Dst = p.Dst, p.Src
+	r.Sport, r.Dport = p.Dport, p.Sport
+	switch {
+	case p.Proto == ProtoTCP && (p.TCPFlags == 0 || p.TCPFlags == SYN):
+		r.TCPFlags = SYN | ACK
+	case p.Proto == ProtoTCP:
+		r.TCPFlags = ACK
+	case p.Proto == ProtoICMP && p.ICMPType == 8:
+		r.ICMPType = 0
+	case p.Proto == ProtoICMPv6 && p.ICMPType == 128:
+		r.ICMPType = 129
+	}
+	return r
+}

@@ -1,0 +1,156 @@
+package ipcache
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+// Map is the BPF ipcache map.
+type Map struct {
+	m *ebpf.Map
+}
+
+// Open opens the ipcache map pinned under root, creating and pinning it if
+// missing or incompatible.
+func Open(log *slog.Logger, root string) (*Map, error) {
+	m, err := bpfmap.OpenShared(log, root, MapName)
+	if err != nil {
+		return nil, err
+	}
+	return &Map{m: m}, nil
+}
+
+// Close releases the map's file descriptor; the pin stays.
+func (m *Map) Close() error { return m.m.Close() }
+
+// Upsert maps prefix to id.
+func (m *Map) Upsert(prefix netip.Prefix, id identity.NumericIdentity) error {
+	k, err := NewKey(prefix)
+	if err != nil {
+		return err
+	}
+	if err := m.m.Update(&k, NewValue(id), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("update ipcache entry %v: %w", prefix, err)
+	}
+	return nil
+}
+
+// Delete removes prefix; a missing prefix is not an error.
+func (m *Map) Delete(prefix netip.Prefix) error {
+	k, err := NewKey(prefix)
+	if err != nil {
+		return err
+	}
+	if err := m.m.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("delete ipcache entry %v: %w", prefix, err)
+	}
+	return nil
+}
+
+// Lookup returns the identity of the longest prefix covering addr, as the
+// programs see it; ok is false when no prefix covers it (the programs
+// then use world).
+func (m *Map) Lookup(addr netip.Addr) (id identity.NumericIdentity, ok bool, err error) {
+	k, err := hostKey(addr)
+	if err != nil {
+		return 0, false, err
+	}
+	var v Value
+	err = m.m.Lookup(&k, &v)
+	switch {
+	case errors.Is(err, ebpf.ErrKeyNotExist):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("look up ipcache %v: %w", addr, err)
+	}
+	return identity.NumericIdentity(v.Identity), true, nil
+}
+
+// Dump returns every entry of the map.
+func (m *Map) Dump() (map[netip.Prefix]identity.NumericIdentity, error) {
+	out := make(map[netip.Prefix]identity.NumericIdentity)
+	var (
+		k Key
+		v Value
+	)
+	it := m.m.Iterate()
+	for it.Next(&k, &v) {
+		out[k.Prefix()] = identity.NumericIdentity(v.Identity)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("dump ipcache map: %w", err)
+	}
+	return out, nil
+}
+
+// ApplyBatch writes upserts and removes deletes, in batches where the
+// kernel supports them. Every prefix is validated first: on a bad prefix
+// nothing is written.
+func (m *Map) ApplyBatch(upserts map[netip.Prefix]identity.NumericIdentity, deletes []netip.Prefix) error {
+	keys := make([]Key, 0, len(upserts))
+	values := make([]Value, 0, len(upserts))
+	for p, id := range upserts {
+		k, err := NewKey(p)
+		if err != nil {
+			return fmt.Errorf("apply ipcache batch: %w", err)
+		}
+		keys = append(keys, k)
+		values = append(values, NewValue(id))
+	}
+	delKeys := make([]Key, 0, len(deletes))
+	for _, p := range deletes {
+		k, err := NewKey(p)
+		if err != nil {
+			return fmt.Errorf("apply ipcache batch: %w", err)
+		}
+		delKeys = append(delKeys, k)
+	}
+	if _, err := bpfmap.BatchUpdate(m.m, keys, values); err != nil {
+		return fmt.Errorf("apply ipcache batch: %w", err)
+	}
+	if _, err := bpfmap.BatchDelete(m.m, delKeys); err != nil {
+		return fmt.Errorf("apply ipcache batch: %w", err)
+	}
+	return nil
+}
+
+// Reconcile makes the map hold exactly desired: it writes the entries
+// that are missing or differ and deletes those desired does not have. It
+// returns how many entries it wrote and deleted.
+func (m *Map) Reconcile(desired map[netip.Prefix]identity.NumericIdentity) (upserted, deleted int, err error) {
+	norm := make(map[netip.Prefix]identity.NumericIdentity, len(desired))
+	for p, id := range desired {
+		if !p.IsValid() {
+			return 0, 0, fmt.Errorf("reconcile ipcache map: prefix %v is not valid", p)
+		}
+		norm[p.Masked()] = id
+	}
+	desired = norm
+	actual, err := m.Dump()
+	if err != nil {
+		return 0, 0, err
+	}
+	upserts := make(map[netip.Prefix]identity.NumericIdentity)
+	for p, id := range desired {
+		if got, ok := actual[p]; !ok || got != id {
+			upserts[p] = id
+		}
+	}
+	var deletes []netip.Prefix
+	for p := range actual {
+		if _, ok := desired[p]; !ok {
+			deletes = append(deletes, p)
+		}
+	}
+	if err := m.ApplyBatch(upserts, deletes); err != nil {
+		return 0, 0, fmt.Errorf("reconcile ipcache map: %w", err)
+	}
+	return len(upserts), len(deletes), nil
+}
