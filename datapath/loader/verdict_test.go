@@ -128,6 +128,19 @@ func TestVerdicts(t *testing.T) {
 			},
 		},
 		{
+			name: "a broader deny of the same peer beats a narrower allow",
+			state: policy.MapState{
+				key(peerAID, policy.Egress, policy.ProtoTCP, 0, 0):   deny,
+				key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow,
+				key(0, policy.Egress, policy.ProtoUDP, 5000, 8):      deny,
+				key(0, policy.Egress, policy.ProtoUDP, 5003, 16):     allow,
+			},
+			steps: []step{
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, events.MatchL3L4, denied),
+				egressStep(udp("10.0.0.7", "10.0.1.2", 40000, 5003), peerBID, false, events.MatchL4Only, denied),
+			},
+		},
+		{
 			name:  "default deny",
 			state: policy.MapState{},
 			steps: []step{
