@@ -189,3 +189,5 @@ func dropEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIden
 }
 
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func netipAP(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
