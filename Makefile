@@ -56,6 +56,7 @@ bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/ipcachebench
 	cd hack/bench && $(GO) run ./cmd/identitybench
 	cd hack/bench && $(GO) run ./cmd/policybench
+	cd hack/bench && $(GO) run ./cmd/bpfbench
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c

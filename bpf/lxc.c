@@ -80,7 +80,7 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 	default:
 		return drop(&f, DROP_INVALID, dir, 0, 0);
 	}
-	now = ktime_get_ns();
+	now = ktime_get_coarse_ns();
 	if (ct_lookup(&f, dir, now) != CT_NEW)
 		return pass(&f, dir);
 	return handle_new_flow(&f, dir, now);

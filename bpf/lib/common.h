@@ -28,7 +28,9 @@ static void *(*map_lookup_elem)(void *map, const void *key) = (void *)BPF_FUNC_m
 static long (*map_update_elem)(void *map, const void *key, const void *value,
 			       __u64 flags) = (void *)BPF_FUNC_map_update_elem;
 static long (*map_delete_elem)(void *map, const void *key) = (void *)BPF_FUNC_map_delete_elem;
-static __u64 (*ktime_get_ns)(void) = (void *)BPF_FUNC_ktime_get_ns;
+/* CLOCK_MONOTONIC_COARSE: a tick's precision is plenty for conntrack
+ * lifetimes and it costs a fraction of ktime_get_ns. */
+static __u64 (*ktime_get_coarse_ns)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
 static long (*ringbuf_output)(void *ringbuf, void *data, __u64 size,
 			      __u64 flags) = (void *)BPF_FUNC_ringbuf_output;
 

@@ -10,6 +10,7 @@
 #include "parse.h"
 
 #define NSEC_PER_SEC 1000000000ULL
+/* Expiries are CLOCK_MONOTONIC_COARSE ns (ktime_get_coarse_ns). */
 #define CT_LIFETIME_TCP (21600 * NSEC_PER_SEC)  /* established TCP */
 #define CT_LIFETIME_SYN (60 * NSEC_PER_SEC)     /* TCP before the first ACK */
 #define CT_LIFETIME_NONTCP (60 * NSEC_PER_SEC)  /* UDP, SCTP, ICMP */
@@ -54,6 +55,14 @@ static __always_inline struct ct_value *ct_live(struct ct_value *v, __u64 now)
 	return 0;
 }
 
+/* ct_cannot_be_reply is true for a TCP SYN without ACK: it opens a flow, so
+ * the reply lookup is skipped (a simultaneous open is then decided by
+ * policy like any new flow). */
+static __always_inline int ct_cannot_be_reply(const struct flow *f)
+{
+	return f->proto == IPPROTO_TCP && (f->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN;
+}
+
 /* ct_lookup4 looks f up in ct4 for a program of direction dir: first as a
  * packet of a flow opened in dir, then as a reply to a flow opened in the
  * other direction. */
@@ -73,6 +82,8 @@ static __always_inline int ct_lookup4(const struct flow *f, __u8 dir, __u64 now)
 		ct_refresh(v, f, now);
 		return CT_ESTABLISHED;
 	}
+	if (ct_cannot_be_reply(f))
+		return CT_NEW;
 	key.saddr = f->daddr[0];
 	key.daddr = f->saddr[0];
 	key.sport = f->dport;
@@ -103,6 +114,8 @@ static __always_inline int ct_lookup6(const struct flow *f, __u8 dir, __u64 now)
 		ct_refresh(v, f, now);
 		return CT_ESTABLISHED;
 	}
+	if (ct_cannot_be_reply(f))
+		return CT_NEW;
 	__builtin_memcpy(key.saddr, f->daddr, 16);
 	__builtin_memcpy(key.daddr, f->saddr, 16);
 	key.sport = f->dport;

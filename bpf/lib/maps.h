@@ -87,7 +87,7 @@ struct {
  *        the flow (network byte order), protocol, direction of the
  *        endpoint that created the entry (0 ingress: made by to_container;
  *        1 egress: made by from_container), 2 padding bytes.
- * value: expiry (CLOCK_MONOTONIC ns), the peer's identity, the endpoint
+ * value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's identity, the endpoint
  *        id, TCP flags seen in either direction, and entry flags (bit 0:
  *        closing, FIN or RST seen). */
 struct ct4_key {

@@ -72,10 +72,10 @@ func (m *Maps) Dump() ([]Entry, error) {
 	return out, nil
 }
 
-// Now returns the programs' clock (CLOCK_MONOTONIC, ns), which entry
-// expiries are in.
+// Now returns the programs' clock (CLOCK_MONOTONIC_COARSE, ns), which
+// entry expiries are in.
 func Now() uint64 {
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for CLOCK_MONOTONIC
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC_COARSE, &ts) // cannot fail for this clock
 	return uint64(ts.Nano())
 }

@@ -23,7 +23,7 @@ type GCStats struct {
 	Orphaned int // deleted by the filter
 }
 
-// GC deletes the entries that expired at now (CLOCK_MONOTONIC ns, see
+// GC deletes the entries that expired at now (CLOCK_MONOTONIC_COARSE ns, see
 // Now) and the live entries filter rejects, in both maps.
 func (m *Maps) GC(now uint64, filter GCFilter) (GCStats, error) {
 	var st GCStats

@@ -31,7 +31,7 @@ type Key6 struct {
 	Pad       uint16
 }
 
-// Value is struct ct_value: expiry (CLOCK_MONOTONIC ns), the peer's
+// Value is struct ct_value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's
 // identity, the endpoint id, the TCP flags seen and entry flags.
 type Value struct {
 	Expires      uint64
