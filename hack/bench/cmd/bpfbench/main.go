@@ -14,7 +14,7 @@
 // floor for new flows, <= 1.2x for established ones. Needs root (BPF and
 // a bpffs mount in a temporary directory).
 //
-//	cd hack/bench && go run ./cmd/bpfbench [-runs 20000] [-repeat 1000000]
+//	cd hack/bench && go run ./cmd/bpfbench [-runs 20000] [-repeat 1000000] [-rounds 5]
 package main
 
 import (
@@ -28,19 +28,20 @@ import (
 func main() {
 	runs := flag.Int("runs", 20000, "single runs per program for the new-flow case")
 	repeat := flag.Int("repeat", 1000000, "packets per run for the established case")
+	rounds := flag.Int("rounds", 5, "rounds of both cases, alternating the programs (the median round is reported)")
 	flag.Parse()
-	if *runs < 1 || *repeat < 1 {
-		fmt.Fprintln(os.Stderr, "bpfbench: -runs and -repeat must be positive")
+	if *runs < 1 || *repeat < 1 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bpfbench: -runs, -repeat and -rounds must be positive")
 		os.Exit(1)
 	}
-	res, err := measure(*runs, *repeat)
+	res, err := measure(*rounds, *runs, *repeat)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfbench:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("datapath: from_container vs floor (parse + 1 LPM + 1 hash lookup), BPF_PROG_TEST_RUN, %s, GOMAXPROCS=%d\n",
 		runtime.GOARCH, runtime.GOMAXPROCS(0))
-	fmt.Printf("new flow: median of %d single runs with conntrack emptied; established: %d packets in one run\n\n", *runs, *repeat)
+	fmt.Printf("new flow: median of %d single runs with conntrack emptied; established: %d packets in one run; median of %d rounds\n\n", *runs, *repeat, *rounds)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(w, "case\tapiary ns/pkt\tfloor ns/pkt\tratio\tgoal")
 	for _, r := range res {
