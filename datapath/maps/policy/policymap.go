@@ -28,9 +28,10 @@ func PinName(epID uint16) string { return fmt.Sprintf("policy_%d", epID) }
 
 // Map is one endpoint's policy map.
 type Map struct {
-	m    *ebpf.Map
-	epID uint16
-	path string
+	m      *ebpf.Map
+	epID   uint16
+	path   string
+	shadow *shadow // what the agent last wrote; nil until a Sync
 }
 
 // Open opens endpoint epID's policy map pinned under root, creating and

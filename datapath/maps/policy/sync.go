@@ -7,7 +7,8 @@ import (
 	"github.com/apiary-net/apiary/policy"
 )
 
-// Sync makes the map hold the translation of desired, writing only the
+// Sync makes the map hold the translation of desired (it reads the map,
+// so it also repairs a map changed behind the agent's back), writing only the
 // entries that are missing or whose verdict differs and deleting the
 // entries desired lacks; counters are not compared. It returns how many
 // entries it wrote and deleted.
@@ -43,8 +44,10 @@ func (m *Map) Sync(desired policy.MapState) (added, removed int, err error) {
 		}
 	}
 	if err := plan.apply(m); err != nil {
+		m.shadow = nil
 		return 0, 0, fmt.Errorf("sync policy map of endpoint %d: %w", m.epID, err)
 	}
+	m.shadow = newShadow(desired, want)
 	return len(plan.addDeny) + len(plan.addAllow), len(plan.delDeny) + len(plan.delAllow), nil
 }
 
