@@ -57,6 +57,7 @@ bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/identitybench
 	cd hack/bench && $(GO) run ./cmd/policybench
 	cd hack/bench && $(GO) run ./cmd/bpfbench
+	cd hack/bench && $(GO) run ./cmd/bpfmapbench
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c

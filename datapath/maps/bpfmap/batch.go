@@ -16,8 +16,14 @@ func BatchUpdate(m *ebpf.Map, keys, values any) (int, error) {
 	if kv.Len() != vv.Len() {
 		return 0, fmt.Errorf("update batch: %d keys but %d values", kv.Len(), vv.Len())
 	}
-	if kv.Len() == 0 {
+	switch kv.Len() {
+	case 0:
 		return 0, nil
+	case 1: // one syscall either way; the plain update skips the batch marshalling
+		if err := m.Update(kv.Index(0).Interface(), vv.Index(0).Interface(), ebpf.UpdateAny); err != nil {
+			return 0, fmt.Errorf("update entry: %w", err)
+		}
+		return 1, nil
 	}
 	n, err := m.BatchUpdate(keys, values, nil)
 	if !errors.Is(err, ebpf.ErrNotSupported) {
@@ -39,8 +45,18 @@ func BatchUpdate(m *ebpf.Map, keys, values any) (int, error) {
 // error. It returns how many keys were deleted.
 func BatchDelete(m *ebpf.Map, keys any) (int, error) {
 	kv := reflect.ValueOf(keys)
-	if kv.Len() == 0 {
+	switch kv.Len() {
+	case 0:
 		return 0, nil
+	case 1:
+		err := m.Delete(kv.Index(0).Interface())
+		switch {
+		case err == nil:
+			return 1, nil
+		case errors.Is(err, ebpf.ErrKeyNotExist):
+			return 0, nil
+		}
+		return 0, fmt.Errorf("delete entry: %w", err)
 	}
 	n, err := m.BatchDelete(keys, nil)
 	if err == nil {

@@ -1,10 +1,13 @@
 package ipcache
 
 import (
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 
 	"github.com/cilium/ebpf"
 
@@ -112,6 +115,9 @@ func (m *Map) ApplyBatch(upserts map[netip.Prefix]identity.NumericIdentity, dele
 		}
 		delKeys = append(delKeys, k)
 	}
+	// In key order the trie's insertions walk shared paths: fewer cache
+	// misses than the random order of a Go map's iteration.
+	sortEntries(keys, values)
 	if _, err := bpfmap.BatchUpdate(m.m, keys, values); err != nil {
 		return fmt.Errorf("apply ipcache batch: %w", err)
 	}
@@ -153,4 +159,39 @@ func (m *Map) Reconcile(desired map[netip.Prefix]identity.NumericIdentity) (upse
 		return 0, 0, fmt.Errorf("reconcile ipcache map: %w", err)
 	}
 	return len(upserts), len(deletes), nil
+}
+
+// sortEntries sorts keys by family, address and prefix length, values
+// along.
+func sortEntries(keys []Key, values []Value) {
+	type entry struct {
+		hi, lo uint64 // family and prefix length, address
+		lo2    uint64
+		i      int
+	}
+	es := make([]entry, len(keys))
+	for i, k := range keys {
+		es[i] = entry{
+			hi:  uint64(k.Family)<<32 | uint64(k.Prefixlen),
+			lo:  binary.BigEndian.Uint64(k.Addr[:8]),
+			lo2: binary.BigEndian.Uint64(k.Addr[8:]),
+			i:   i,
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		if c := cmp.Compare(a.hi>>32, b.hi>>32); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo2, b.lo2); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.hi, b.hi)
+	})
+	sk, sv := slices.Clone(keys), slices.Clone(values)
+	for i, e := range es {
+		keys[i], values[i] = sk[e.i], sv[e.i]
+	}
 }
