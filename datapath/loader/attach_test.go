@@ -166,3 +166,41 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 		}
 	})
 }
+
+// TestAttachMovesToANewInterface re-attaches an endpoint whose interface
+// changed: its programs leave the old veth and run on the new one.
+func TestAttachMovesToANewInterface(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	inNewNetns(t, func() {
+		oldIf, newIf := newVeth(t, "lxc8"), newVeth(t, "lxc9")
+		l, err := loader.New(testLogger(), root, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Open(); err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ep := loader.Endpoint{ID: 8, Identity: epIdentity, Ifindex: oldIf, EnforceIngress: true, EnforceEgress: true}
+		if err := l.Attach(ep); err != nil {
+			t.Fatal(err)
+		}
+		ep.Ifindex = newIf
+		if err := l.Attach(ep); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ifindex int
+			want    int
+		}{{oldIf, 0}, {newIf, 1}} {
+			in, _ := attached(t, c.ifindex, ebpf.AttachTCXIngress)
+			out, _ := attached(t, c.ifindex, ebpf.AttachTCXEgress)
+			if len(in) != c.want || len(out) != c.want {
+				t.Errorf("ifindex %d: ingress %v, egress %v; want %d each", c.ifindex, in, out, c.want)
+			}
+		}
+		if err := l.Restore(8, newIf); err != nil {
+			t.Errorf("Restore on the new interface: %v", err)
+		}
+	})
+}
