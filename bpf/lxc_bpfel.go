@@ -74,9 +74,12 @@ type LxcIpcacheKey struct {
 }
 
 type LxcIpcacheValue struct {
-	_        structs.HostLayout
-	Identity uint32
-	Flags    uint32
+	_            structs.HostLayout
+	Identity     uint32
+	EncryptKey   uint8
+	TunnelFamily uint8
+	Pad          uint16
+	TunnelPeer   [4]uint32
 }
 
 type LxcMetricsValue struct {

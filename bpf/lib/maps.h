@@ -15,7 +15,11 @@
  * key:   prefixlen (bits after the prefixlen field: 32 for pad+family,
  *        plus the IP prefix length), 3 bytes padding, family (4 or 6),
  *        the address (IPv4 in the first 4 bytes).
- * value: identity, 4 flag bytes (unused, 0). */
+ * value: identity; the IPsec key index (0: none; not used by the programs
+ *        yet); the family of the tunnel peer (0: none, 4 or 6); 2 padding
+ *        bytes; the tunnel peer, the node hosting a remote prefix (IPv4 in
+ *        the first 4 bytes; the programs route natively and do not use it,
+ *        it is kept for `apiary bpf ipcache list`). */
 struct ipcache_key {
 	__u32 prefixlen;
 	__u8 pad[3];
@@ -25,7 +29,10 @@ struct ipcache_key {
 
 struct ipcache_value {
 	__u32 identity;
-	__u32 flags;
+	__u8 encrypt_key;
+	__u8 tunnel_family;
+	__u16 pad;
+	__u32 tunnel_peer[4];
 };
 
 #define IPCACHE_STATIC_PREFIX 32 /* pad + family */

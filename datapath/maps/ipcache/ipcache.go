@@ -39,7 +39,7 @@ func (m *Map) Upsert(prefix netip.Prefix, id identity.NumericIdentity) error {
 	if err != nil {
 		return err
 	}
-	if err := m.m.Update(&k, NewValue(id), ebpf.UpdateAny); err != nil {
+	if err := m.m.Update(&k, Entry{Prefix: prefix, Identity: id}.value(), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("update ipcache entry %v: %w", prefix, err)
 	}
 	return nil
@@ -76,16 +76,17 @@ func (m *Map) Lookup(addr netip.Addr) (id identity.NumericIdentity, ok bool, err
 	return identity.NumericIdentity(v.Identity), true, nil
 }
 
-// Dump returns every entry of the map.
-func (m *Map) Dump() (map[netip.Prefix]identity.NumericIdentity, error) {
-	out := make(map[netip.Prefix]identity.NumericIdentity)
+// Dump returns every entry of the map, by prefix.
+func (m *Map) Dump() (map[netip.Prefix]Entry, error) {
+	out := make(map[netip.Prefix]Entry)
 	var (
 		k Key
 		v Value
 	)
 	it := m.m.Iterate()
 	for it.Next(&k, &v) {
-		out[k.Prefix()] = identity.NumericIdentity(v.Identity)
+		e := entry(k, v)
+		out[e.Prefix] = e
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("dump ipcache map: %w", err)
@@ -93,19 +94,41 @@ func (m *Map) Dump() (map[netip.Prefix]identity.NumericIdentity, error) {
 	return out, nil
 }
 
+// Apply writes a batch of changes in order (a later change of a prefix
+// wins) with ApplyBatch.
+func (m *Map) Apply(changes []Change) error {
+	last := make(map[netip.Prefix]Change, len(changes))
+	for _, c := range changes {
+		if !c.Entry.Prefix.IsValid() {
+			return fmt.Errorf("apply ipcache changes: prefix %v is not valid", c.Entry.Prefix)
+		}
+		last[c.Entry.Prefix.Masked()] = c
+	}
+	var upserts []Entry
+	var deletes []netip.Prefix
+	for p, c := range last {
+		if c.Delete {
+			deletes = append(deletes, p)
+		} else {
+			upserts = append(upserts, c.Entry)
+		}
+	}
+	return m.ApplyBatch(upserts, deletes)
+}
+
 // ApplyBatch writes upserts and removes deletes, in batches where the
 // kernel supports them. Every prefix is validated first: on a bad prefix
 // nothing is written.
-func (m *Map) ApplyBatch(upserts map[netip.Prefix]identity.NumericIdentity, deletes []netip.Prefix) error {
+func (m *Map) ApplyBatch(upserts []Entry, deletes []netip.Prefix) error {
 	keys := make([]Key, 0, len(upserts))
 	values := make([]Value, 0, len(upserts))
-	for p, id := range upserts {
-		k, err := NewKey(p)
+	for _, e := range upserts {
+		k, err := NewKey(e.Prefix)
 		if err != nil {
 			return fmt.Errorf("apply ipcache batch: %w", err)
 		}
 		keys = append(keys, k)
-		values = append(values, NewValue(id))
+		values = append(values, e.value())
 	}
 	delKeys := make([]Key, 0, len(deletes))
 	for _, p := range deletes {
@@ -129,29 +152,30 @@ func (m *Map) ApplyBatch(upserts map[netip.Prefix]identity.NumericIdentity, dele
 
 // Reconcile makes the map hold exactly desired: it writes the entries
 // that are missing or differ and deletes those desired does not have. It
-// returns how many entries it wrote and deleted.
-func (m *Map) Reconcile(desired map[netip.Prefix]identity.NumericIdentity) (upserted, deleted int, err error) {
-	norm := make(map[netip.Prefix]identity.NumericIdentity, len(desired))
-	for p, id := range desired {
-		if !p.IsValid() {
-			return 0, 0, fmt.Errorf("reconcile ipcache map: prefix %v is not valid", p)
+// returns how many entries it wrote and deleted. Duplicate prefixes in
+// desired: the last one wins.
+func (m *Map) Reconcile(desired []Entry) (upserted, deleted int, err error) {
+	want := make(map[netip.Prefix]Entry, len(desired))
+	for _, e := range desired {
+		if !e.Prefix.IsValid() {
+			return 0, 0, fmt.Errorf("reconcile ipcache map: prefix %v is not valid", e.Prefix)
 		}
-		norm[p.Masked()] = id
+		e.Prefix = e.Prefix.Masked()
+		want[e.Prefix] = e
 	}
-	desired = norm
 	actual, err := m.Dump()
 	if err != nil {
 		return 0, 0, err
 	}
-	upserts := make(map[netip.Prefix]identity.NumericIdentity)
-	for p, id := range desired {
-		if got, ok := actual[p]; !ok || got != id {
-			upserts[p] = id
+	var upserts []Entry
+	for p, e := range want {
+		if got, ok := actual[p]; !ok || got != e {
+			upserts = append(upserts, e)
 		}
 	}
 	var deletes []netip.Prefix
 	for p := range actual {
-		if _, ok := desired[p]; !ok {
+		if _, ok := want[p]; !ok {
 			deletes = append(deletes, p)
 		}
 	}

@@ -36,8 +36,9 @@ func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 func TestLookupLongestPrefix(t *testing.T) {
 	m := open(t)
-	if err := m.ApplyBatch(map[netip.Prefix]identity.NumericIdentity{
-		pfx("10.0.0.0/8"): 16777217, pfx("10.1.2.3/32"): 1001, pfx("fd00::/64"): 16777218, pfx("fd00::5/128"): 1002,
+	if err := m.ApplyBatch([]ipcache.Entry{
+		{Prefix: pfx("10.0.0.0/8"), Identity: 16777217}, {Prefix: pfx("10.1.2.3/32"), Identity: 1001},
+		{Prefix: pfx("fd00::/64"), Identity: 16777218}, {Prefix: pfx("fd00::5/128"), Identity: 1002},
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestLookupLongestPrefix(t *testing.T) {
 
 func TestApplyBatchRejectsBadPrefixWhole(t *testing.T) {
 	m := open(t)
-	err := m.ApplyBatch(map[netip.Prefix]identity.NumericIdentity{pfx("10.0.0.1/32"): 1001, {}: 1002}, nil)
+	err := m.ApplyBatch([]ipcache.Entry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}, {Identity: 1002}}, nil)
 	if err == nil {
 		t.Fatal("ApplyBatch with an invalid prefix succeeded")
 	}
@@ -74,28 +75,55 @@ func TestApplyBatchRejectsBadPrefixWhole(t *testing.T) {
 
 func TestReconcile(t *testing.T) {
 	m := open(t)
-	if err := m.ApplyBatch(map[netip.Prefix]identity.NumericIdentity{
-		pfx("10.0.0.1/32"): 1001, pfx("10.0.0.2/32"): 1002, pfx("10.0.0.3/32"): 1003,
+	if err := m.ApplyBatch([]ipcache.Entry{
+		{Prefix: pfx("10.0.0.1/32"), Identity: 1001},
+		{Prefix: pfx("10.0.0.2/32"), Identity: 1002},
+		{Prefix: pfx("10.0.0.3/32"), Identity: 1003},
+		{Prefix: pfx("10.0.0.4/32"), Identity: 1004, TunnelPeer: netip.MustParseAddr("192.168.0.2")},
 	}, []netip.Prefix{pfx("10.0.0.9/32")}); err != nil {
 		t.Fatal(err)
 	}
-	desired := map[netip.Prefix]identity.NumericIdentity{
-		pfx("10.0.0.1/32"): 1001, // unchanged
-		pfx("10.0.0.2/32"): 2002, // changed
-		pfx("fd00::1/128"): 1004, // new
+	desired := []ipcache.Entry{
+		{Prefix: pfx("10.0.0.1/32"), Identity: 1001},                                             // unchanged
+		{Prefix: pfx("10.0.0.2/32"), Identity: 2002},                                             // identity changed
+		{Prefix: pfx("10.0.0.4/32"), Identity: 1004, TunnelPeer: netip.MustParseAddr("fd00::2")}, // tunnel peer changed
+		{Prefix: pfx("fd00::1/128"), Identity: 1004, EncryptKey: 3},                              // new
 	}
 	up, del, err := m.Reconcile(desired)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up != 2 || del != 1 {
-		t.Errorf("Reconcile wrote %d and deleted %d, want 2 and 1", up, del)
+	if up != 3 || del != 1 {
+		t.Errorf("Reconcile wrote %d and deleted %d, want 3 and 1", up, del)
 	}
 	got, err := m.Dump()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(got, desired) {
-		t.Errorf("map after Reconcile = %v, want %v", got, desired)
+	want := make(map[netip.Prefix]ipcache.Entry)
+	for _, e := range desired {
+		want[e.Prefix] = e
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("map after Reconcile = %v, want %v", got, want)
+	}
+}
+
+func TestApplyLastChangeOfAPrefixWins(t *testing.T) {
+	m := open(t)
+	p := pfx("10.0.0.1/32")
+	err := m.Apply([]ipcache.Change{
+		{Entry: ipcache.Entry{Prefix: p, Identity: 1}},
+		{Entry: ipcache.Entry{Prefix: p}, Delete: true},
+		{Entry: ipcache.Entry{Prefix: pfx("10.0.0.2/32"), Identity: 2}},
+		{Entry: ipcache.Entry{Prefix: pfx("10.0.0.2/32"), Identity: 3}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Dump()
+	want := map[netip.Prefix]ipcache.Entry{pfx("10.0.0.2/32"): {Prefix: pfx("10.0.0.2/32"), Identity: 3}}
+	if !maps.Equal(got, want) {
+		t.Errorf("map after Apply = %v, want %v", got, want)
 	}
 }

@@ -23,10 +23,31 @@ type Key struct {
 	Addr      [16]byte
 }
 
-// Value is struct ipcache_value: the identity and unused flags.
+// Value is struct ipcache_value: the identity, the IPsec key index, the
+// tunnel peer's family (0 none, 4, 6) and address.
 type Value struct {
-	Identity uint32
-	Flags    uint32
+	Identity     uint32
+	EncryptKey   uint8
+	TunnelFamily uint8
+	Pad          uint16
+	TunnelPeer   [16]byte
+}
+
+// Entry is one ipcache entry in host types.
+type Entry struct {
+	Prefix   netip.Prefix
+	Identity identity.NumericIdentity
+	// TunnelPeer is the node hosting a remote prefix (invalid: none).
+	TunnelPeer netip.Addr
+	// EncryptKey is the IPsec key index (0: none).
+	EncryptKey uint8
+}
+
+// Change is an upsert of Entry, or the deletion of Entry.Prefix when
+// Delete is set.
+type Change struct {
+	Entry  Entry
+	Delete bool
 }
 
 // NewKey returns the key of prefix p (masked to its length).
@@ -61,5 +82,33 @@ func (k Key) Prefix() netip.Prefix {
 	return netip.PrefixFrom(netip.AddrFrom16(k.Addr), bits)
 }
 
-// NewValue returns the value for identity id.
+// NewValue returns the value for identity id without tunnel peer.
 func NewValue(id identity.NumericIdentity) Value { return Value{Identity: uint32(id)} }
+
+// value returns e's map value.
+func (e Entry) value() Value {
+	v := NewValue(e.Identity)
+	v.EncryptKey = e.EncryptKey
+	switch {
+	case e.TunnelPeer.Is4():
+		v.TunnelFamily = 4
+		a := e.TunnelPeer.As4()
+		copy(v.TunnelPeer[:], a[:])
+	case e.TunnelPeer.IsValid():
+		v.TunnelFamily = 6
+		v.TunnelPeer = e.TunnelPeer.As16()
+	}
+	return v
+}
+
+// entry returns the entry of k and v.
+func entry(k Key, v Value) Entry {
+	e := Entry{Prefix: k.Prefix(), Identity: identity.NumericIdentity(v.Identity), EncryptKey: v.EncryptKey}
+	switch v.TunnelFamily {
+	case 4:
+		e.TunnelPeer = netip.AddrFrom4([4]byte(v.TunnelPeer[:4]))
+	case 6:
+		e.TunnelPeer = netip.AddrFrom16(v.TunnelPeer)
+	}
+	return e
+}

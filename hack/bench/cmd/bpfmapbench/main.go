@@ -1,9 +1,9 @@
 // Command bpfmapbench times apiary's BPF map writers against raw map
 // updates of the same entries in the same run (issue 12):
 //
-//   - ipcache: N /32 prefixes written into an empty ipcache map with
-//     ApplyBatch, next to raw updates of precomputed keys (the LPM trie has
-//     no batch operation, so raw is one update per entry either way);
+//   - ipcache: N /32 prefixes, in a shuffled order, written into an empty
+//     ipcache map with ApplyBatch, next to raw batch updates of the same
+//     keys, precomputed, in the same order;
 //   - policy: a 10k-key map state written into an empty policy map with
 //     Sync, next to raw updates of the translated keys; and a 1-key change
 //     (add, then delete, of one key) with Apply, next to raw update/delete.

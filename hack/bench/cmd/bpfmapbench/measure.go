@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -80,19 +81,23 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // ipcacheRound writes n prefixes with ApplyBatch into an empty pinned
-// ipcache map, and the same keys with raw updates into an empty map of
-// the same spec.
+// ipcache map, and the same keys in the same order with raw updates into
+// an empty map of the same spec.
 func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err error) {
-	entries := make(map[netip.Prefix]identity.NumericIdentity, n)
-	keys := make([]ipcache.Key, 0, n)
-	values := make([]ipcache.Value, 0, n)
+	// The same entries for both, in an order that is not the trie's (as
+	// an ipcache's changes arrive).
+	entries := make([]ipcache.Entry, 0, n)
 	for i := range n {
 		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		p := netip.PrefixFrom(a, 32)
-		id := identity.NumericIdentity(256 + i%50000)
-		entries[p] = id
-		k, _ := ipcache.NewKey(p)
-		keys, values = append(keys, k), append(values, ipcache.NewValue(id))
+		entries = append(entries, ipcache.Entry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
+	}
+	rng := rand.New(rand.NewPCG(uint64(round), 1))
+	rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	keys := make([]ipcache.Key, 0, n)
+	values := make([]ipcache.Value, 0, n)
+	for _, e := range entries {
+		k, _ := ipcache.NewKey(e.Prefix)
+		keys, values = append(keys, k), append(values, ipcache.NewValue(e.Identity))
 	}
 	m, err := ipcache.Open(log, dir)
 	if err != nil {
