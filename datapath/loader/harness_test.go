@@ -191,3 +191,7 @@ func dropEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIden
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func netipAP(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
+
+func loaderEndpoint() loader.Endpoint {
+	return loader.Endpoint{ID: epID, Identity: epIdentity, EnforceIngress: true, EnforceEgress: true}
+}

@@ -19,6 +19,11 @@ const (
 	HookEgress  = "egress"
 )
 
+// ErrNotAttached is returned (wrapped) by Restore when an endpoint's
+// programs are not attached where expected: no pinned links, or links on
+// another (or a deleted) interface.
+var ErrNotAttached = errors.New("endpoint programs not attached")
+
 // ErrTCXUnsupported is returned (wrapped) when the kernel cannot attach
 // tcx links.
 var ErrTCXUnsupported = errors.New("tcx attachment needs Linux >= 6.6 (tc clsact fallback is not implemented)")
@@ -168,12 +173,16 @@ func tcxTarget(lk link.Link, want ebpf.AttachType) (int, error) {
 // programs without a reload. The next regeneration's Attach replaces them.
 func (l *Loader) Restore(id uint16, ifindex int) error {
 	el, err := l.loadPinnedLinks(id)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, ErrNotAttached, err)
+	}
 	if err != nil {
 		return fmt.Errorf("restore endpoint %d programs: %w", id, err)
 	}
 	if el.ifindex != ifindex {
 		el.close()
-		return fmt.Errorf("restore endpoint %d programs: pinned links are attached to ifindex %d, want %d", id, el.ifindex, ifindex)
+		return fmt.Errorf("restore endpoint %d programs: %w: pinned links are on ifindex %d (0: interface gone), want %d",
+			id, ErrNotAttached, el.ifindex, ifindex)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -201,7 +210,7 @@ func (l *Loader) Detach(id uint16) error {
 	if el != nil {
 		errs = append(errs, l.unpinLinks(id, el))
 	}
-	errs = append(errs, os.RemoveAll(l.LinkDir(id)), removePolicyMap(l.root, id))
+	errs = append(errs, os.RemoveAll(l.LinkDir(id)), l.removePolicyMap(id))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("detach endpoint %d: %w", id, err)
 	}

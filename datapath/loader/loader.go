@@ -27,9 +27,10 @@ type Loader struct {
 	root         string
 	policyMapMax uint32
 
-	mu     sync.Mutex
-	shared map[string]*ebpf.Map
-	links  map[uint16]*endpointLinks
+	mu         sync.Mutex
+	shared     map[string]*ebpf.Map
+	links      map[uint16]*endpointLinks
+	policyMaps map[uint16]*policymap.Map // open for the policy-map writer
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -41,7 +42,10 @@ func New(log *slog.Logger, root string, policyMapMax uint32) (*Loader, error) {
 	if policyMapMax == 0 {
 		return nil, fmt.Errorf("new loader: --bpf-policy-map-max must be positive")
 	}
-	return &Loader{log: log, root: root, policyMapMax: policyMapMax, links: make(map[uint16]*endpointLinks)}, nil
+	return &Loader{
+		log: log, root: root, policyMapMax: policyMapMax,
+		links: make(map[uint16]*endpointLinks), policyMaps: make(map[uint16]*policymap.Map),
+	}, nil
 }
 
 // Open mounts the bpffs root if needed and opens (or creates) the shared
@@ -80,6 +84,10 @@ func (l *Loader) Close() error {
 		errs = append(errs, el.close())
 		delete(l.links, id)
 	}
+	for id, pm := range l.policyMaps {
+		errs = append(errs, pm.Close())
+		delete(l.policyMaps, id)
+	}
 	l.shared = nil
 	return errors.Join(errs...)
 }
@@ -87,8 +95,9 @@ func (l *Loader) Close() error {
 // Root returns the bpffs root.
 func (l *Loader) Root() string { return l.root }
 
-// PolicyMap opens endpoint id's policy map (creating it if missing), for
-// the regeneration's Sync. The caller closes it.
+// PolicyMap opens endpoint id's policy map (creating it if missing); the
+// caller closes it. SyncPolicyMap and ApplyPolicyMapChanges are the
+// writer's interface.
 func (l *Loader) PolicyMap(id uint16) (*policymap.Map, error) {
 	return policymap.Open(l.log, l.root, id, l.policyMapMax)
 }
@@ -152,4 +161,13 @@ func (l *Loader) Load(ep Endpoint) (*Programs, error) {
 	return &Programs{FromContainer: objs.FromContainer, ToContainer: objs.ToContainer}, nil
 }
 
-func removePolicyMap(root string, id uint16) error { return policymap.Remove(root, id) }
+// removePolicyMap closes the writer's handle on endpoint id's policy map
+// and unpins it; l.mu is held.
+func (l *Loader) removePolicyMap(id uint16) error {
+	var errs []error
+	if pm := l.policyMaps[id]; pm != nil {
+		errs = append(errs, pm.Close())
+		delete(l.policyMaps, id)
+	}
+	return errors.Join(append(errs, policymap.Remove(l.root, id))...)
+}

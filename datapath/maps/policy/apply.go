@@ -72,6 +72,8 @@ func (s *shadow) covered(k policy.Key) bool {
 // refuses, writing nothing, a change that makes the state larger than the
 // map or holds a key the map cannot express.
 func (m *Map) Apply(ch policy.MapChanges) (added, removed int, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	s := m.shadow
 	if s == nil {
 		return 0, 0, fmt.Errorf("apply to policy map of endpoint %d: %w", m.epID, ErrNoBaseline)
@@ -93,8 +95,7 @@ func (m *Map) Apply(ch policy.MapChanges) (added, removed int, err error) {
 		}
 	}
 	if max := m.m.MaxEntries(); size > int(max) {
-		return 0, 0, fmt.Errorf("apply to policy map of endpoint %d: %d entries, the map holds %d (raise --bpf-policy-map-max): %w",
-			m.epID, size, max, ErrTooLarge)
+		return 0, 0, &TooLargeError{EndpointID: m.epID, Keys: size, Max: int(max)}
 	}
 	touched := s.change(ch)
 	var plan syncPlan

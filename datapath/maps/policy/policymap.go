@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/cilium/ebpf"
 
@@ -19,15 +20,30 @@ const SpecName = "policy"
 // DefaultMaxEntries is the default of --bpf-policy-map-max.
 const DefaultMaxEntries = 16384
 
-// ErrTooLarge is returned (wrapped) by Sync when the desired state has
-// more entries than the map holds.
+// ErrTooLarge matches (errors.Is) the *TooLargeError of Sync and Apply.
 var ErrTooLarge = errors.New("policy map state exceeds --bpf-policy-map-max")
+
+// TooLargeError says that a map state does not fit the endpoint's policy
+// map: nothing was written.
+type TooLargeError struct {
+	EndpointID uint16
+	Keys, Max  int
+}
+
+// Error names the flag that sizes the map.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("policy map of endpoint %d: %d keys do not fit (--bpf-policy-map-max is %d)", e.EndpointID, e.Keys, e.Max)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // PinName returns the pin name of endpoint epID's policy map.
 func PinName(epID uint16) string { return fmt.Sprintf("policy_%d", epID) }
 
 // Map is one endpoint's policy map.
 type Map struct {
+	mu     sync.Mutex // serialises Sync and Apply
 	m      *ebpf.Map
 	epID   uint16
 	path   string

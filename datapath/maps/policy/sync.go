@@ -22,13 +22,14 @@ import (
 // new policy allows: new denies, then removal of old allows, then new
 // allows, then removal of old denies.
 func (m *Map) Sync(desired policy.MapState) (added, removed int, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	want, err := Translate(desired)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sync policy map of endpoint %d: %w", m.epID, err)
 	}
 	if max := m.m.MaxEntries(); len(want) > int(max) {
-		return 0, 0, fmt.Errorf("sync policy map of endpoint %d: %d entries, the map holds %d (raise --bpf-policy-map-max): %w",
-			m.epID, len(want), max, ErrTooLarge)
+		return 0, 0, &TooLargeError{EndpointID: m.epID, Keys: len(want), Max: int(max)}
 	}
 	have, err := m.dumpRaw()
 	if err != nil {
