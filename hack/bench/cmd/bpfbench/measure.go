@@ -24,9 +24,9 @@ import (
 )
 
 type result struct {
-	name        string
-	ours, floor float64 // ns per packet
-	goal        float64
+	name                string
+	ours, floor, cilium float64 // ns per packet
+	goal                float64 // of ours / floor
 }
 
 var (
@@ -60,9 +60,14 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 		return nil, err
 	}
 	defer floor.Close()
-	frame := pkt.MustFrame()
+	peer, err := setupCilium()
+	if err != nil {
+		return nil, err
+	}
+	defer peer.close()
+	frame, ciliumFrame := pkt.MustFrame(), ciliumPkt.MustFrame()
 	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: 6, Direction: 1}
-	var newOurs, newFloor, estOurs, estFloor []float64
+	var newOurs, newFloor, newCilium, estOurs, estFloor, estCilium []float64
 	// Rounds alternate the programs, so drift on a shared machine hits both.
 	for range rounds {
 		if err := floor.FloorHash.Delete(&fk); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -77,6 +82,10 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 			return nil, err
 		}
 		newFloor = append(newFloor, v)
+		if v, err = singleRuns(peer.prog, ciliumFrame, runs, peer.reset); err != nil {
+			return nil, err
+		}
+		newCilium = append(newCilium, v)
 		if v, err = repeated(ours.prog, withACK(), repeat); err != nil {
 			return nil, err
 		}
@@ -88,15 +97,25 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 			return nil, err
 		}
 		estFloor = append(estFloor, v)
+		if v, err = repeated(peer.prog, ciliumWithACK(), repeat); err != nil {
+			return nil, err
+		}
+		estCilium = append(estCilium, v)
 	}
 	return []result{
-		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), goal: 1.5},
-		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), goal: 1.2},
+		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), cilium: median(newCilium), goal: 1.5},
+		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), cilium: median(estCilium), goal: 1.2},
 	}, nil
 }
 
 func withACK() []byte {
 	p := pkt
+	p.TCPFlags = testpkt.ACK
+	return p.MustFrame()
+}
+
+func ciliumWithACK() []byte {
+	p := ciliumPkt
 	p.TCPFlags = testpkt.ACK
 	return p.MustFrame()
 }
