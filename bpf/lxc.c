@@ -7,7 +7,8 @@
  *                   endpoint sends (its egress);
  *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
  *                   to the endpoint (its ingress).
- * Per packet: parse -> conntrack (established and reply packets pass) ->
+ * Per packet: parse -> conntrack (established and reply packets, and ICMP
+ * errors about tracked flows, pass) ->
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
  * the conntrack entry; denied: drop. Verdicts of new flows and drops go to
  * the events ring buffer; every packet is counted in the metrics map. */
@@ -82,6 +83,8 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 	}
 	now = ktime_get_coarse_ns();
 	if (ct_lookup(&f, dir, now) != CT_NEW)
+		return pass(&f, dir);
+	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
 		return pass(&f, dir);
 	return handle_new_flow(&f, dir, now);
 }

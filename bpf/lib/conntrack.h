@@ -20,6 +20,7 @@
 #define CT_NEW 0
 #define CT_ESTABLISHED 1
 #define CT_REPLY 2
+#define CT_RELATED 3 /* an ICMP error about a tracked flow */
 
 /* ct_refresh extends the entry's lifetime for one more packet of f; FIN
  * and RST cut it to CT_LIFETIME_CLOSE. */
@@ -134,6 +135,60 @@ static __always_inline int ct_lookup(const struct flow *f, __u8 dir, __u64 now)
 	if (f->family == 4)
 		return ct_lookup4(f, dir, now);
 	return ct_lookup6(f, dir, now);
+}
+
+/* ct_exists reports whether the flow e, opened in direction dir, has a
+ * live entry (no refresh). */
+static __always_inline int ct_exists(const struct flow *e, __u8 dir, __u64 now)
+{
+	if (e->family == 4) {
+		struct ct4_key key = {
+			.saddr = e->saddr[0],
+			.daddr = e->daddr[0],
+			.sport = e->sport,
+			.dport = e->dport,
+			.proto = e->proto,
+			.direction = dir,
+		};
+		return ct_live(map_lookup_elem(&ct4, &key), now) != 0;
+	}
+	{
+		struct ct6_key key = {
+			.sport = e->sport,
+			.dport = e->dport,
+			.proto = e->proto,
+			.direction = dir,
+		};
+		__builtin_memcpy(key.saddr, e->saddr, 16);
+		__builtin_memcpy(key.daddr, e->daddr, 16);
+		return ct_live(map_lookup_elem(&ct6, &key), now) != 0;
+	}
+}
+
+/* ct_lookup_related reports CT_RELATED when the ICMP error f, seen by the
+ * program of direction dir, is about a tracked flow: the packet it embeds
+ * was sent by one side of that flow, so the embedded tuple is the flow's
+ * own (an error about the flow's opening direction) or its reverse (an
+ * error about a reply). */
+static __always_inline int ct_lookup_related(struct __sk_buff *ctx, const struct flow *f,
+					     __u8 dir, __u64 now)
+{
+	struct flow e = {};
+	struct flow r = {};
+
+	if (parse_embedded(ctx, f, &e) != PARSE_OK)
+		return CT_NEW;
+	if (ct_exists(&e, !dir, now))
+		return CT_RELATED;
+	r.family = e.family;
+	r.proto = e.proto;
+	__builtin_memcpy(r.saddr, e.daddr, 16);
+	__builtin_memcpy(r.daddr, e.saddr, 16);
+	r.sport = e.dport;
+	r.dport = e.sport;
+	if (ct_exists(&r, dir, now))
+		return CT_RELATED;
+	return CT_NEW;
 }
 
 /* ct_create records the new flow f, opened in direction dir. */

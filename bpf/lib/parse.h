@@ -18,6 +18,11 @@
 #define ICMP_ECHO_REQUEST 8
 #define ICMPV6_ECHO_REQUEST 128
 #define ICMPV6_ECHO_REPLY 129
+#define ICMP_DEST_UNREACH 3
+#define ICMP_TIME_EXCEEDED 11
+#define ICMP_PARAMETERPROB 12
+#define ICMPV6_DEST_UNREACH 1
+#define ICMPV6_PARAMPROB 4 /* 1..4: unreachable, too big, time exceeded, parameter problem */
 #define ICMPV6_ND_FIRST 133 /* router solicitation */
 #define ICMPV6_ND_LAST 137  /* redirect */
 
@@ -41,7 +46,9 @@ struct flow {
 	__u8 family; /* 4 or 6 */
 	__u8 icmp_type;
 	__u8 tcp_flags;
-	__u32 len; /* packet length in bytes, for metrics */
+	__u32 len;     /* packet length in bytes, for metrics */
+	__u16 l4_off;  /* offset of the L4 header (ICMP errors: the embedded packet follows 8 bytes later) */
+	__u16 pad;
 };
 
 #define TCP_FLAG_FIN 0x01
@@ -57,6 +64,7 @@ static __always_inline int parse_l4(struct __sk_buff *ctx, __u32 off, struct flo
 	void *data_end = (void *)(long)ctx->data_end;
 	__u8 *l4 = data + off;
 
+	f->l4_off = off;
 	switch (f->proto) {
 	case IPPROTO_TCP:
 		if ((void *)(l4 + 14) > data_end)
@@ -171,6 +179,83 @@ static __always_inline int parse_ipv6(struct __sk_buff *ctx, struct flow *f)
 	if (fragment)
 		return PARSE_OK;
 	return parse_l4(ctx, off, f);
+}
+
+/* icmp_is_error reports whether f is an ICMP or ICMPv6 error message,
+ * which carries the start of the packet it is about. */
+static __always_inline int icmp_is_error(const struct flow *f)
+{
+	if (f->proto == IPPROTO_ICMP)
+		return f->icmp_type == ICMP_DEST_UNREACH || f->icmp_type == ICMP_TIME_EXCEEDED ||
+		       f->icmp_type == ICMP_PARAMETERPROB;
+	if (f->proto == IPPROTO_ICMPV6_)
+		return f->icmp_type >= ICMPV6_DEST_UNREACH && f->icmp_type <= ICMPV6_PARAMPROB;
+	return 0;
+}
+
+/* parse_embedded_ports reads the ports of the embedded packet's L4 header
+ * at off into e (ICMP echo: the identifier, as parse_l4 does). */
+static __always_inline int parse_embedded_ports(struct __sk_buff *ctx, __u32 off, struct flow *e)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 *l4;
+
+	if (off > 512)
+		return PARSE_INVALID;
+	l4 = data + off;
+	if ((void *)(l4 + 8) > data_end)
+		return PARSE_INVALID;
+	switch (e->proto) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+	case IPPROTO_SCTP:
+		e->sport = *(__be16 *)l4;
+		e->dport = *(__be16 *)(l4 + 2);
+		break;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6_:
+		if (l4[0] == ICMP_ECHO_REQUEST || l4[0] == ICMPV6_ECHO_REQUEST)
+			e->sport = *(__be16 *)(l4 + 4);
+		else if (l4[0] == ICMP_ECHO_REPLY || l4[0] == ICMPV6_ECHO_REPLY)
+			e->dport = *(__be16 *)(l4 + 4);
+		break;
+	}
+	return PARSE_OK;
+}
+
+/* parse_embedded fills e with the tuple of the packet an ICMP error f
+ * embeds (IPv4 without options, IPv6 without extension headers). */
+static __always_inline int parse_embedded(struct __sk_buff *ctx, const struct flow *f,
+					  struct flow *e)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 off = f->l4_off + 8;
+
+	if (off > 512)
+		return PARSE_INVALID;
+	e->family = f->family;
+	if (f->family == 4) {
+		struct iphdr *ip4 = data + off;
+
+		if ((void *)(ip4 + 1) > data_end || ip4->ihl != 5)
+			return PARSE_INVALID;
+		e->proto = ip4->protocol;
+		e->saddr[0] = ip4->saddr;
+		e->daddr[0] = ip4->daddr;
+		return parse_embedded_ports(ctx, off + sizeof(*ip4), e);
+	}
+	{
+		struct ipv6hdr *ip6 = data + off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return PARSE_INVALID;
+		e->proto = ip6->nexthdr;
+		__builtin_memcpy(e->saddr, &ip6->saddr, 16);
+		__builtin_memcpy(e->daddr, &ip6->daddr, 16);
+		return parse_embedded_ports(ctx, off + sizeof(*ip6), e);
+	}
 }
 
 /* parse_packet fills f from the packet in ctx. */

@@ -51,6 +51,12 @@ func New(log *slog.Logger, root string, policyMapMax uint32) (*Loader, error) {
 // Open mounts the bpffs root if needed and opens (or creates) the shared
 // maps. Call it before anything else; Close undoes it.
 func (l *Loader) Open() error {
+	l.mu.Lock()
+	open := l.shared != nil
+	l.mu.Unlock()
+	if open {
+		return fmt.Errorf("open loader: already open")
+	}
 	if err := bpfmap.EnsureRoot(l.root); err != nil {
 		return fmt.Errorf("open loader: %w", err)
 	}

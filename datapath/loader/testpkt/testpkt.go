@@ -39,8 +39,30 @@ type Packet struct {
 	// ICMPType, ICMPCode and ICMPID (echo identifier) for ICMP/ICMPv6.
 	ICMPType, ICMPCode uint8
 	ICMPID             uint16
-	// Payload bytes after the L4 header.
+	// Payload bytes after the L4 header (zeros).
 	Payload int
+	// Embedded bytes follow the L4 header before the payload: the start
+	// of the offending packet in an ICMP error (see ICMPError).
+	Embedded []byte
+}
+
+// ICMPError returns the ICMP (IPv4) or ICMPv6 error message of type typ
+// and code that src sends to dst about the packet about: it embeds about's
+// IP header and the first 8 bytes of its L4 header.
+func ICMPError(src, dst netip.Addr, typ, code uint8, about Packet) (Packet, error) {
+	frame, err := about.Frame()
+	if err != nil {
+		return Packet{}, err
+	}
+	ip := frame[14:]
+	n, proto := 20+8, uint8(ProtoICMP)
+	if about.Src.Is6() {
+		n, proto = 40+8, ProtoICMPv6
+	}
+	if len(ip) < n {
+		n = len(ip)
+	}
+	return Packet{Src: src, Dst: dst, Proto: proto, ICMPType: typ, ICMPCode: code, Embedded: ip[:n]}, nil
 }
 
 // Frame returns the Ethernet frame of p.
@@ -113,6 +135,7 @@ func (p Packet) l4() []byte {
 		h[1] = p.ICMPCode
 		binary.BigEndian.PutUint16(h[4:], p.ICMPID)
 	}
+	h = append(h, p.Embedded...)
 	return append(h, make([]byte, p.Payload)...)
 }
 
