@@ -148,6 +148,8 @@ func (h *harness) drain(t *testing.T) []events.Event {
 // flowPorts returns the ports the programs report for p.
 func flowPorts(p testpkt.Packet) (sport, dport uint16) {
 	switch {
+	case p.FragOffset != 0:
+		return 0, 0
 	case p.Proto == testpkt.ProtoICMP && p.ICMPType == 8, p.Proto == testpkt.ProtoICMPv6 && p.ICMPType == 128:
 		return p.ICMPID, 0
 	case p.Proto == testpkt.ProtoICMP && p.ICMPType == 0, p.Proto == testpkt.ProtoICMPv6 && p.ICMPType == 129:

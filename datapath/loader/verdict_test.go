@@ -216,6 +216,19 @@ func TestVerdicts(t *testing.T) {
 			},
 		},
 		{
+			name: "IPv6 extension headers are skipped; later fragments match only rules without ports",
+			state: policy.MapState{
+				key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow,
+				key(peerBID, policy.Egress, policy.ProtoUDP, 0, 0):   allow,
+			},
+			steps: []step{
+				egressStep(hopByHop(tcp("fd00::7", "fd00::1:1", 40000, 80)), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(fragment(tcp("10.0.0.7", "10.0.1.1", 40001, 80)), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(fragment(udp("10.0.0.7", "10.0.1.2", 40000, 53)), peerBID, true, events.MatchL3L4, fwd),
+				egressStep(hopByHop(fragment(tcp("fd00::7", "fd00::1:1", 40002, 80))), peerAID, false, events.MatchNone, noPolicy),
+			},
+		},
+		{
 			name: "UDP and SCTP ports",
 			state: policy.MapState{
 				key(peerAID, policy.Egress, policy.ProtoUDP, 53, 16): allow,
@@ -275,5 +288,16 @@ func withFlags(p testpkt.Packet, flags uint8) testpkt.Packet {
 func sctp(src, dst string, sport, dport uint16) testpkt.Packet {
 	p := tcp(src, dst, sport, dport)
 	p.Proto = testpkt.ProtoSCTP
+	return p
+}
+
+func hopByHop(p testpkt.Packet) testpkt.Packet {
+	p.HopByHop = true
+	return p
+}
+
+// fragment makes p a later fragment; the programs see no ports in it.
+func fragment(p testpkt.Packet) testpkt.Packet {
+	p.FragOffset = 185
 	return p
 }

@@ -41,6 +41,12 @@ type Packet struct {
 	ICMPID             uint16
 	// Payload bytes after the L4 header (zeros).
 	Payload int
+	// FragOffset, when not zero, makes the packet a non-first fragment
+	// (offset in 8-byte units): IPv4 fragment offset, or an IPv6
+	// fragment header. The L4 header is still written (as payload).
+	FragOffset uint16
+	// HopByHop adds an (empty) IPv6 hop-by-hop options header.
+	HopByHop bool
 	// Embedded bytes follow the L4 header before the payload: the start
 	// of the offending packet in an ICMP error (see ICMPError).
 	Embedded []byte
@@ -81,21 +87,33 @@ func (p Packet) Frame() ([]byte, error) {
 		binary.BigEndian.PutUint16(ip[2:], uint16(20+len(l4)))
 		ip[8] = 64
 		ip[9] = p.Proto
+		binary.BigEndian.PutUint16(ip[6:], p.FragOffset&0x1fff)
 		s, d := p.Src.As4(), p.Dst.As4()
 		copy(ip[12:16], s[:])
 		copy(ip[16:20], d[:])
 		return append(append(eth, ip...), l4...), nil
 	}
 	binary.BigEndian.PutUint16(eth[12:], 0x86dd)
+	next := p.Proto
+	var ext []byte
+	if p.FragOffset != 0 { // fragment header: next, reserved, offset<<3 | M, id
+		frag := make([]byte, 8)
+		frag[0] = next
+		binary.BigEndian.PutUint16(frag[2:], p.FragOffset<<3)
+		ext, next = append(frag, ext...), 44
+	}
+	if p.HopByHop { // next, length 0 (8 bytes), PadN option of 4 bytes
+		ext, next = append([]byte{next, 0, 1, 4, 0, 0, 0, 0}, ext...), 0
+	}
 	ip := make([]byte, 40)
 	ip[0] = 0x60
-	binary.BigEndian.PutUint16(ip[4:], uint16(len(l4)))
-	ip[6] = p.Proto
+	binary.BigEndian.PutUint16(ip[4:], uint16(len(ext)+len(l4)))
+	ip[6] = next
 	ip[7] = 64
 	s, d := p.Src.As16(), p.Dst.As16()
 	copy(ip[8:24], s[:])
 	copy(ip[24:40], d[:])
-	return append(append(eth, ip...), l4...), nil
+	return append(append(append(eth, ip...), ext...), l4...), nil
 }
 
 // MustFrame is Frame for fixed test packets; it panics on bad addresses.
