@@ -17,6 +17,7 @@
 #include "lib/maps.h"
 #include "lib/parse.h"
 #include "lib/conntrack.h"
+#include "lib/frag.h"
 #include "lib/events.h"
 #include "lib/policy.h"
 
@@ -73,6 +74,7 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 
 	switch (parse_packet(ctx, &f)) {
 	case PARSE_OK:
+		frag_track(&f);
 		break;
 	case PARSE_PASS:
 		return pass(&f, dir);

@@ -65,6 +65,24 @@ type LxcEvent struct {
 	Daddr       [4]uint32
 }
 
+type LxcFragKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Id     uint32
+	Proto  uint8
+	Family uint8
+	Pad    uint16
+}
+
+type LxcFragValue struct {
+	_        structs.HostLayout
+	Sport    uint16
+	Dport    uint16
+	IcmpType uint8
+	Pad      [3]uint8
+}
+
 type LxcIpcacheKey struct {
 	_         structs.HostLayout
 	Prefixlen uint32
@@ -114,6 +132,7 @@ const (
 	LxcMapCt4              = "ct4"
 	LxcMapCt6              = "ct6"
 	LxcMapEvents           = "events"
+	LxcMapFrags            = "frags"
 	LxcMapIpcache          = "ipcache"
 	LxcMapMetrics          = "metrics"
 	LxcMapPolicy           = "policy"
@@ -179,6 +198,7 @@ type LxcMapSpecs struct {
 	Ct4     *ebpf.MapSpec `ebpf:"ct4"`
 	Ct6     *ebpf.MapSpec `ebpf:"ct6"`
 	Events  *ebpf.MapSpec `ebpf:"events"`
+	Frags   *ebpf.MapSpec `ebpf:"frags"`
 	Ipcache *ebpf.MapSpec `ebpf:"ipcache"`
 	Metrics *ebpf.MapSpec `ebpf:"metrics"`
 	Policy  *ebpf.MapSpec `ebpf:"policy"`
@@ -218,6 +238,7 @@ type LxcMaps struct {
 	Ct4     *ebpf.Map `ebpf:"ct4"`
 	Ct6     *ebpf.Map `ebpf:"ct6"`
 	Events  *ebpf.Map `ebpf:"events"`
+	Frags   *ebpf.Map `ebpf:"frags"`
 	Ipcache *ebpf.Map `ebpf:"ipcache"`
 	Metrics *ebpf.Map `ebpf:"metrics"`
 	Policy  *ebpf.Map `ebpf:"policy"`
@@ -228,6 +249,7 @@ func (m *LxcMaps) Close() error {
 		m.Ct4,
 		m.Ct6,
 		m.Events,
+		m.Frags,
 		m.Ipcache,
 		m.Metrics,
 		m.Policy,

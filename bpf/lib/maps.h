@@ -4,7 +4,7 @@
  * layout; a test compares their sizes with the bpf2go-generated types.
  *
  * Shared maps (one per node, pinned under the bpf root by the loader):
- * ipcache, ct4, ct6, metrics, events. Per-endpoint map: policy (the loader
+ * ipcache, ct4, ct6, frags, metrics, events. Per-endpoint map: policy (the loader
  * replaces it with the endpoint's pinned policy_<id> map at load time). */
 #ifndef APIARY_MAPS_H
 #define APIARY_MAPS_H
@@ -141,6 +141,39 @@ struct {
 	__type(value, struct ct_value);
 	__uint(max_entries, CT_MAX_ENTRIES);
 } ct6 SEC(".maps");
+
+/* frags: LRU hash, the ports of fragmented packets, so that fragments
+ * after the first (which carry no L4 header) match the same conntrack
+ * entry and policy keys as the first.
+ * key:   source and destination address (IPv4 in the first 4 bytes), the
+ *        fragment id (IPv4 identification or IPv6 fragment id, network
+ *        byte order), protocol, family, 2 padding bytes.
+ * value: source and destination port (network byte order), ICMP type, 3
+ *        padding bytes. */
+struct frag_key {
+	__u32 saddr[4];
+	__u32 daddr[4];
+	__u32 id;
+	__u8 proto;
+	__u8 family;
+	__u16 pad;
+};
+
+struct frag_value {
+	__be16 sport;
+	__be16 dport;
+	__u8 icmp_type;
+	__u8 pad[3];
+};
+
+#define FRAGS_MAX_ENTRIES 8192
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct frag_key);
+	__type(value, struct frag_value);
+	__uint(max_entries, FRAGS_MAX_ENTRIES);
+} frags SEC(".maps");
 
 /* metrics: per-CPU array, packet and byte counters per (reason,
  * direction). Index: reason << 1 | direction; reason 0 is "forwarded",

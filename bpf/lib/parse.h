@@ -48,8 +48,14 @@ struct flow {
 	__u8 tcp_flags;
 	__u32 len;     /* packet length in bytes, for metrics */
 	__u16 l4_off;  /* offset of the L4 header (ICMP errors: the embedded packet follows 8 bytes later) */
-	__u16 pad;
+	__u8 frag;     /* FRAG_*: whether the packet is a fragment */
+	__u8 pad;
+	__u32 frag_id; /* IPv4 identification or IPv6 fragment id, network byte order */
 };
+
+#define FRAG_NONE 0
+#define FRAG_FIRST 1 /* offset 0, more fragments follow: carries the L4 header */
+#define FRAG_LATER 2 /* offset > 0: no L4 header, ports come from lib/frag.h */
 
 #define TCP_FLAG_FIN 0x01
 #define TCP_FLAG_SYN 0x02
@@ -113,16 +119,21 @@ static __always_inline int parse_ipv4(struct __sk_buff *ctx, struct flow *f)
 	f->proto = ip4->protocol;
 	f->saddr[0] = ip4->saddr;
 	f->daddr[0] = ip4->daddr;
-	/* A fragment other than the first carries no L4 header: ports stay 0. */
-	if (ip4->frag_off & bpf_htons(0x1fff))
-		return PARSE_OK;
+	if (ip4->frag_off & bpf_htons(0x3fff)) { /* more fragments, or an offset */
+		f->frag_id = ip4->id;
+		/* A fragment other than the first carries no L4 header. */
+		if (ip4->frag_off & bpf_htons(0x1fff)) {
+			f->frag = FRAG_LATER;
+			return PARSE_OK;
+		}
+		f->frag = FRAG_FIRST;
+	}
 	return parse_l4(ctx, sizeof(struct ethhdr) + hlen, f);
 }
 
 /* ipv6_skip_ext walks up to IPV6_MAX_EXT_HEADERS extension headers and
  * returns the offset of the L4 header (0 when the packet is invalid). */
-static __always_inline __u32 ipv6_skip_ext(struct __sk_buff *ctx, __u32 off, struct flow *f,
-					   int *fragment)
+static __always_inline __u32 ipv6_skip_ext(struct __sk_buff *ctx, __u32 off, struct flow *f)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 
@@ -147,9 +158,12 @@ static __always_inline __u32 ipv6_skip_ext(struct __sk_buff *ctx, __u32 off, str
 			if ((void *)(ext + 8) > data_end)
 				return 0;
 			f->proto = ext[0];
-			/* fragment offset is the top 13 bits of bytes 2-3 */
+			f->frag_id = *(__u32 *)(ext + 4);
+			/* bytes 2-3: the offset in the top 13 bits, M in bit 0 */
 			if (*(__be16 *)(ext + 2) & bpf_htons(0xfff8))
-				*fragment = 1;
+				f->frag = FRAG_LATER;
+			else if (*(__be16 *)(ext + 2) & bpf_htons(1))
+				f->frag = FRAG_FIRST;
 			off += 8;
 			break;
 		default:
@@ -164,7 +178,6 @@ static __always_inline int parse_ipv6(struct __sk_buff *ctx, struct flow *f)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
-	int fragment = 0;
 	__u32 off;
 
 	if ((void *)(ip6 + 1) > data_end)
@@ -173,10 +186,10 @@ static __always_inline int parse_ipv6(struct __sk_buff *ctx, struct flow *f)
 	f->proto = ip6->nexthdr;
 	__builtin_memcpy(f->saddr, &ip6->saddr, 16);
 	__builtin_memcpy(f->daddr, &ip6->daddr, 16);
-	off = ipv6_skip_ext(ctx, sizeof(struct ethhdr) + sizeof(*ip6), f, &fragment);
+	off = ipv6_skip_ext(ctx, sizeof(struct ethhdr) + sizeof(*ip6), f);
 	if (!off)
 		return PARSE_INVALID;
-	if (fragment)
+	if (f->frag == FRAG_LATER)
 		return PARSE_OK;
 	return parse_l4(ctx, off, f);
 }

@@ -6,7 +6,7 @@
 // <bpf-root>/links/<endpoint-id>/{ingress,egress}, so programs stay
 // attached while the agent is down; regeneration replaces the programs
 // atomically through the pinned links; Restore reopens them after a
-// restart. The shared maps (ipcache, ct4, ct6, metrics, events) are pinned
+// restart. The shared maps (ipcache, ct4, ct6, frags, metrics, events) are pinned
 // once under the root and reused across restarts.
 //
 // tcx needs Linux >= 6.6. Older kernels (tc clsact through netlink) are not

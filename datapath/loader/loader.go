@@ -19,7 +19,11 @@ import (
 
 // sharedMaps are the maps every endpoint's programs use, pinned once under
 // the root.
-var sharedMaps = []string{ipcache.MapName, ct.MapName4, ct.MapName6, metrics.MapName, events.MapName}
+var sharedMaps = []string{ipcache.MapName, ct.MapName4, ct.MapName6, FragsMapName, metrics.MapName, events.MapName}
+
+// FragsMapName is the shared map of fragment ports (no Go access needed:
+// only the programs read and write it).
+const FragsMapName = "frags"
 
 // Loader loads and attaches endpoint programs.
 type Loader struct {

@@ -229,6 +229,20 @@ func TestVerdicts(t *testing.T) {
 			},
 		},
 		{
+			name: "later fragments take the first fragment's ports",
+			state: policy.MapState{
+				key(peerAID, policy.Egress, policy.ProtoUDP, 53, 16): allow,
+			},
+			steps: []step{
+				egressStep(firstFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 7), peerAID, true, events.MatchL3L4, fwd),
+				quiet(true, laterFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 7)),
+				egressStep(firstFragment(udp("fd00::7", "fd00::1:1", 40000, 53), 70000), peerAID, true, events.MatchL3L4, fwd),
+				quiet(true, laterFragment(udp("fd00::7", "fd00::1:1", 40000, 53), 70000)),
+				// a later fragment of another id: no ports, no policy entry
+				egressStep(laterFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 8), peerAID, false, events.MatchNone, noPolicy),
+			},
+		},
+		{
 			name: "UDP and SCTP ports",
 			state: policy.MapState{
 				key(peerAID, policy.Egress, policy.ProtoUDP, 53, 16): allow,
@@ -299,5 +313,15 @@ func hopByHop(p testpkt.Packet) testpkt.Packet {
 // fragment makes p a later fragment; the programs see no ports in it.
 func fragment(p testpkt.Packet) testpkt.Packet {
 	p.FragOffset = 185
+	return p
+}
+
+func firstFragment(p testpkt.Packet, id uint32) testpkt.Packet {
+	p.MoreFragments, p.FragID = true, id
+	return p
+}
+
+func laterFragment(p testpkt.Packet, id uint32) testpkt.Packet {
+	p.FragOffset, p.FragID = 185, id
 	return p
 }

@@ -45,6 +45,11 @@ type Packet struct {
 	// (offset in 8-byte units): IPv4 fragment offset, or an IPv6
 	// fragment header. The L4 header is still written (as payload).
 	FragOffset uint16
+	// MoreFragments sets the more-fragments flag (an IPv6 fragment
+	// header is added); with FragOffset 0 the packet is a first fragment.
+	MoreFragments bool
+	// FragID is the IPv4 identification (low 16 bits) or IPv6 fragment id.
+	FragID uint32
 	// HopByHop adds an (empty) IPv6 hop-by-hop options header.
 	HopByHop bool
 	// Embedded bytes follow the L4 header before the payload: the start
@@ -87,7 +92,12 @@ func (p Packet) Frame() ([]byte, error) {
 		binary.BigEndian.PutUint16(ip[2:], uint16(20+len(l4)))
 		ip[8] = 64
 		ip[9] = p.Proto
-		binary.BigEndian.PutUint16(ip[6:], p.FragOffset&0x1fff)
+		flags := p.FragOffset & 0x1fff
+		if p.MoreFragments {
+			flags |= 0x2000
+		}
+		binary.BigEndian.PutUint16(ip[4:], uint16(p.FragID))
+		binary.BigEndian.PutUint16(ip[6:], flags)
 		s, d := p.Src.As4(), p.Dst.As4()
 		copy(ip[12:16], s[:])
 		copy(ip[16:20], d[:])
@@ -96,10 +106,15 @@ func (p Packet) Frame() ([]byte, error) {
 	binary.BigEndian.PutUint16(eth[12:], 0x86dd)
 	next := p.Proto
 	var ext []byte
-	if p.FragOffset != 0 { // fragment header: next, reserved, offset<<3 | M, id
+	if p.FragOffset != 0 || p.MoreFragments { // fragment header: next, reserved, offset<<3 | M, id
 		frag := make([]byte, 8)
 		frag[0] = next
-		binary.BigEndian.PutUint16(frag[2:], p.FragOffset<<3)
+		m := uint16(0)
+		if p.MoreFragments {
+			m = 1
+		}
+		binary.BigEndian.PutUint16(frag[2:], p.FragOffset<<3|m)
+		binary.BigEndian.PutUint32(frag[4:], p.FragID)
 		ext, next = append(frag, ext...), 44
 	}
 	if p.HopByHop { // next, length 0 (8 bytes), PadN option of 4 bytes

@@ -6,7 +6,7 @@
 //
 // Pinned layout under the root (default /sys/fs/bpf/apiary):
 //
-//	<root>/ipcache, ct4, ct6, metrics, events   shared maps, one per node
+//	<root>/ipcache, ct4, ct6, frags, metrics, events   shared maps, one per node
 //	<root>/policy_<endpoint-id>                  one policy map per endpoint
 //	<root>/links/<endpoint-id>/{ingress,egress}  tcx links (datapath/loader)
 package bpfmap
