@@ -20,7 +20,8 @@ func BatchUpdate(m *ebpf.Map, keys, values any) (int, error) {
 	case 0:
 		return 0, nil
 	case 1: // one syscall either way; the plain update skips the batch marshalling
-		if err := m.Update(kv.Index(0).Interface(), vv.Index(0).Interface(), ebpf.UpdateAny); err != nil {
+		// Pointers into the slices: cilium/ebpf copies them without reflection.
+		if err := m.Update(kv.Index(0).Addr().Interface(), vv.Index(0).Addr().Interface(), ebpf.UpdateAny); err != nil {
 			return 0, fmt.Errorf("update entry: %w", err)
 		}
 		return 1, nil
@@ -33,7 +34,7 @@ func BatchUpdate(m *ebpf.Map, keys, values any) (int, error) {
 		return n, nil
 	}
 	for i := 0; i < kv.Len(); i++ {
-		if err := m.Update(kv.Index(i).Interface(), vv.Index(i).Interface(), ebpf.UpdateAny); err != nil {
+		if err := m.Update(kv.Index(i).Addr().Interface(), vv.Index(i).Addr().Interface(), ebpf.UpdateAny); err != nil {
 			return i, fmt.Errorf("update entry: %w", err)
 		}
 	}
@@ -49,7 +50,7 @@ func BatchDelete(m *ebpf.Map, keys any) (int, error) {
 	case 0:
 		return 0, nil
 	case 1:
-		err := m.Delete(kv.Index(0).Interface())
+		err := m.Delete(kv.Index(0).Addr().Interface())
 		switch {
 		case err == nil:
 			return 1, nil
@@ -69,7 +70,7 @@ func BatchDelete(m *ebpf.Map, keys any) (int, error) {
 	}
 	deleted := n // the batch's first n deletes happened
 	for i := 0; i < kv.Len(); i++ {
-		err := m.Delete(kv.Index(i).Interface())
+		err := m.Delete(kv.Index(i).Addr().Interface())
 		switch {
 		case err == nil:
 			deleted++
