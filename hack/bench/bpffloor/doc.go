@@ -3,4 +3,4 @@
 // programs), generated with bpf2go like package bpf (`make generate`).
 package bpffloor
 
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpffloor -output-stem floor Floor floor.c -- -O2 -g -Wall -Werror -I../../../bpf/lib -I/usr/include/x86_64-linux-gnu
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpffloor -output-stem floor Floor floor.c -- -O2 -mcpu=v3 -g -Wall -Werror -I../../../bpf/lib -I/usr/include/x86_64-linux-gnu
