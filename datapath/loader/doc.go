@@ -9,6 +9,6 @@
 // restart. The shared maps (ipcache, ct4, ct6, frags, metrics, events) are pinned
 // once under the root and reused across restarts.
 //
-// tcx needs Linux >= 6.6. Older kernels (tc clsact through netlink) are not
-// supported: Attach fails with an error naming the requirement.
+// tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
+// bpf filters through netlink instead (AttachMode).
 package loader

@@ -58,11 +58,11 @@ type harness struct {
 	metrics *metrics.Map
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, opts ...loader.Option) *harness {
 	t.Helper()
 	root := bpfmaptest.Root(t)
 	log := testLogger()
-	l, err := loader.New(log, root, 1024)
+	l, err := loader.New(log, root, 1024, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,17 +25,22 @@ const (
 var ErrNotAttached = errors.New("endpoint programs not attached")
 
 // ErrTCXUnsupported is returned (wrapped) when the kernel cannot attach
-// tcx links.
-var ErrTCXUnsupported = errors.New("tcx attachment needs Linux >= 6.6 (tc clsact fallback is not implemented)")
+// tcx links and the attach mode is AttachTCX.
+var ErrTCXUnsupported = errors.New("tcx attachment needs Linux >= 6.6")
 
-// endpointLinks are an endpoint's two attached links.
+// endpointLinks are an endpoint's attached programs: two tcx links, or
+// (tc set) two clsact filters, which live on the interface without pins.
 type endpointLinks struct {
 	ifindex int
+	tc      bool
 	ingress link.Link
 	egress  link.Link
 }
 
 func (el *endpointLinks) close() error {
+	if el.tc {
+		return nil
+	}
 	return errors.Join(el.ingress.Close(), el.egress.Close())
 }
 
@@ -65,6 +70,20 @@ func (l *Loader) Attach(ep Endpoint) error {
 			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 		}
 	}
+	if el == nil && l.mode != AttachTCX {
+		if ok, err := tcAttached(ep.Ifindex); err != nil {
+			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
+		} else if ok {
+			el = &endpointLinks{ifindex: ep.Ifindex, tc: true}
+		}
+	}
+	if el != nil && el.ifindex == ep.Ifindex && el.tc {
+		if err := tcAttach(ep.Ifindex, progs); err != nil {
+			return fmt.Errorf("replace endpoint %d programs: %w", ep.ID, err)
+		}
+		l.links[ep.ID] = el
+		return nil
+	}
 	if el != nil && el.ifindex == ep.Ifindex {
 		if err := el.ingress.Update(progs.FromContainer); err != nil {
 			return fmt.Errorf("replace endpoint %d ingress program: %w", ep.ID, err)
@@ -81,12 +100,27 @@ func (l *Loader) Attach(ep Endpoint) error {
 			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 		}
 	}
-	el, err = l.attachNew(ep, progs)
-	if err != nil {
+	if el, err = l.attachFresh(ep, progs); err != nil {
 		return err
 	}
 	l.links[ep.ID] = el
 	return nil
+}
+
+// attachFresh attaches progs to an interface without apiary's programs,
+// with tcx or tc as the mode says.
+func (l *Loader) attachFresh(ep Endpoint, progs *Programs) (*endpointLinks, error) {
+	if l.mode != AttachTC {
+		el, err := l.attachNew(ep, progs)
+		if l.mode == AttachTCX || !errors.Is(err, ErrTCXUnsupported) {
+			return el, err
+		}
+		l.log.Info("Kernel has no tcx, attaching with tc clsact", "endpoint", ep.ID)
+	}
+	if err := tcAttach(ep.Ifindex, progs); err != nil {
+		return nil, fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
+	}
+	return &endpointLinks{ifindex: ep.Ifindex, tc: true}, nil
 }
 
 func (l *Loader) attachNew(ep Endpoint, progs *Programs) (*endpointLinks, error) {
@@ -173,6 +207,15 @@ func tcxTarget(lk link.Link, want ebpf.AttachType) (int, error) {
 // programs without a reload. The next regeneration's Attach replaces them.
 func (l *Loader) Restore(id uint16, ifindex int) error {
 	el, err := l.loadPinnedLinks(id)
+	if errors.Is(err, os.ErrNotExist) && l.mode != AttachTCX {
+		ok, terr := tcAttached(ifindex)
+		if terr != nil {
+			return fmt.Errorf("restore endpoint %d programs: %w", id, terr)
+		}
+		if ok {
+			el, err = &endpointLinks{ifindex: ifindex, tc: true}, nil
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, ErrNotAttached, err)
 	}
@@ -220,5 +263,8 @@ func (l *Loader) Detach(id uint16) error {
 // unpinLinks unpins and closes el: the last reference goes, so the
 // programs are detached.
 func (l *Loader) unpinLinks(id uint16, el *endpointLinks) error {
+	if el.tc {
+		return tcDetach(el.ifindex)
+	}
 	return errors.Join(el.ingress.Unpin(), el.egress.Unpin(), el.close())
 }

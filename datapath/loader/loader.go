@@ -30,6 +30,7 @@ type Loader struct {
 	log          *slog.Logger
 	root         string
 	policyMapMax uint32
+	mode         AttachMode
 
 	mu         sync.Mutex
 	shared     map[string]*ebpf.Map
@@ -39,17 +40,21 @@ type Loader struct {
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
 // size of each endpoint's policy map (--bpf-policy-map-max).
-func New(log *slog.Logger, root string, policyMapMax uint32) (*Loader, error) {
+func New(log *slog.Logger, root string, policyMapMax uint32, opts ...Option) (*Loader, error) {
 	if root == "" {
 		return nil, fmt.Errorf("new loader: --bpf-root must not be empty")
 	}
 	if policyMapMax == 0 {
 		return nil, fmt.Errorf("new loader: --bpf-policy-map-max must be positive")
 	}
-	return &Loader{
+	l := &Loader{
 		log: log, root: root, policyMapMax: policyMapMax,
 		links: make(map[uint16]*endpointLinks), policyMaps: make(map[uint16]*policymap.Map),
-	}, nil
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
 }
 
 // Open mounts the bpffs root if needed and opens (or creates) the shared

@@ -24,9 +24,18 @@ const safety = 10 * time.Second
 // veth pair between a "host" and an "endpoint" network namespace, with the
 // programs attached to the host side: the endpoint's egress runs
 // from_container, its ingress to_container, ARP passes, and a policy
-// change through the writer changes the verdict of the next flow.
+// change through the writer changes the verdict of the next flow; with
+// tcx links and with tc clsact filters.
 func TestRealTrafficThroughAttachedPrograms(t *testing.T) {
-	h := newHarness(t)
+	for _, mode := range []struct {
+		name string
+		mode loader.AttachMode
+	}{{"tcx", loader.AttachTCX}, {"tc clsact", loader.AttachTC}} {
+		t.Run(mode.name, func(t *testing.T) { realTraffic(t, newHarness(t, loader.WithAttachMode(mode.mode))) })
+	}
+}
+
+func realTraffic(t *testing.T, h *harness) {
 	inNewNetns(t, func() {
 		hostIf := newVeth(t, "lxc7")
 		hostNS, epNS := splitNetns(t)

@@ -25,15 +25,20 @@ type Config struct {
 	// BPFPolicyMapMax is the number of entries of each endpoint's policy
 	// map; a larger map state is refused for that endpoint.
 	BPFPolicyMapMax uint32
+	// BPFAttachMode is auto (tcx, else tc clsact), tcx or tc.
+	BPFAttachMode string
 }
 
+var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
+
 // DefaultConfig has the defaults of the flags.
-var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFPolicyMapMax: policymap.DefaultMaxEntries}
+var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFPolicyMapMax: policymap.DefaultMaxEntries, BPFAttachMode: "auto"}
 
 // Flags registers --bpf-root and --bpf-policy-map-max.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.Uint32("bpf-policy-map-max", def.BPFPolicyMapMax, "Entries of each endpoint's BPF policy map; an endpoint whose policy needs more keeps its previous policy")
+	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
 }
 
 // Validate checks the flags.
@@ -43,6 +48,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BPFPolicyMapMax == 0 {
 		return fmt.Errorf("--bpf-policy-map-max must be positive")
+	}
+	if _, ok := attachModes[c.BPFAttachMode]; !ok {
+		return fmt.Errorf("--bpf-attach-mode %q is not one of auto, tcx, tc", c.BPFAttachMode)
 	}
 	return nil
 }
@@ -56,7 +64,7 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	l, err := loader.New(p.Log, p.Config.BPFRoot, p.Config.BPFPolicyMapMax)
+	l, err := loader.New(p.Log, p.Config.BPFRoot, p.Config.BPFPolicyMapMax, loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

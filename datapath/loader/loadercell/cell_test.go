@@ -42,8 +42,10 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"defaults", loadercell.DefaultConfig, true},
-		{"empty root", loadercell.Config{BPFPolicyMapMax: 1}, false},
-		{"zero policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x"}, false},
+		{"tc mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFPolicyMapMax: 1, BPFAttachMode: "tc"}, true},
+		{"empty root", loadercell.Config{BPFPolicyMapMax: 1, BPFAttachMode: "auto"}, false},
+		{"zero policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto"}, false},
+		{"unknown attach mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFPolicyMapMax: 1, BPFAttachMode: "xdp"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
