@@ -54,7 +54,7 @@ func TestGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored := map[netip.Addr]bool{netip.MustParseAddr("10.0.0.7"): true, netip.MustParseAddr("fd00::7"): true}
-	st, err := m.GC(now, ct.GCFilter{KeepEndpoint: func(tu ct.Tuple) bool { return restored[tu.EndpointAddr()] }})
+	st, err := m.GC(now, ct.GCFilter{Keep: func(e ct.Entry) bool { return restored[e.Tuple.EndpointAddr()] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,5 +71,10 @@ func TestGC(t *testing.T) {
 	// A second run without a filter finds nothing more to do.
 	if st, err := m.GC(now, ct.GCFilter{}); err != nil || st != (ct.GCStats{Alive: 1}) {
 		t.Errorf("second GC = %+v, %v; want 1 alive", st, err)
+	}
+	// Flushing endpoint 1's entries.
+	st, err = m.GC(now, ct.GCFilter{Keep: func(e ct.Entry) bool { return e.Value.EndpointID != 1 }})
+	if err != nil || st != (ct.GCStats{Orphaned: 1}) {
+		t.Errorf("flush of endpoint 1 = %+v, %v; want 1 deleted", st, err)
 	}
 }

@@ -10,10 +10,11 @@ import (
 
 // GCFilter selects extra entries to delete besides expired ones.
 type GCFilter struct {
-	// KeepEndpoint, when set, is asked for each live entry's endpoint
-	// address (the flow's local side); entries it returns false for are
-	// deleted. After a restore it holds the restored endpoints' IPs.
-	KeepEndpoint func(Tuple) bool
+	// Keep, when set, is asked for each live entry; entries it returns
+	// false for are deleted. After a restore it keeps the entries whose
+	// endpoint address (Tuple.EndpointAddr) belongs to a restored
+	// endpoint; to flush an endpoint it drops Value.EndpointID == id.
+	Keep func(Entry) bool
 }
 
 // GCStats counts what a GC run did.
@@ -32,7 +33,7 @@ func (m *Maps) GC(now uint64, filter GCFilter) (GCStats, error) {
 		case v.Expires <= now:
 			st.Expired++
 			return false
-		case filter.KeepEndpoint != nil && !filter.KeepEndpoint(t):
+		case filter.Keep != nil && !filter.Keep(Entry{Tuple: t, Value: v}):
 			st.Orphaned++
 			return false
 		}
