@@ -7,6 +7,9 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/apiary-net/apiary/cells/version.Version=$(VERSION)
 TEST_ARGS ?=
 FUZZ_BUDGET ?= 60
+# Compiler for the eBPF programs (bpf/); `make bpf` installs it if missing.
+export BPF_CLANG ?= clang-19
+export BPF_STRIP ?= llvm-strip-19
 
 .DEFAULT_GOAL := help
 
@@ -55,9 +58,22 @@ bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/ipcachebench
 	cd hack/bench && $(GO) run ./cmd/identitybench
 	cd hack/bench && $(GO) run ./cmd/policybench
+	cd hack/bench && $(GO) run ./cmd/bpfbench
+	cd hack/bench && $(GO) run ./cmd/bpfmapbench
+
+.PHONY: bpf
+bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c
+	$(GO) generate ./bpf
+
+.PHONY: bpf-toolchain
+bpf-toolchain:
+	@if ! command -v $(BPF_CLANG) >/dev/null || ! command -v $(BPF_STRIP) >/dev/null; then \
+	  echo "installing clang-19 llvm-19 (Debian)"; \
+	  apt-get update && apt-get install -y clang-19 llvm-19; \
+	fi
 
 .PHONY: generate
-generate: ## Regenerate generated code (committed; go build never needs it)
+generate: bpf-toolchain ## Regenerate generated code (committed; go build never needs it)
 	$(GO) generate ./...
 	cd hack/bench && $(GO) generate ./...
 

@@ -13,7 +13,7 @@ leaves=" clustermesh/types cells/api/models cells/api/client cells/version "
 layer() {
 	case "$1" in
 	cells/*) echo 1 ;; kvstore | kvstore/*) echo 2 ;; policy | policy/*) echo 3 ;;
-	datapath | datapath/*) echo 4 ;; clustermesh | clustermesh/*) echo 5 ;;
+	datapath | datapath/* | bpf | bpf/*) echo 4 ;; clustermesh | clustermesh/*) echo 5 ;;
 	cmd/* | hack/*) echo 6 ;; # programs: the agent, the CLI, the embedding example
 	*) echo 0 ;;
 	esac
@@ -53,6 +53,9 @@ forbid() {
 forbid cmd/apiary '^go\.etcd\.io/|^go\.uber\.org/dig' "the CLI is a thin client of the API"
 forbid policy "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "the policy engine holds no agent glue"
 forbid policy/simulate "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "simulate runs offline"
+for p in cells kvstore policy; do
+	forbid "$p/..." "^$mod/(bpf|datapath/maps|datapath/loader)(/|\$)|^github\.com/cilium/ebpf" "only the datapath touches BPF"
+done
 forbid cells/hive "^$mod/cells/job" "the framework stands alone"
 
 exit $fail

@@ -1,0 +1,13 @@
+// Package bpf holds the C sources of apiary's eBPF endpoint programs
+// (lxc.c and lib/*.h) and the Go code and object bpf2go generated from
+// them (lxc_bpfel.go, lxc_bpfel.o; little-endian only, the targets are
+// x86-64 and arm64). The generated files are committed so `go build` never
+// needs clang; `make bpf` regenerates them with clang-19 and records the
+// sources' sha256 and the compiler in sources.lock, which a test checks.
+//
+// datapath/maps/<name> give typed access to the maps; datapath/loader
+// loads the collection per endpoint and attaches it. See docs/datapath.md.
+package bpf
+
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpf -output-stem lxc -type ipcache_key -type ipcache_value -type policy_key -type policy_value -type ct4_key -type ct6_key -type ct_value -type metrics_value Lxc lxc.c -- -O2 -mcpu=v3 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu
+//go:generate go run ./internal/srchash/gen

@@ -1,0 +1,4 @@
+// Package srchash computes the fingerprint of the eBPF C sources that the
+// committed objects were generated from, so a test can tell when someone
+// edited a source without running `make bpf`.
+package srchash

@@ -1,0 +1,104 @@
+//go:build ignore
+
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* apiary's endpoint programs, attached to the host side of an endpoint's
+ * veth pair:
+ *   from_container: tc/tcx ingress of the host-side veth, i.e. packets the
+ *                   endpoint sends (its egress);
+ *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
+ *                   to the endpoint (its ingress).
+ * Per packet: parse -> conntrack (established and reply packets, and ICMP
+ * errors about tracked flows, pass) ->
+ * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
+ * the conntrack entry; denied: drop. Verdicts of new flows and drops go to
+ * the events ring buffer; every packet is counted in the metrics map. */
+
+#include "lib/common.h"
+#include "lib/maps.h"
+#include "lib/parse.h"
+#include "lib/conntrack.h"
+#include "lib/frag.h"
+#include "lib/events.h"
+#include "lib/policy.h"
+
+char __license[] SEC("license") = "Dual BSD/GPL";
+
+/* Per-endpoint constants, set by the loader before the load (no compiler
+ * on the node). enforce_*: 1 when policy is enforced in that direction; 0
+ * lets every new flow in that direction through without a policy lookup. */
+volatile const __u32 endpoint_id = 0;
+volatile const __u32 endpoint_identity = 0;
+volatile const __u8 enforce_ingress = 1;
+volatile const __u8 enforce_egress = 1;
+
+static __always_inline int drop(const struct flow *f, __u8 reason, __u8 dir, __u32 src_id,
+				__u32 dst_id)
+{
+	metrics_count(reason, dir, f->len);
+	event_emit(f, EVENT_DROP, reason, 0, MATCH_NONE, dir, endpoint_id, src_id, dst_id);
+	return CTX_ACT_DROP;
+}
+
+static __always_inline int pass(const struct flow *f, __u8 dir)
+{
+	metrics_count(REASON_FORWARDED, dir, f->len);
+	return CTX_ACT_OK;
+}
+
+/* handle_new_flow decides the first packet of a flow and records an allowed
+ * flow in conntrack. */
+static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, __u64 now)
+{
+	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
+	__u32 peer = ipcache_lookup(f, peer_addr);
+	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
+	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
+	__u8 enforce = dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
+
+	if (enforce) {
+		struct policy_verdict pv = policy_check(peer, dir, f);
+
+		event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type, dir,
+			   endpoint_id, src_id, dst_id);
+		if (!pv.allowed)
+			return drop(f, pv.reason, dir, src_id, dst_id);
+	}
+	ct_create(f, dir, peer, endpoint_id, now);
+	return pass(f, dir);
+}
+
+static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
+{
+	struct flow f = {};
+	__u64 now;
+
+	switch (parse_packet(ctx, &f)) {
+	case PARSE_OK:
+		frag_track(&f);
+		break;
+	case PARSE_PASS:
+		return pass(&f, dir);
+	case PARSE_UNKNOWN_L3:
+		return drop(&f, DROP_UNKNOWN_L3, dir, 0, 0);
+	default:
+		return drop(&f, DROP_INVALID, dir, 0, 0);
+	}
+	now = ktime_get_coarse_ns();
+	if (ct_lookup(&f, dir, now) != CT_NEW)
+		return pass(&f, dir);
+	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
+		return pass(&f, dir);
+	return handle_new_flow(&f, dir, now);
+}
+
+SEC("tc")
+int from_container(struct __sk_buff *ctx)
+{
+	return handle(ctx, DIR_EGRESS);
+}
+
+SEC("tc")
+int to_container(struct __sk_buff *ctx)
+{
+	return handle(ctx, DIR_INGRESS);
+}

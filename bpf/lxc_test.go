@@ -1,0 +1,58 @@
+package bpf_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/bpf/internal/srchash"
+)
+
+// TestSourcesMatchObjects fails when a C source changed after the
+// committed objects were generated: run `make bpf`.
+func TestSourcesMatchObjects(t *testing.T) {
+	text, err := os.ReadFile(srchash.LockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := srchash.Parse(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := srchash.Sum(os.DirFS("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != lock.SHA256 {
+		t.Fatalf("C sources hash to %s but the objects were generated from %s (%s): run `make bpf`", sum, lock.SHA256, lock.Clang)
+	}
+}
+
+// TestLoad loads both programs through the kernel verifier.
+func TestLoad(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	var objs bpf.LxcObjects
+	err := bpf.LoadLxcObjects(&objs, nil)
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		t.Fatalf("verifier: %+v", ve)
+	}
+	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
+		t.Skipf("BPF unavailable on this machine: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	for _, p := range []*ebpf.Program{objs.FromContainer, objs.ToContainer} {
+		if p.Type() != ebpf.SchedCLS {
+			t.Errorf("program type %s, want SchedCLS", p.Type())
+		}
+	}
+}

@@ -1,0 +1,14 @@
+// Package loader loads apiary's endpoint programs (package bpf) once per
+// endpoint, with the endpoint's constants rewritten and its pinned policy
+// map given as a map replacement, and attaches them to the host side of
+// the endpoint's veth with tcx: from_container on the tc ingress hook,
+// to_container on the tc egress hook. Links are pinned under
+// <bpf-root>/links/<endpoint-id>/{ingress,egress}, so programs stay
+// attached while the agent is down; regeneration replaces the programs
+// atomically through the pinned links; Restore reopens them after a
+// restart. The shared maps (ipcache, ct4, ct6, frags, metrics, events) are pinned
+// once under the root and reused across restarts.
+//
+// tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
+// bpf filters through netlink instead (AttachMode).
+package loader

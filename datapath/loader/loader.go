@@ -1,0 +1,188 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/metrics"
+	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+)
+
+// sharedMaps are the maps every endpoint's programs use, pinned once under
+// the root.
+var sharedMaps = []string{ipcache.MapName, ct.MapName4, ct.MapName6, FragsMapName, metrics.MapName, events.MapName}
+
+// FragsMapName is the shared map of fragment ports (no Go access needed:
+// only the programs read and write it).
+const FragsMapName = "frags"
+
+// Loader loads and attaches endpoint programs.
+type Loader struct {
+	log          *slog.Logger
+	root         string
+	policyMapMax uint32
+	mode         AttachMode
+
+	mu         sync.Mutex
+	shared     map[string]*ebpf.Map
+	links      map[uint16]*endpointLinks
+	policyMaps map[uint16]*policymap.Map // open for the policy-map writer
+}
+
+// New returns a loader pinning under root (see Open); policyMapMax is the
+// size of each endpoint's policy map (--bpf-policy-map-max).
+func New(log *slog.Logger, root string, policyMapMax uint32, opts ...Option) (*Loader, error) {
+	if root == "" {
+		return nil, fmt.Errorf("new loader: --bpf-root must not be empty")
+	}
+	if policyMapMax == 0 {
+		return nil, fmt.Errorf("new loader: --bpf-policy-map-max must be positive")
+	}
+	l := &Loader{
+		log: log, root: root, policyMapMax: policyMapMax,
+		links: make(map[uint16]*endpointLinks), policyMaps: make(map[uint16]*policymap.Map),
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// Open mounts the bpffs root if needed and opens (or creates) the shared
+// maps. Call it before anything else; Close undoes it.
+func (l *Loader) Open() error {
+	l.mu.Lock()
+	open := l.shared != nil
+	l.mu.Unlock()
+	if open {
+		return fmt.Errorf("open loader: already open")
+	}
+	if err := bpfmap.EnsureRoot(l.root); err != nil {
+		return fmt.Errorf("open loader: %w", err)
+	}
+	shared := make(map[string]*ebpf.Map, len(sharedMaps))
+	for _, name := range sharedMaps {
+		m, err := bpfmap.OpenShared(l.log, l.root, name)
+		if err != nil {
+			for _, m := range shared {
+				m.Close()
+			}
+			return fmt.Errorf("open loader: %w", err)
+		}
+		shared[name] = m
+	}
+	l.mu.Lock()
+	l.shared = shared
+	l.mu.Unlock()
+	return nil
+}
+
+// Close releases the loader's file descriptors. Pinned maps and links stay,
+// so attached programs keep enforcing.
+func (l *Loader) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, m := range l.shared {
+		errs = append(errs, m.Close())
+	}
+	for id, el := range l.links {
+		errs = append(errs, el.close())
+		delete(l.links, id)
+	}
+	for id, pm := range l.policyMaps {
+		errs = append(errs, pm.Close())
+		delete(l.policyMaps, id)
+	}
+	l.shared = nil
+	return errors.Join(errs...)
+}
+
+// Root returns the bpffs root.
+func (l *Loader) Root() string { return l.root }
+
+// PolicyMap opens endpoint id's policy map (creating it if missing); the
+// caller closes it. SyncPolicyMap and ApplyPolicyMapChanges are the
+// writer's interface.
+func (l *Loader) PolicyMap(id uint16) (*policymap.Map, error) {
+	return policymap.Open(l.log, l.root, id, l.policyMapMax)
+}
+
+// Programs are an endpoint's loaded programs.
+type Programs struct {
+	FromContainer *ebpf.Program
+	ToContainer   *ebpf.Program
+}
+
+// Close releases the programs (attached ones stay attached via their links).
+func (p *Programs) Close() error {
+	return errors.Join(p.FromContainer.Close(), p.ToContainer.Close())
+}
+
+// Load loads ep's programs with its constants and policy map, without
+// attaching them. Attach uses it; so do BPF_PROG_TEST_RUN users.
+func (l *Loader) Load(ep Endpoint) (*Programs, error) {
+	if err := ep.Validate(); err != nil {
+		return nil, fmt.Errorf("load endpoint programs: %w", err)
+	}
+	spec, err := bpfmap.CollectionSpec()
+	if err != nil {
+		return nil, err
+	}
+	consts := map[string]any{
+		bpf.LxcVarEndpointId:       uint32(ep.ID),
+		bpf.LxcVarEndpointIdentity: uint32(ep.Identity),
+		bpf.LxcVarEnforceIngress:   boolByte(ep.EnforceIngress),
+		bpf.LxcVarEnforceEgress:    boolByte(ep.EnforceEgress),
+	}
+	for name, v := range consts {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("load endpoint %d programs: set %s: %w", ep.ID, name, err)
+		}
+	}
+	pm, err := l.PolicyMap(ep.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer pm.Close()
+	spec.Maps[policymap.SpecName].MaxEntries = l.policyMapMax
+	repl := map[string]*ebpf.Map{policymap.SpecName: pm.EBPF()}
+	l.mu.Lock()
+	if l.shared == nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("load endpoint %d programs: loader not open", ep.ID)
+	}
+	for name, m := range l.shared {
+		repl[name] = m
+	}
+	l.mu.Unlock()
+	var objs bpf.LxcPrograms
+	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{MapReplacements: repl}); err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("load endpoint %d programs: %+v", ep.ID, ve)
+		}
+		return nil, fmt.Errorf("load endpoint %d programs: %w", ep.ID, err)
+	}
+	return &Programs{FromContainer: objs.FromContainer, ToContainer: objs.ToContainer}, nil
+}
+
+// removePolicyMap closes the writer's handle on endpoint id's policy map
+// and unpins it; l.mu is held.
+func (l *Loader) removePolicyMap(id uint16) error {
+	var errs []error
+	if pm := l.policyMaps[id]; pm != nil {
+		errs = append(errs, pm.Close())
+		delete(l.policyMaps, id)
+	}
+	return errors.Join(append(errs, policymap.Remove(l.root, id))...)
+}

@@ -1,0 +1,47 @@
+// Command bpfmapbench times apiary's BPF map writers against raw map
+// updates of the same entries in the same run (issue 12):
+//
+//   - ipcache: N /32 prefixes, in a shuffled order, written into an empty
+//     ipcache map with ApplyBatch, next to raw batch updates of the same
+//     keys, precomputed, in the same order;
+//   - policy: a 10k-key map state written into an empty policy map with
+//     Sync, next to raw updates of the translated keys; and a 1-key change
+//     (add, then delete, of one key) with Apply, next to raw update/delete.
+//
+// It prints entries/s or µs per change and the ratios (goal for the
+// ipcache: >= 0.8x raw). Needs root (BPF and a bpffs mount in a temporary
+// directory).
+//
+//	cd hack/bench && go run ./cmd/bpfmapbench [-prefixes 100000] [-keys 10000] [-rounds 5]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"text/tabwriter"
+)
+
+func main() {
+	prefixes := flag.Int("prefixes", 100000, "ipcache prefixes per run")
+	keys := flag.Int("keys", 10000, "policy map-state keys")
+	rounds := flag.Int("rounds", 5, "rounds (the median is reported)")
+	flag.Parse()
+	if *prefixes < 1 || *keys < 1 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bpfmapbench: -prefixes, -keys and -rounds must be positive")
+		os.Exit(1)
+	}
+	rows, err := measure(*prefixes, *keys, *rounds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bpfmapbench:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("BPF map writers vs raw map updates, median of %d rounds, %s, GOMAXPROCS=%d\n\n", *rounds, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(w, "workload\tapiary\traw\tratio (apiary speed / raw)\tgoal")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.2fx\t%s\n", r.name, r.fmt(r.ours), r.fmt(r.raw), r.raw.Seconds()/r.ours.Seconds(), r.goal)
+	}
+	w.Flush()
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+type row struct {
+	name      string
+	ours, raw time.Duration
+	fmt       func(time.Duration) string
+	goal      string
+}
+
+var log = slog.New(slog.DiscardHandler)
+
+func measure(prefixes, keys, rounds int) ([]row, error) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("remove memlock limit: %w", err)
+	}
+	root, err := os.MkdirTemp("", "bpfmapbench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	if err := bpfmap.EnsureRoot(root); err != nil {
+		return nil, err
+	}
+	defer unix.Unmount(root, unix.MNT_DETACH)
+
+	var ipcOurs, ipcRaw, polOurs, polRaw, oneOurs, oneRaw []time.Duration
+	for r := range rounds {
+		dir := filepath.Join(root, fmt.Sprint(r))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return nil, err
+		}
+		a, b, err := ipcacheRound(r, dir, prefixes)
+		if err != nil {
+			return nil, err
+		}
+		ipcOurs, ipcRaw = append(ipcOurs, a), append(ipcRaw, b)
+		a, b, c, d, err := policyRound(dir, keys)
+		if err != nil {
+			return nil, err
+		}
+		polOurs, polRaw = append(polOurs, a), append(polRaw, b)
+		oneOurs, oneRaw = append(oneOurs, c), append(oneRaw, d)
+	}
+	perSec := func(n int) func(time.Duration) string {
+		return func(d time.Duration) string { return fmt.Sprintf("%.0f entries/s", float64(n)/d.Seconds()) }
+	}
+	perChange := func(d time.Duration) string { return fmt.Sprintf("%.1f µs/change", float64(d.Nanoseconds())/1e3) }
+	return []row{
+		{fmt.Sprintf("ipcache: %d prefixes, ApplyBatch", prefixes), median(ipcOurs), median(ipcRaw), perSec(prefixes), ">= 0.8x"},
+		{fmt.Sprintf("policy: %d keys from empty, Sync", keys), median(polOurs), median(polRaw), perSec(keys), ""},
+		{"policy: 1-key change, Apply", median(oneOurs), median(oneRaw), perChange, ""},
+	}, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// ipcacheRound writes n prefixes with ApplyBatch into an empty pinned
+// ipcache map, and the same keys in the same order with raw updates into
+// an empty map of the same spec.
+func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err error) {
+	// The same entries for both, in an order that is not the trie's (as
+	// an ipcache's changes arrive).
+	entries := make([]ipcache.Entry, 0, n)
+	for i := range n {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		entries = append(entries, ipcache.Entry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
+	}
+	rng := rand.New(rand.NewPCG(uint64(round), 1))
+	rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+	keys := make([]ipcache.Key, 0, n)
+	values := make([]ipcache.Value, 0, n)
+	for _, e := range entries {
+		k, _ := ipcache.NewKey(e.Prefix)
+		keys, values = append(keys, k), append(values, ipcache.NewValue(e.Identity))
+	}
+	m, err := ipcache.Open(log, dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer m.Close()
+	spec, err := bpfmap.MapSpec(ipcache.MapName)
+	if err != nil {
+		return 0, 0, err
+	}
+	rm, err := ebpf.NewMap(spec)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rm.Close()
+	runOurs := func() error {
+		start := time.Now()
+		err := m.ApplyBatch(entries, nil)
+		ours = time.Since(start)
+		return err
+	}
+	runRaw := func() error {
+		start := time.Now()
+		err := rawUpdate(rm, keys, values)
+		raw = time.Since(start)
+		return err
+	}
+	return ours, raw, inOrder(round, runOurs, runRaw)
+}
+
+// inOrder runs a then b in even rounds, b then a in odd ones, so that
+// neither always meets the colder kernel and allocator state.
+func inOrder(round int, a, b func() error) error {
+	if round%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
+// rawUpdate writes keys[i] -> values[i] the fastest raw way: one batch
+// update, or one update per entry where the map type has no batch op.
+func rawUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
+	if _, err := m.BatchUpdate(keys, values, nil); !errors.Is(err, ebpf.ErrNotSupported) {
+		return err
+	}
+	for i := range keys {
+		if err := m.Update(&keys[i], &values[i], ebpf.UpdateAny); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// policyRound writes an n-key state with Sync and with raw updates, then
+// times 1-key changes (an add and a delete, alternating) with Apply and
+// with raw update/delete.
+func policyRound(dir string, n int) (syncOurs, syncRaw, oneOurs, oneRaw time.Duration, err error) {
+	state := make(policy.MapState, n)
+	for i := range n {
+		state[policy.Key{Identity: identity.NumericIdentity(256 + i/4), Direction: policy.Direction(i % 2),
+			Proto: policy.ProtoTCP, Port: uint16(1000 + i%2), PrefixLen: 16}] = policy.Entry{}
+	}
+	m, err := policymap.Open(log, dir, 1, uint32(n+1))
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer m.Close()
+	start := time.Now()
+	if _, _, err := m.Sync(state); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	syncOurs = time.Since(start)
+
+	want, err := policymap.Translate(state)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	keys := make([]policymap.Key, 0, len(want))
+	values := make([]policymap.Value, 0, len(want))
+	for k, e := range want {
+		keys = append(keys, k)
+		values = append(values, policymap.Value{L4Prefixlen: e.L4Prefixlen})
+	}
+	spec, err := bpfmap.MapSpec(policymap.SpecName)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	spec.MaxEntries = uint32(n + 1)
+	rm, err := ebpf.NewMap(spec)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer rm.Close()
+	start = time.Now()
+	if err := rawUpdate(rm, keys, values); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	syncRaw = time.Since(start)
+
+	oneOurs, oneRaw, err = oneKeyChanges(m, rm)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	return syncOurs, syncRaw, oneOurs, oneRaw, nil
+}
+
+// oneKeyChanges times 1-key changes (an add and a delete, alternating)
+// with Apply on m and with raw update/delete on rm; both hold the same
+// state.
+func oneKeyChanges(m *policymap.Map, rm *ebpf.Map) (ours, raw time.Duration, err error) {
+	const changes = 2000
+	extra := policy.Key{Identity: 99999, Direction: policy.Egress, Proto: policy.ProtoUDP, Port: 53, PrefixLen: 16}
+	add := policy.MapChanges{Adds: map[policy.Key]policy.Entry{extra: {}}}
+	del := policy.MapChanges{Deletes: []policy.Key{extra}}
+	start := time.Now()
+	for i := range changes {
+		ch := add
+		if i%2 == 1 {
+			ch = del
+		}
+		if _, _, err := m.Apply(ch); err != nil {
+			return 0, 0, err
+		}
+	}
+	ours = time.Since(start) / changes
+	ek, _ := policymap.NewKey(extra)
+	ev := policymap.Value{L4Prefixlen: 24}
+	start = time.Now()
+	for i := range changes {
+		var err error
+		if i%2 == 0 {
+			err = rm.Update(&ek, &ev, ebpf.UpdateAny)
+		} else {
+			err = rm.Delete(&ek)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	raw = time.Since(start) / changes
+	return ours, raw, nil
+}
