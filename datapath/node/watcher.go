@@ -31,6 +31,8 @@ type WatcherParams struct {
 	// Writer, if set, is the SyncStore of this agent's node; it sees
 	// every event to defend its key.
 	Writer *store.SyncStore
+	// Options are further options of the watch store (WithOnSync).
+	Options []store.WatchStoreOption
 }
 
 // ClusterWatcher mirrors the nodes of one cluster
@@ -54,6 +56,7 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	if p.Writer != nil {
 		opts = append(opts, store.WithWriter(p.Writer))
 	}
+	opts = append(opts, p.Options...)
 	w.watch = store.NewWatchStore(p.Scope, store.KeyFactoryFunc(w.decode), w, opts...)
 	return w
 }

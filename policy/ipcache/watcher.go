@@ -34,6 +34,8 @@ type WatcherParams struct {
 	// Writer, if set, is the SyncStore of this node's entries; it sees
 	// every event to defend its keys.
 	Writer *store.SyncStore
+	// Options are further options of the watch store (WithOnSync).
+	Options []store.WatchStoreOption
 }
 
 // ClusterWatcher mirrors a cluster's ipcache entries
@@ -58,6 +60,7 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	if p.Writer != nil {
 		opts = append(opts, store.WithWriter(p.Writer))
 	}
+	opts = append(opts, p.Options...)
 	w.watch = store.NewWatchStore(p.Scope, store.KeyFactoryFunc(w.decode), w, opts...)
 	return w
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -37,6 +38,7 @@ var ControlPlane = cell.Group(
 	policycell.Cell,
 	ipcachecell.Cell,
 	nodecell.Cell,
+	clustermeshcell.Cell,
 )
 
 // Agent is the whole apiary agent.

@@ -23,7 +23,8 @@ import (
 type RemoteIdentities interface {
 	// NewWatcher returns the watcher of the identities of a remote
 	// cluster (its name, id and this mesh's size).
-	NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics) *RemoteWatcher
+	// Options are further options of its watch store (WithOnSync).
+	NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *RemoteWatcher
 }
 
 // remoteCache is the part of the identity cache learned from remote
@@ -110,13 +111,14 @@ func (r *remoteCache) len() int {
 }
 
 // NewWatcher implements RemoteIdentities.
-func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics) *RemoteWatcher {
+func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
+	opts ...store.WatchStoreOption) *RemoteWatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &RemoteWatcher{cache: r, cluster: cluster}
 	w.watch = store.NewWatchStore(cluster.ClusterName+"/identities", store.KeyFactoryFunc(w.decode), w,
-		store.WithLogger(log), store.WithMetrics(metrics))
+		append([]store.WatchStoreOption{store.WithLogger(log), store.WithMetrics(metrics)}, opts...)...)
 	return w
 }
 
