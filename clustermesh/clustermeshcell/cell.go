@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/clustermesh"
+	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -50,15 +51,17 @@ type params struct {
 	Identities  identitycell.RemoteIdentities
 	Controllers controller.Manager
 	Metrics     *store.Metrics `optional:"true"`
-	Jobs        job.Group
-	Log         *slog.Logger
-	Health      cell.Health
+	// Remote are the timings of the connections (tests shorten them).
+	Remote remote.Options `optional:"true"`
+	Jobs   job.Group
+	Log    *slog.Logger
+	Health cell.Health
 }
 
 func newClusterMesh(p params) *clustermesh.ClusterMesh {
 	cm := clustermesh.New(clustermesh.Params{
 		Config: p.Config, Local: p.Cluster, Nodes: p.Nodes, IPCache: p.IPCache, Identities: p.Identities,
-		Controllers: p.Controllers, Log: p.Log, Metrics: p.Metrics,
+		Controllers: p.Controllers, Log: p.Log, Metrics: p.Metrics, Remote: p.Remote,
 	})
 	if !cm.Enabled() {
 		p.Health.Stopped("disabled: --clustermesh-config is empty")
