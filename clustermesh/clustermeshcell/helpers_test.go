@@ -205,13 +205,17 @@ func (a *agent) remote(name string) models.RemoteCluster {
 
 // waitRemote waits until cond holds for the remote cluster's state and
 // returns it.
-func (a *agent) waitRemote(name, what string, cond func(models.RemoteCluster) bool) models.RemoteCluster {
-	a.t.Helper()
+func (a *agent) waitRemote(t *testing.T, name, what string, cond func(models.RemoteCluster) bool) models.RemoteCluster {
+	t.Helper()
 	var last models.RemoteCluster
-	celltest.EventuallyWithin(a.t, name+": "+what, 30*time.Second, func() bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond(last) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %s; last state %+v", name, what, last)
+		}
+		time.Sleep(20 * time.Millisecond)
 		last = a.remote(name)
-		return cond(last)
-	})
+	}
 	return last
 }
 

@@ -66,7 +66,7 @@ func TestTwoClusters(t *testing.T) {
 	}
 
 	for _, a := range []*agent{a1, a2} {
-		r := a.waitRemote("cluster2", "ready with 1 node, 2 endpoints", func(r models.RemoteCluster) bool {
+		r := a.waitRemote(t, "cluster2", "ready with 1 node, 2 endpoints", func(r models.RemoteCluster) bool {
 			return r.Ready && r.Nodes == 1 && r.Endpoints == 2 && r.Identities >= 2
 		})
 		if !r.Connected || r.Config.ClusterID != 2 || !r.Config.SyncedCanaries || r.Status != "ready" {
@@ -83,7 +83,7 @@ func TestTwoClusters(t *testing.T) {
 			t.Errorf("identity %d = %v, want %s", employee.ID, id, employee.Labels)
 		}
 	}
-	r := b1.waitRemote("cluster1", "ready with 2 nodes", func(r models.RemoteCluster) bool {
+	r := b1.waitRemote(t, "cluster1", "ready with 2 nodes", func(r models.RemoteCluster) bool {
 		return r.Ready && r.Nodes == 2 && r.Endpoints == 1
 	})
 	if got := joined(b1.clusterNodes("cluster1")); got != "node-a1/clustermesh,node-a2/clustermesh" {

@@ -29,10 +29,17 @@ func (c *Cluster) connect(ctx context.Context) error {
 	c.mu.Lock()
 	cfg := c.etcdConfig
 	c.mu.Unlock()
-	c.setStatus("connecting to " + strings.Join(cfg.Endpoints, ", "))
+	c.mu.Lock()
+	c.state.status = "connecting to " + strings.Join(cfg.Endpoints, ", ")
+	if c.state.lastError != "" {
+		c.state.status += " (last attempt: " + c.state.lastError + ")"
+	}
+	c.mu.Unlock()
 	b, err := kvstore.NewEtcdBackend(kvstore.EtcdOptions{
 		Config: cfg, StatusInterval: c.p.Options.StatusInterval, HeartbeatTimeout: c.p.Options.HeartbeatTimeout,
-		ConnectivityTimeout: c.p.Options.ConnectTimeout, Logger: c.p.Log,
+		// Probes end well within ConnectTimeout, so a failed connection
+		// is reported with the probe's words (dial, TLS), not a timeout.
+		ConnectivityTimeout: c.p.Options.ConnectTimeout / 2, Logger: c.p.Log,
 	})
 	if err != nil {
 		return c.fail(fmt.Errorf("tls: %w", err))
