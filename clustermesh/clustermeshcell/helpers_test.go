@@ -207,7 +207,7 @@ func (a *agent) remote(name string) models.RemoteCluster {
 // returns it.
 func (a *agent) waitRemote(t *testing.T, name, what string, cond func(models.RemoteCluster) bool) models.RemoteCluster {
 	t.Helper()
-	var last models.RemoteCluster
+	last := a.remote(name)
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond(last) {
 		if time.Now().After(deadline) {
@@ -233,11 +233,12 @@ func (a *agent) entry(ip string) string {
 	return fmt.Sprintf("%d/%s", e.Identity, e.Source)
 }
 
-// clusterEntries lists the ipcache entries of source clustermesh.
+// clusterEntries lists the ipcache entries of pods of source
+// clustermesh (not the remote nodes' addresses).
 func (a *agent) clusterEntries() []string {
 	var out []string
 	for _, e := range a.ipc.Entries() {
-		if e.Source == "clustermesh" {
+		if e.Source == "clustermesh" && e.K8sPodName != "" {
 			out = append(out, fmt.Sprintf("%s=%d", e.Prefix, e.Identity))
 		}
 	}
@@ -260,3 +261,5 @@ func joined(s []string) string { return strings.Join(s, ",") }
 type netipAddr = netip.Addr
 
 func parseAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func identityID(id uint32) identity.NumericIdentity { return identity.NumericIdentity(id) }
