@@ -1,6 +1,7 @@
 package clustermesh
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -201,6 +202,9 @@ func (w *dirWatcher) readFile(ctx context.Context, name, path string) (clusterFi
 	}
 	var probe map[string]any
 	if err := yaml.Unmarshal(data, &probe); err != nil || probe["endpoints"] == nil {
+		if err != nil && bytes.Contains(data, []byte("endpoints:")) {
+			return clusterFile{}, false, fmt.Errorf("etcd config %s: %w", path, err) // a config, broken
+		}
 		w.log.Debug("Ignoring a file that is no cluster config (no endpoints)", "file", path)
 		return clusterFile{}, false, nil
 	}

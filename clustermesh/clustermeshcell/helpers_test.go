@@ -142,6 +142,12 @@ type agent struct {
 // c.meshDir.
 func startAgent(t *testing.T, c *meshCluster, nodeName, nodeIP string, extra ...cell.Cell) *agent {
 	t.Helper()
+	return startAgentWithFlags(t, c, nodeName, nodeIP, nil, extra...)
+}
+
+// startAgentWithFlags is startAgent with more flags.
+func startAgentWithFlags(t *testing.T, c *meshCluster, nodeName, nodeIP string, flags []string, extra ...cell.Cell) *agent {
+	t.Helper()
 	a := &agent{t: t, c: c}
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	cells := []cell.Cell{
@@ -150,11 +156,11 @@ func startAgent(t *testing.T, c *meshCluster, nodeName, nodeIP string, extra ...
 		cell.Provide(func() remote.Options { return testRemoteOptions }),
 		celltest.Capture(&a.alloc), celltest.Capture(&a.ipc), celltest.Capture(&a.nodes),
 	}
-	h := celltest.StartWithFlags(t, []string{
+	h := celltest.StartWithFlags(t, append([]string{
 		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.config=" + c.srv.WriteConfigFile(),
 		"cluster-name=" + c.name, fmt.Sprintf("cluster-id=%d", c.id),
 		"node-name=" + nodeName, "node-ip=" + nodeIP, "clustermesh-config=" + c.meshDir,
-	}, append(cells, extra...)...)
+	}, flags...), append(cells, extra...)...)
 	a.hive = h
 	a.client = client.New(socket)
 	t.Cleanup(a.client.Close)

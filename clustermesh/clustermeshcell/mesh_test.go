@@ -2,6 +2,7 @@ package clustermeshcell_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/clustermesh"
+	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -164,6 +167,47 @@ func TestTwoClusters(t *testing.T) {
 			t.Errorf("cluster2's view of cluster1 = %+v, want ready", r)
 		}
 	})
+
+	t.Run("agent shutdown withdraws nothing", func(t *testing.T) {
+		if err := b1.hive.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := joined(b1.clusterNodes("cluster1")); got != "node-a1/clustermesh,node-a2/clustermesh" {
+			t.Errorf("cluster1's nodes after cluster2's agent stopped = %s, want them kept", got)
+		}
+		if got := b1.entry("10.3.3.3"); got != fmt.Sprintf("%d/clustermesh", db.ID) {
+			t.Errorf("ipcache 10.3.3.3 after stop = %q, want it kept", got)
+		}
+		if b1.alloc.LookupIdentityByID(db.ID) == nil {
+			t.Errorf("identity %d forgotten at stop", db.ID)
+		}
+	})
 }
 
 func mustAddr(s string) netipAddr { return parseAddr(s) }
+
+// TestWaitForRemotesSynced: the first regeneration's hook returns once
+// every remote synced, and gives up after --clustermesh-sync-timeout
+// naming the clusters that are not ready.
+func TestWaitForRemotesSynced(t *testing.T) {
+	c1, c2 := newCluster(t, "cluster1", 1), newCluster(t, "cluster2", 2)
+	c2.publishClusterConfig(t, false)
+	c1.writeMeshConfig(t, c2)
+	writeFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
+	var w clustermeshcell.SyncWaiter
+	startAgentWithFlags(t, c1, "node-a1", "192.0.2.11", []string{"clustermesh-sync-timeout=2s"}, celltest.Capture(&w))
+	start := time.Now()
+	err := w.WaitForRemotesSynced(context.Background())
+	if !errors.Is(err, clustermesh.ErrSyncTimeout) || !strings.Contains(err.Error(), "cluster9 (") || strings.Contains(err.Error(), "cluster2 (") {
+		t.Errorf("WaitForRemotesSynced = %v, want the timeout naming cluster9 only", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("WaitForRemotesSynced took %s, want about the 2s timeout", took)
+	}
+	if err := os.Remove(filepath.Join(c1.meshDir, "cluster9")); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "cluster9 gone and cluster2 synced", func() bool {
+		return w.WaitForRemotesSynced(context.Background()) == nil
+	})
+}

@@ -52,7 +52,7 @@ func TestImmediateModeReconnectAndSwap(t *testing.T) {
 	c1 := newCluster(t, "cluster1", 1)
 	r5 := rawRemote{newCluster(t, "cluster5", 5)}
 	r5.put(t, "cilium/cluster-config/cluster5", `{"id":5}`) // no capabilities: immediate mode, 255 clusters
-	base := uint32(5<<16 + 256) // cluster 5's first global identity is base+1
+	base := uint32(5<<16 + 256)                             // cluster 5's first global identity is base+1
 	r5.node(t, "n1", "203.0.113.1")
 	r5.node(t, "n2", "203.0.113.2")
 	r5.put(t, node.NodesPrefix+"/cluster5/bad", "{")                                                                // malformed
