@@ -69,8 +69,8 @@ func ClusterLine(c models.RemoteCluster) string {
 	for _, p := range c.Prefixes {
 		skipped += p.Malformed + p.Refused
 	}
-	line := fmt.Sprintf("%s: %s, %d nodes, %d identities, %d endpoints, %d services, %d failures (last: %s)",
-		c.Name, state, c.Nodes, c.Identities, c.Endpoints, c.Services, c.Failures, last)
+	line := fmt.Sprintf("%s: %s, %d nodes, %d identities, %d services, %d failures (last: %s)",
+		c.Name, state, c.Nodes, c.Identities, c.Services, c.Failures, last)
 	if skipped > 0 {
 		line += fmt.Sprintf(", %d entries skipped", skipped)
 	}

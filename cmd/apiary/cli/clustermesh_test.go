@@ -95,6 +95,7 @@ func TestClusterMeshCLI(t *testing.T) {
 	waitOutputContains(t, a.socket, "cluster2: ready, connected=true: ready", "clustermesh", "status")
 	waitOutputContains(t, a.socket, "cluster2/node-b", "node", "list")
 	waitOutputContains(t, a.socket, "1/1 clusters ready, 0 global-services", "status")
+	waitOutputContains(t, a.socket, "remote-etcd-cluster2", "status", "--all-controllers")
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(policy, []byte(seedMeshPolicy), 0o600); err != nil {
 		t.Fatal(err)
