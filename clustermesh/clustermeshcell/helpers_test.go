@@ -17,6 +17,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/remote"
@@ -136,6 +137,7 @@ type agent struct {
 	ipc    ipcache.IPCache
 	nodes  node.Manager
 	hive   interface{ Stop(context.Context) error }
+	reg    metrics.Registry
 }
 
 // startAgent starts an agent of cluster c on its etcd, meshed through
@@ -151,10 +153,10 @@ func startAgentWithFlags(t *testing.T, c *meshCluster, nodeName, nodeIP string, 
 	a := &agent{t: t, c: c}
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	cells := []cell.Cell{
-		api.Cell, status.Cell, controller.Cell, kvstorecell.Cell, store.Cell, localnode.Cell,
+		api.Cell, status.Cell, metrics.Cell, controller.Cell, kvstorecell.Cell, store.Cell, localnode.Cell,
 		identitycell.Cell, policycell.Cell, ipcachecell.Cell, nodecell.Cell, clustermeshcell.Cell,
 		cell.Provide(func() remote.Options { return testRemoteOptions }),
-		celltest.Capture(&a.alloc), celltest.Capture(&a.ipc), celltest.Capture(&a.nodes),
+		celltest.Capture(&a.alloc), celltest.Capture(&a.ipc), celltest.Capture(&a.nodes), celltest.Capture(&a.reg),
 	}
 	h := celltest.StartWithFlags(t, append([]string{
 		"socket-path=" + socket, "kvstore=etcd", "kvstore-opt=etcd.config=" + c.srv.WriteConfigFile(),
@@ -269,3 +271,34 @@ type netipAddr = netip.Addr
 func parseAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func identityID(id uint32) identity.NumericIdentity { return identity.NumericIdentity(id) }
+
+// metric returns the value of a gauge or counter with label
+// target_cluster=cluster ("" for none), -1 when absent.
+func (a *agent) metric(name, cluster string) float64 {
+	a.t.Helper()
+	families, err := a.reg.Gather()
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "target_cluster" {
+					got = l.GetValue()
+				}
+			}
+			if got != cluster {
+				continue
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return -1
+}

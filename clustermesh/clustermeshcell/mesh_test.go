@@ -141,6 +141,23 @@ func TestTwoClusters(t *testing.T) {
 		}
 	})
 
+	t.Run("metrics", func(t *testing.T) {
+		for _, tt := range []struct {
+			name, cluster string
+			want          float64
+		}{
+			{"apiary_clustermesh_remote_clusters", "", 1},
+			{"apiary_clustermesh_remote_cluster_readiness_status", "cluster2", 1},
+			{"apiary_clustermesh_remote_cluster_nodes", "cluster2", 1},
+			{"apiary_clustermesh_remote_cluster_failures", "cluster2", 0},
+			{"apiary_clustermesh_remote_cluster_last_failure_ts", "cluster2", 0},
+		} {
+			if got := a1.metric(tt.name, tt.cluster); got != tt.want {
+				t.Errorf("%s{target_cluster=%q} = %v, want %v", tt.name, tt.cluster, got, tt.want)
+			}
+		}
+	})
+
 	t.Run("remote changes follow", func(t *testing.T) {
 		b1.pod("istio-space", "employee-1", "employee", "10.4.4.11")
 		celltest.Eventually(t, "cluster1 sees the new pod", func() bool {
