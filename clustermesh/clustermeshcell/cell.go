@@ -2,6 +2,7 @@ package clustermeshcell
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/apiary-net/apiary/cells/cell"
@@ -44,13 +45,15 @@ type SyncWaiter interface {
 type params struct {
 	cell.In
 
-	Config      clustermesh.Config
-	Cluster     types.ClusterInfo
-	Nodes       node.Manager
-	IPCache     ipcache.IPCache
-	Identities  identitycell.RemoteIdentities
-	Controllers controller.Manager
-	Metrics     *store.Metrics `optional:"true"`
+	Config     clustermesh.Config
+	Cluster    types.ClusterInfo
+	Nodes      node.Manager
+	IPCache    ipcache.IPCache
+	Identities identitycell.RemoteIdentities
+	Registry   controller.Registry
+	Lifecycle  cell.Lifecycle
+	Module     cell.FullModuleID
+	Metrics    *store.Metrics `optional:"true"`
 	// Remote are the timings of the connections (tests shorten them).
 	Remote remote.Options `optional:"true"`
 	Jobs   job.Group
@@ -61,7 +64,10 @@ type params struct {
 func newClusterMesh(p params) *clustermesh.ClusterMesh {
 	cm := clustermesh.New(clustermesh.Params{
 		Config: p.Config, Local: p.Cluster, Nodes: p.Nodes, IPCache: p.IPCache, Identities: p.Identities,
-		Controllers: p.Controllers, Log: p.Log, Metrics: p.Metrics, Remote: p.Remote,
+		Controllers: p.Registry.NewManager(controller.ManagerParams{
+			Health: remoteHealth{p.Health}, Lifecycle: p.Lifecycle, Logger: p.Log, Module: p.Module,
+		}),
+		Log: p.Log, Metrics: p.Metrics, Remote: p.Remote,
 	})
 	if !cm.Enabled() {
 		p.Health.Stopped("disabled: --clustermesh-config is empty")
@@ -72,3 +78,18 @@ func newClusterMesh(p params) *clustermesh.ClusterMesh {
 	}))
 	return cm
 }
+
+// remoteHealth is the health of the remote-etcd-<cluster> controllers: a
+// remote cluster that cannot be reached is not this agent failing (its
+// liveness probe must not restart it for that), so their failures are
+// reported as OK with the reason; the ClusterMesh status line is a
+// Warning that says why, and the controllers' status counts failures.
+type remoteHealth struct{ cell.Health }
+
+// Degraded reports the failure without degrading the agent.
+func (h remoteHealth) Degraded(reason string, err error) {
+	h.Health.OK(fmt.Sprintf("remote cluster unavailable: %s: %v", reason, err))
+}
+
+// NewScope returns a child scope of the same kind.
+func (h remoteHealth) NewScope(name string) cell.Health { return remoteHealth{h.Health.NewScope(name)} }

@@ -1,6 +1,7 @@
 package clustermeshcell_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +64,12 @@ func TestRefusedRemotes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unreachable remotes leave the agent healthy", func(t *testing.T) {
+		h, err := a.client.Healthz(context.Background())
+		if err != nil || h.Status != models.HealthzOK {
+			t.Errorf("healthz = %+v, %v; want ok", h, err)
+		}
+	})
 	t.Run("tls reason names the certificate", func(t *testing.T) {
 		if r := a.remote("cluster8"); !strings.Contains(r.LastError, "certificate") || !strings.Contains(r.Status, "tls: ") {
 			t.Errorf("cluster8 status = %q, last error %q, want the TLS handshake's certificate error", r.Status, r.LastError)
