@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
@@ -65,9 +66,15 @@ func TestRefusedRemotes(t *testing.T) {
 		})
 	}
 	t.Run("unreachable remotes leave the agent healthy", func(t *testing.T) {
-		h, err := a.client.Healthz(context.Background())
-		if err != nil || h.Status != models.HealthzOK {
-			t.Errorf("healthz = %+v, %v; want ok", h, err)
+		a.waitRemote(t, "cluster9", "failing", func(r models.RemoteCluster) bool { return r.Failures > 1 })
+		var h *models.Healthz
+		var err error
+		deadline := time.Now().Add(20 * time.Second)
+		for h, err = a.client.Healthz(context.Background()); err != nil || h.Status != models.HealthzOK; h, err = a.client.Healthz(context.Background()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("healthz = %+v, %v; want ok while remotes fail", h, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 	t.Run("tls reason names the certificate", func(t *testing.T) {
