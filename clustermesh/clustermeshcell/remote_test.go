@@ -136,6 +136,22 @@ func TestImmediateModeReconnectAndSwap(t *testing.T) {
 		if r := a.waitRemote(t, "cluster5", "ready", func(r models.RemoteCluster) bool { return r.Ready }); !strings.Contains(r.Etcd, r6.srv.Endpoint()) {
 			t.Errorf("cluster5 etcd = %q, want %s", r.Etcd, r6.srv.Endpoint())
 		}
+
+		t.Run("a changed cluster id withdraws what the old id brought", func(t *testing.T) {
+			r6.put(t, "cilium/cluster-config/cluster5", `{"id":7}`)
+			r7 := rawRemote{&meshCluster{name: "cluster5", id: 7, srv: r6.srv}}
+			r7.node(t, "m7", "203.0.113.17")
+			// The same config again, in a new mount: the file changed, so
+			// the connection restarts and reads the new id.
+			k8sMount(t, dir, "..2026_11_23_c", "..data", map[string]string{"cluster5": string(cfgB) + "# rotated\n"})
+			celltest.EventuallyWithin(t, "only the node of cluster id 7", 60e9, func() bool {
+				return joined(a.clusterNodes("cluster5")) == "m7/clustermesh"
+			})
+			r := a.waitRemote(t, "cluster5", "ready with id 7", func(r models.RemoteCluster) bool { return r.Ready && r.Config.ClusterID == 7 })
+			if r.Prefixes[0].Refused != 1 {
+				t.Errorf("nodes prefix = %+v, want m1 (cluster id 5) refused", r.Prefixes[0])
+			}
+		})
 	})
 }
 
