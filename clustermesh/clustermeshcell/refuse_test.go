@@ -26,8 +26,10 @@ func TestRefusedRemotes(t *testing.T) {
 		c.publishClusterConfig(t, true)
 	}
 	otherMesh.put(t, "cilium/cluster-config/cluster5", `{"id":5,"capabilities":{"maxConnectedClusters":511}}`)
+	noCanary := as("cluster11", 11) // promises canaries, has none yet
+	noCanary.put(t, "cilium/cluster-config/cluster11", `{"id":11,"capabilities":{"syncedCanaries":true}}`)
 
-	for _, c := range []*meshCluster{ownID, outOfRange, otherMesh, dupA, noConfig} {
+	for _, c := range []*meshCluster{ownID, outOfRange, otherMesh, dupA, noConfig, noCanary} {
 		c1.writeMeshConfig(t, c)
 	}
 	// A CA that did not sign the server's certificate.
@@ -65,6 +67,18 @@ func TestRefusedRemotes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("waiting for a sync canary", func(t *testing.T) {
+		r := a.waitRemote(t, "cluster11", "waiting for its canary", func(r models.RemoteCluster) bool {
+			return r.Status == "waiting for sync canary of cilium/state/nodes/v1"
+		})
+		if !r.Connected || r.Ready {
+			t.Errorf("cluster11 = %+v, want connected, not ready", r)
+		}
+		noCanary.put(t, "cilium/synced/cluster11/cilium/state/nodes/v1", "2026-11-23T10:00:00Z")
+		a.waitRemote(t, "cluster11", "waiting for the next canary", func(r models.RemoteCluster) bool {
+			return r.Status == "waiting for sync canary of cilium/state/ip/v1"
+		})
+	})
 	t.Run("unreachable remotes leave the agent healthy", func(t *testing.T) {
 		a.waitRemote(t, "cluster9", "failing", func(r models.RemoteCluster) bool { return r.Failures > 1 })
 		var h *models.Healthz
@@ -104,7 +118,7 @@ func TestRefusedRemotes(t *testing.T) {
 		for _, c := range m.Clusters {
 			names = append(names, c.Name)
 		}
-		if got := joined(names); got != "cluster10,cluster3,cluster4,cluster5,cluster6,cluster7,cluster8,cluster9" {
+		if got := joined(names); got != "cluster10,cluster11,cluster3,cluster4,cluster5,cluster6,cluster7,cluster8,cluster9" {
 			t.Errorf("clusters = %s, want neither our own, nor README, nor Bad_Name", got)
 		}
 		if len(m.Invalid) != 1 || m.Invalid[0].File != "Bad_Name" || !strings.Contains(m.Invalid[0].Error, "cluster name") {
