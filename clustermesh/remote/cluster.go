@@ -184,14 +184,13 @@ func (c *Cluster) WaitSynced(ctx context.Context) error {
 	}
 }
 
-// Ready reports whether every prefix has been listed once.
+// Ready reports whether every prefix of the current cluster id has been
+// listed once.
 func (c *Cluster) Ready() bool {
-	select {
-	case <-c.synced:
-		return true
-	default:
-		return false
-	}
+	c.mu.Lock()
+	w := c.watchers
+	c.mu.Unlock()
+	return w != nil && w.allSynced()
 }
 
 func (c *Cluster) notify() {

@@ -134,13 +134,14 @@ func (c *Cluster) claim(cfg types.CiliumClusterConfig) error {
 // watchdog.
 func (c *Cluster) start(b kvstore.Backend, cfg types.CiliumClusterConfig) {
 	c.mu.Lock()
-	old := c.watchers
-	if old != nil && c.clusterID != cfg.ID {
+	old, oldID := c.watchers, c.clusterID
+	idChanged := old != nil && oldID != cfg.ID
+	if idChanged {
 		c.watchers = nil // the id changed: what the old id allowed goes first
 	}
 	c.mu.Unlock()
-	if old != nil && c.watchers == nil {
-		c.p.Log.Warn("Cluster id changed, withdrawing what the old id brought", "old-id", c.clusterID, "new-id", cfg.ID)
+	if idChanged {
+		c.p.Log.Warn("Cluster id changed, withdrawing what the old id brought", "old-id", oldID, "new-id", cfg.ID)
 		old.drain()
 	}
 	c.mu.Lock()

@@ -13,7 +13,7 @@ func (c *Cluster) Status() models.RemoteCluster {
 	c.mu.Lock()
 	st, conn, w := c.state, c.conn, c.watchers
 	out := models.RemoteCluster{
-		Name: c.p.Name, ConfigFile: c.configFile, Connected: st.connected, Ready: c.Ready() && conn != nil,
+		Name: c.p.Name, ConfigFile: c.configFile, Connected: st.connected, Ready: w != nil && w.allSynced() && conn != nil,
 		Status: st.status, Failures: st.failures, LastError: st.lastError,
 		Config: models.RemoteClusterConfig{Required: true, Found: st.config.found},
 	}

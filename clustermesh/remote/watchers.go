@@ -66,6 +66,11 @@ func (w *watchers) prefixSynced() {
 	}
 }
 
+// allSynced reports whether every watcher listed its prefix once.
+func (w *watchers) allSynced() bool {
+	return w.nodes.Store().Synced() && w.ipcache.Store().Synced() && w.identities.Store().Synced()
+}
+
 // run starts the watchers on b until ctx ends: each once its sync canary
 // exists (syncCanaries), or all at once.
 func (w *watchers) run(ctx context.Context, b kvstore.Backend, cluster string, syncCanaries bool, log *slog.Logger) {
