@@ -175,7 +175,7 @@ func (cm *ClusterMesh) WaitForRemotesSynced(ctx context.Context) error {
 		return cm.syncTimedOut(ctx)
 	}
 	for _, c := range cm.Clusters() {
-		if err := c.WaitSynced(ctx); err != nil {
+		if err := c.WaitSynced(ctx); err != nil && !errors.Is(err, remote.ErrRemoved) {
 			return cm.syncTimedOut(ctx)
 		}
 	}

@@ -104,9 +104,10 @@ type Cluster struct {
 	watchers   *watchers   // survive reconnects; nil before the first
 	clusterID  uint32      // the id the watchers were built for
 	state      state
-	removed    bool
+	isRemoved  bool
 
-	synced chan struct{} // closed when every prefix has synced once
+	synced  chan struct{} // closed when every prefix has synced once
+	removed chan struct{} // closed by Remove
 }
 
 // state is what the status shows.
@@ -134,7 +135,7 @@ func New(p Params) *Cluster {
 	}
 	p.Log = p.Log.With("remote-cluster", p.Name)
 	p.Options.setDefaults()
-	return &Cluster{p: p, name: "remote-etcd-" + p.Name, synced: make(chan struct{}),
+	return &Cluster{p: p, name: "remote-etcd-" + p.Name, synced: make(chan struct{}), removed: make(chan struct{}),
 		state: state{status: "waiting for the first connection attempt"}}
 }
 
@@ -159,7 +160,10 @@ func (c *Cluster) Connect(file string, cfg *kvstore.EtcdConfig) {
 // (its config file was removed).
 func (c *Cluster) Remove() error {
 	c.mu.Lock()
-	c.removed = true
+	if !c.isRemoved {
+		c.isRemoved = true
+		close(c.removed)
+	}
 	c.mu.Unlock()
 	err := c.p.Controllers.Remove(c.name) // runs StopFunc: release
 	c.mu.Lock()
@@ -174,11 +178,14 @@ func (c *Cluster) Remove() error {
 	return err
 }
 
-// WaitSynced waits until every prefix of the remote has been listed once.
+// WaitSynced waits until every prefix of the remote has been listed once;
+// it returns ErrRemoved when the cluster is removed meanwhile.
 func (c *Cluster) WaitSynced(ctx context.Context) error {
 	select {
 	case <-c.synced:
 		return nil
+	case <-c.removed:
+		return ErrRemoved
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
