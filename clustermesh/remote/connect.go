@@ -28,8 +28,6 @@ func (c *Cluster) connect(ctx context.Context) error {
 	c.release()
 	c.mu.Lock()
 	cfg := c.etcdConfig
-	c.mu.Unlock()
-	c.mu.Lock()
 	c.state.status = "connecting to " + strings.Join(cfg.Endpoints, ", ")
 	if c.state.lastError != "" {
 		c.state.status += " (last attempt: " + c.state.lastError + ")"
@@ -46,6 +44,9 @@ func (c *Cluster) connect(ctx context.Context) error {
 	}
 	if err := c.waitConnected(ctx, b); err != nil {
 		b.Close()
+		if ctx.Err() != nil {
+			return ctx.Err() // stopping or removed: not a failure of the remote
+		}
 		return c.fail(err)
 	}
 	ccfg, err := c.readClusterConfig(ctx, b)
