@@ -179,3 +179,54 @@ func k8sMount(t *testing.T, dir, stamp, link string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCachedRemote: a remote served by a KVStoreMesh cache
+// (capabilities.cached) is read at cilium/cache/<kind>/v1/<cluster>,
+// gated by the canaries of those prefixes.
+func TestCachedRemote(t *testing.T) {
+	c1 := newCluster(t, "cluster1", 1)
+	r5 := rawRemote{newCluster(t, "cluster5", 5)}
+	r5.put(t, "cilium/cluster-config/cluster5", `{"id":5,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255,"cached":true}}`)
+	base := uint32(5<<16 + 256)
+	n := node.Node{Name: "n1", Cluster: "cluster5", ClusterID: 5,
+		IPAddresses: []node.Address{{Type: node.NodeInternalIP, IP: netip.MustParseAddr("203.0.113.1")}}}
+	data, err := n.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r5.put(t, "cilium/cache/nodes/v1/cluster5/n1", string(data))
+	r5.put(t, fmt.Sprintf("cilium/cache/identities/v1/cluster5/id/%d", base+1), "k8s:app=web;k8s:io.cilium.k8s.policy.cluster=cluster5;")
+	r5.put(t, "cilium/cache/ip/v1/cluster5/10.5.0.1", fmt.Sprintf(
+		`{"IP":"10.5.0.1","Mask":null,"HostIP":"203.0.113.1","ID":%d,"Key":0,"Metadata":"","K8sNamespace":"default","K8sPodName":"web-0"}`, base+1))
+	// State keys a cache does not serve: not read.
+	r5.node(t, "stale", "203.0.113.9")
+	c1.writeMeshConfig(t, r5.meshCluster)
+	a := startAgent(t, c1, "node-a1", "192.0.2.11")
+
+	r := a.waitRemote(t, "cluster5", "waiting for the cache's node canary", func(r models.RemoteCluster) bool {
+		return r.Status == "waiting for sync canary of cilium/cache/nodes/v1"
+	})
+	if !r.Config.Cached {
+		t.Errorf("config = %+v, want cached", r.Config)
+	}
+	for _, p := range []string{"nodes", "ip", "identities"} {
+		r5.put(t, "cilium/synced/cluster5/cilium/cache/"+p+"/v1", "2026-11-23T10:00:00Z")
+	}
+	r = a.waitRemote(t, "cluster5", "ready", func(r models.RemoteCluster) bool { return r.Ready })
+	if got := joined(a.clusterNodes("cluster5")); got != "n1/clustermesh" {
+		t.Errorf("nodes = %s, want n1 only", got)
+	}
+	if got := a.entry("10.5.0.1"); got != fmt.Sprintf("%d/clustermesh", base+1) {
+		t.Errorf("ipcache 10.5.0.1 = %q", got)
+	}
+	if a.alloc.LookupIdentityByID(identityID(base+1)) == nil {
+		t.Errorf("identity %d unknown", base+1)
+	}
+	var prefixes []string
+	for _, p := range r.Prefixes {
+		prefixes = append(prefixes, p.Prefix)
+	}
+	if got := joined(prefixes); got != "cilium/cache/nodes/v1/cluster5,cilium/cache/ip/v1/cluster5,cilium/cache/identities/v1/cluster5/id" {
+		t.Errorf("prefixes = %s", got)
+	}
+}

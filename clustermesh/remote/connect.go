@@ -136,18 +136,19 @@ func (c *Cluster) claim(cfg types.CiliumClusterConfig) error {
 func (c *Cluster) start(b kvstore.Backend, cfg types.CiliumClusterConfig) {
 	c.mu.Lock()
 	old, oldID := c.watchers, c.clusterID
-	idChanged := old != nil && oldID != cfg.ID
-	if idChanged {
-		c.watchers = nil // the id changed: what the old id allowed goes first
+	changed := old != nil && (oldID != cfg.ID || old.layout.cached != cfg.Capabilities.Cached)
+	if changed {
+		c.watchers = nil // the id or layout changed: what the old one brought goes first
 	}
 	c.mu.Unlock()
-	if idChanged {
-		c.p.Log.Warn("Cluster id changed, withdrawing what the old id brought", "old-id", oldID, "new-id", cfg.ID)
+	if changed {
+		c.p.Log.Warn("Cluster id or layout changed, withdrawing what the old one brought",
+			"old-id", oldID, "new-id", cfg.ID, "cached", cfg.Capabilities.Cached)
 		old.drain()
 	}
 	c.mu.Lock()
 	if c.watchers == nil {
-		c.watchers = newWatchers(c.p, c.p.Local.Remote(c.p.Name, cfg.ID), c.onSynced)
+		c.watchers = newWatchers(c.p, c.p.Local.Remote(c.p.Name, cfg.ID), newLayout(c.p.Name, cfg.Capabilities.Cached), c.onSynced)
 		c.clusterID = cfg.ID
 	}
 	w := c.watchers

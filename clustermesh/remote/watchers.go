@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/api/models"
@@ -25,10 +26,38 @@ const (
 	CanaryIdentities = identitycell.KVStoreBasePath
 )
 
+// layout is where a remote serves its prefixes: cilium/state/... (its
+// own writers), or, with the cached capability, a KVStoreMesh cache's
+// cilium/cache/.../<cluster>; the canaries are named after the prefixes'
+// bases (Cilium's adapter).
+type layout struct {
+	cached                     bool
+	nodes, ipcache, identities string // watched prefixes
+	canaryNodes, canaryIPCache string
+	canaryIdentities           string
+}
+
+func newLayout(cluster string, cached bool) layout {
+	if !cached {
+		return layout{nodes: node.NodesPrefix + "/" + cluster, ipcache: ipcache.KVStorePrefix, identities: identitycell.IDPrefix,
+			canaryNodes: CanaryNodes, canaryIPCache: CanaryIPCache, canaryIdentities: CanaryIdentities}
+	}
+	cache := func(state string) string { return "cilium/cache/" + strings.TrimPrefix(state, "cilium/state/") }
+	return layout{cached: true,
+		nodes: cache(node.NodesPrefix) + "/" + cluster, ipcache: cache(CanaryIPCache) + "/" + cluster,
+		identities:  cache(CanaryIdentities) + "/" + cluster + "/id",
+		canaryNodes: cache(CanaryNodes), canaryIPCache: cache(CanaryIPCache), canaryIdentities: cache(CanaryIdentities)}
+}
+
+func (l layout) canaries() []string {
+	return []string{l.canaryNodes, l.canaryIPCache, l.canaryIdentities}
+}
+
 // watchers are the watchers of one remote cluster. They outlive a
 // connection: run starts them on each new backend, and what they hold
 // stays while disconnected.
 type watchers struct {
+	layout     layout
 	nodes      *node.ClusterWatcher
 	ipcache    *ipcache.ClusterWatcher
 	identities *identitycell.RemoteWatcher
@@ -39,18 +68,18 @@ type watchers struct {
 	synced  int
 }
 
-func newWatchers(p Params, cluster types.ClusterInfo, onSynced func()) *watchers {
-	w := &watchers{onSynced: onSynced, started: map[string]bool{}}
+func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func()) *watchers {
+	w := &watchers{layout: l, onSynced: onSynced, started: map[string]bool{}}
 	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
 	w.nodes = node.NewClusterWatcher(node.WatcherParams{
-		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh,
+		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.nodes,
 		Scope: cluster.ClusterName + "/nodes", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt},
 	})
 	w.ipcache = ipcache.NewClusterWatcher(ipcache.WatcherParams{
-		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh,
+		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.ipcache,
 		Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt},
 	})
-	w.identities = p.Identities.NewWatcher(cluster, p.Log, p.Metrics, opt)
+	w.identities = p.Identities.NewWatcher(cluster, l.identities, p.Log, p.Metrics, opt)
 	return w
 }
 
@@ -94,9 +123,9 @@ func (w *watchers) run(ctx context.Context, b kvstore.Backend, cluster string, s
 			watch(ctx, b)
 		})
 	}
-	register(CanaryNodes, w.nodes.Watch)
-	register(CanaryIPCache, w.ipcache.Watch)
-	register(CanaryIdentities, w.identities.Watch)
+	register(w.layout.canaryNodes, w.nodes.Watch)
+	register(w.layout.canaryIPCache, w.ipcache.Watch)
+	register(w.layout.canaryIdentities, w.identities.Watch)
 	mgr.Run(ctx)
 }
 
@@ -125,9 +154,9 @@ func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePr
 		return r
 	}
 	return []models.RemotePrefix{
-		row(w.nodes.Prefix(), CanaryNodes, w.nodes.Store()),
-		row(ipcache.KVStorePrefix, CanaryIPCache, w.ipcache.Store()),
-		row(identitycell.IDPrefix, CanaryIdentities, w.identities.Store()),
+		row(w.nodes.Prefix(), w.layout.canaryNodes, w.nodes.Store()),
+		row(w.ipcache.Prefix(), w.layout.canaryIPCache, w.ipcache.Store()),
+		row(w.identities.Prefix(), w.layout.canaryIdentities, w.identities.Store()),
 	}
 }
 
@@ -135,7 +164,7 @@ func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePr
 func (w *watchers) waitingFor() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, c := range []string{CanaryNodes, CanaryIPCache, CanaryIdentities} {
+	for _, c := range w.layout.canaries() {
 		if started, ok := w.started[c]; ok && !started {
 			return c
 		}

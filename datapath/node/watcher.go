@@ -23,6 +23,10 @@ type WatcherParams struct {
 	Source source.Source
 	// Skip names a node left to another source (this agent's own).
 	Skip string
+	// Prefix overrides the watched prefix (default
+	// cilium/state/nodes/v1/<cluster>; a KVStoreMesh cache serves
+	// cilium/cache/nodes/v1/<cluster>).
+	Prefix string
 	// Scope names the watch store in logs and metrics ("nodes",
 	// "cluster2/nodes").
 	Scope   string
@@ -62,7 +66,12 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 }
 
 // Prefix is the prefix of the cluster's nodes.
-func (w *ClusterWatcher) Prefix() string { return NodesPrefix + "/" + w.p.Cluster.ClusterName }
+func (w *ClusterWatcher) Prefix() string {
+	if w.p.Prefix != "" {
+		return w.p.Prefix
+	}
+	return NodesPrefix + "/" + w.p.Cluster.ClusterName
+}
 
 // Watch lists and watches the cluster's nodes on backend until ctx ends.
 func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {

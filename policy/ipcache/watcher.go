@@ -26,6 +26,10 @@ type WatcherParams struct {
 	// SkipHost, if valid, is this node's IP: entries with it as host IP
 	// are this node's own and left to the local source.
 	SkipHost netip.Addr
+	// Prefix overrides the watched prefix (default
+	// cilium/state/ip/v1/default; a KVStoreMesh cache serves
+	// cilium/cache/ip/v1/<cluster>).
+	Prefix string
 	// Scope names the watch store in logs and metrics ("ipcache",
 	// "cluster2/ipcache").
 	Scope   string
@@ -65,9 +69,17 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	return w
 }
 
+// Prefix is the watched prefix.
+func (w *ClusterWatcher) Prefix() string {
+	if w.p.Prefix != "" {
+		return w.p.Prefix
+	}
+	return KVStorePrefix
+}
+
 // Watch lists and watches the entries on backend until ctx ends.
 func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, KVStorePrefix)
+	w.watch.Watch(ctx, backend, w.Prefix())
 }
 
 // Drain withdraws every entry learned (a remote cluster removed).
@@ -121,7 +133,7 @@ func (w *ClusterWatcher) OnUpdate(key store.Key) {
 	res := w.resource(p.GetKeyName())
 	var err error
 	if w.p.SkipHost.IsValid() && host == w.p.SkipHost {
-		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", KVStorePrefix+"/"+p.GetKeyName())
+		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", w.Prefix()+"/"+p.GetKeyName())
 		_, err = w.p.IPCache.RemoveMetadata(prefix, w.p.Source, res)
 	} else {
 		_, err = w.p.IPCache.UpsertMetadata(prefix, w.p.Source, res, Metadata{
@@ -130,7 +142,7 @@ func (w *ClusterWatcher) OnUpdate(key store.Key) {
 		})
 	}
 	if err != nil {
-		w.p.Log.Warn("Unable to apply a kvstore entry", "scope", w.p.Scope, "key", KVStorePrefix+"/"+p.GetKeyName(), "error", err)
+		w.p.Log.Warn("Unable to apply a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
 	}
 }
 
@@ -139,6 +151,6 @@ func (w *ClusterWatcher) OnDelete(key store.Key) {
 	p := key.(*IPIdentityPair)
 	prefix, _ := p.Prefix()
 	if _, err := w.p.IPCache.RemoveMetadata(prefix, w.p.Source, w.resource(p.GetKeyName())); err != nil {
-		w.p.Log.Warn("Unable to withdraw a kvstore entry", "scope", w.p.Scope, "key", KVStorePrefix+"/"+p.GetKeyName(), "error", err)
+		w.p.Log.Warn("Unable to withdraw a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
 	}
 }

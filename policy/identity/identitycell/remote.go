@@ -22,9 +22,10 @@ import (
 // as this cluster's identities do, so cross-cluster selectors resolve.
 type RemoteIdentities interface {
 	// NewWatcher returns the watcher of the identities of a remote
-	// cluster (its name, id and this mesh's size).
-	// Options are further options of its watch store (WithOnSync).
-	NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *RemoteWatcher
+	// cluster (its name, id and this mesh's size) under prefix (IDPrefix,
+	// or a KVStoreMesh cache's cilium/cache/identities/v1/<cluster>/id);
+	// opts are further options of its watch store (WithOnSync).
+	NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *RemoteWatcher
 }
 
 // remoteCache is the part of the identity cache learned from remote
@@ -111,12 +112,12 @@ func (r *remoteCache) len() int {
 }
 
 // NewWatcher implements RemoteIdentities.
-func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
+func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *RemoteWatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &RemoteWatcher{cache: r, cluster: cluster}
+	w := &RemoteWatcher{cache: r, cluster: cluster, prefix: prefix}
 	w.watch = store.NewWatchStore(cluster.ClusterName+"/identities", store.KeyFactoryFunc(w.decode), w,
 		append([]store.WatchStoreOption{store.WithLogger(log), store.WithMetrics(metrics)}, opts...)...)
 	return w
@@ -132,15 +133,19 @@ func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, log *slog.Logger, me
 type RemoteWatcher struct {
 	cache   *remoteCache
 	cluster types.ClusterInfo
+	prefix  string
 	watch   *store.WatchStore
 }
 
 // IDPrefix is the prefix of the master keys.
 const IDPrefix = KVStoreBasePath + "/id"
 
+// Prefix is the watched prefix.
+func (w *RemoteWatcher) Prefix() string { return w.prefix }
+
 // Watch lists and watches the identities on backend until ctx ends.
 func (w *RemoteWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, IDPrefix)
+	w.watch.Watch(ctx, backend, w.prefix)
 }
 
 // Drain withdraws every identity learned (a remote cluster removed).

@@ -38,7 +38,7 @@ func TestRemoteIdentities(t *testing.T) {
 	put(fmt.Sprintf("cilium/state/identities/v1/id/%d", first+2), "k8s:app=x;k8s:"+labels.KeyPolicyCluster+"=cluster3;") // labels of another cluster
 
 	cluster2 := types.ClusterInfo{ClusterName: "cluster2", ClusterID: 2, MaxConnectedClusters: 255}
-	w := remote.NewWatcher(cluster2, nil, nil)
+	w := remote.NewWatcher(cluster2, identitycell.IDPrefix, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
