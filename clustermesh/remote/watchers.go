@@ -73,11 +73,11 @@ func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func())
 	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
 	w.nodes = node.NewClusterWatcher(node.WatcherParams{
 		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.nodes,
-		Scope: cluster.ClusterName + "/nodes", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt},
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/nodes", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
 	})
 	w.ipcache = ipcache.NewClusterWatcher(ipcache.WatcherParams{
 		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.ipcache,
-		Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt},
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
 	})
 	w.identities = p.Identities.NewWatcher(cluster, l.identities, p.Log, p.Metrics, opt)
 	return w

@@ -45,7 +45,7 @@ func newKVSync(m *NodeManager, client kvstore.Client, cluster types.ClusterInfo,
 		store.WithOnConflict(k.onConflict))
 	k.watcher = NewClusterWatcher(WatcherParams{
 		Manager: m, Cluster: cluster, Source: source.KVStore, Skip: m.local.Name,
-		Scope: "nodes", Log: log, Metrics: metrics, Writer: k.sync,
+		WatchParams: store.WatchParams{Scope: "nodes", Log: log, Metrics: metrics, Writer: k.sync},
 	})
 	k.watch = k.watcher.Store()
 	return k

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
@@ -27,16 +26,9 @@ type WatcherParams struct {
 	// cilium/state/nodes/v1/<cluster>; a KVStoreMesh cache serves
 	// cilium/cache/nodes/v1/<cluster>).
 	Prefix string
-	// Scope names the watch store in logs and metrics ("nodes",
-	// "cluster2/nodes").
-	Scope   string
-	Log     *slog.Logger
-	Metrics *store.Metrics
-	// Writer, if set, is the SyncStore of this agent's node; it sees
-	// every event to defend its key.
-	Writer *store.SyncStore
-	// Options are further options of the watch store (WithOnSync).
-	Options []store.WatchStoreOption
+	// WatchParams are the watch store's scope, logger, metrics, writer
+	// (this agent's SyncStore under the prefix, if any) and options.
+	store.WatchParams
 }
 
 // ClusterWatcher mirrors the nodes of one cluster
@@ -52,16 +44,8 @@ type ClusterWatcher struct {
 
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
-	if p.Log == nil {
-		p.Log = slog.New(slog.DiscardHandler)
-	}
 	w := &ClusterWatcher{p: p}
-	opts := []store.WatchStoreOption{store.WithLogger(p.Log), store.WithMetrics(p.Metrics)}
-	if p.Writer != nil {
-		opts = append(opts, store.WithWriter(p.Writer))
-	}
-	opts = append(opts, p.Options...)
-	w.watch = store.NewWatchStore(p.Scope, store.KeyFactoryFunc(w.decode), w, opts...)
+	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
 	return w
 }
 

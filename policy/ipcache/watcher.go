@@ -3,7 +3,6 @@ package ipcache
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -30,16 +29,9 @@ type WatcherParams struct {
 	// cilium/state/ip/v1/default; a KVStoreMesh cache serves
 	// cilium/cache/ip/v1/<cluster>).
 	Prefix string
-	// Scope names the watch store in logs and metrics ("ipcache",
-	// "cluster2/ipcache").
-	Scope   string
-	Log     *slog.Logger
-	Metrics *store.Metrics
-	// Writer, if set, is the SyncStore of this node's entries; it sees
-	// every event to defend its keys.
-	Writer *store.SyncStore
-	// Options are further options of the watch store (WithOnSync).
-	Options []store.WatchStoreOption
+	// WatchParams are the watch store's scope, logger, metrics, writer
+	// (this agent's SyncStore under the prefix, if any) and options.
+	store.WatchParams
 }
 
 // ClusterWatcher mirrors a cluster's ipcache entries
@@ -56,16 +48,8 @@ type ClusterWatcher struct {
 
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
-	if p.Log == nil {
-		p.Log = slog.New(slog.DiscardHandler)
-	}
 	w := &ClusterWatcher{p: p}
-	opts := []store.WatchStoreOption{store.WithLogger(p.Log), store.WithMetrics(p.Metrics)}
-	if p.Writer != nil {
-		opts = append(opts, store.WithWriter(p.Writer))
-	}
-	opts = append(opts, p.Options...)
-	w.watch = store.NewWatchStore(p.Scope, store.KeyFactoryFunc(w.decode), w, opts...)
+	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
 	return w
 }
 
