@@ -17,30 +17,9 @@ import (
 	"github.com/apiary-net/apiary/policy/source"
 )
 
-// seedPolicy is the seed's two-cluster L4 policy
-// (policy/testdata/scenarios/clustermesh-l4.yaml): employees of
+// seedPolicy is the seed's two-cluster L4 policy: employees of
 // cluster2's istio-space may reach protected-db of cluster1 on 6379/TCP.
-const seedPolicy = `apiVersion: cilium.io/v2
-kind: CiliumNetworkPolicy
-metadata:
-  name: clustermesh-ingress-l4-policy
-  namespace: default
-spec:
-  endpointSelector:
-    matchLabels:
-      app: protected-db
-      io.cilium.k8s.policy.cluster: cluster1
-  ingress:
-  - toPorts:
-    - ports:
-      - port: "6379"
-        protocol: TCP
-    fromEndpoints:
-    - matchLabels:
-        app: employee
-        io.cilium.k8s.policy.cluster: cluster2
-        k8s:io.kubernetes.pod.namespace: istio-space
-`
+const seedPolicy = "../../policy/testdata/clustermesh-l4-policy.yaml"
 
 // TestTwoClusters meshes two clusters, each with its own TLS etcd (two
 // agents in cluster1, one in cluster2) and mutual config files: each
@@ -98,7 +77,7 @@ func TestTwoClusters(t *testing.T) {
 
 	t.Run("policy selects the remote employee", func(t *testing.T) {
 		ctx := context.Background()
-		if _, err := a1.client.PolicyPut(ctx, []byte(seedPolicy)); err != nil {
+		if _, err := a1.client.PolicyPut(ctx, readFile(t, seedPolicy)); err != nil {
 			t.Fatal(err)
 		}
 		for _, tt := range []struct {
@@ -227,4 +206,14 @@ func TestWaitForRemotesSynced(t *testing.T) {
 	celltest.Eventually(t, "cluster9 gone and cluster2 synced", func() bool {
 		return w.WaitForRemotesSynced(context.Background()) == nil
 	})
+}
+
+// readFile returns the content of a test file.
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -51,23 +51,6 @@ func (a meshedAgent) pod(t *testing.T, ns, name, app, ip string) {
 	}
 }
 
-// publishMeshConfig writes what a cluster's elected publisher writes: its
-// cluster config and the sync canaries (Cilium's keys).
-func publishMeshConfig(t *testing.T, srv *kvstoretest.Server, name string, id int) {
-	t.Helper()
-	ctx := context.Background()
-	cl := srv.Client()
-	kvs := map[string]string{fmt.Sprintf("cilium/cluster-config/%s", name): fmt.Sprintf(`{"id":%d,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255}}`, id)}
-	for _, p := range []string{"cilium/state/nodes/v1", "cilium/state/ip/v1", "cilium/state/identities/v1"} {
-		kvs["cilium/synced/"+name+"/"+p] = time.Now().UTC().Format(time.RFC3339)
-	}
-	for k, v := range kvs {
-		if _, err := cl.Put(ctx, k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestClusterMeshCLI: two whole agents of two clusters, each on its own
 // TLS etcd, meshed through config files: `apiary clustermesh status`,
 // `apiary node list` and the seed's cross-cluster trace.
@@ -85,8 +68,6 @@ func TestClusterMeshCLI(t *testing.T) {
 	}
 	link(dir1, "cluster2", srv2)
 	link(dir2, "cluster1", srv1)
-	publishMeshConfig(t, srv1, "cluster1", 1)
-	publishMeshConfig(t, srv2, "cluster2", 2)
 	a := startMeshedAgent(t, srv1, "cluster1", 1, dir1, "node-name=node-a", "node-ip=192.0.2.10")
 	b := startMeshedAgent(t, srv2, "cluster2", 2, dir2, "node-name=node-b", "node-ip=198.51.100.20")
 	a.pod(t, "default", "protected-db-0", "protected-db", "10.3.3.3")
@@ -96,8 +77,8 @@ func TestClusterMeshCLI(t *testing.T) {
 	waitOutputContains(t, a.socket, "cluster2/node-b", "node", "list")
 	waitOutputContains(t, a.socket, "1/1 clusters ready, 0 global-services", "status")
 	waitOutputContains(t, a.socket, "remote-etcd-cluster2", "status", "--all-controllers")
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(policy, []byte(seedMeshPolicy), 0o600); err != nil {
+	policy := "../../../policy/testdata/clustermesh-l4-policy.yaml"
+	if _, err := os.Stat(policy); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, errOut := run(t, a.socket, "policy", "import", policy); code != 0 {
@@ -117,28 +98,6 @@ func TestClusterMeshCLI(t *testing.T) {
 		t.Errorf("clustermesh status -o json = %d\n%s", code, out)
 	}
 }
-
-const seedMeshPolicy = `apiVersion: cilium.io/v2
-kind: CiliumNetworkPolicy
-metadata:
-  name: clustermesh-ingress-l4-policy
-  namespace: default
-spec:
-  endpointSelector:
-    matchLabels:
-      app: protected-db
-      io.cilium.k8s.policy.cluster: cluster1
-  ingress:
-  - toPorts:
-    - ports:
-      - port: "6379"
-        protocol: TCP
-    fromEndpoints:
-    - matchLabels:
-        app: employee
-        io.cilium.k8s.policy.cluster: cluster2
-        k8s:io.kubernetes.pod.namespace: istio-space
-`
 
 // waitOutputContains runs the CLI until its output contains want.
 func waitOutputContains(t *testing.T, socket, want string, args ...string) {
