@@ -22,7 +22,7 @@ import (
 // ErrPrivilege is wrapped by New when this process may not load BPF
 // programs or mount a bpffs (it needs root, or CAP_BPF, CAP_NET_ADMIN
 // and CAP_SYS_ADMIN).
-var ErrPrivilege = errors.New("--datapath=bpf needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN to load programs and mount a private bpffs)")
+var ErrPrivilege = errors.New("needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN: it loads BPF programs and mounts a private bpffs)")
 
 // Datapath is a private instance of the endpoint programs and their maps
 // loaded for one simulation. It is not safe for concurrent use.
@@ -60,7 +60,7 @@ func New(log *slog.Logger, model *simulate.Model) (d *Datapath, err error) {
 	}
 	if err := unix.Mount("bpffs", d.dir, "bpf", 0, "mode=0700"); err != nil {
 		if errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("mount private bpffs on %s: %w: %w", d.dir, ErrPrivilege, err)
+			return nil, fmt.Errorf("%w: mount private bpffs on %s: %w", ErrPrivilege, d.dir, err)
 		}
 		return nil, fmt.Errorf("mount private bpffs on %s: %w", d.dir, err)
 	}
@@ -90,12 +90,12 @@ func New(log *slog.Logger, model *simulate.Model) (d *Datapath, err error) {
 // usable here.
 func checkPrivilege() error {
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return fmt.Errorf("remove memlock limit: %w: %w", ErrPrivilege, err)
+		return fmt.Errorf("%w: remove memlock limit: %w", ErrPrivilege, err)
 	}
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
 	switch {
 	case errors.Is(err, unix.EPERM), errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("create a BPF map: %w: %w", ErrPrivilege, err)
+		return fmt.Errorf("%w: create a BPF map: %w", ErrPrivilege, err)
 	case err != nil:
 		return fmt.Errorf("create a BPF map (is BPF available in this kernel?): %w", err)
 	}
@@ -113,6 +113,10 @@ func policyMapSize(model *simulate.Model) uint32 {
 	}
 	return uint32(size)
 }
+
+// Root returns the directory the private bpffs is mounted on (empty
+// after Close).
+func (d *Datapath) Root() string { return d.dir }
 
 // Close unloads the programs, closes the maps and unmounts the private
 // bpffs (which removes every pin), then removes its directory.
