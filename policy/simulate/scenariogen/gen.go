@@ -76,6 +76,9 @@ type gen struct {
 	// they are local; addrs their addresses.
 	refs  []podRef
 	addrs []string
+	// ports are the port numbers the policies name, with the edges of
+	// their ranges and their neighbours: queries aim at them.
+	ports []int
 }
 
 type podRef struct {
@@ -142,6 +145,9 @@ func (g *gen) query() map[string]any {
 			continue
 		}
 		q := map[string]any{"from": from, "to": to, "port": pick(g.r, queryPorts)}
+		if len(g.ports) > 0 && g.chance(0.6) {
+			q["port"] = pick(g.r, g.ports)
+		}
 		switch x := g.r.Float64(); {
 		case x < 0.25:
 			q["protocol"] = "UDP"

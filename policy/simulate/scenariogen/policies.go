@@ -81,6 +81,12 @@ func (g *gen) ciliumRule(clusterwide bool) map[string]any {
 	if len(r) == 1 {
 		r["ingressDeny"] = []any{g.ciliumPeerRule("ingressDeny")}
 	}
+	for _, dir := range []string{"ingress", "egress"} {
+		if allows, ok := r[dir].([]any); ok && g.chance(0.4) {
+			denies, _ := r[dir+"Deny"].([]any)
+			r[dir+"Deny"] = append(denies, g.overlappingDeny(pick(g.r, allows).(map[string]any)))
+		}
+	}
 	if g.chance(0.25) {
 		dd := map[string]any{}
 		for _, dir := range []string{"ingress", "egress"} {
@@ -91,6 +97,30 @@ func (g *gen) ciliumRule(clusterwide bool) map[string]any {
 		r["enableDefaultDeny"] = dd
 	}
 	return r
+}
+
+// overlappingDeny returns a deny rule for the peers of the allow rule
+// allow, over all its ports or a range or protocol that covers some of
+// them: the allow keys it covers must still deny in the datapath.
+func (g *gen) overlappingDeny(allow map[string]any) map[string]any {
+	deny := map[string]any{}
+	for k, v := range allow {
+		if k != "toPorts" {
+			deny[k] = v
+		}
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.4: // every port
+		if len(deny) == 0 {
+			deny["toPorts"] = []any{map[string]any{"ports": []any{map[string]any{"port": "0", "protocol": "ANY"}}}}
+		}
+	case x < 0.7:
+		deny["toPorts"] = []any{map[string]any{"ports": []any{map[string]any{"port": "0", "protocol": pick(g.r, []string{"TCP", "UDP"})}}}}
+	default:
+		lo, hi := g.portRange()
+		deny["toPorts"] = []any{map[string]any{"ports": []any{map[string]any{"port": fmt.Sprint(lo), "endPort": hi}}}}
+	}
+	return deny
 }
 
 // ciliumPeerRule returns one rule of direction dir: one peer kind or
@@ -127,7 +157,9 @@ func (g *gen) ciliumPort() map[string]any {
 	p := map[string]any{}
 	switch x := g.r.Float64(); {
 	case x < 0.4:
-		p["port"] = fmt.Sprint(pick(g.r, []int{80, 443, 53, 8080, 9090, 3868}))
+		port := pick(g.r, []int{80, 443, 53, 8080, 9090, 3868})
+		p["port"] = fmt.Sprint(port)
+		g.ports = append(g.ports, port)
 	case x < 0.65:
 		lo, hi := g.portRange()
 		p["port"], p["endPort"] = fmt.Sprint(lo), hi
@@ -146,7 +178,9 @@ func (g *gen) ciliumPort() map[string]any {
 // that it takes several prefixes.
 func (g *gen) portRange() (lo, hi int) {
 	lo = pick(g.r, []int{8000, 8010, 9000, 9064, 50})
-	return lo, lo + pick(g.r, []int{10, 63, 89, 100})
+	hi = lo + pick(g.r, []int{10, 63, 89, 100})
+	g.ports = append(g.ports, lo-1, lo, lo+1, (lo+hi)/2, hi-1, hi, hi+1)
+	return lo, hi
 }
 
 func (g *gen) cidrRule(key string) map[string]any {
@@ -273,7 +307,9 @@ func (g *gen) networkPolicyPort() map[string]any {
 	}
 	switch x := g.r.Float64(); {
 	case x < 0.4:
-		p["port"] = pick(g.r, []int{80, 443, 53, 8080, 9090, 3868})
+		port := pick(g.r, []int{80, 443, 53, 8080, 9090, 3868})
+		p["port"] = port
+		g.ports = append(g.ports, port)
 	case x < 0.65:
 		lo, hi := g.portRange()
 		p["port"], p["endPort"] = lo, hi
