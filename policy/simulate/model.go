@@ -60,11 +60,15 @@ type QueryModel struct {
 type Model struct {
 	// Endpoints in file order.
 	Endpoints []*EndpointModel
-	// Prefixes maps every prefix the agent's ipcache would hold to its
-	// identity: each endpoint's addresses (/32, /128), the policies'
-	// CIDR prefixes and the queries' addresses that are no endpoints.
-	// An endpoint's address wins over an equal CIDR prefix, as the
-	// ipcache's source precedence makes it.
+	// Prefixes maps prefixes to identities for a datapath's ipcache:
+	// each endpoint's addresses (/32, /128), the policies' CIDR prefixes
+	// and the queries' addresses that are no endpoints, with the
+	// identity the engine gives them (that of their /32 or /128). An
+	// endpoint's address wins over an equal CIDR prefix, as the
+	// ipcache's source precedence makes it. (An agent's ipcache has no
+	// entry for an address no prefix covers: its datapath takes it for
+	// world, which a /0 of either family selects; the engine's /32
+	// identity is selected only by its own family's /0.)
 	Prefixes map[netip.Prefix]identity.NumericIdentity
 	Queries  []QueryModel
 }
