@@ -12,7 +12,7 @@ import (
 
 var (
 	genSeed      = flag.Uint64("seed", 0, "first seed of TestGeneratedScenariosAgree (0: a random one, printed)")
-	genScenarios = flag.Int("scenarios", 25, "scenarios of TestGeneratedScenariosAgree")
+	genScenarios = flag.Int("scenarios", 20, "scenarios of TestGeneratedScenariosAgree")
 	genQueries   = flag.Int("queries", 60, "queries per scenario of TestGeneratedScenariosAgree")
 )
 
