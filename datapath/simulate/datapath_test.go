@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -104,5 +105,39 @@ func TestAddressesAndCleanup(t *testing.T) {
 	}
 	if strings.Contains(string(mounts), root) {
 		t.Errorf("private bpffs %s still mounted after Close", root)
+	}
+}
+
+// TestIdentityMismatchIsAnError checks that a verdict is never reported
+// when the programs decided with another peer identity than the engine:
+// without its /32 in the ipcache map, 8.8.8.8 is world to the programs.
+func TestIdentityMismatchIsAnError(t *testing.T) {
+	bpfmaptest.RequireBPF(t)
+	sim, err := simulate.Load("world.yaml", []byte(`
+namespaces: [{name: x}]
+endpoints: [{name: a, namespace: x, labels: {app: a}, ips: [10.0.0.1]}]
+policies:
+  - apiVersion: networking.k8s.io/v1
+    kind: NetworkPolicy
+    metadata: {name: v6-world, namespace: x}
+    spec:
+      podSelector: {}
+      policyTypes: [Egress]
+      egress: [{to: [{ipBlock: {cidr: "::/0"}}]}]
+queries: [{from: x/a, to: 8.8.8.8, port: 443}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sim.Model()
+	delete(m.Prefixes, netip.MustParsePrefix("8.8.8.8/32"))
+	d, err := dpsim.New(testLogger(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = d.Run(t.Context(), false)
+	if err == nil || !strings.Contains(err.Error(), "peer identity 2, the engine decided with") {
+		t.Errorf("error %v, want one about the peer identity", err)
 	}
 }

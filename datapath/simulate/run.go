@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -81,11 +82,11 @@ func (d *Datapath) query(q simulate.QueryModel, explain bool) (simulate.Result, 
 		return simulate.Result{}, err
 	}
 	pkt := testpkt.Packet{Src: src, Dst: dst, Proto: packetProtos[q.Protocol], Sport: sourcePort, Dport: q.Port}
-	egress, err := d.direction(q.From, policy.Egress, pkt)
+	egress, err := d.direction(q.From, q.To, policy.Egress, pkt)
 	if err != nil {
 		return simulate.Result{}, err
 	}
-	ingress, err := d.direction(q.To, policy.Ingress, pkt)
+	ingress, err := d.direction(q.To, q.From, policy.Ingress, pkt)
 	if err != nil {
 		return simulate.Result{}, err
 	}
@@ -93,8 +94,8 @@ func (d *Datapath) query(q simulate.QueryModel, explain bool) (simulate.Result, 
 }
 
 // direction runs pkt through subject's program of dir, when subject is a
-// local endpoint.
-func (d *Datapath) direction(subject simulate.SideModel, dir policy.Direction, pkt testpkt.Packet) (simulate.Decision, error) {
+// local endpoint; peer is the other side.
+func (d *Datapath) direction(subject, peer simulate.SideModel, dir policy.Direction, pkt testpkt.Packet) (simulate.Decision, error) {
 	switch {
 	case subject.Endpoint == nil:
 		return simulate.Decision{Verdict: simulate.Allowed, Reason: simulate.ReasonNotEndpoint}, nil
@@ -121,7 +122,26 @@ func (d *Datapath) direction(subject simulate.SideModel, dir policy.Direction, p
 	if err != nil {
 		return simulate.Decision{}, err
 	}
+	if err := checkIdentities(evs, dir, subject.Identity, peer.Identity); err != nil {
+		return simulate.Decision{}, fmt.Errorf("%s of %s: %w", name, subject.Endpoint.Ref, err)
+	}
 	return decision(name, ret, evs)
+}
+
+// checkIdentities checks that the programs saw the identities the engine
+// decided with: the endpoint's own, and the peer's from the ipcache map.
+func checkIdentities(evs []events.Event, dir policy.Direction, self, peer identity.NumericIdentity) error {
+	for _, ev := range evs {
+		gotSelf, gotPeer := ev.SrcIdentity, ev.DstIdentity
+		if dir == policy.Ingress {
+			gotSelf, gotPeer = gotPeer, gotSelf
+		}
+		if gotSelf != self || gotPeer != peer {
+			return fmt.Errorf("%s event has endpoint identity %d and peer identity %d, the engine decided with %d and %d",
+				ev.Type, gotSelf, gotPeer, self, peer)
+		}
+	}
+	return nil
 }
 
 // decision turns a program's return code and the events it wrote into a
