@@ -27,7 +27,6 @@ var ErrPrivilege = errors.New("needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_AD
 // Datapath is a private instance of the endpoint programs and their maps
 // loaded for one simulation. It is not safe for concurrent use.
 type Datapath struct {
-	log     *slog.Logger
 	model   *simulate.Model
 	dir     string // the temporary directory the bpffs is mounted on
 	mounted bool
@@ -49,7 +48,7 @@ func New(log *slog.Logger, model *simulate.Model) (d *Datapath, err error) {
 	if err := checkPrivilege(); err != nil {
 		return nil, err
 	}
-	d = &Datapath{log: log, model: model, endpoints: map[*simulate.EndpointModel]*endpoint{}}
+	d = &Datapath{model: model, endpoints: map[*simulate.EndpointModel]*endpoint{}}
 	defer func() {
 		if err != nil {
 			d.Close()
