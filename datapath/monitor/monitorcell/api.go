@@ -107,9 +107,10 @@ func EventModel(ev monitor.Event) *models.MonitorEvent {
 		Protocol:    monitor.ProtoName(ev.Proto),
 		Length:      ev.Len,
 	}
-	if monitor.IsICMP(ev.Proto) {
+	if monitor.IsICMP(ev.Proto) { // the programs' "ports" are the echo id
 		t := ev.ICMPType
 		out.ICMPType = &t
+		out.Source.Port, out.Destination.Port = 0, 0
 	}
 	switch ev.Type {
 	case events.TypeDrop:
