@@ -24,8 +24,8 @@ var errNoPolicyMap = errors.New("no BPF policy map")
 // 400 for an id that is not a number in 1-65535, 404 for an endpoint
 // without a policy map.
 func newPolicyHandler(m *maps) api.HandlerOut {
-	return api.NewHandlerOut(http.MethodGet, "/v1/bpf/policy/{endpoint-id}", func(w http.ResponseWriter, r *http.Request) {
-		s := r.PathValue("endpoint-id")
+	return api.NewHandlerOut(http.MethodGet, "/v1/bpf/policy/{endpointID}", func(w http.ResponseWriter, r *http.Request) {
+		s := r.PathValue("endpointID")
 		id, err := strconv.ParseUint(s, 10, 16)
 		if err != nil || id == 0 {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("endpoint-id: %q is not an endpoint id (1-65535)", s))

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/events"
@@ -17,7 +18,20 @@ import (
 var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict events for apiary monitor",
 	cell.ProvidePrivate(newMonitor),
 	cell.Provide(newMonitorHandler),
+	cell.Invoke(endStreamsBeforeServer),
 )
+
+// endStreamsBeforeServer ends the monitor's streams when the agent
+// stops, before the REST server waits for its requests to finish: the
+// server is constructed after the monitor (it needs the handler), so its
+// stop hook runs before the monitor's; this hook, appended after the
+// server's, runs before it.
+func endStreamsBeforeServer(lc cell.Lifecycle, _ api.Server, m *monitor.Monitor) {
+	lc.Append(cell.Hook{OnStop: func(cell.HookContext) error {
+		m.Stop()
+		return nil
+	}})
+}
 
 type monitorParams struct {
 	cell.In
