@@ -49,7 +49,7 @@ func TestMonitorStreamsDropAndVerdict(t *testing.T) {
 	}
 	want := []struct {
 		typ, verdict, reason, match string
-		sport, dport               uint16
+		sport, dport                uint16
 	}{
 		{models.MonitorTypePolicyVerdict, "allow", "", "L3-L4", 40000, 80},
 		{models.MonitorTypePolicyVerdict, "deny", "Policy denied", "none", 40001, 22},
