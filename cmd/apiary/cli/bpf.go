@@ -38,6 +38,7 @@ func newBPFCommand(global *options) *cobra.Command {
 			},
 			text: table[*models.BPFPolicy]{
 				header: []string{"POLICY", "DIRECTION", "LABELS (IDENTITY)", "PORT/PROTO", "BYTES", "PACKETS"},
+				trim:   true,
 				rows:   func(p *models.BPFPolicy) [][]string { return bpfPolicyRows(p.Entries) },
 			},
 		}))
