@@ -48,7 +48,7 @@ func Start(t *testing.T) *Agent {
 	a.Socket = filepath.Join(dir, "apiary.sock")
 	a.Hive = celltest.StartWithFlags(t, []string{
 		"socket-path=" + a.Socket, "state-dir=" + filepath.Join(dir, "state"), "bpf-root=" + a.Root,
-		"bpf-policy-map-max=256", "cluster-name=c1", "cluster-id=1", "node-name=node-a", "node-ip=192.0.2.10",
+		"cluster-name=c1", "cluster-id=1", "node-name=node-a", "node-ip=192.0.2.10",
 	},
 		api.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell,
 		loadercell.Cell, monitorcell.Cell, bpfapi.Cell,
