@@ -60,10 +60,12 @@ func TestBPFCommands(t *testing.T) {
 	if code != 0 || !lineWith(out, "TCP", "10.0.1.1:40000", "10.0.0.7:80", "ingress", "7", fmt.Sprint(s.Client.ID), "SYN") {
 		t.Errorf("bpf ct list: exit %d (%s), want the allowed flow:\n%s", code, errOut, out)
 	}
+	t.Logf("apiary bpf ct list:\n%s", out)
 	code, out, errOut = run(t, a.Socket, "bpf", "metrics")
 	if code != 0 || !strings.HasPrefix(out, "REASON") || !lineWith(out, "Policy denied", "ingress", " 1 ") {
 		t.Errorf("bpf metrics: exit %d (%s), want one ingress packet dropped for Policy denied:\n%s", code, errOut, out)
 	}
+	t.Logf("apiary bpf metrics:\n%s", out)
 	code, out, errOut = run(t, a.Socket, "bpf", "ipcache", "list")
 	if code != 0 || !strings.HasPrefix(out, "PREFIX ") || !lineWith(out, "PREFIX", "IDENTITY", "TUNNEL/HOST", "ENCRYPT KEY") || !lineWith(out, "10.0.1.2/32", fmt.Sprint(s.DB.ID)) {
 		t.Errorf("bpf ipcache list: exit %d (%s):\n%s", code, errOut, out)
