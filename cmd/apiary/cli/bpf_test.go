@@ -185,3 +185,56 @@ func TestMonitorBadType(t *testing.T) {
 		t.Errorf("apiary monitor --type trace: exit %d, stderr %q; want an error naming --type", code, errOut)
 	}
 }
+
+// TestMonitorEndsWhenAgentStops: the stream's end is reported, not taken
+// for an interrupt.
+func TestMonitorEndsWhenAgentStops(t *testing.T) {
+	a := monitortest.Start(t)
+	m := startMonitor(t, a.Socket)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.Hive.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-m.code:
+		m.code <- code
+		if code != 1 || !strings.Contains(m.errOut.String(), "the agent closed the monitor stream") {
+			t.Errorf("apiary monitor exit %d, stderr %q; want 1 and the stream's end", code, m.errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("apiary monitor still running 10s after the agent stopped")
+	}
+}
+
+func TestMonitorLine(t *testing.T) {
+	icmp := uint8(128)
+	tests := []struct {
+		name string
+		give models.MonitorMessage
+		want string
+	}{
+		{"lost", models.MonitorMessage{Type: "lost", Lost: 12}, "!! lost 12 events: apiary monitor read too slowly"},
+		{"ipv6 egress verdict", models.MonitorMessage{Type: "policy-verdict", MonitorEvent: &models.MonitorEvent{
+			Verdict: "allow", Match: "L3-Only", Direction: "egress", EndpointID: 3, Protocol: "UDP",
+			Source:      models.MonitorPeer{Identity: 1000, Labels: []string{"k8s:app=a"}, IP: "fd00::7", Port: 5353},
+			Destination: models.MonitorPeer{Identity: 2, Labels: []string{"reserved:world"}, IP: "2001:db8::1", Port: 53},
+		}}, "-> policy-verdict allow (match L3-Only) egress endpoint 3, identity 1000->2: [fd00::7]:5353 -> [2001:db8::1]:53 UDP, labels [k8s:app=a] -> [reserved:world]"},
+		{"icmpv6 drop of an unknown identity", models.MonitorMessage{Type: "drop", MonitorEvent: &models.MonitorEvent{
+			Reason: "Policy denied by denylist", Direction: "ingress", EndpointID: 3, Protocol: "ICMPv6", ICMPType: &icmp,
+			Source:      models.MonitorPeer{Identity: 70000, Labels: []string{}, IP: "fd00::9"},
+			Destination: models.MonitorPeer{Identity: 1000, Labels: []string{"k8s:app=a"}, IP: "fd00::7"},
+		}}, "xx drop (Policy denied by denylist) ingress endpoint 3, identity 70000->1000: fd00::9 -> fd00::7 ICMPv6 type 128, labels [] -> [k8s:app=a]"},
+		{"not IP", models.MonitorMessage{Type: "drop", MonitorEvent: &models.MonitorEvent{
+			Reason: "Unknown L3 protocol", Direction: "egress", EndpointID: 3, Protocol: "ANY",
+			Source: models.MonitorPeer{Identity: 1000}, Destination: models.MonitorPeer{},
+		}}, "xx drop (Unknown L3 protocol) egress endpoint 3, identity 1000->0: ? -> ? ANY, labels [] -> []"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cli.MonitorLine(tt.give); got != tt.want {
+				t.Errorf("MonitorLine =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}

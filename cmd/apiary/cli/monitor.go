@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -54,7 +55,10 @@ func newMonitorCommand(global *options) *cobra.Command {
 					return err
 				}
 			}
-			return nil
+			if cmd.Context().Err() != nil {
+				return nil // interrupted
+			}
+			return errors.New("the agent closed the monitor stream (is it stopping?)")
 		},
 	}
 	cmd.Flags().StringSliceVarP(&types, "type", "t", nil, "Only events of this type: drop or policy-verdict (repeat for both; default all)")

@@ -18,7 +18,8 @@ import (
 // SocketEnv is the environment variable that sets the default of --socket.
 const SocketEnv = "APIARY_SOCK"
 
-// requestTimeout bounds one command's requests to the agent.
+// requestTimeout bounds one command's requests to the agent (streaming
+// commands, marked with streamingAnnotation, have none).
 const requestTimeout = 30 * time.Second
 
 // exitError ends the command with a code and without a message (the
