@@ -20,6 +20,9 @@ const ctKind = "bpf-ct"
 // a time.
 func newCTHandler(m *maps) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/bpf/ct", func(w http.ResponseWriter, r *http.Request) {
+		if !m.available(w) {
+			return
+		}
 		q, err := api.ParseListQuery(r, ctKind)
 		if err != nil {
 			api.WriteError(w, http.StatusBadRequest, err)

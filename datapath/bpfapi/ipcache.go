@@ -16,6 +16,9 @@ const ipcacheKind = "bpf-ipcache"
 // sorted by family, address and prefix length, a page at a time.
 func newIPCacheHandler(m *maps) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/bpf/ipcache", func(w http.ResponseWriter, r *http.Request) {
+		if !m.available(w) {
+			return
+		}
 		q, err := api.ParseListQuery(r, ipcacheKind)
 		if err != nil {
 			api.WriteError(w, http.StatusBadRequest, err)

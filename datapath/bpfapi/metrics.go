@@ -16,6 +16,9 @@ import (
 // reason code, then direction.
 func newMetricsHandler(m *maps) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/bpf/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if !m.available(w) {
+			return
+		}
 		out, err := m.metrics()
 		if err != nil {
 			api.WriteError(w, http.StatusInternalServerError, err)

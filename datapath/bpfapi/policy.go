@@ -31,6 +31,9 @@ func newPolicyHandler(m *maps) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("endpoint-id: %q is not an endpoint id (1-65535)", s))
 			return
 		}
+		if !m.available(w) {
+			return
+		}
 		out, err := m.policy(uint16(id))
 		switch {
 		case errors.Is(err, errNoPolicyMap):

@@ -53,7 +53,7 @@ var Datapath = cell.Group(
 	linux.Cell,
 	noderoute.Cell,
 	endpointcell.Cell,
-	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (need loadercell.Cell)
+	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
 
 // Agent is the whole apiary agent.

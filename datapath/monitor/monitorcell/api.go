@@ -39,14 +39,18 @@ func parseTypes(r *http.Request) (monitor.Types, error) {
 // types as JSON lines (models.MonitorMessage), each flushed as it
 // comes, until the client goes or the agent stops. A client that reads
 // too slowly loses events and gets a "lost" line saying how many.
-func newMonitorHandler(m *monitor.Monitor) api.HandlerOut {
+func newMonitorHandler(svc *service) api.HandlerOut {
 	out := api.NewHandlerOut(http.MethodGet, "/v1/monitor", func(w http.ResponseWriter, r *http.Request) {
 		types, err := parseTypes(r)
 		if err != nil {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		sub, err := m.Subscribe(types, monitor.DefaultBuffer)
+		if svc.err != nil {
+			api.WriteError(w, http.StatusServiceUnavailable, svc.err)
+			return
+		}
+		sub, err := svc.m.Subscribe(types, monitor.DefaultBuffer)
 		if err != nil {
 			api.WriteError(w, http.StatusServiceUnavailable, err)
 			return

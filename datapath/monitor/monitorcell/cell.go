@@ -1,6 +1,7 @@
 package monitorcell
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,7 +15,9 @@ import (
 )
 
 // Cell reads the datapath's events and serves GET /v1/monitor. It needs
-// the BPF loader (loadercell) and the identity cache (identitycell).
+// the identity cache (identitycell) and the BPF loader (loadercell);
+// in an agent without the loader (another datapath) GET /v1/monitor
+// answers 503 ErrNoDatapath.
 var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict events for apiary monitor",
 	cell.ProvidePrivate(newMonitor),
 	cell.Provide(newMonitorHandler),
@@ -26,9 +29,9 @@ var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict eve
 // server is constructed after the monitor (it needs the handler), so its
 // stop hook runs before the monitor's; this hook, appended after the
 // server's, runs before it.
-func endStreamsBeforeServer(lc cell.Lifecycle, _ api.Server, m *monitor.Monitor) {
+func endStreamsBeforeServer(lc cell.Lifecycle, _ api.Server, svc *service) {
 	lc.Append(cell.Hook{OnStop: func(cell.HookContext) error {
-		m.Stop()
+		svc.m.Stop()
 		return nil
 	}})
 }
@@ -38,14 +41,27 @@ type monitorParams struct {
 
 	Lifecycle  cell.Lifecycle
 	Log        *slog.Logger
-	Loader     *loader.Loader
+	Loader     *loader.Loader `optional:"true"`
 	Identities identity.Allocator
+}
+
+// ErrNoDatapath is the answer to GET /v1/monitor (503) in an agent
+// without the BPF loader.
+var ErrNoDatapath = errors.New("this agent has no BPF datapath (no bpf-loader cell): there are no datapath events to monitor")
+
+// service is the monitor, or why there is none.
+type service struct {
+	m   *monitor.Monitor
+	err error
 }
 
 // newMonitor returns the monitor, fed between start and stop by a
 // goroutine reading the events ring buffer.
-func newMonitor(p monitorParams) *monitor.Monitor {
+func newMonitor(p monitorParams) *service {
 	m := monitor.New()
+	if p.Loader == nil {
+		return &service{m: m, err: ErrNoDatapath}
+	}
 	var (
 		rd *events.Reader
 		wg sync.WaitGroup
@@ -73,5 +89,5 @@ func newMonitor(p monitorParams) *monitor.Monitor {
 			return nil
 		},
 	})
-	return m
+	return &service{m: m}
 }

@@ -86,7 +86,7 @@ func TestStreamTellsSlowClientHowManyLost(t *testing.T) {
 // subscription behind.
 func TestClientGoneUnsubscribes(t *testing.T) {
 	m := monitor.New()
-	srv := httptest.NewServer(newMonitorHandler(m).Handler.Handler)
+	srv := httptest.NewServer(newMonitorHandler(&service{m: m}).Handler.Handler)
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"?type=drop", nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
@@ -44,18 +45,30 @@ type Agent struct {
 func Start(t *testing.T) *Agent {
 	t.Helper()
 	a := &Agent{Root: bpfmaptest.Root(t)}
+	a.start(t, []string{"bpf-root=" + a.Root}, loadercell.Cell, celltest.Capture(&a.Loader))
+	return a
+}
+
+// StartWithoutDatapath starts the agent without the BPF loader (an
+// agent on another datapath): no BPF needed.
+func StartWithoutDatapath(t *testing.T) *Agent {
+	t.Helper()
+	a := &Agent{}
+	a.start(t, nil)
+	return a
+}
+
+func (a *Agent) start(t *testing.T, flags []string, extra ...cell.Cell) {
+	t.Helper()
 	dir := t.TempDir()
 	a.Socket = filepath.Join(dir, "apiary.sock")
-	a.Hive = celltest.StartWithFlags(t, []string{
-		"socket-path=" + a.Socket, "state-dir=" + filepath.Join(dir, "state"), "bpf-root=" + a.Root,
-		"cluster-name=c1", "cluster-id=1", "node-name=node-a", "node-ip=192.0.2.10",
-	},
-		api.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell,
-		loadercell.Cell, monitorcell.Cell, bpfapi.Cell,
-		celltest.Capture(&a.Loader), celltest.Capture(&a.Alloc))
+	flags = append(flags, "socket-path="+a.Socket, "state-dir="+filepath.Join(dir, "state"),
+		"cluster-name=c1", "cluster-id=1", "node-name=node-a", "node-ip=192.0.2.10")
+	cells := []cell.Cell{api.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell,
+		monitorcell.Cell, bpfapi.Cell, celltest.Capture(&a.Alloc)}
+	a.Hive = celltest.StartWithFlags(t, flags, append(cells, extra...)...)
 	a.Client = client.New(a.Socket)
 	t.Cleanup(a.Client.Close)
-	return a
 }
 
 // Scene is one endpoint (EndpointID, "k8s:app=web", 10.0.0.7) with a
