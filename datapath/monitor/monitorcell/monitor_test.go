@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
 )
 
@@ -125,5 +126,28 @@ func TestMonitorEndsWithAgent(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream did not end when the agent stopped")
+	}
+}
+
+// TestMonitorICMP: ICMP events carry the type and no ports (the
+// programs' echo id is not shown as a port).
+func TestMonitorICMP(t *testing.T) {
+	a := monitortest.Start(t)
+	s := a.NewScene(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	next := subscribe(t, ctx, a.Client, models.MonitorTypeDrop)
+	echo := testpkt.Packet{Src: s.DBIP, Dst: s.WebIP, Proto: testpkt.ProtoICMP, ICMPType: 8, ICMPID: 77}
+	if v := s.Ingress(t, echo); v != monitortest.ActShot {
+		t.Fatalf("echo request from db: verdict %d, want dropped", v)
+	}
+	msg, err, ok := next()
+	if err != nil || !ok || msg.MonitorEvent == nil {
+		t.Fatalf("no drop: %+v %v", msg, err)
+	}
+	e := msg.MonitorEvent
+	if e.Protocol != "ICMP" || e.ICMPType == nil || *e.ICMPType != 8 || e.Source.Port != 0 || e.Destination.Port != 0 ||
+		e.Source.IP != "10.0.1.2" || e.Source.Identity != uint32(s.DB.ID) || e.Reason != "Policy denied by denylist" {
+		t.Errorf("drop %+v, want ICMP type 8 from db (%d) without ports, denied by the deny entry", e, s.DB.ID)
 	}
 }
