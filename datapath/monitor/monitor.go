@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/apiary-net/apiary/datapath/maps/events"
 )
 
 // DefaultBuffer is the number of events a subscriber may be behind
@@ -18,6 +20,23 @@ type Monitor struct {
 	mu      sync.Mutex
 	subs    map[*Subscription]struct{}
 	stopped bool
+
+	drops, verdicts, lost atomic.Uint64
+}
+
+// Stats are the monitor's counters since it was created.
+type Stats struct {
+	// Drops and Verdicts count the events published, by type.
+	Drops, Verdicts uint64
+	// Lost counts the events subscribers lost (one per subscriber).
+	Lost uint64
+	// Subscribers is the number of open subscriptions.
+	Subscribers int
+}
+
+// Stats returns the monitor's counters.
+func (m *Monitor) Stats() Stats {
+	return Stats{Drops: m.drops.Load(), Verdicts: m.verdicts.Load(), Lost: m.lost.Load(), Subscribers: m.Subscribers()}
 }
 
 // New returns a monitor without subscribers.
@@ -67,6 +86,12 @@ func (m *Monitor) Subscribers() int {
 // Publish hands ev to every subscriber that selects its type. A
 // subscriber whose buffer is full loses it (see TakeLost).
 func (m *Monitor) Publish(ev Event) {
+	switch ev.Type {
+	case events.TypeDrop:
+		m.drops.Add(1)
+	case events.TypePolicyVerdict:
+		m.verdicts.Add(1)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for s := range m.subs {
@@ -77,6 +102,7 @@ func (m *Monitor) Publish(ev Event) {
 		case s.ch <- ev:
 		default:
 			s.lost.Add(1)
+			m.lost.Add(1)
 			select {
 			case s.lostC <- struct{}{}:
 			default:

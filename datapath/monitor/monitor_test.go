@@ -153,6 +153,9 @@ func TestSlowSubscriberLosesEventsAndIsTold(t *testing.T) {
 	default:
 		t.Fatal("Lost() not signalled after overflowing")
 	}
+	if st := m.Stats(); st.Drops != n || st.Lost != n-4 || st.Subscribers != 2 {
+		t.Errorf("Stats() = %+v, want %d drops, %d lost, 2 subscribers", st, n, n-4)
+	}
 	if got := slow.TakeLost(); got != n-4 {
 		t.Errorf("TakeLost() = %d, want %d", got, n-4)
 	}

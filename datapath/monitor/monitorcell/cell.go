@@ -20,7 +20,7 @@ import (
 // answers 503 ErrNoDatapath.
 var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict events for apiary monitor",
 	cell.ProvidePrivate(newMonitor),
-	cell.Provide(newMonitorHandler),
+	cell.Provide(newMonitorHandler, newMetricsOut),
 	cell.Invoke(endStreamsBeforeServer),
 )
 

@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -101,4 +104,29 @@ func TestClientGoneUnsubscribes(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	celltest.Eventually(t, "the subscription closes after the client went", func() bool { return m.Subscribers() == 0 })
+}
+
+func TestMetrics(t *testing.T) {
+	m := monitor.New()
+	sub, _ := m.Subscribe(monitor.AllTypes, 1)
+	defer sub.Close()
+	m.Publish(monitor.Event{Event: events.Event{Type: events.TypeDrop}})
+	m.Publish(monitor.Event{Event: events.Event{Type: events.TypeDrop}})
+	m.Publish(monitor.Event{Event: events.Event{Type: events.TypePolicyVerdict}})
+	out := newMetricsOut(&service{m: m})
+	want := `
+# HELP apiary_monitor_events_lost_total Datapath events dropped for monitor clients that read too slowly (one per client)
+# TYPE apiary_monitor_events_lost_total counter
+apiary_monitor_events_lost_total 2
+# HELP apiary_monitor_events_total Datapath events read from the events ring buffer, by type (drop, policy-verdict)
+# TYPE apiary_monitor_events_total counter
+apiary_monitor_events_total{type="drop"} 2
+apiary_monitor_events_total{type="policy-verdict"} 1
+# HELP apiary_monitor_subscribers Open GET /v1/monitor streams
+# TYPE apiary_monitor_subscribers gauge
+apiary_monitor_subscribers 1
+`
+	if err := testutil.CollectAndCompare(out.Collector, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
 }
