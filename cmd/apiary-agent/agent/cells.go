@@ -10,8 +10,10 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/publish"
+	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/monitor/monitorcell"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
@@ -51,6 +53,7 @@ var Datapath = cell.Group(
 	linux.Cell,
 	noderoute.Cell,
 	endpointcell.Cell,
+	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
 
 // ClusterMesh are the cells that mesh this cluster with others: the
