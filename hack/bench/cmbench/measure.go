@@ -1,0 +1,65 @@
+package cmbench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+)
+
+// Results are one cmbench run.
+type Results struct {
+	Size         Size
+	Runs         int
+	Fill         time.Duration
+	Apiary, Peer time.Duration // medians
+	ApiaryAll    []time.Duration
+	PeerAll      []time.Duration
+	Steady       Latency
+	Rate         int
+	SteadyFor    time.Duration
+}
+
+// Measure starts a real etcd (embedded, in tb's temporary directory),
+// fills it with s, and measures runs alternating rounds of ApiaryRead
+// and PeerRead (medians), then the steady state at rate puts/s for d.
+func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, error) {
+	srv := kvstoretest.StartServer(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	r := Results{Size: s, Runs: runs, Rate: rate, SteadyFor: d}
+	begin := time.Now()
+	if err := Fill(ctx, srv.Client(), s); err != nil {
+		return r, err
+	}
+	r.Fill = time.Since(begin)
+	for i := range runs {
+		// Alternate which side goes first, so neither always gets the
+		// warmer etcd.
+		sides := []func() error{
+			func() error { d, err := ApiaryRead(ctx, srv.EtcdConfig(), s); r.ApiaryAll = append(r.ApiaryAll, d); return err },
+			func() error { d, err := PeerRead(ctx, srv.Client(), s); r.PeerAll = append(r.PeerAll, d); return err },
+		}
+		if i%2 == 1 {
+			slices.Reverse(sides)
+		}
+		for _, side := range sides {
+			if err := side(); err != nil {
+				return r, fmt.Errorf("round %d: %w", i+1, err)
+			}
+		}
+	}
+	r.Apiary, r.Peer = median(r.ApiaryAll), median(r.PeerAll)
+	var err error
+	r.Steady, err = SteadyState(ctx, srv.EtcdConfig(), srv.Client(), s, rate, d)
+	return r, err
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
