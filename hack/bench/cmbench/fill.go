@@ -55,7 +55,9 @@ func endpointPrefix(i int) netip.Prefix {
 }
 
 // nodeIP returns the address of the n-th node (100.64.0.0/16 and up).
-func nodeIP(n int) netip.Addr { return netip.AddrFrom4([4]byte{100, 64 + byte(n>>16), byte(n >> 8), byte(n)}) }
+func nodeIP(n int) netip.Addr {
+	return netip.AddrFrom4([4]byte{100, 64 + byte(n>>16), byte(n >> 8), byte(n)})
+}
 
 func nodeKV(n int) (string, []byte, error) {
 	nd := node.Node{Name: fmt.Sprintf("node-%05d", n), Cluster: RemoteName, ClusterID: RemoteID,

@@ -40,7 +40,11 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 		// Alternate which side goes first, so neither always gets the
 		// warmer etcd.
 		sides := []func() error{
-			func() error { d, err := ApiaryRead(ctx, srv.EtcdConfig(), s); r.ApiaryAll = append(r.ApiaryAll, d); return err },
+			func() error {
+				d, err := ApiaryRead(ctx, srv.EtcdConfig(), s)
+				r.ApiaryAll = append(r.ApiaryAll, d)
+				return err
+			},
 			func() error { d, err := PeerRead(ctx, srv.Client(), s); r.PeerAll = append(r.PeerAll, d); return err },
 		}
 		if i%2 == 1 {
