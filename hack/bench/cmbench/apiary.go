@@ -90,10 +90,12 @@ func (a *agent) connect(cfg *kvstore.EtcdConfig) *remote.Cluster {
 // the config directory's debounce) until the remote is ready and the
 // node manager, ipcache and identity cache hold every entry of it. It
 // checks every entry afterwards (not timed).
-func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (time.Duration, error) {
+// ready is the part until the remote reported ready (every prefix
+// listed into its watch store).
+func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (took, ready time.Duration, err error) {
 	a, err := startAgent(ctx, func(ipcache.Revision, []ipcache.Change) {})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer a.stop()
 	before := a.ipc.Len()
@@ -102,16 +104,17 @@ func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (time.Dura
 	begin := time.Now()
 	c := a.connect(cfg)
 	if err := c.WaitSynced(ctx); err != nil {
-		return 0, fmt.Errorf("wait for %s synced: %w", RemoteName, err)
+		return 0, 0, fmt.Errorf("wait for %s synced: %w", RemoteName, err)
 	}
+	ready = time.Since(begin)
 	for a.ipc.Len() < wantLen || countRemoteNodes(a.nodes) < s.Nodes {
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("ipcache holds %d entries, want %d: %w", a.ipc.Len(), wantLen, ctx.Err())
+			return 0, 0, fmt.Errorf("ipcache holds %d entries, want %d: %w", a.ipc.Len(), wantLen, ctx.Err())
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	took := time.Since(begin)
-	return took, a.check(s)
+	took = time.Since(begin)
+	return took, ready, a.check(s)
 }
 
 func countRemoteNodes(m node.Manager) int {

@@ -17,6 +17,8 @@ type Results struct {
 	Fill         time.Duration
 	Apiary, Peer time.Duration // medians
 	ApiaryAll    []time.Duration
+	ApiaryReady  time.Duration // median of the part until the remote was ready
+	ReadyAll     []time.Duration
 	PeerAll      []time.Duration
 	Steady       Latency
 	Rate         int
@@ -41,8 +43,8 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 		// warmer etcd.
 		sides := []func() error{
 			func() error {
-				d, err := ApiaryRead(ctx, srv.EtcdConfig(), s)
-				r.ApiaryAll = append(r.ApiaryAll, d)
+				d, ready, err := ApiaryRead(ctx, srv.EtcdConfig(), s)
+				r.ApiaryAll, r.ReadyAll = append(r.ApiaryAll, d), append(r.ReadyAll, ready)
 				return err
 			},
 			func() error { d, err := PeerRead(ctx, srv.Client(), s); r.PeerAll = append(r.PeerAll, d); return err },
@@ -56,7 +58,7 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 			}
 		}
 	}
-	r.Apiary, r.Peer = median(r.ApiaryAll), median(r.PeerAll)
+	r.Apiary, r.Peer, r.ApiaryReady = median(r.ApiaryAll), median(r.PeerAll), median(r.ReadyAll)
 	var err error
 	r.Steady, err = SteadyState(ctx, srv.EtcdConfig(), srv.Client(), s, rate, d)
 	return r, err

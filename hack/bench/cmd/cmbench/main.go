@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -33,10 +34,23 @@ func main() {
 	runs := flag.Int("runs", 5, "alternating rounds per side (the median is reported)")
 	rate := flag.Int("rate", 1000, "steady-state puts per second")
 	d := flag.Duration("steady", 5*time.Second, "steady-state duration")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded etcd included) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cmbench: cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	r, err := bench.WithTB(func(tb testing.TB) (cmbench.Results, error) { return cmbench.Measure(tb, s, *runs, *rate, *d) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	print(r)
@@ -53,6 +67,8 @@ func print(r cmbench.Results) {
 		r.Peer.Round(time.Millisecond), rate(r.Size.Keys(), r.Peer), rounded(r.PeerAll))
 	fmt.Fprintf(w, "apiary remote connect -> ready, all in node manager/ipcache/identities\t%s\t%.0f\t%v\n",
 		r.Apiary.Round(time.Millisecond), rate(r.Size.Keys(), r.Apiary), rounded(r.ApiaryAll))
+	fmt.Fprintf(w, "  of which until the remote reported ready (every prefix listed)\t%s\t\t%v\n",
+		r.ApiaryReady.Round(time.Millisecond), rounded(r.ReadyAll))
 	w.Flush()
 	fmt.Printf("ratio apiary/raw: %.2f (goal <= 1.5)\n\n", float64(r.Apiary)/float64(r.Peer))
 	fmt.Printf("steady state: %d ipcache puts on the remote at %d/s; put -> local ipcache listener:\n", r.Steady.Puts, r.Rate)
