@@ -92,29 +92,31 @@ func (a *agent) connect(cfg *kvstore.EtcdConfig) *remote.Cluster {
 // checks every entry afterwards (not timed).
 // ready is the part until the remote reported ready (every prefix
 // listed into its watch store).
-func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (took, ready time.Duration, err error) {
+// cpu is the process's CPU time during the timed part.
+func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (took, ready, cpu time.Duration, err error) {
 	a, err := startAgent(ctx, func(ipcache.Revision, []ipcache.Change) {})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer a.stop()
 	before := a.ipc.Len()
 	// Each remote pod and each remote node address becomes an entry.
 	wantLen := before + s.Endpoints + s.Nodes
+	cpu0 := processCPU()
 	begin := time.Now()
 	c := a.connect(cfg)
 	if err := c.WaitSynced(ctx); err != nil {
-		return 0, 0, fmt.Errorf("wait for %s synced: %w", RemoteName, err)
+		return 0, 0, 0, fmt.Errorf("wait for %s synced: %w", RemoteName, err)
 	}
 	ready = time.Since(begin)
 	for a.ipc.Len() < wantLen || countRemoteNodes(a.nodes) < s.Nodes {
 		if ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("ipcache holds %d entries, want %d: %w", a.ipc.Len(), wantLen, ctx.Err())
+			return 0, 0, 0, fmt.Errorf("ipcache holds %d entries, want %d: %w", a.ipc.Len(), wantLen, ctx.Err())
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	took = time.Since(begin)
-	return took, ready, a.check(s)
+	took, cpu = time.Since(begin), processCPU()-cpu0
+	return took, ready, cpu, a.check(s)
 }
 
 func countRemoteNodes(m node.Manager) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,10 +20,16 @@ type Results struct {
 	ApiaryAll    []time.Duration
 	ApiaryReady  time.Duration // median of the part until the remote was ready
 	ReadyAll     []time.Duration
-	PeerAll      []time.Duration
-	Steady       Latency
-	Rate         int
-	SteadyFor    time.Duration
+	// ApiaryCPU and PeerCPU are the medians of the process's CPU time
+	// (user+system, the embedded etcd's included) during each timed
+	// read: less sensitive than wall time to other load on the machine.
+	ApiaryCPU, PeerCPU time.Duration
+	apiaryCPUs         []time.Duration
+	peerCPUs           []time.Duration
+	PeerAll            []time.Duration
+	Steady             Latency
+	Rate               int
+	SteadyFor          time.Duration
 }
 
 // Measure starts a real etcd (embedded, in tb's temporary directory),
@@ -43,11 +50,16 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 		// warmer etcd.
 		sides := []func() error{
 			func() error {
-				d, ready, err := ApiaryRead(ctx, srv.EtcdConfig(), s)
-				r.ApiaryAll, r.ReadyAll = append(r.ApiaryAll, d), append(r.ReadyAll, ready)
+				d, ready, cpu, err := ApiaryRead(ctx, srv.EtcdConfig(), s)
+				r.ApiaryAll, r.ReadyAll, r.apiaryCPUs = append(r.ApiaryAll, d), append(r.ReadyAll, ready), append(r.apiaryCPUs, cpu)
 				return err
 			},
-			func() error { d, err := PeerRead(ctx, srv.Client(), s); r.PeerAll = append(r.PeerAll, d); return err },
+			func() error {
+				cpu0 := processCPU()
+				d, err := PeerRead(ctx, srv.Client(), s)
+				r.PeerAll, r.peerCPUs = append(r.PeerAll, d), append(r.peerCPUs, processCPU()-cpu0)
+				return err
+			},
 		}
 		if i%2 == 1 {
 			slices.Reverse(sides)
@@ -59,9 +71,19 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 		}
 	}
 	r.Apiary, r.Peer, r.ApiaryReady = median(r.ApiaryAll), median(r.PeerAll), median(r.ReadyAll)
+	r.ApiaryCPU, r.PeerCPU = median(r.apiaryCPUs), median(r.peerCPUs)
 	var err error
 	r.Steady, err = SteadyState(ctx, srv.EtcdConfig(), srv.Client(), s, rate, d)
 	return r, err
+}
+
+// processCPU returns the CPU time (user+system) the process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(ds []time.Duration) time.Duration {

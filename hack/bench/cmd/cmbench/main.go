@@ -70,7 +70,9 @@ func print(r cmbench.Results) {
 	fmt.Fprintf(w, "  of which until the remote reported ready (every prefix listed)\t%s\t\t%v\n",
 		r.ApiaryReady.Round(time.Millisecond), rounded(r.ReadyAll))
 	w.Flush()
-	fmt.Printf("ratio apiary/raw: %.2f (goal <= 1.5)\n\n", float64(r.Apiary)/float64(r.Peer))
+	fmt.Printf("ratio apiary/raw: %.2f (goal <= 1.5)\n", float64(r.Apiary)/float64(r.Peer))
+	fmt.Printf("process CPU time per read (median; the embedded etcd included): raw %s, apiary %s, ratio %.2f\n\n",
+		r.PeerCPU.Round(time.Millisecond), r.ApiaryCPU.Round(time.Millisecond), float64(r.ApiaryCPU)/float64(r.PeerCPU))
 	fmt.Printf("steady state: %d ipcache puts on the remote at %d/s; put -> local ipcache listener:\n", r.Steady.Puts, r.Rate)
 	fmt.Printf("p50 %s, p99 %s, max %s (goal p99 < 50ms)\n",
 		r.Steady.P50.Round(10*time.Microsecond), r.Steady.P99.Round(10*time.Microsecond), r.Steady.Max.Round(10*time.Microsecond))
