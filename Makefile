@@ -60,6 +60,7 @@ bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/policybench
 	cd hack/bench && $(GO) run ./cmd/bpfbench
 	cd hack/bench && $(GO) run ./cmd/bpfmapbench
+	cd hack/bench && $(GO) run ./cmd/cmbench
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c

@@ -66,7 +66,10 @@ func (c *Cluster) connect(ctx context.Context) error {
 func (c *Cluster) waitConnected(ctx context.Context, b kvstore.Backend) error {
 	ctx, cancel := context.WithTimeout(ctx, c.p.Options.ConnectTimeout)
 	defer cancel()
-	tick := time.NewTicker(min(c.p.Options.StatusInterval, 100*time.Millisecond))
+	// The status is a cached value the client's prober sets: reading it
+	// often costs nothing, and a connection is ready as soon as the first
+	// probe answers, not up to a tick later.
+	tick := time.NewTicker(min(c.p.Options.StatusInterval, 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		st := b.Status()

@@ -65,14 +65,15 @@ func (a *ApiaryAgent) Stop(t *testing.T) {
 }
 
 // StartApiaryAgent starts the whole apiary agent named node, of cluster
-// name with id, on the etcd of srv (its TLS config file included); it
-// stops when the test ends.
-func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id int, node, nodeIP string) *ApiaryAgent {
+// name with id, on the etcd of srv (its TLS config file included), with
+// the extra flags ("clustermesh-config=<dir>"); it stops when the test
+// ends.
+func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id int, node, nodeIP string, flags ...string) *ApiaryAgent {
 	t.Helper()
 	dir := t.TempDir()
 	a := &ApiaryAgent{Name: node}
 	socket := filepath.Join(dir, "apiary.sock")
-	a.hive = celltest.StartWithFlags(t, []string{
+	a.hive = celltest.StartWithFlags(t, append([]string{
 		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"),
 		"prometheus-serve-addr=127.0.0.1:0",
 		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
@@ -81,7 +82,7 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 		"kvstore-lease-ttl=5s",
 		"cluster-name=" + cluster, "cluster-id=" + itoa(id),
 		"node-name=" + node, "node-ip=" + nodeIP,
-	}, agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher),
+	}, flags...), agent.Agent, celltest.Capture(&a.IPC), celltest.Capture(&a.Alloc), celltest.Capture(&a.Publisher),
 		celltest.Capture(&a.Nodes), cell.Invoke(func(p statusProviders) { a.status = p.All }))
 	a.Client = client.New(socket)
 	t.Cleanup(a.Client.Close)

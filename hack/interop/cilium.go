@@ -90,8 +90,10 @@ func ExampleCiliumCluster(name string, id uint32) CiliumCluster {
 // bound to their lease, stay) until the test ends.
 //
 // It is the hook for an apiary agent that meshes with a Cilium cluster:
-// point the agent's clustermesh config at srv.
-func PublishCiliumCluster(t *testing.T, srv *kvstoretest.Server, c CiliumCluster) {
+// point the agent's clustermesh config at srv. The returned publisher
+// deletes entries with the same writers, as clustermesh-apiserver does
+// when a CiliumNode or CiliumEndpoint goes away.
+func PublishCiliumCluster(t *testing.T, srv *kvstoretest.Server, c CiliumCluster) *CiliumPublisher {
 	t.Helper()
 	log := celltest.Logger(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -151,6 +153,43 @@ func PublishCiliumCluster(t *testing.T, srv *kvstoretest.Server, c CiliumCluster
 	case <-time.After(time.Minute):
 		t.Fatal("Cilium's sync stores did not write their canaries within a minute")
 	}
+	return &CiliumPublisher{cluster: c, stores: stores}
+}
+
+// CiliumPublisher holds the SyncStores PublishCiliumCluster writes with.
+type CiliumPublisher struct {
+	cluster CiliumCluster
+	stores  map[string]store.SyncStore
+}
+
+// DeleteNode deletes node name of the cluster with Cilium's node
+// SyncStore.
+func (p *CiliumPublisher) DeleteNode(t *testing.T, name string) {
+	t.Helper()
+	for i := range p.cluster.Nodes {
+		if n := &p.cluster.Nodes[i]; n.Name == name {
+			if err := p.stores["nodes"].DeleteKey(t.Context(), n); err != nil {
+				t.Fatalf("delete node %s: %v", name, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("delete node %s: not one of cluster %s's", name, p.cluster.Name)
+}
+
+// DeleteEndpoint deletes the ipcache entry of ip with Cilium's
+// endpoints SyncStore.
+func (p *CiliumPublisher) DeleteEndpoint(t *testing.T, ip string) {
+	t.Helper()
+	for i := range p.cluster.Endpoints {
+		if e := &p.cluster.Endpoints[i]; e.IP.String() == ip {
+			if err := p.stores["endpoints"].DeleteKey(t.Context(), e); err != nil {
+				t.Fatalf("delete ipcache entry %s: %v", ip, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("delete ipcache entry %s: not one of cluster %s's", ip, p.cluster.Name)
 }
 
 func upsert(t *testing.T, ctx context.Context, s store.SyncStore, keys ...store.Key) {

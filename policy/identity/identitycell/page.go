@@ -27,6 +27,7 @@ func (m *manager) identitiesAfter(after identity.NumericIdentity, limit int) ([]
 	} else {
 		out = append(out, m.standalone.after(after, limit+1)...)
 	}
+	out = append(out, m.remote.after(after, limit+1)...)
 	out = append(out, m.local.after(after, limit+1)...)
 	slices.SortFunc(out, func(a, b *identity.Identity) int { return cmp.Compare(a.ID, b.ID) })
 	if len(out) > limit {
@@ -45,6 +46,12 @@ func (m *memAllocator) after(after identity.NumericIdentity, n int) []*identity.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return smallestAfter(m.byID, after, n, func(e *memEntry) *identity.Identity { return e.identity })
+}
+
+func (r *remoteCache) after(after identity.NumericIdentity, n int) []*identity.Identity {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return smallestAfter(r.byID, after, n, func(id *identity.Identity) *identity.Identity { return id })
 }
 
 // smallestAfter returns the identities of the at most n smallest ids of

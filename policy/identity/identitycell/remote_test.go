@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -60,6 +61,11 @@ func TestRemoteIdentities(t *testing.T) {
 	ids := a.alloc.GetIdentities()
 	if !slices.ContainsFunc(ids, func(id *identity.Identity) bool { return id.ID == first+1 }) {
 		t.Errorf("GetIdentities has no %d", first+1)
+	}
+	listed, err := a.client.IdentityList(context.Background())
+	must(t, err)
+	if !slices.ContainsFunc(listed, func(id models.Identity) bool { return id.ID == uint32(first) }) {
+		t.Errorf("GET /v1/identity (apiary identity list) has no remote identity %d", first)
 	}
 	if st := w.Store().SkipStats(); st.Refused != 2 || st.Malformed != 0 {
 		t.Errorf("skipped = %+v, want 2 refused", st)
