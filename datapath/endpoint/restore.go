@@ -19,6 +19,7 @@ import (
 func (m *Manager) RestoreLocal(ctx context.Context) int {
 	m.ops.Lock()
 	defer m.ops.Unlock()
+	defer m.localRestoredOnce.Do(func() { close(m.localRestored) })
 	defer m.p.IPAM.RestoreDone()
 	if m.p.StateDir == "" {
 		return 0
@@ -116,7 +117,34 @@ func (m *Manager) RestoreIdentities(ctx context.Context) error {
 			m.p.Log.Warn("Cannot write endpoint state", "endpoint", ep.snap.ID, "error", err)
 		}
 	}
+	if len(errs) == 0 {
+		m.restoredOnce.Do(func() { close(m.restored) })
+	}
 	return errors.Join(errs...)
+}
+
+// WaitForLocalRestore waits until RestoreLocal is done: the endpoints
+// of the state dir that still exist are the manager's (Endpoints lists
+// them with their addresses), the others are dropped.
+func (m *Manager) WaitForLocalRestore(ctx context.Context) error {
+	select {
+	case <-m.localRestored:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the endpoints' restore: %w", context.Cause(ctx))
+	}
+}
+
+// WaitForRestore waits until every restored endpoint has its identity
+// again and its addresses are back in the ipcache (RestoreIdentities
+// succeeded once).
+func (m *Manager) WaitForRestore(ctx context.Context) error {
+	select {
+	case <-m.restored:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the endpoints' identities after the restore: %w", context.Cause(ctx))
+	}
 }
 
 // waitingForIdentity returns the restored endpoints without identity.

@@ -51,7 +51,8 @@ func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix, store.WithSyncedKey(KVStoreSyncedKey),
 		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
 	k.watch = store.NewWatchStore("ipcache", store.KeyFactoryFunc(k.decode), k,
-		store.WithLogger(log), store.WithMetrics(m), store.WithWriter(k.sync))
+		store.WithLogger(log), store.WithMetrics(m), store.WithWriter(k.sync),
+		store.WithOnSync(func(context.Context) { c.markInitialSync() }))
 	return k
 }
 

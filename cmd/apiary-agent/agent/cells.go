@@ -9,8 +9,11 @@ import (
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/publish"
+	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
+	"github.com/apiary-net/apiary/datapath/ipcachesync"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
@@ -44,12 +47,17 @@ var ControlPlane = cell.Group(
 	publish.Cell,
 )
 
-// Datapath are the cells that plumb this node's endpoints and routes:
-// the Linux plumbing, the routes to other nodes' pod CIDRs
-// (--auto-direct-node-routes) and the endpoint manager.
+// Datapath are the cells that plumb this node's endpoints and routes
+// and enforce policy: the Linux plumbing, the routes to other nodes' pod
+// CIDRs (--auto-direct-node-routes), the BPF loader (programs, policy
+// maps), the ipcache map sync, the conntrack GC and the endpoint
+// manager.
 var Datapath = cell.Group(
 	linux.Cell,
 	noderoute.Cell,
+	loadercell.Cell,
+	ipcachesync.Cell,
+	ctgc.Cell,
 	endpointcell.Cell,
 )
 
