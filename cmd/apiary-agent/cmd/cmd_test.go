@@ -34,6 +34,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		"--config-dir", "--log-level", "--log-format", "--hive-start-timeout", "--hive-stop-timeout",
 		"--socket-path", "--state-dir", "--prometheus-serve-addr", "--version",
 		"--cluster-name", "--cluster-id", "--node-name", "--node-ip", "--pod-cidr",
+		"--bpf-root", "--bpf-attach-mode", "--bpf-policy-map-max", "--conntrack-gc-interval", "--datapath-netns",
 	} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("--help does not list %s", flag)
