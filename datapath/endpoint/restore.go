@@ -62,7 +62,8 @@ func (m *Manager) restoreOne(ctx context.Context, e Endpoint) error {
 	if err != nil {
 		_ = m.p.IPAM.Release(e.IPv4, e.IPv6)
 		if errors.Is(err, datapath.ErrLinkNotFound) {
-			return fmt.Errorf("its veth %s vanished: %w", e.ID.HostIfName(), err)
+			// Its pinned links and policy map go too.
+			return m.dropRestored(ctx, e, fmt.Errorf("its veth %s vanished: %w", e.ID.HostIfName(), err))
 		}
 		return err
 	}

@@ -2,9 +2,11 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +193,11 @@ func TestEnforcement(t *testing.T) {
 		if _, err := c.Endpoint(ctx, 3); err == nil {
 			t.Errorf("endpoint 3 restored, but its veth is gone")
 		}
+		for _, pin := range []string{"links/3", "policy_3"} {
+			if _, err := os.Stat(filepath.Join(n.bpfRoot, pin)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("pin %s of the vanished endpoint 3 is left: %v", pin, err)
+			}
+		}
 		if got := linkIDs(t, n.bpfRoot, 1); got != linksA {
 			t.Errorf("endpoint 1 links %v after the restart, want the pinned %v (restored, not re-attached)", got, linksA)
 		}
@@ -213,6 +220,29 @@ func TestEnforcement(t *testing.T) {
 		}
 		if !kept {
 			t.Errorf("the egress entry of a's flow to c was deleted; a was restored")
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		for _, id := range []uint16{1, 2} {
+			if err := c.EndpointDelete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		entries, err := os.ReadDir(n.bpfRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() != "links" && strings.HasPrefix(e.Name(), "policy_") {
+				t.Errorf("policy map %s pinned after the deletes", e.Name())
+			}
+		}
+		if links, _ := os.ReadDir(filepath.Join(n.bpfRoot, "links")); len(links) != 0 {
+			t.Errorf("links pinned after the deletes: %v", links)
+		}
+		if err := netnstest.Dial(pods["a"], ipB, 8080, denyTimeout); err == nil {
+			t.Error("a reaches b after both endpoints were deleted")
 		}
 	})
 }
