@@ -223,6 +223,27 @@ func TestEnforcement(t *testing.T) {
 		}
 	})
 
+	t.Run("ipcache map reconciled", func(t *testing.T) {
+		m, err := ipcachemap.Open(celltest.Logger(t), n.bpfRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		celltest.Eventually(t, "the vanished endpoint c's entry removed from the ipcache map", func() bool {
+			dump, err := m.Dump()
+			_, ok := dump[netip.PrefixFrom(ipC, 32)]
+			return err == nil && !ok
+		})
+		for _, ep := range []struct {
+			ip netip.Addr
+			id uint32
+		}{{ipA, epA.Identity}, {ipB, epB.Identity}} {
+			if got, ok, err := m.Lookup(ep.ip); err != nil || !ok || got != identity.NumericIdentity(ep.id) {
+				t.Errorf("ipcache map entry of restored %s: %d %v %v, want %d", ep.ip, got, ok, err, ep.id)
+			}
+		}
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		for _, id := range []uint16{1, 2} {
 			if err := c.EndpointDelete(ctx, id); err != nil {
