@@ -91,3 +91,37 @@ func TestCiliumClusterConfigJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateRemoteConfig(t *testing.T) {
+	local := types.ClusterInfo{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{name: "cilium's own", give: `{"id":2,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255,"serviceExportsEnabled":true}}`},
+		{name: "no capabilities means 255", give: `{"id":2}`},
+		{name: "id 0", give: `{"id":0}`, want: "0 is not allowed"},
+		{name: "own id", give: `{"id":1}`, want: "this cluster's own"},
+		{name: "out of range", give: `{"id":300,"capabilities":{"maxConnectedClusters":511}}`, want: "out of range 1..255"},
+		{name: "other mesh size", give: `{"id":2,"capabilities":{"maxConnectedClusters":511}}`, want: "capabilities.maxConnectedClusters: 511 differs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := types.ParseClusterConfig("cluster2", []byte(tt.give))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = local.ValidateRemoteConfig("cluster2", cfg)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("ValidateRemoteConfig = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("ValidateRemoteConfig = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := types.ParseClusterConfig("cluster2", []byte("{")); err == nil || !strings.Contains(err.Error(), "cilium/cluster-config/cluster2") {
+		t.Errorf("ParseClusterConfig of garbage = %v, want an error naming the key", err)
+	}
+}

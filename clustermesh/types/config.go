@@ -1,30 +1,42 @@
 package types
 
-// CiliumClusterConfig is the JSON value of cilium/cluster-config/<cluster>
-// as Cilium v1.20 writes and reads it: what a cluster tells the clusters
-// that mesh with it. Every field is omitted when zero, as in Cilium.
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ClusterConfigPrefix is where each cluster publishes its CiliumClusterConfig:
+// cilium/cluster-config/<cluster>.
+const ClusterConfigPrefix = "cilium/cluster-config"
+
+// ClusterConfigKey returns the key of cluster's configuration.
+func ClusterConfigKey(cluster string) string { return ClusterConfigPrefix + "/" + cluster }
+
+// CiliumClusterConfig is what a cluster says about itself in its etcd, in
+// Cilium's JSON ({"id":2,"capabilities":{"syncedCanaries":true,...}}).
 type CiliumClusterConfig struct {
-	// ID is the cluster id (--cluster-id).
-	ID uint32 `json:"id,omitempty"`
-	// Capabilities says what the cluster publishes.
-	Capabilities CiliumClusterConfigCapabilities `json:"capabilities,omitempty"`
+	// ID is the cluster id.
+	ID uint32 `json:"id"`
+	// Capabilities say what the cluster's writers do.
+	Capabilities CiliumClusterConfigCapabilities `json:"capabilities"`
 }
 
-// CiliumClusterConfigCapabilities are the capabilities of a cluster in
-// its CiliumClusterConfig.
+// CiliumClusterConfigCapabilities are the capabilities of a cluster.
 type CiliumClusterConfigCapabilities struct {
-	// SyncedCanaries: the cluster writes a sync canary
-	// cilium/synced/<cluster>/<kind> for each kind of data once it is
-	// complete, and readers wait for it.
+	// SyncedCanaries: the writers put cilium/synced/<cluster>/<prefix>
+	// once a prefix is complete, so readers wait for it (sync-canary
+	// mode); without it readers start at once (immediate mode).
 	SyncedCanaries bool `json:"syncedCanaries,omitempty"`
-	// Cached: the data is a copy kept by KVStoreMesh under cilium/cache/.
-	Cached bool `json:"cached,omitempty"`
-	// MaxConnectedClusters is the cluster's --max-connected-clusters.
+	// MaxConnectedClusters is the mesh size the cluster was set up
+	// with; 0 means Cilium's default, 255.
 	MaxConnectedClusters uint32 `json:"maxConnectedClusters,omitempty"`
-	// ServiceExportsEnabled says whether the cluster exports MCS-API
-	// ServiceExports; nil means it does not support them (apiary's
-	// case), and readers then do not wait for their canary.
+	// ServiceExportsEnabled: the cluster publishes service exports
+	// (nil: it does not say).
 	ServiceExportsEnabled *bool `json:"serviceExportsEnabled,omitempty"`
+	// Cached: the data is served by a KVStoreMesh cache, under
+	// cilium/cache/ rather than cilium/state/.
+	Cached bool `json:"cached,omitempty"`
 	// EndpointSlicesExportMode is Cilium's endpoint-slice export mode;
 	// empty means services only.
 	EndpointSlicesExportMode string `json:"endpointSlicesExportMode,omitempty"`
@@ -40,4 +52,41 @@ func (c *ClusterInfo) CiliumClusterConfig() CiliumClusterConfig {
 			MaxConnectedClusters: c.MaxConnectedClusters,
 		},
 	}
+}
+
+// MaxConnected returns the mesh size, with Cilium's default for 0.
+func (c *CiliumClusterConfig) MaxConnected() uint32 {
+	if c.Capabilities.MaxConnectedClusters == 0 {
+		return MaxConnectedClusters255
+	}
+	return c.Capabilities.MaxConnectedClusters
+}
+
+// ParseClusterConfig decodes a cluster configuration; errors name the
+// key.
+func ParseClusterConfig(cluster string, data []byte) (CiliumClusterConfig, error) {
+	var c CiliumClusterConfig
+	if err := json.Unmarshal(data, &c); err != nil {
+		return CiliumClusterConfig{}, fmt.Errorf("decode %s: %w", ClusterConfigKey(cluster), err)
+	}
+	return c, nil
+}
+
+// ValidateRemoteConfig checks the configuration a remote cluster name
+// publishes as this cluster sees it: its id as ValidateRemote checks it
+// and the same mesh size as this cluster's.
+func (c *ClusterInfo) ValidateRemoteConfig(name string, cfg CiliumClusterConfig) error {
+	var errs []error
+	if err := c.ValidateRemote(name, cfg.ID); err != nil {
+		errs = append(errs, err)
+	}
+	if m := cfg.MaxConnected(); m != c.MaxConnectedClusters {
+		errs = append(errs, fmt.Errorf("capabilities.maxConnectedClusters: %d differs from this cluster's --max-connected-clusters=%d", m, c.MaxConnectedClusters))
+	}
+	return errors.Join(errs...)
+}
+
+// Remote returns the ClusterInfo of a remote cluster in this mesh.
+func (c *ClusterInfo) Remote(name string, id uint32) ClusterInfo {
+	return ClusterInfo{ClusterName: name, ClusterID: id, MaxConnectedClusters: c.MaxConnectedClusters}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -31,15 +30,17 @@ const KVStoreSyncedKey = "cilium/state/ip/v1"
 var ErrForeignIdentity = store.KindError(store.ErrRefused, "identity not valid in this cluster")
 
 // kvSync publishes this node's endpoints through a SyncStore and mirrors
-// the cluster's entries (other nodes') into the cache with source kvstore.
-// The watch store hands its events to the SyncStore, which writes a local
+// the cluster's entries (other nodes') into the cache with source
+// kvstore, through the same ClusterWatcher a remote cluster uses. The
+// watch store hands its events to the SyncStore, which writes a local
 // entry again when another writer deletes or changes it.
 type kvSync struct {
-	c      *Cache
-	client kvstore.Client
-	log    *slog.Logger
-	sync   *store.SyncStore
-	watch  *store.WatchStore
+	c       *Cache
+	client  kvstore.Client
+	log     *slog.Logger
+	sync    *store.SyncStore
+	watcher *ClusterWatcher
+	watch   *store.WatchStore
 
 	mu        sync.Mutex
 	published map[string]struct{}
@@ -50,9 +51,12 @@ func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix, store.WithSyncedKey(KVStoreSyncedKey),
 		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
-	k.watch = store.NewWatchStore("ipcache", store.KeyFactoryFunc(k.decode), k,
-		store.WithLogger(log), store.WithMetrics(m), store.WithWriter(k.sync),
-		store.WithOnSync(func(context.Context) { c.markInitialSync() }))
+	k.watcher = NewClusterWatcher(WatcherParams{
+		IPCache: c, Cluster: cluster, Source: source.KVStore, SkipHost: c.local.IP,
+		WatchParams: store.WatchParams{Scope: "ipcache", Log: log, Metrics: m, Writer: k.sync,
+			Options: []store.WatchStoreOption{store.WithOnSync(func(context.Context) { c.markInitialSync() })}},
+	})
+	k.watch = k.watcher.Store()
 	return k
 }
 
@@ -65,70 +69,9 @@ func (k *kvSync) jobs() []job.Job {
 			return nil
 		}),
 		job.OneShot("kvstore-watch", func(ctx context.Context, _ cell.Health) error {
-			k.watch.Watch(ctx, k.client, KVStorePrefix)
+			k.watcher.Watch(ctx, k.client)
 			return nil
 		}),
-	}
-}
-
-// decode is the watcher's KeyFactory: malformed values and entries of
-// other clusters (ErrForeignIdentity) are skipped, counted and listed by
-// the watch store.
-func (k *kvSync) decode(name string, value []byte) (store.Key, error) {
-	p, err := DecodeIPIdentityPair(name, value)
-	if err == nil {
-		err = checkIdentity(k.c.cluster, p.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// checkIdentity refuses identities that mean nothing in this cluster:
-// global identities of another cluster's range, and node-local ones.
-func checkIdentity(cluster types.ClusterInfo, id identity.NumericIdentity) error {
-	switch {
-	case id.IsReserved() || id < identity.MinAllocationIdentity:
-		return nil
-	case id.Scope() != identity.ScopeGlobal:
-		return fmt.Errorf("field ID: %w: %d is a %s identity", ErrForeignIdentity, id, id.ScopeName())
-	case identity.ClusterIDOf(cluster, id) != cluster.ClusterID:
-		return fmt.Errorf("field ID: %w: %d belongs to cluster id %d, this is %q with cluster id %d",
-			ErrForeignIdentity, id, identity.ClusterIDOf(cluster, id), cluster.ClusterName, cluster.ClusterID)
-	}
-	return nil
-}
-
-// OnUpdate puts another node's entry in the cache; entries whose host IP
-// is this node's are this node's own and are left to the local source.
-func (k *kvSync) OnUpdate(key store.Key) {
-	p := key.(*IPIdentityPair)
-	prefix, _ := p.Prefix() // checked by decode
-	host, _ := p.HostAddr()
-	res := kvstoreResource(p.GetKeyName())
-	var err error
-	if host.IsValid() && host == k.c.local.IP {
-		k.log.Debug("Ignoring this node's own kvstore entry", "key", KVStorePrefix+"/"+p.GetKeyName())
-		_, err = k.c.RemoveMetadata(prefix, source.KVStore, res)
-	} else {
-		_, err = k.c.UpsertMetadata(prefix, source.KVStore, res, Metadata{
-			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
-			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount,
-			NamedPorts: p.NamedPorts,
-		})
-	}
-	if err != nil {
-		k.log.Warn("Unable to apply a kvstore entry", "key", KVStorePrefix+"/"+p.GetKeyName(), "error", err)
-	}
-}
-
-// OnDelete withdraws an entry that vanished from the kvstore.
-func (k *kvSync) OnDelete(key store.Key) {
-	p := key.(*IPIdentityPair)
-	prefix, _ := p.Prefix()
-	if _, err := k.c.RemoveMetadata(prefix, source.KVStore, kvstoreResource(p.GetKeyName())); err != nil {
-		k.log.Warn("Unable to withdraw a kvstore entry", "key", KVStorePrefix+"/"+p.GetKeyName(), "error", err)
 	}
 }
 

@@ -32,7 +32,7 @@ func TestPopulate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, module := range []string{"agent-info", "statedir", "api-server", "metrics", "status",
-		"kvstore", "identity", "ipcache", "node-manager"} {
+		"kvstore", "identity", "ipcache", "node-manager", "clustermesh"} {
 		if !strings.Contains(out.String(), "module "+module+":") {
 			t.Errorf("hive has no module %s", module)
 		}
@@ -49,11 +49,11 @@ func TestStatusLines(t *testing.T) {
 	var names []string
 	for _, e := range st.Entries {
 		names = append(names, e.Name)
-		if e.State != status.Ok && e.Name != "KVStore" {
+		if e.State != status.Ok && e.Name != "KVStore" && (e.Name != "ClusterMesh" || e.State != status.Disabled) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes,IPCache map,Endpoints"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes,IPCache map,Endpoints,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	agentLine := regexp.MustCompile(`^dev \(go[^)]+\), up [0-9hms.]+$`)

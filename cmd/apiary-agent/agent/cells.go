@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
@@ -44,7 +45,6 @@ var ControlPlane = cell.Group(
 	policycell.Cell,
 	ipcachecell.Cell,
 	nodecell.Cell,
-	publish.Cell,
 )
 
 // Datapath are the cells that plumb this node's endpoints and routes
@@ -61,9 +61,18 @@ var Datapath = cell.Group(
 	endpointcell.Cell,
 )
 
+// ClusterMesh are the cells that mesh this cluster with others: the
+// elected publisher of our cluster config and sync canaries, and the
+// connections to the remote clusters of --clustermesh-config.
+var ClusterMesh = cell.Group(
+	publish.Cell,
+	clustermeshcell.Cell,
+)
+
 // Agent is the whole apiary agent.
 var Agent = cell.Group(
 	Infrastructure,
 	ControlPlane,
 	Datapath,
+	ClusterMesh,
 )

@@ -33,6 +33,7 @@ var Cell = cell.Module("identity", "Security identities: allocator, cache, local
 	cell.ProvidePrivate(NewMetrics, newManagerCell),
 	cell.Provide(
 		func(m *manager) identity.Allocator { return m },
+		func(m *manager) RemoteIdentities { return m.remote },
 		newLabelsFilter,
 		newStatusProvider,
 		newListHandler,

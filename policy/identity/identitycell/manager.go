@@ -27,6 +27,7 @@ type manager struct {
 	local      *memAllocator
 	kv         *kvstoreGlobal // nil in standalone mode
 	standalone *memAllocator  // nil in kvstore mode
+	remote     *remoteCache   // identities of meshed clusters
 }
 
 var _ identity.Allocator = (*manager)(nil)
@@ -39,7 +40,8 @@ func newManager(cfg types.ClusterInfo, filter *labels.Filter, kvstoreEnabled boo
 		filter = labels.DefaultFilter()
 	}
 	n := newNotifier(observers)
-	mgr := &manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n)}
+	mgr := &manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n),
+		remote: newRemoteCache(n)}
 	if kvstoreEnabled {
 		mgr.kv = newKVStoreGlobal(cfg, n)
 	} else {
@@ -108,6 +110,9 @@ func (m *manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
 	if identity.IsCIDRLabels(lbls) {
 		return m.local.lookup(lbls)
 	}
+	if l, ok := lbls.Get(labels.KeyPolicyCluster); ok && l.Value != m.cfg.ClusterName {
+		return m.remote.lookup(m.relevantLabels(lbls)) // an identity of a meshed cluster
+	}
 	lbls, err := m.identityLabels(lbls)
 	if err != nil {
 		return nil
@@ -125,6 +130,8 @@ func (m *manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Iden
 		return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
 	case id.Scope() == identity.ScopeLocal:
 		return m.local.get(id)
+	case !identity.InClusterRange(m.cfg, id):
+		return m.remote.get(id)
 	case m.kv != nil:
 		return m.kv.get(id)
 	}
@@ -135,6 +142,7 @@ func (m *manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Iden
 func (m *manager) GetIdentities() []*identity.Identity {
 	out := identity.ReservedIdentities()
 	out = append(out, m.globals()...)
+	out = append(out, m.remote.list()...)
 	out = append(out, m.local.list()...)
 	slices.SortFunc(out, func(a, b *identity.Identity) int { return cmp.Compare(a.ID, b.ID) })
 	return out
@@ -164,6 +172,11 @@ func (m *manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
 // label set (reserved and cidr labels always count) and adds the cluster
 // label.
 func (m *manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
+	return m.withClusterLabel(m.relevantLabels(lbls))
+}
+
+// relevantLabels keeps the identity-relevant labels of a label set.
+func (m *manager) relevantLabels(lbls labels.Labels) labels.Labels {
 	var fixed, rest labels.Labels
 	for _, l := range lbls {
 		if l.Source == labels.SourceReserved || l.Source == labels.SourceCIDR {
@@ -173,7 +186,7 @@ func (m *manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
 		}
 	}
 	relevant, _ := m.filter.Filter(rest)
-	return m.withClusterLabel(labels.FromSlice(append(fixed, relevant...)))
+	return labels.FromSlice(append(fixed, relevant...))
 }
 
 // withClusterLabel adds the cluster label, or refuses labels that claim

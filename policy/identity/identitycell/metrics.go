@@ -25,7 +25,7 @@ func NewMetrics() *Metrics {
 			Help: "Unreferenced identities deleted from the kvstore by this agent's garbage collector",
 		}),
 		Identities: prometheus.NewDesc("apiary_identity_count",
-			"Identities known to this agent, by scope (reserved, global, local)", []string{"scope"}, nil),
+			"Identities known to this agent, by scope (reserved, global, local, remote: of meshed clusters)", []string{"scope"}, nil),
 	}
 }
 
@@ -42,7 +42,8 @@ func (c countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect counts the identities now.
 func (c countCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[string]int{"reserved": len(identity.ReservedIdentities()), "global": len(c.m.globals()), "local": c.m.local.len()}
+	counts := map[string]int{"reserved": len(identity.ReservedIdentities()), "global": len(c.m.globals()), "local": c.m.local.len(),
+		"remote": c.m.remote.len()}
 	for scope, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), scope)
 	}

@@ -1,0 +1,95 @@
+package clustermeshcell
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/clustermesh"
+	"github.com/apiary-net/apiary/clustermesh/remote"
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache"
+)
+
+// Cell provides the mesh: with --clustermesh-config set it watches the
+// directory and keeps one connection per remote cluster, feeding the node
+// manager, the ipcache and the identity cache. It provides SyncWaiter,
+// the "ClusterMesh" status line, GET /v1/cluster/mesh and metrics.
+var Cell = cell.Module("clustermesh", "ClusterMesh: remote cluster connections",
+	cell.Config(clustermesh.DefaultConfig),
+	cell.ProvidePrivate(newClusterMesh),
+	cell.Provide(
+		func(cm *clustermesh.ClusterMesh) SyncWaiter { return cm },
+		newStatusProvider,
+		newStatusHandler,
+		newMetricsOut,
+	),
+	cell.Invoke(func(*clustermesh.ClusterMesh) {}),
+)
+
+// SyncWaiter holds the first endpoint regeneration until every remote
+// cluster synced, or --clustermesh-sync-timeout passed.
+type SyncWaiter interface {
+	// WaitForRemotesSynced returns nil when every remote configured at
+	// start has synced, clustermesh.ErrSyncTimeout after the timeout
+	// (logged once; carry on), or the context's error.
+	WaitForRemotesSynced(ctx context.Context) error
+}
+
+type params struct {
+	cell.In
+
+	Config     clustermesh.Config
+	Cluster    types.ClusterInfo
+	Nodes      node.Manager
+	IPCache    ipcache.IPCache
+	Identities identitycell.RemoteIdentities
+	Registry   controller.Registry
+	Lifecycle  cell.Lifecycle
+	Module     cell.FullModuleID
+	Metrics    *store.Metrics `optional:"true"`
+	// Remote are the timings of the connections (tests shorten them).
+	Remote remote.Options `optional:"true"`
+	Jobs   job.Group
+	Log    *slog.Logger
+	Health cell.Health
+}
+
+func newClusterMesh(p params) *clustermesh.ClusterMesh {
+	cm := clustermesh.New(clustermesh.Params{
+		Config: p.Config, Local: p.Cluster, Nodes: p.Nodes, IPCache: p.IPCache, Identities: p.Identities,
+		Controllers: p.Registry.NewManager(controller.ManagerParams{
+			Health: remoteHealth{p.Health}, Lifecycle: p.Lifecycle, Logger: p.Log, Module: p.Module,
+		}),
+		Log: p.Log, Metrics: p.Metrics, Remote: p.Remote,
+	})
+	if !cm.Enabled() {
+		p.Health.Stopped("disabled: --clustermesh-config is empty")
+		return cm
+	}
+	p.Jobs.Add(job.OneShot("clustermesh-config-watch", func(ctx context.Context, _ cell.Health) error {
+		return cm.Run(ctx)
+	}))
+	return cm
+}
+
+// remoteHealth is the health of the remote-etcd-<cluster> controllers: a
+// remote cluster that cannot be reached is not this agent failing (its
+// liveness probe must not restart it for that), so their failures are
+// reported as OK with the reason; the ClusterMesh status line is a
+// Warning that says why, and the controllers' status counts failures.
+type remoteHealth struct{ cell.Health }
+
+// Degraded reports the failure without degrading the agent.
+func (h remoteHealth) Degraded(reason string, err error) {
+	h.Health.OK(fmt.Sprintf("remote cluster unavailable: %s: %v", reason, err))
+}
+
+// NewScope returns a child scope of the same kind.
+func (h remoteHealth) NewScope(name string) cell.Health { return remoteHealth{h.Health.NewScope(name)} }

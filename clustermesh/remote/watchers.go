@@ -1,0 +1,173 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// The sync canaries a remote's writers put once a prefix is complete,
+// below cilium/synced/<cluster>/: Cilium's readers wait for these names
+// (the ipcache and identities ones without the address space / id part).
+const (
+	CanaryNodes      = node.NodesPrefix
+	CanaryIPCache    = "cilium/state/ip/v1"
+	CanaryIdentities = identitycell.KVStoreBasePath
+)
+
+// layout is where a remote serves its prefixes: cilium/state/... (its
+// own writers), or, with the cached capability, a KVStoreMesh cache's
+// cilium/cache/.../<cluster>; the canaries are named after the prefixes'
+// bases (Cilium's adapter).
+type layout struct {
+	cached                     bool
+	nodes, ipcache, identities string // watched prefixes
+	canaryNodes, canaryIPCache string
+	canaryIdentities           string
+}
+
+func newLayout(cluster string, cached bool) layout {
+	if !cached {
+		return layout{nodes: node.NodesPrefix + "/" + cluster, ipcache: ipcache.KVStorePrefix, identities: identitycell.IDPrefix,
+			canaryNodes: CanaryNodes, canaryIPCache: CanaryIPCache, canaryIdentities: CanaryIdentities}
+	}
+	cache := func(state string) string { return "cilium/cache/" + strings.TrimPrefix(state, "cilium/state/") }
+	return layout{cached: true,
+		nodes: cache(node.NodesPrefix) + "/" + cluster, ipcache: cache(CanaryIPCache) + "/" + cluster,
+		identities:  cache(CanaryIdentities) + "/" + cluster + "/id",
+		canaryNodes: cache(CanaryNodes), canaryIPCache: cache(CanaryIPCache), canaryIdentities: cache(CanaryIdentities)}
+}
+
+func (l layout) canaries() []string {
+	return []string{l.canaryNodes, l.canaryIPCache, l.canaryIdentities}
+}
+
+// watchers are the watchers of one remote cluster. They outlive a
+// connection: run starts them on each new backend, and what they hold
+// stays while disconnected.
+type watchers struct {
+	layout     layout
+	nodes      *node.ClusterWatcher
+	ipcache    *ipcache.ClusterWatcher
+	identities *identitycell.RemoteWatcher
+	onSynced   func()
+
+	mu      sync.Mutex
+	started map[string]bool // canary -> watcher started on the current backend
+	synced  int
+}
+
+func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func()) *watchers {
+	w := &watchers{layout: l, onSynced: onSynced, started: map[string]bool{}}
+	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
+	w.nodes = node.NewClusterWatcher(node.WatcherParams{
+		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.nodes,
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/nodes", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
+	})
+	w.ipcache = ipcache.NewClusterWatcher(ipcache.WatcherParams{
+		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.ipcache,
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
+	})
+	w.identities = p.Identities.NewWatcher(cluster, l.identities, p.Log, p.Metrics, opt)
+	return w
+}
+
+// prefixSynced counts watchers whose first list is done; the last one
+// makes the cluster ready.
+func (w *watchers) prefixSynced() {
+	w.mu.Lock()
+	w.synced++
+	all := w.synced == 3
+	w.mu.Unlock()
+	if all {
+		w.onSynced()
+	}
+}
+
+// allSynced reports whether every watcher listed its prefix once.
+func (w *watchers) allSynced() bool {
+	return w.nodes.Store().Synced() && w.ipcache.Store().Synced() && w.identities.Store().Synced()
+}
+
+// run starts the watchers on b until ctx ends: each once its sync canary
+// exists (syncCanaries), or all at once.
+func (w *watchers) run(ctx context.Context, b kvstore.Backend, cluster string, syncCanaries bool, log *slog.Logger) {
+	var mgr store.WatchStoreManager
+	if syncCanaries {
+		mgr = store.NewWatchStoreManagerSync(b, cluster, log)
+	} else {
+		mgr = store.NewWatchStoreManagerImmediate()
+	}
+	w.mu.Lock()
+	clear(w.started)
+	w.mu.Unlock()
+	register := func(canary string, watch func(context.Context, kvstore.Backend)) {
+		w.mu.Lock()
+		w.started[canary] = false
+		w.mu.Unlock()
+		mgr.Register(canary, func(ctx context.Context) {
+			w.mu.Lock()
+			w.started[canary] = true
+			w.mu.Unlock()
+			watch(ctx, b)
+		})
+	}
+	register(w.layout.canaryNodes, w.nodes.Watch)
+	register(w.layout.canaryIPCache, w.ipcache.Watch)
+	register(w.layout.canaryIdentities, w.identities.Watch)
+	mgr.Run(ctx)
+}
+
+// drain withdraws everything the watchers learned.
+func (w *watchers) drain() {
+	w.nodes.Drain()
+	w.ipcache.Drain()
+	w.identities.Drain()
+}
+
+// prefixes reports each prefix: its canary, sync state, entries and
+// skipped entries.
+func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePrefix {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	row := func(prefix, canary string, s *store.WatchStore) models.RemotePrefix {
+		sk := s.SkipStats()
+		r := models.RemotePrefix{Prefix: prefix, Synced: s.Synced(), Entries: s.NumEntries(),
+			Malformed: sk.Malformed, Refused: sk.Refused}
+		if syncCanaries {
+			r.Canary = kvstore.SyncedPrefix + cluster + "/" + canary
+		}
+		if sk.Total() > 0 {
+			r.LastSkipped = fmt.Sprintf("%s: %v", sk.Last.Key, sk.Last.Err)
+		}
+		return r
+	}
+	return []models.RemotePrefix{
+		row(w.nodes.Prefix(), w.layout.canaryNodes, w.nodes.Store()),
+		row(w.ipcache.Prefix(), w.layout.canaryIPCache, w.ipcache.Store()),
+		row(w.identities.Prefix(), w.layout.canaryIdentities, w.identities.Store()),
+	}
+}
+
+// waitingFor returns the first canary whose watcher has not started.
+func (w *watchers) waitingFor() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.layout.canaries() {
+		if started, ok := w.started[c]; ok && !started {
+			return c
+		}
+	}
+	return ""
+}

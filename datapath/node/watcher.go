@@ -1,0 +1,117 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// WatcherParams configure a ClusterWatcher.
+type WatcherParams struct {
+	// Manager gets the nodes.
+	Manager Manager
+	// Cluster is the cluster whose nodes are watched: every node must
+	// carry its name and id.
+	Cluster types.ClusterInfo
+	// Source tags the nodes: source.KVStore for this cluster's,
+	// source.ClusterMesh for a remote cluster's.
+	Source source.Source
+	// Skip names a node left to another source (this agent's own).
+	Skip string
+	// Prefix overrides the watched prefix (default
+	// cilium/state/nodes/v1/<cluster>; a KVStoreMesh cache serves
+	// cilium/cache/nodes/v1/<cluster>).
+	Prefix string
+	// WatchParams are the watch store's scope, logger, metrics, writer
+	// (this agent's SyncStore under the prefix, if any) and options.
+	store.WatchParams
+}
+
+// ClusterWatcher mirrors the nodes of one cluster
+// (cilium/state/nodes/v1/<cluster>/) from a backend into the node
+// manager. Watch may run again on another backend (a reconnect): nodes
+// that vanished meanwhile are withdrawn once the new list is complete.
+// Malformed nodes and nodes of another cluster are skipped, counted and
+// listed by its watch store.
+type ClusterWatcher struct {
+	p     WatcherParams
+	watch *store.WatchStore
+}
+
+// NewClusterWatcher returns a watcher; Watch runs it.
+func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
+	w := &ClusterWatcher{p: p}
+	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
+	return w
+}
+
+// Prefix is the prefix of the cluster's nodes.
+func (w *ClusterWatcher) Prefix() string {
+	if w.p.Prefix != "" {
+		return w.p.Prefix
+	}
+	return NodesPrefix + "/" + w.p.Cluster.ClusterName
+}
+
+// Watch lists and watches the cluster's nodes on backend until ctx ends.
+func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
+	w.watch.Watch(ctx, backend, w.Prefix())
+}
+
+// Drain withdraws every node learned (a remote cluster removed).
+func (w *ClusterWatcher) Drain() { w.watch.Drain() }
+
+// Store is the watch store: entry counts, sync state, skipped entries.
+func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
+
+// decode is the watcher's KeyFactory: name is the node name below
+// cilium/state/nodes/v1/<cluster>/.
+func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+	var n Node
+	err := n.UnmarshalJSON(value)
+	if err == nil {
+		err = w.check(name, &n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// check compares a decoded node with its key and the cluster.
+func (w *ClusterWatcher) check(name string, n *Node) error {
+	c := w.p.Cluster
+	switch {
+	case n.Name != name:
+		return fmt.Errorf("field Name: %q does not match the key's node name %q", n.Name, name)
+	case n.Cluster != c.ClusterName:
+		return fmt.Errorf("field Cluster: %w: %q, this is %q", ErrForeignNode, n.Cluster, c.ClusterName)
+	case n.ClusterID != c.ClusterID:
+		return fmt.Errorf("field ClusterID: %w: %d, this is cluster id %d", ErrForeignNode, n.ClusterID, c.ClusterID)
+	}
+	return nil
+}
+
+// OnUpdate hands a node to the manager.
+func (w *ClusterWatcher) OnUpdate(key store.Key) {
+	n := *key.(*Node)
+	if w.p.Skip != "" && n.Name == w.p.Skip {
+		return
+	}
+	n.Source = w.p.Source
+	w.p.Manager.NodeUpdated(n)
+}
+
+// OnDelete withdraws a node whose key vanished.
+func (w *ClusterWatcher) OnDelete(key store.Key) {
+	n := *key.(*Node)
+	if w.p.Skip != "" && n.Name == w.p.Skip {
+		return
+	}
+	n.Source = w.p.Source
+	w.p.Manager.NodeDeleted(n)
+}

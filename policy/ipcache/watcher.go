@@ -1,0 +1,140 @@
+package ipcache
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// WatcherParams configure a ClusterWatcher.
+type WatcherParams struct {
+	// IPCache gets the entries.
+	IPCache IPCache
+	// Cluster is the cluster whose entries are watched: every global
+	// identity must be of its range.
+	Cluster types.ClusterInfo
+	// Source tags the entries: source.KVStore for this cluster's,
+	// source.ClusterMesh for a remote cluster's.
+	Source source.Source
+	// SkipHost, if valid, is this node's IP: entries with it as host IP
+	// are this node's own and left to the local source.
+	SkipHost netip.Addr
+	// Prefix overrides the watched prefix (default
+	// cilium/state/ip/v1/default; a KVStoreMesh cache serves
+	// cilium/cache/ip/v1/<cluster>).
+	Prefix string
+	// WatchParams are the watch store's scope, logger, metrics, writer
+	// (this agent's SyncStore under the prefix, if any) and options.
+	store.WatchParams
+}
+
+// ClusterWatcher mirrors a cluster's ipcache entries
+// (cilium/state/ip/v1/default/) from a backend into the ipcache. Watch
+// may run again on another backend (a reconnect): entries that vanished
+// meanwhile are withdrawn once the new list is complete. Malformed
+// entries and entries whose identity is not of the cluster's range
+// (ErrForeignIdentity) are skipped, counted and listed by its watch
+// store.
+type ClusterWatcher struct {
+	p     WatcherParams
+	watch *store.WatchStore
+}
+
+// NewClusterWatcher returns a watcher; Watch runs it.
+func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
+	w := &ClusterWatcher{p: p}
+	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
+	return w
+}
+
+// Prefix is the watched prefix.
+func (w *ClusterWatcher) Prefix() string {
+	if w.p.Prefix != "" {
+		return w.p.Prefix
+	}
+	return KVStorePrefix
+}
+
+// Watch lists and watches the entries on backend until ctx ends.
+func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
+	w.watch.Watch(ctx, backend, w.Prefix())
+}
+
+// Drain withdraws every entry learned (a remote cluster removed).
+func (w *ClusterWatcher) Drain() { w.watch.Drain() }
+
+// Store is the watch store: entry counts, sync state, skipped entries.
+func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
+
+// decode is the watcher's KeyFactory.
+func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+	p, err := DecodeIPIdentityPair(name, value)
+	if err == nil {
+		err = checkIdentity(w.p.Cluster, p.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkIdentity refuses identities that mean nothing in the cluster:
+// global identities of another cluster's range, and node-local ones.
+func checkIdentity(cluster types.ClusterInfo, id identity.NumericIdentity) error {
+	switch {
+	case id.IsReserved() || id < identity.MinAllocationIdentity:
+		return nil
+	case id.Scope() != identity.ScopeGlobal:
+		return fmt.Errorf("field ID: %w: %d is a %s identity", ErrForeignIdentity, id, id.ScopeName())
+	case identity.ClusterIDOf(cluster, id) != cluster.ClusterID:
+		return fmt.Errorf("field ID: %w: %d belongs to cluster id %d, this is %q with cluster id %d",
+			ErrForeignIdentity, id, identity.ClusterIDOf(cluster, id), cluster.ClusterName, cluster.ClusterID)
+	}
+	return nil
+}
+
+// resource names an entry's metadata: "kvstore/<ip>" for this cluster's,
+// "clustermesh/<cluster>/<ip>" for a remote's.
+func (w *ClusterWatcher) resource(name string) ResourceID {
+	if w.p.Source == source.KVStore {
+		return kvstoreResource(name)
+	}
+	return ResourceID(string(w.p.Source) + "/" + w.p.Cluster.ClusterName + "/" + name)
+}
+
+// OnUpdate puts an entry in the cache; entries of this node are left to
+// the local source.
+func (w *ClusterWatcher) OnUpdate(key store.Key) {
+	p := key.(*IPIdentityPair)
+	prefix, _ := p.Prefix() // checked by decode
+	host, _ := p.HostAddr()
+	res := w.resource(p.GetKeyName())
+	var err error
+	if w.p.SkipHost.IsValid() && host == w.p.SkipHost {
+		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", w.Prefix()+"/"+p.GetKeyName())
+		_, err = w.p.IPCache.RemoveMetadata(prefix, w.p.Source, res)
+	} else {
+		_, err = w.p.IPCache.UpsertMetadata(prefix, w.p.Source, res, Metadata{
+			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
+			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount, NamedPorts: p.NamedPorts,
+		})
+	}
+	if err != nil {
+		w.p.Log.Warn("Unable to apply a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
+	}
+}
+
+// OnDelete withdraws an entry that vanished from the kvstore.
+func (w *ClusterWatcher) OnDelete(key store.Key) {
+	p := key.(*IPIdentityPair)
+	prefix, _ := p.Prefix()
+	if _, err := w.p.IPCache.RemoveMetadata(prefix, w.p.Source, w.resource(p.GetKeyName())); err != nil {
+		w.p.Log.Warn("Unable to withdraw a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
+	}
+}
