@@ -17,8 +17,9 @@ import (
 // Cell writes the ipcache to the BPF ipcache map: it needs a
 // datapath.IPCacheMapWriter (the loader cell) and the ipcache; with the
 // endpoint manager in the hive, the initial reconcile also waits until
-// the restored endpoints are back in the ipcache. It adds the
-// "IPCache map" status line.
+// the restored endpoints are back in the ipcache, and with a RemoteSync
+// until the remote clusters synced. It adds the "IPCache map" status
+// line.
 var Cell = cell.Module("ipcache-map-sync", "Writes the ipcache to the BPF ipcache map",
 	cell.ProvidePrivate(newSyncer),
 	cell.Provide(
@@ -50,13 +51,24 @@ func newSyncer(w datapath.IPCacheMapWriter, log *slog.Logger) *syncer {
 	return sy
 }
 
+// RemoteSync is what the initial reconcile waits for besides the local
+// cluster's entries: the remote clusters of ClusterMesh
+// (clustermeshcell.SyncWaiter, provided as a RemoteSync by the agent).
+// An error (the --clustermesh-sync-timeout) is logged and the reconcile
+// goes on.
+type RemoteSync interface {
+	WaitForRemotesSynced(ctx context.Context) error
+}
+
 type startParams struct {
 	cell.In
 
 	Syncer    *syncer
 	IPCache   ipcache.IPCache
 	Endpoints *endpoint.Manager `optional:"true"`
+	Remotes   RemoteSync        `optional:"true"`
 	Jobs      job.Group
+	Log       *slog.Logger
 }
 
 // startSyncer gives the syncer its cache and adds the jobs: the flush
@@ -68,6 +80,15 @@ func startSyncer(p startParams) {
 		health.OK("waiting for the ipcache's initial sync")
 		if err := p.IPCache.WaitForInitialSync(ctx); err != nil {
 			return err
+		}
+		if p.Remotes != nil {
+			health.OK("waiting for the remote clusters' sync")
+			if err := p.Remotes.WaitForRemotesSynced(ctx); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				p.Log.Warn("Reconciling the BPF ipcache map without every remote cluster synced", "error", err)
+			}
 		}
 		if p.Endpoints != nil {
 			health.OK("waiting for the restored endpoints' identities")

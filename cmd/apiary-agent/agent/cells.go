@@ -67,6 +67,8 @@ var Datapath = cell.Group(
 var ClusterMesh = cell.Group(
 	publish.Cell,
 	clustermeshcell.Cell,
+	// The BPF ipcache map's initial reconcile waits for the remotes too.
+	cell.Provide(func(w clustermeshcell.SyncWaiter) ipcachesync.RemoteSync { return w }),
 )
 
 // Agent is the whole apiary agent.
