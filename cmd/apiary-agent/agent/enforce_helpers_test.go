@@ -179,18 +179,61 @@ func echoOn(t *testing.T, c net.Conn, msg string) {
 	}
 }
 
-// findEvent reads events until one matches or the wait is over.
-func findEvent(t *testing.T, rd *events.Reader, what string, match func(events.Event) bool) events.Event {
+// eventReader reads the events ring buffer from the start of a test
+// into a channel, so that it competes for each event with any other
+// reader (a monitor in the agent: the ring buffer has one read position).
+type eventReader struct {
+	rd   *events.Reader
+	evs  chan events.Event
+	done chan struct{}
+}
+
+func readEvents(t *testing.T, root string) *eventReader {
 	t.Helper()
-	rd.SetDeadline(time.Now().Add(5 * time.Second))
-	defer rd.SetDeadline(time.Time{})
-	for {
-		ev, err := rd.Read()
-		if err != nil {
-			t.Fatalf("no %s event: %v", what, err)
+	rd, err := events.Open(celltest.Logger(t), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &eventReader{rd: rd, evs: make(chan events.Event, 4096), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			ev, err := rd.Read()
+			if err != nil {
+				return
+			}
+			select {
+			case r.evs <- ev:
+			default: // the test is not looking: drop
+			}
 		}
-		if match(ev) {
-			return ev
+	}()
+	t.Cleanup(func() {
+		rd.Close()
+		<-r.done
+	})
+	return r
+}
+
+// find waits for an event that matches, calling provoke (which sends the
+// traffic that should cause it) every 200ms: another reader may take
+// some of the events.
+func (r *eventReader) find(t *testing.T, what string, provoke func(), match func(events.Event) bool) events.Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	provoke()
+	for {
+		select {
+		case ev := <-r.evs:
+			if match(ev) {
+				return ev
+			}
+		case <-tick.C:
+			provoke()
+		case <-deadline:
+			t.Fatalf("no %s event within 10s", what)
 		}
 	}
 }

@@ -101,11 +101,7 @@ func TestEnforcement(t *testing.T) {
 		}
 	})
 
-	rd, err := events.Open(celltest.Logger(t), n.bpfRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	evs := readEvents(t, n.bpfRoot)
 
 	t.Run("policy", func(t *testing.T) {
 		wantTCP(t, pods["a"], ipB, 8080, true)
@@ -118,7 +114,8 @@ func TestEnforcement(t *testing.T) {
 	})
 
 	t.Run("drop event", func(t *testing.T) {
-		ev := findEvent(t, rd, "drop a->c:8080", func(ev events.Event) bool {
+		provoke := func() { _ = netnstest.Dial(pods["a"], ipC, 8080, 100*time.Millisecond) }
+		ev := evs.find(t, "drop a->c:8080", provoke, func(ev events.Event) bool {
 			return ev.Type == events.TypeDrop && ev.Dst == netip.AddrPortFrom(ipC, 8080)
 		})
 		if ev.Reason != events.ReasonPolicy || ev.Direction != policy.Ingress || ev.EndpointID != 3 ||
