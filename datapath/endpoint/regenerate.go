@@ -44,7 +44,10 @@ func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
 		old.Detach()
 	}
 	ep.policy = epp
-	ingress, egress := sp.DefaultDeny(policy.Ingress), sp.DefaultDeny(policy.Egress)
+	// Enforcement is on where a rule isolates the endpoint, and also where
+	// it only has deny rules: with it off the programs let every flow pass.
+	ingress := datapath.PolicyEnforced(ms, policy.Ingress, sp.DefaultDeny(policy.Ingress))
+	egress := datapath.PolicyEnforced(ms, policy.Egress, sp.DefaultDeny(policy.Egress))
 	m.update(ep, func(e *Endpoint) { e.PolicyRevision, e.PolicyKeys = rev, len(ms) })
 	if ep.attached && ingress == ep.snap.IngressEnforcement && egress == ep.snap.EgressEnforcement {
 		return nil
@@ -122,7 +125,35 @@ func (m *Manager) ApplyIncremental(ctx context.Context) error {
 			_ = m.regenerate(ctx, ep)
 			continue
 		}
+		if m.addsUnenforcedDeny(ep, ch) {
+			// The first deny key in a direction without enforcement: the
+			// programs must start looking the map up.
+			_ = m.regenerate(ctx, ep)
+			continue
+		}
 		m.update(ep, func(e *Endpoint) { e.PolicyKeys = ep.policy.Len() })
 	}
 	return nil
+}
+
+// addsUnenforcedDeny reports whether ch adds a deny key in a direction
+// the endpoint's programs do not enforce yet.
+func (m *Manager) addsUnenforcedDeny(ep *endpoint, ch policy.MapChanges) bool {
+	m.mu.RLock()
+	enforced := [2]bool{ep.snap.IngressEnforcement, ep.snap.EgressEnforcement}
+	m.mu.RUnlock()
+	for k, e := range ch.Adds {
+		if e.Deny && !enforced[dirIndex(k.Direction)] {
+			return true
+		}
+	}
+	return false
+}
+
+// dirIndex is 0 for ingress, 1 for egress.
+func dirIndex(d policy.Direction) int {
+	if d == policy.Egress {
+		return 1
+	}
+	return 0
 }

@@ -104,14 +104,7 @@ func (sim *Simulation) query(q Query, explain bool) Result {
 		egress = sim.decide(src, dst, policy.Egress, pkt)
 		ingress = sim.decide(dst, src, policy.Ingress, pkt)
 	}
-	r := Result{From: q.From, To: q.To, Port: pkt.port, Protocol: string(proto), Verdict: Denied}
-	if egress.Verdict == Allowed && ingress.Verdict == Allowed {
-		r.Verdict = Allowed
-	}
-	if explain {
-		r.Egress, r.Ingress = &egress, &ingress
-	}
-	return r
+	return NewResult(QueryModel{Query: q, Protocol: proto, Port: pkt.port}, egress, ingress, explain)
 }
 
 // packet is the protocol and destination port of a query.

@@ -36,6 +36,9 @@ type Simulation struct {
 	nextCIDR   identity.NumericIdentity
 	epIdent    map[*endpoint]*identity.Identity
 	mapStates  map[*endpoint]policy.MapState
+	// defaultDeny says, per local endpoint and direction, whether a rule
+	// selecting it puts it in default deny (SelectorPolicy.DefaultDeny).
+	defaultDeny map[*endpoint][2]bool
 	// peerPorts are the named ports of every endpoint, by identity, which
 	// egress rules' port names resolve against.
 	peerPorts *policy.PeerPortTable
@@ -70,7 +73,8 @@ func New(name string, s *Scenario) (*Simulation, error) {
 		cache: selectorcache.New(), idents: map[string]*identity.Identity{},
 		hostIdents: map[netip.Addr]*identity.Identity{}, nextID: identity.MinAllocationIdentity, nextCIDR: identity.ScopeLocal | 1,
 		epIdent: map[*endpoint]*identity.Identity{}, mapStates: map[*endpoint]policy.MapState{},
-		peerPorts: policy.NewPeerPortTable(), warnings: v.warnings,
+		defaultDeny: map[*endpoint][2]bool{},
+		peerPorts:   policy.NewPeerPortTable(), warnings: v.warnings,
 	}
 	for i, q := range s.Queries {
 		sim.validateQuery(v, i, q)
@@ -174,8 +178,10 @@ func (sim *Simulation) distill() {
 		if !ep.local(sim.scenario.Cluster) {
 			continue
 		}
-		epPolicy := sim.repo.Resolve(sim.epIdent[ep]).DistillPolicy(ep.ports)
+		sp := sim.repo.Resolve(sim.epIdent[ep])
+		epPolicy := sp.DistillPolicy(ep.ports)
 		sim.mapStates[ep] = epPolicy.MapState()
+		sim.defaultDeny[ep] = [2]bool{sp.DefaultDeny(policy.Ingress), sp.DefaultDeny(policy.Egress)}
 		epPolicy.Detach()
 	}
 }

@@ -22,12 +22,15 @@ func newPolicySimulateCommand() *cobra.Command {
 		localCluster bool
 		limits       = api.DefaultLimits()
 		output       outputFormat
+		dp           = simulateDatapath(datapathEngine)
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate -f <scenario.yaml>",
 		Short: "Decide a scenario's connections offline, without an agent",
 		Long: "Reads namespaces, endpoints, policies and queries from one file and prints, " +
-			"for each query, whether the source's egress and the destination's ingress allow it.",
+			"for each query, whether the source's egress and the destination's ingress allow it. " +
+			"With --datapath=bpf the verdicts come from apiary's eBPF programs loaded into the kernel " +
+			"(private maps, nothing left pinned) instead of the engine.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := output.check(); err != nil {
@@ -59,9 +62,16 @@ func newPolicySimulateCommand() *cobra.Command {
 			for _, w := range sim.Warnings() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
 			}
-			results := sim.Run()
-			if explain {
+			var results []simulate.Result
+			switch {
+			case dp == datapathBPF:
+				if results, err = runSimulateBPF(cmd.Context(), sim, explain, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			case explain:
 				results = sim.RunExplain()
+			default:
+				results = sim.Run()
 			}
 			if output.isJSON() {
 				return printJSON(cmd.OutOrStdout(), results)
@@ -78,6 +88,8 @@ func newPolicySimulateCommand() *cobra.Command {
 		"Most bytes one policy document may decode to, as JSON with YAML aliases expanded, as the agent's flag")
 	cmd.Flags().Int64Var(&limits.MaxInputSize, api.FlagMaxInputSize, limits.MaxInputSize,
 		"Most bytes of the scenario file, read and decoded, as the agent's flag")
+	cmd.Flags().Var(&dp, "datapath", "What decides the verdicts: engine (the policy engine's map states) or bpf "+
+		"(crafted packets through the endpoint programs in the kernel with BPF_PROG_TEST_RUN; needs root)")
 	output.register(cmd.Flags())
 	return cmd
 }

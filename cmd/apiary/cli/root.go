@@ -18,7 +18,8 @@ import (
 // SocketEnv is the environment variable that sets the default of --socket.
 const SocketEnv = "APIARY_SOCK"
 
-// requestTimeout bounds one command's requests to the agent.
+// requestTimeout bounds one command's requests to the agent (streaming
+// commands, marked with streamingAnnotation, have none).
 const requestTimeout = 30 * time.Second
 
 // exitError ends the command with a code and without a message (the
@@ -48,7 +49,7 @@ func New() *cobra.Command {
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.PersistentFlags().StringVar(&opts.socket, "socket", defaultSocket(),
 		"Unix socket of the agent's REST API (default from $"+SocketEnv+")")
-	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts), newKVStoreCommand(opts), newIdentityCommand(opts), newNodeCommand(opts), newIPCacheCommand(opts), newPolicyCommand(opts), newEndpointCommand(opts), newClusterMeshCommand(opts))
+	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts), newKVStoreCommand(opts), newIdentityCommand(opts), newNodeCommand(opts), newIPCacheCommand(opts), newPolicyCommand(opts), newEndpointCommand(opts), newClusterMeshCommand(opts), newMonitorCommand(opts), newBPFCommand(opts))
 	return root
 }
 
@@ -66,8 +67,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
+	if !isStreaming(root, args) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+	}
 	err := root.ExecuteContext(ctx)
 	var code exitError
 	switch {
@@ -85,4 +89,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func oneLine(err error) string {
 	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' })
 	return strings.Join(lines, "; ")
+}
+
+// isStreaming reports whether args run a command that streams until
+// interrupted (apiary monitor), which gets no request timeout.
+func isStreaming(root *cobra.Command, args []string) bool {
+	cmd, _, err := root.Find(args)
+	return err == nil && cmd.Annotations[streamingAnnotation] != ""
 }

@@ -69,3 +69,44 @@ func countCalls(f *datapathtest.Fake, prefix string) int {
 	}
 	return n
 }
+
+// denyOnlyPolicy denies app=intruder to web without isolating web
+// (enableDefaultDeny off): every other peer stays allowed.
+const denyOnlyPolicy = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: web-deny, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: web}}
+  enableDefaultDeny: {ingress: false, egress: false}
+  ingressDeny:
+  - fromEndpoints: [{matchLabels: {app: intruder}}]
+`
+
+// TestDenyOnlyPolicyEnforces: an endpoint that only deny rules select
+// gets ingress enforcement (else the programs would let the denied peer
+// pass), also when the denied identity appears after the policy, as an
+// incremental change.
+func TestDenyOnlyPolicyEnforces(t *testing.T) {
+	ctx := context.Background()
+	f := datapathtest.New()
+	a := startAgent(t, t.TempDir(), []cell.Cell{datapathtest.CellOf(f)})
+	a.put(t, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels})
+	if _, err := a.client.PolicyPut(ctx, []byte(denyOnlyPolicy)); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "web is regenerated with the deny-only policy", func() bool {
+		ep, err := a.client.Endpoint(ctx, 1)
+		return err == nil && ep.State == "ready" && ep.Policy.Revision > 1
+	})
+	if ep, _ := a.client.Endpoint(ctx, 1); ep.Policy.IngressEnforcement || ep.Policy.EgressEnforcement {
+		t.Fatalf("enforcement on with nothing to deny yet: %+v", ep.Policy)
+	}
+	ls := labels.MustParseList("k8s:app=intruder", "k8s:io.kubernetes.pod.namespace=default")
+	if _, _, err := a.alloc.AllocateIdentity(ctx, ls); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "web enforces ingress once the intruder identity exists", func() bool {
+		ep, err := a.client.Endpoint(ctx, 1)
+		return err == nil && ep.State == "ready" && ep.Policy.IngressEnforcement && !ep.Policy.EgressEnforcement
+	})
+}

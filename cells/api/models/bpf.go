@@ -1,0 +1,96 @@
+package models
+
+// BPFIPCacheList is the body of GET /v1/bpf/ipcache: a page of the
+// entries of the BPF ipcache map, sorted by prefix.
+type BPFIPCacheList struct {
+	Items []BPFIPCacheEntry `json:"items"`
+	// Continue, when not empty, asks for the next page.
+	Continue string `json:"continue,omitempty"`
+}
+
+// BPFIPCacheEntry is one prefix of the BPF ipcache map.
+type BPFIPCacheEntry struct {
+	Prefix   string `json:"prefix"`
+	Identity uint32 `json:"identity"`
+	// TunnelPeer is the host IP of the node the prefix lives on.
+	TunnelPeer string `json:"tunnel-peer,omitempty"`
+	// EncryptKey is the index of the encryption key (0: none).
+	EncryptKey uint8 `json:"encrypt-key"`
+}
+
+// BPFPolicy is the body of GET /v1/bpf/policy/{endpoint-id}: the
+// entries of an endpoint's BPF policy map, ingress first, then by
+// identity, protocol and port.
+type BPFPolicy struct {
+	EndpointID uint16           `json:"endpoint-id"`
+	Entries    []BPFPolicyEntry `json:"entries"`
+}
+
+// BPFPolicyEntry is one key of a policy map with its verdict and
+// counters.
+type BPFPolicyEntry struct {
+	// Policy is Allow or Deny.
+	Policy string `json:"policy"`
+	// Direction is Ingress or Egress.
+	Direction string `json:"direction"`
+	// Identity is the peer identity (0: any peer) and Labels its labels
+	// ("reserved:unknown" for 0 is not given: Labels is empty).
+	Identity uint32   `json:"identity"`
+	Labels   []string `json:"labels"`
+	// Protocol is TCP, UDP, SCTP, ICMP, ICMPv6, the protocol number, or
+	// ANY.
+	Protocol string `json:"protocol"`
+	// Port is the first port of the entry and PortPrefixLen the number
+	// of leading bits of Port that match (16: one port; 0: every port).
+	// For ICMP the port is the ICMP type.
+	Port          uint16 `json:"port"`
+	PortPrefixLen uint8  `json:"port-prefix-len"`
+	// PortRange is the ports the entry covers, as the CLI prints them:
+	// "80/TCP", "8080-8087/TCP", "ANY", "8/ICMP" (echo request).
+	PortRange string `json:"port-range"`
+	Bytes     uint64 `json:"bytes"`
+	Packets   uint64 `json:"packets"`
+}
+
+// BPFCTList is the body of GET /v1/bpf/ct: a page of the connection
+// tracking entries (IPv4 then IPv6), sorted by tuple.
+type BPFCTList struct {
+	Items []BPFCTEntry `json:"items"`
+	// Continue, when not empty, asks for the next page.
+	Continue string `json:"continue,omitempty"`
+}
+
+// BPFCTEntry is one tracked flow.
+type BPFCTEntry struct {
+	// Protocol is TCP, UDP, SCTP, ICMP, ICMPv6 or the protocol number.
+	Protocol    string `json:"protocol"`
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	// Direction is ingress or egress, seen from the endpoint.
+	Direction  string `json:"direction"`
+	EndpointID uint16 `json:"endpoint-id"`
+	// PeerIdentity is the identity of the endpoint's peer.
+	PeerIdentity uint32 `json:"peer-identity"`
+	// ExpiresInSeconds is how long the entry lives without traffic
+	// (negative: expired, waiting for the garbage collector).
+	ExpiresInSeconds int64 `json:"expires-in-seconds"`
+	// TCPFlags are the TCP flags seen on the flow ("SYN|ACK").
+	TCPFlags string `json:"tcp-flags,omitempty"`
+	// Flags are the entry's flags ("closing").
+	Flags []string `json:"flags,omitempty"`
+}
+
+// BPFMetrics is the body of GET /v1/bpf/metrics: the datapath's
+// packet counters by reason and direction, summed over CPUs.
+type BPFMetrics struct {
+	Items []BPFMetric `json:"items"`
+}
+
+// BPFMetric is one counter of the metrics map.
+type BPFMetric struct {
+	Reason     string `json:"reason"`
+	ReasonCode uint8  `json:"reason-code"`
+	Direction  string `json:"direction"`
+	Packets    uint64 `json:"packets"`
+	Bytes      uint64 `json:"bytes"`
+}

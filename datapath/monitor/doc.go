@@ -1,0 +1,12 @@
+// Package monitor fans the datapath's events (drops and policy verdicts
+// from the events ring buffer, package datapath/maps/events) out to any
+// number of subscribers, each event enriched with both identities'
+// labels. One goroutine reads the ring buffer (Run); every subscriber
+// has a bounded buffer, and a subscriber that falls behind loses events
+// and is told how many (Subscription.TakeLost), so a slow reader never
+// slows the ring buffer's reader nor the other subscribers.
+//
+// The monitorcell package serves the subscriptions as GET /v1/monitor,
+// which `apiary monitor` prints (DESIGN.md §4 flow 1: the drops of the
+// endpoint programs become visible to the operator).
+package monitor

@@ -1,0 +1,64 @@
+package monitor
+
+import (
+	"time"
+
+	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// Event is a datapath event with the labels of its identities.
+type Event struct {
+	events.Event
+	// Time is when the monitor read the event.
+	Time time.Time
+	// SrcLabels and DstLabels are the labels of SrcIdentity and
+	// DstIdentity (nil when the identity is not known).
+	SrcLabels, DstLabels labels.Labels
+}
+
+// Identities looks identities up by number; identity.Allocator is one.
+type Identities interface {
+	LookupIdentityByID(id identity.NumericIdentity) *identity.Identity
+}
+
+// Types selects event types; the zero value selects every type.
+type Types struct {
+	Drop, PolicyVerdict bool
+}
+
+// AllTypes selects every event type.
+var AllTypes = Types{Drop: true, PolicyVerdict: true}
+
+// has reports whether t selects events of type typ.
+func (t Types) has(typ events.Type) bool {
+	if t == (Types{}) {
+		return true
+	}
+	switch typ {
+	case events.TypeDrop:
+		return t.Drop
+	case events.TypePolicyVerdict:
+		return t.PolicyVerdict
+	}
+	return false
+}
+
+// enrich adds the labels of ev's identities.
+func enrich(ids Identities, ev events.Event, now time.Time) Event {
+	out := Event{Event: ev, Time: now}
+	out.SrcLabels = labelsOf(ids, ev.SrcIdentity)
+	out.DstLabels = labelsOf(ids, ev.DstIdentity)
+	return out
+}
+
+func labelsOf(ids Identities, id identity.NumericIdentity) labels.Labels {
+	if ids == nil {
+		return nil
+	}
+	if i := ids.LookupIdentityByID(id); i != nil {
+		return i.Labels
+	}
+	return nil
+}
