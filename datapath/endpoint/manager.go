@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"slices"
 	"sort"
 	"sync"
@@ -54,6 +55,11 @@ type Manager struct {
 
 	mu  sync.RWMutex
 	eps map[datapath.EndpointID]*endpoint
+
+	// localRestored is closed when RestoreLocal is done, restored when
+	// RestoreIdentities first succeeded.
+	localRestored, restored         chan struct{}
+	localRestoredOnce, restoredOnce sync.Once
 }
 
 // endpoint is the manager's record of an endpoint.
@@ -78,7 +84,8 @@ type endpoint struct {
 
 // New returns a manager with no endpoints.
 func New(p Params) *Manager {
-	return &Manager{p: p, eps: map[datapath.EndpointID]*endpoint{}}
+	return &Manager{p: p, eps: map[datapath.EndpointID]*endpoint{},
+		localRestored: make(chan struct{}), restored: make(chan struct{})}
 }
 
 // Get returns the endpoint with id.
@@ -135,3 +142,19 @@ func (m *Manager) update(ep *endpoint, fn func(*Endpoint)) {
 
 // setState sets an endpoint's state.
 func (m *Manager) setState(ep *endpoint, s State) { m.update(ep, func(e *Endpoint) { e.State = s }) }
+
+// EndpointAddrs returns the addresses of every endpoint (the conntrack
+// GC keeps the entries of these after a restore).
+func (m *Manager) EndpointAddrs() []netip.Addr {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []netip.Addr
+	for _, ep := range m.eps {
+		for _, a := range []netip.Addr{ep.snap.IPv4, ep.snap.IPv6} {
+			if a.IsValid() {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}

@@ -19,6 +19,7 @@ import (
 func (m *Manager) RestoreLocal(ctx context.Context) int {
 	m.ops.Lock()
 	defer m.ops.Unlock()
+	defer m.localRestoredOnce.Do(func() { close(m.localRestored) })
 	defer m.p.IPAM.RestoreDone()
 	if m.p.StateDir == "" {
 		return 0
@@ -61,7 +62,8 @@ func (m *Manager) restoreOne(ctx context.Context, e Endpoint) error {
 	if err != nil {
 		_ = m.p.IPAM.Release(e.IPv4, e.IPv6)
 		if errors.Is(err, datapath.ErrLinkNotFound) {
-			return fmt.Errorf("its veth %s vanished: %w", e.ID.HostIfName(), err)
+			// Its pinned links and policy map go too.
+			return m.dropRestored(ctx, e, fmt.Errorf("its veth %s vanished: %w", e.ID.HostIfName(), err))
 		}
 		return err
 	}
@@ -116,7 +118,34 @@ func (m *Manager) RestoreIdentities(ctx context.Context) error {
 			m.p.Log.Warn("Cannot write endpoint state", "endpoint", ep.snap.ID, "error", err)
 		}
 	}
+	if len(errs) == 0 {
+		m.restoredOnce.Do(func() { close(m.restored) })
+	}
 	return errors.Join(errs...)
+}
+
+// WaitForLocalRestore waits until RestoreLocal is done: the endpoints
+// of the state dir that still exist are the manager's (Endpoints lists
+// them with their addresses), the others are dropped.
+func (m *Manager) WaitForLocalRestore(ctx context.Context) error {
+	select {
+	case <-m.localRestored:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the endpoints' restore: %w", context.Cause(ctx))
+	}
+}
+
+// WaitForRestore waits until every restored endpoint has its identity
+// again and its addresses are back in the ipcache (RestoreIdentities
+// succeeded once).
+func (m *Manager) WaitForRestore(ctx context.Context) error {
+	select {
+	case <-m.restored:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the endpoints' identities after the restore: %w", context.Cause(ctx))
+	}
 }
 
 // waitingForIdentity returns the restored endpoints without identity.

@@ -33,3 +33,14 @@ func inNetNSPath(path string, fn func() error) error {
 	defer ns.Close()
 	return inNetNS(ns, fn)
 }
+
+// RunInNetNS runs fn in the network namespace at path, on a thread of its
+// own, and returns its error; with path empty it runs fn in the caller's
+// namespace. Other datapath packages (the BPF loader's attach by
+// ifindex) use it to work in --datapath-netns.
+func RunInNetNS(path string, fn func() error) error {
+	if path == "" {
+		return fn()
+	}
+	return inNetNSPath(path, fn)
+}

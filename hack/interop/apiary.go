@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -75,6 +76,7 @@ func StartApiaryAgent(t *testing.T, srv *kvstoretest.Server, cluster string, id 
 	socket := filepath.Join(dir, "apiary.sock")
 	a.hive = celltest.StartWithFlags(t, append([]string{
 		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"),
+		"bpf-root=" + bpfmaptest.Root(t), // a private bpffs per agent
 		"prometheus-serve-addr=127.0.0.1:0",
 		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
 		// The shortest lease: the keys of a stopped agent expire in

@@ -43,6 +43,12 @@ type Cache struct {
 	index    prefixIndex // the prefixes of entries, sorted, for Entries and EntriesAfter
 	lengths  [2][129]int // entries per family and prefix length, for LookupByIP
 
+	// initialSync is closed once the cluster's kvstore entries were
+	// listed (at once without a kvstore); initialRev is the revision
+	// that holds them.
+	initialSync chan struct{}
+	initialRev  Revision
+
 	// held are the identities the cache allocated for prefixes; only the
 	// worker touches it.
 	held map[netip.Prefix]heldIdentity
@@ -77,6 +83,8 @@ func New(p Params) *Cache {
 	c.local, c.cluster = p.Local, p.Cluster
 	if p.KVStore != nil && p.KVStore.Enabled() {
 		c.kv = newKVSync(c, p.KVStore, p.Cluster, p.Log, p.Metrics, p.PeriodicSync)
+	} else {
+		c.markInitialSync()
 	}
 	return c
 }
@@ -103,6 +111,8 @@ func newCache(log *slog.Logger, alloc identity.Allocator, listeners []Listener) 
 		advanced:  make(chan struct{}),
 		entries:   map[netip.Prefix]*Entry{},
 		held:      map[netip.Prefix]heldIdentity{},
+
+		initialSync: make(chan struct{}),
 	}
 }
 

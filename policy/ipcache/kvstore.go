@@ -53,7 +53,8 @@ func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *
 		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
 	k.watcher = NewClusterWatcher(WatcherParams{
 		IPCache: c, Cluster: cluster, Source: source.KVStore, SkipHost: c.local.IP,
-		WatchParams: store.WatchParams{Scope: "ipcache", Log: log, Metrics: m, Writer: k.sync},
+		WatchParams: store.WatchParams{Scope: "ipcache", Log: log, Metrics: m, Writer: k.sync,
+			Options: []store.WatchStoreOption{store.WithOnSync(func(context.Context) { c.markInitialSync() })}},
 	})
 	k.watch = k.watcher.Store()
 	return k

@@ -172,4 +172,8 @@ type IPCache interface {
 	Revision() Revision
 	// WaitForRevision waits until rev is the cache's revision or later.
 	WaitForRevision(ctx context.Context, rev Revision) error
+	// WaitForInitialSync waits until the cluster's entries in the
+	// kvstore were listed once and applied (at once without a kvstore):
+	// from then on, a prefix missing from the cache is really gone.
+	WaitForInitialSync(ctx context.Context) error
 }

@@ -10,14 +10,17 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
-// tempFlags keeps the agent out of /var/run.
+// tempFlags keeps the agent out of /var/run and /sys/fs/bpf/apiary (a
+// private bpffs).
 func tempFlags(t testing.TB) (socket string, flags []string) {
 	t.Helper()
 	dir := t.TempDir()
 	socket = filepath.Join(dir, "apiary.sock")
-	return socket, []string{"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state")}
+	return socket, []string{"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"),
+		"bpf-root=" + bpfmaptest.Root(t)}
 }
 
 func TestPopulate(t *testing.T) {
@@ -50,7 +53,7 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes,Endpoints,ClusterMesh"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,Controllers,Hive,KVStore,Identities,Policy,IPCache,Nodes,IPCache map,Endpoints,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	agentLine := regexp.MustCompile(`^dev \(go[^)]+\), up [0-9hms.]+$`)

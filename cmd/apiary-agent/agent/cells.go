@@ -11,8 +11,11 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
+	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
+	"github.com/apiary-net/apiary/datapath/ipcachesync"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/monitor/monitorcell"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
@@ -46,12 +49,17 @@ var ControlPlane = cell.Group(
 	nodecell.Cell,
 )
 
-// Datapath are the cells that plumb this node's endpoints and routes:
-// the Linux plumbing, the routes to other nodes' pod CIDRs
-// (--auto-direct-node-routes) and the endpoint manager.
+// Datapath are the cells that plumb this node's endpoints and routes
+// and enforce policy: the Linux plumbing, the routes to other nodes' pod
+// CIDRs (--auto-direct-node-routes), the BPF loader (programs, policy
+// maps), the ipcache map sync, the conntrack GC and the endpoint
+// manager.
 var Datapath = cell.Group(
 	linux.Cell,
 	noderoute.Cell,
+	loadercell.Cell,
+	ipcachesync.Cell,
+	ctgc.Cell,
 	endpointcell.Cell,
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
@@ -62,6 +70,8 @@ var Datapath = cell.Group(
 var ClusterMesh = cell.Group(
 	publish.Cell,
 	clustermeshcell.Cell,
+	// The BPF ipcache map's initial reconcile waits for the remotes too.
+	cell.Provide(func(w clustermeshcell.SyncWaiter) ipcachesync.RemoteSync { return w }),
 )
 
 // Agent is the whole apiary agent.

@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/cmd"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
 func execute(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -33,6 +34,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		"--config-dir", "--log-level", "--log-format", "--hive-start-timeout", "--hive-stop-timeout",
 		"--socket-path", "--state-dir", "--prometheus-serve-addr", "--version",
 		"--cluster-name", "--cluster-id", "--node-name", "--node-ip", "--pod-cidr",
+		"--bpf-root", "--bpf-attach-mode", "--bpf-policy-map-max", "--conntrack-gc-interval", "--datapath-netns",
 	} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("--help does not list %s", flag)
@@ -146,12 +148,14 @@ func (w *lineWaiter) String() string {
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	socket := filepath.Join(dir, "apiary.sock")
+	bpfRoot := bpfmaptest.Root(t)
 	logs := &lineWaiter{want: "msg=Started", seen: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- cmd.Execute(ctx, []string{"--socket-path=" + socket, "--state-dir=" + filepath.Join(dir, "state")},
+		exit <- cmd.Execute(ctx, []string{"--socket-path=" + socket, "--state-dir=" + filepath.Join(dir, "state"),
+			"--bpf-root=" + bpfRoot},
 			io.Discard, logs, agent.Agent)
 	}()
 	select {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -31,7 +32,7 @@ func startMeshedAgent(t *testing.T, srv *kvstoretest.Server, name string, id int
 	state := t.TempDir()
 	a := meshedAgent{socket: filepath.Join(state, "apiary.sock")}
 	celltest.StartWithFlags(t, append([]string{
-		"socket-path=" + a.socket, "state-dir=" + filepath.Join(state, "state"),
+		"socket-path=" + a.socket, "state-dir=" + filepath.Join(state, "state"), "bpf-root=" + bpfmaptest.Root(t),
 		"kvstore=etcd", "kvstore-opt=etcd.config=" + srv.WriteConfigFile(),
 		"cluster-name=" + name, fmt.Sprintf("cluster-id=%d", id), "clustermesh-config=" + dir,
 	}, flags...), agent.Agent, celltest.Capture(&a.ipc), celltest.Capture(&a.alloc))

@@ -8,13 +8,14 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
 func TestIPCacheCommandsStandalone(t *testing.T) {
 	dir := t.TempDir()
 	socket := filepath.Join(dir, "apiary.sock")
 	celltest.StartWithFlags(t, []string{
-		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"), "node-name=node-a", "node-ip=192.0.2.10",
+		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"), "bpf-root=" + bpfmaptest.Root(t), "node-name=node-a", "node-ip=192.0.2.10",
 	}, agent.Agent)
 	code, out, errOut := run(t, socket, "ipcache", "get", "192.0.2.10")
 	if code != 0 || errOut != "" || !containsLine(out, "192.0.2.10/32   1 (host)   local                  0") {

@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -19,7 +20,7 @@ func TestKVStoreCommands(t *testing.T) {
 	socket := filepath.Join(dir, "apiary.sock")
 	var kv kvstore.Client
 	celltest.StartWithFlags(t, []string{
-		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"),
+		"socket-path=" + socket, "state-dir=" + filepath.Join(dir, "state"), "bpf-root=" + bpfmaptest.Root(t),
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, agent.Agent, celltest.Capture(&kv))
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -31,7 +32,7 @@ func startClusterAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) c
 	dir := t.TempDir()
 	a := clusterAgent{socket: filepath.Join(dir, "apiary.sock")}
 	celltest.StartWithFlags(t, append([]string{
-		"socket-path=" + a.socket, "state-dir=" + filepath.Join(dir, "state"),
+		"socket-path=" + a.socket, "state-dir=" + filepath.Join(dir, "state"), "bpf-root=" + bpfmaptest.Root(t),
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, flags...), agent.Agent, celltest.Capture(&a.ipc), celltest.Capture(&a.alloc))
 	return a

@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
 // e2eVersion is linked into the binaries to check that -X works.
@@ -70,9 +73,13 @@ type agentProcess struct {
 	log bytes.Buffer
 }
 
-// startAgent starts apiary-agent with args and collects its log.
+// startAgent starts apiary-agent with args and collects its log. Without
+// a --bpf-root in args, the agent pins under a private bpffs of t.
 func startAgent(t *testing.T, bin string, args ...string) *agentProcess {
 	t.Helper()
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--bpf-root=") }) {
+		args = append(args, "--bpf-root="+bpfmaptest.Root(t))
+	}
 	p := &agentProcess{cmd: exec.Command(bin, args...), started: make(chan struct{}), exited: make(chan struct{})}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // TestCellPinsSharedMaps starts the cell alone on a private bpffs and
@@ -16,7 +18,8 @@ import (
 func TestCellPinsSharedMaps(t *testing.T) {
 	root := bpfmaptest.Root(t)
 	var l *loader.Loader
-	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "bpf-policy-map-max=64"}, loadercell.Cell, celltest.Capture(&l))
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root}, loadercell.Cell, celltest.Capture(&l),
+		cell.Provide(func() policycell.Config { return policycell.Config{BPFPolicyMapMax: 64} }))
 	if l.Root() != root {
 		t.Errorf("loader root %q, want %q", l.Root(), root)
 	}
@@ -42,10 +45,9 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"defaults", loadercell.DefaultConfig, true},
-		{"tc mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFPolicyMapMax: 1, BPFAttachMode: "tc"}, true},
-		{"empty root", loadercell.Config{BPFPolicyMapMax: 1, BPFAttachMode: "auto"}, false},
-		{"zero policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto"}, false},
-		{"unknown attach mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFPolicyMapMax: 1, BPFAttachMode: "xdp"}, false},
+		{"tc mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "tc"}, true},
+		{"empty root", loadercell.Config{BPFAttachMode: "auto"}, false},
+		{"unknown attach mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "xdp"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

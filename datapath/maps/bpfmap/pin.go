@@ -11,9 +11,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// SysFSBPF is the kernel's conventional bpffs mount point.
+const SysFSBPF = "/sys/fs/bpf"
+
 // EnsureRoot creates root and mounts a bpffs on it unless it already is on
-// one, so that maps and links can be pinned there.
+// one, so that maps and links can be pinned there. A root directly under
+// /sys/fs/bpf (the default) gets a bpffs mounted on /sys/fs/bpf first when
+// none is (sysfs refuses the directory otherwise), as Cilium does.
 func EnsureRoot(root string) error {
+	if filepath.Dir(filepath.Clean(root)) == SysFSBPF {
+		if err := ensureSysFSBPF(); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("create bpf root: %w", err)
 	}
@@ -26,6 +36,19 @@ func EnsureRoot(root string) error {
 	}
 	if err := unix.Mount("bpffs", root, "bpf", 0, "mode=0700"); err != nil {
 		return fmt.Errorf("mount bpffs on %s: %w", root, err)
+	}
+	return nil
+}
+
+// ensureSysFSBPF mounts a bpffs on /sys/fs/bpf unless one is there.
+func ensureSysFSBPF() error {
+	onBPFFS, err := IsBPFFS(SysFSBPF)
+	if err != nil || onBPFFS {
+		// A missing /sys/fs/bpf: MkdirAll reports it.
+		return nil
+	}
+	if err := unix.Mount("bpffs", SysFSBPF, "bpf", 0, ""); err != nil {
+		return fmt.Errorf("mount bpffs on %s: %w", SysFSBPF, err)
 	}
 	return nil
 }

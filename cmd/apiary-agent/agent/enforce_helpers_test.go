@@ -1,0 +1,275 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
+	"github.com/apiary-net/apiary/datapath/linux/netnstest"
+	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+)
+
+// node is where one enforcing agent keeps its state: its network
+// namespace, state dir, bpffs root and policy dir.
+type node struct {
+	name, ns, stateDir, bpfRoot, policyDir string
+	ip, podCIDR                            string
+}
+
+// startNode starts the whole agent for n (real loader, Linux datapath in
+// n.ns, identities in srv's etcd) and returns its client and a stop
+// function.
+func startNode(t *testing.T, n node, srv *kvstoretest.Server, flags ...string) (*client.Client, func()) {
+	t.Helper()
+	socket := filepath.Join(t.TempDir(), "apiary.sock")
+	h := celltest.New(t, append([]string{
+		"socket-path=" + socket, "state-dir=" + n.stateDir, "bpf-root=" + n.bpfRoot, "datapath-netns=" + n.ns,
+		"cluster-name=c1", "cluster-id=1", "node-name=" + n.name, "node-ip=" + n.ip, "pod-cidr=" + n.podCIDR,
+		"policy-dir=" + n.policyDir, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
+		"kvstore-heartbeat-writer=false",
+	}, flags...), agent.Agent)
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(socket)
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		c.Close()
+		if err := h.Stop(context.Background()); err != nil {
+			t.Errorf("stop agent %s: %v", n.name, err)
+		}
+	}
+	t.Cleanup(stop)
+	return c, stop
+}
+
+// createEndpoint creates an endpoint in ns with app=<app> and waits until
+// it is ready.
+func createEndpoint(t *testing.T, c *client.Client, id uint16, ns, app string) *models.Endpoint {
+	t.Helper()
+	_, err := c.EndpointPut(context.Background(), id, models.EndpointRequest{NetNSPath: ns,
+		Labels: []string{"app=" + app, "io.kubernetes.pod.namespace=default"}})
+	if err != nil {
+		t.Fatalf("PUT endpoint %d: %v", id, err)
+	}
+	return waitEndpointReady(t, c, id)
+}
+
+func waitEndpointReady(t *testing.T, c *client.Client, id uint16) *models.Endpoint {
+	t.Helper()
+	var ep *models.Endpoint
+	celltest.Eventually(t, fmt.Sprintf("endpoint %d ready", id), func() bool {
+		got, err := c.Endpoint(context.Background(), id)
+		if err == nil && got.State == "ready" {
+			ep = got
+		}
+		return ep != nil
+	})
+	return ep
+}
+
+func addrOf(t *testing.T, ep *models.Endpoint) netip.Addr {
+	t.Helper()
+	a, err := netip.ParseAddr(ep.IPv4)
+	if err != nil {
+		t.Fatalf("endpoint %d IPv4 %q: %v", ep.ID, ep.IPv4, err)
+	}
+	return a
+}
+
+// denyTimeout is how long a denied connection attempt waits: the
+// programs drop the packets, so nothing answers.
+const denyTimeout = 700 * time.Millisecond
+
+func wantTCP(t *testing.T, from string, ip netip.Addr, port int, allowed bool) {
+	t.Helper()
+	timeout := 5 * time.Second
+	if !allowed {
+		timeout = denyTimeout
+	}
+	err := netnstest.Dial(from, ip, port, timeout)
+	switch {
+	case allowed && err != nil:
+		t.Errorf("TCP to %s:%d should pass: %v", ip, port, err)
+	case !allowed && err == nil:
+		t.Errorf("TCP to %s:%d passed, want it dropped", ip, port)
+	case !allowed && !errors.Is(err, os.ErrDeadlineExceeded) && !isTimeout(err):
+		t.Errorf("TCP to %s:%d: %v, want a timeout (dropped)", ip, port, err)
+	}
+}
+
+func wantUDP(t *testing.T, from string, ip netip.Addr, port int, allowed bool) {
+	t.Helper()
+	timeout := 5 * time.Second
+	if !allowed {
+		timeout = denyTimeout
+	}
+	err := netnstest.DialUDP(from, ip, port, timeout)
+	if allowed && err != nil {
+		t.Errorf("UDP to %s:%d should pass: %v", ip, port, err)
+	}
+	if !allowed && err == nil {
+		t.Errorf("UDP to %s:%d passed, want it dropped", ip, port)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// serve starts TCP and UDP echo servers on ip:port in ns.
+func serve(t *testing.T, ns string, ip netip.Addr, ports ...int) {
+	t.Helper()
+	for _, p := range ports {
+		stop, err := netnstest.Echo(ns, ip, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		stopUDP, err := netnstest.EchoUDP(ns, ip, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stopUDP)
+	}
+}
+
+// connect opens a TCP connection from ns that the test keeps.
+func connect(t *testing.T, ns string, ip netip.Addr, port int) net.Conn {
+	t.Helper()
+	var c net.Conn
+	netnstest.Must(t, ns, func() error {
+		var err error
+		c, err = net.DialTimeout("tcp", netip.AddrPortFrom(ip, uint16(port)).String(), 5*time.Second)
+		return err
+	})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func echoOn(t *testing.T, c net.Conn, msg string) {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, msg); err != nil {
+		t.Fatalf("write %q: %v", msg, err)
+	}
+	buf := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != msg {
+		t.Fatalf("echo of %q: %q %v", msg, buf, err)
+	}
+}
+
+// eventReader reads the events ring buffer from the start of a test
+// into a channel, so that it competes for each event with any other
+// reader (a monitor in the agent: the ring buffer has one read position).
+type eventReader struct {
+	rd   *events.Reader
+	evs  chan events.Event
+	done chan struct{}
+}
+
+func readEvents(t *testing.T, root string) *eventReader {
+	t.Helper()
+	rd, err := events.Open(celltest.Logger(t), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &eventReader{rd: rd, evs: make(chan events.Event, 4096), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			ev, err := rd.Read()
+			if err != nil {
+				return
+			}
+			select {
+			case r.evs <- ev:
+			default: // the test is not looking: drop
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		rd.Close()
+		<-r.done
+	})
+	return r
+}
+
+// find waits for an event that matches, calling provoke (which sends the
+// traffic that should cause it) every 200ms: another reader may take
+// some of the events.
+func (r *eventReader) find(t *testing.T, what string, provoke func(), match func(events.Event) bool) events.Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	provoke()
+	for {
+		select {
+		case ev := <-r.evs:
+			if match(ev) {
+				return ev
+			}
+		case <-tick.C:
+			provoke()
+		case <-deadline:
+			t.Fatalf("no %s event within 10s", what)
+		}
+	}
+}
+
+// linkIDs returns the ids of the pinned tcx links of endpoint id.
+func linkIDs(t *testing.T, root string, id uint16) [2]link.ID {
+	t.Helper()
+	var out [2]link.ID
+	for i, dir := range []string{"ingress", "egress"} {
+		l, err := link.LoadPinnedLink(filepath.Join(root, "links", fmt.Sprint(id), dir), nil)
+		if err != nil {
+			t.Fatalf("endpoint %d %s link: %v", id, dir, err)
+		}
+		info, err := l.Info()
+		l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = info.ID
+	}
+	return out
+}
+
+// ctEntriesOf returns the conntrack entries owned by the endpoint
+// address addr.
+func ctEntriesOf(t *testing.T, m *ct.Maps, addr netip.Addr) []ct.Entry {
+	t.Helper()
+	all, err := m.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ct.Entry
+	for _, e := range all {
+		if e.Tuple.EndpointAddr() == addr {
+			out = append(out, e)
+		}
+	}
+	return out
+}

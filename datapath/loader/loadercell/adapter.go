@@ -1,0 +1,166 @@
+package loadercell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/loader"
+	ipcachemap "github.com/apiary-net/apiary/datapath/maps/ipcache"
+	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/policy"
+)
+
+// Datapath adapts the *loader.Loader to the control plane's interfaces
+// (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter):
+// it translates the types and errors, and runs the operations that name
+// an interface by index in the datapath's network namespace
+// (--datapath-netns).
+type Datapath struct {
+	l     *loader.Loader
+	netns string
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	ipcache *ipcachemap.Map // open between start and stop
+}
+
+var (
+	_ datapath.Loader           = (*Datapath)(nil)
+	_ datapath.PolicyMapWriter  = (*Datapath)(nil)
+	_ datapath.IPCacheMapWriter = (*Datapath)(nil)
+)
+
+type adapterParams struct {
+	cell.In
+
+	Loader    *loader.Loader
+	Linux     linux.Config `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Log       *slog.Logger
+}
+
+// newDatapath returns the adapter; it opens the ipcache map after the
+// loader has opened the shared maps, and closes it at stop.
+func newDatapath(p adapterParams) *Datapath {
+	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
+	p.Lifecycle.Append(cell.Hook{
+		OnStart: func(cell.HookContext) error {
+			m, err := ipcachemap.Open(d.log, d.l.Root())
+			if err != nil {
+				return fmt.Errorf("open ipcache map: %w", err)
+			}
+			d.mu.Lock()
+			d.ipcache = m
+			d.mu.Unlock()
+			return nil
+		},
+		OnStop: func(cell.HookContext) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.ipcache == nil {
+				return nil
+			}
+			err := d.ipcache.Close()
+			d.ipcache = nil
+			return err
+		},
+	})
+	return d
+}
+
+// Attach implements datapath.Loader.
+func (d *Datapath) Attach(_ context.Context, spec datapath.EndpointSpec) error {
+	ep := loader.Endpoint{
+		ID: uint16(spec.ID), Identity: spec.Identity, Ifindex: spec.IfIndex,
+		EnforceIngress: spec.IngressEnforcement, EnforceEgress: spec.EgressEnforcement,
+	}
+	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(ep) })
+}
+
+// Detach implements datapath.Loader.
+func (d *Datapath) Detach(_ context.Context, id datapath.EndpointID) error {
+	return linux.RunInNetNS(d.netns, func() error { return d.l.Detach(uint16(id)) })
+}
+
+// Restore implements datapath.Loader: every failure wraps
+// datapath.ErrNotAttached, as the endpoint manager then attaches the
+// programs again at the endpoint's regeneration.
+func (d *Datapath) Restore(_ context.Context, id datapath.EndpointID, ifindex int) error {
+	err := linux.RunInNetNS(d.netns, func() error { return d.l.Restore(uint16(id), ifindex) })
+	if err != nil && !errors.Is(err, datapath.ErrNotAttached) {
+		return fmt.Errorf("%w: %w", datapath.ErrNotAttached, err)
+	}
+	return err
+}
+
+// SyncPolicyMap implements datapath.PolicyMapWriter.
+func (d *Datapath) SyncPolicyMap(id datapath.EndpointID, desired policy.MapState) (added, removed int, err error) {
+	added, removed, err = d.l.SyncPolicyMap(uint16(id), desired)
+	return added, removed, policyMapError(id, err)
+}
+
+// ApplyPolicyMapChanges implements datapath.PolicyMapWriter.
+func (d *Datapath) ApplyPolicyMapChanges(id datapath.EndpointID, changes policy.MapChanges) error {
+	return policyMapError(id, d.l.ApplyPolicyMapChanges(uint16(id), changes))
+}
+
+// DeletePolicyMap implements datapath.PolicyMapWriter; a map already
+// removed (by Detach) is not an error.
+func (d *Datapath) DeletePolicyMap(id datapath.EndpointID) error {
+	return d.l.DeletePolicyMap(uint16(id))
+}
+
+// policyMapError turns the map's *policymap.TooLargeError into the
+// control plane's *datapath.PolicyMapFullError.
+func policyMapError(id datapath.EndpointID, err error) error {
+	var tl *policymap.TooLargeError
+	if errors.As(err, &tl) {
+		return &datapath.PolicyMapFullError{ID: id, Keys: tl.Keys, Max: tl.Max}
+	}
+	return err
+}
+
+// ApplyIPCache implements datapath.IPCacheMapWriter.
+func (d *Datapath) ApplyIPCache(changes []datapath.IPCacheMapChange) error {
+	out := make([]ipcachemap.Change, len(changes))
+	for i, c := range changes {
+		out[i] = ipcachemap.Change{Entry: ipcacheEntry(c.Entry), Delete: c.Delete}
+	}
+	m, err := d.ipcacheMap()
+	if err != nil {
+		return err
+	}
+	return m.Apply(out)
+}
+
+// ReconcileIPCache implements datapath.IPCacheMapWriter.
+func (d *Datapath) ReconcileIPCache(entries []datapath.IPCacheMapEntry) (added, removed int, err error) {
+	out := make([]ipcachemap.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = ipcacheEntry(e)
+	}
+	m, err := d.ipcacheMap()
+	if err != nil {
+		return 0, 0, err
+	}
+	return m.Reconcile(out)
+}
+
+func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ipcache == nil {
+		return nil, errors.New("write ipcache map: datapath not started")
+	}
+	return d.ipcache, nil
+}
+
+func ipcacheEntry(e datapath.IPCacheMapEntry) ipcachemap.Entry {
+	return ipcachemap.Entry{Prefix: e.Prefix, Identity: e.Identity, TunnelPeer: e.TunnelPeer, EncryptKey: e.EncryptKey}
+}
