@@ -20,7 +20,6 @@ import (
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -181,63 +180,6 @@ func echoOn(t *testing.T, c net.Conn, msg string) {
 
 // eventReader reads the events ring buffer from the start of a test
 // into a channel, so that it competes for each event with any other
-// reader (a monitor in the agent: the ring buffer has one read position).
-type eventReader struct {
-	rd   *events.Reader
-	evs  chan events.Event
-	done chan struct{}
-}
-
-func readEvents(t *testing.T, root string) *eventReader {
-	t.Helper()
-	rd, err := events.Open(celltest.Logger(t), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &eventReader{rd: rd, evs: make(chan events.Event, 4096), done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		for {
-			ev, err := rd.Read()
-			if err != nil {
-				return
-			}
-			select {
-			case r.evs <- ev:
-			default: // the test is not looking: drop
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		rd.Close()
-		<-r.done
-	})
-	return r
-}
-
-// find waits for an event that matches, calling provoke (which sends the
-// traffic that should cause it) every 200ms: another reader may take
-// some of the events.
-func (r *eventReader) find(t *testing.T, what string, provoke func(), match func(events.Event) bool) events.Event {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	provoke()
-	for {
-		select {
-		case ev := <-r.evs:
-			if match(ev) {
-				return ev
-			}
-		case <-tick.C:
-			provoke()
-		case <-deadline:
-			t.Fatalf("no %s event within 10s", what)
-		}
-	}
-}
-
 // linkIDs returns the ids of the pinned tcx links of endpoint id.
 func linkIDs(t *testing.T, root string, id uint16) [2]link.ID {
 	t.Helper()

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,11 +13,11 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/events"
 	ipcachemap "github.com/apiary-net/apiary/datapath/maps/ipcache"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy"
@@ -101,8 +102,6 @@ func TestEnforcement(t *testing.T) {
 		}
 	})
 
-	evs := readEvents(t, n.bpfRoot)
-
 	t.Run("policy", func(t *testing.T) {
 		wantTCP(t, pods["a"], ipB, 8080, true)
 		wantTCP(t, pods["a"], ipB, 9090, false)
@@ -113,15 +112,40 @@ func TestEnforcement(t *testing.T) {
 		wantTCP(t, pods["c"], ipB, 8080, false) // b admits a only
 	})
 
-	t.Run("drop event", func(t *testing.T) {
-		provoke := func() { _ = netnstest.Dial(pods["a"], ipC, 8080, 100*time.Millisecond) }
-		ev := evs.find(t, "drop a->c:8080", provoke, func(ev events.Event) bool {
-			return ev.Type == events.TypeDrop && ev.Dst == netip.AddrPortFrom(ipC, 8080)
-		})
-		if ev.Reason != events.ReasonPolicy || ev.Direction != policy.Ingress || ev.EndpointID != 3 ||
-			ev.SrcIdentity != identity.NumericIdentity(epA.Identity) || ev.DstIdentity != identity.NumericIdentity(epC.Identity) ||
-			ev.Src.Addr() != ipA || ev.Proto != policy.ProtoTCP {
-			t.Errorf("drop event %+v, want policy denied at endpoint 3's ingress, %d -> %d, from %s", ev, epA.Identity, epC.Identity, ipA)
+	t.Run("drop event in apiary monitor", func(t *testing.T) {
+		// The agent reads the ring buffer; the drop must come out of its
+		// monitor stream, labels and all, as `apiary monitor` shows it.
+		mctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		next, stop := iter.Pull2(c.Monitor(mctx, models.MonitorTypeDrop))
+		defer stop()
+		if msg, err, ok := next(); !ok || err != nil || msg.Type != models.MonitorTypeSubscribed {
+			t.Fatalf("first monitor message = %+v, %v, %v; want subscribed", msg, err, ok)
+		}
+		go func() { // keep provoking until the drop is seen
+			for mctx.Err() == nil {
+				_ = netnstest.Dial(pods["a"], ipC, 8080, 100*time.Millisecond)
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		for {
+			msg, err, ok := next()
+			if !ok || err != nil {
+				t.Fatalf("no drop a->c:8080 in the monitor stream: %v", err)
+			}
+			ev := msg.MonitorEvent
+			if ev == nil || ev.Destination.IP != ipC.String() || ev.Destination.Port != 8080 {
+				continue
+			}
+			if ev.Reason != "Policy denied" || ev.Direction != "ingress" || ev.EndpointID != 3 ||
+				ev.Source.Identity != epA.Identity || ev.Destination.Identity != epC.Identity ||
+				ev.Source.IP != ipA.String() || ev.Protocol != "TCP" ||
+				len(ev.Source.Labels) == 0 || len(ev.Destination.Labels) == 0 {
+				t.Errorf("drop event %+v, want policy denied at endpoint 3's ingress, %d -> %d, from %s, with labels",
+					ev, epA.Identity, epC.Identity, ipA)
+			}
+			cancel()
+			return
 		}
 	})
 
