@@ -62,8 +62,9 @@ type Model struct {
 	Endpoints []*EndpointModel
 	// Prefixes maps prefixes to identities for a datapath's ipcache:
 	// each endpoint's addresses (/32, /128), the policies' CIDR prefixes
-	// and the queries' addresses that are no endpoints, with the
-	// identity the engine gives them (that of their /32 or /128). An
+	// and the queries' addresses that are no endpoints but a policy
+	// prefix covers, with the identity the engine gives them (that of
+	// their /32 or /128). An
 	// endpoint's address wins over an equal CIDR prefix, as the
 	// ipcache's source precedence makes it. A /0 prefix has no entry,
 	// nor has an address no other prefix covers: the engine gives such

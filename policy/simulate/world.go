@@ -29,8 +29,10 @@ type Simulation struct {
 	cache     *selectorcache.Cache
 	idents    map[string]*identity.Identity // by sorted label list
 	// hostIdents are the identities of the queries' addresses that are
-	// no endpoints (their /32 or /128 CIDR identity), by address, so
-	// that a query does not rebuild the address's labels (129 for IPv6).
+	// no endpoints (their /32 or /128 CIDR identity, or world-ipv4 /
+	// world-ipv6 when no policy prefix but a /0 covers them), by
+	// address, so that a query does not rebuild the address's labels
+	// (129 for IPv6).
 	hostIdents map[netip.Addr]*identity.Identity
 	nextID     identity.NumericIdentity
 	nextCIDR   identity.NumericIdentity
