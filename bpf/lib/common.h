@@ -56,6 +56,8 @@ static long (*ringbuf_output)(void *ringbuf, void *data, __u64 size,
 #define DIR_EGRESS 1
 
 /* Reserved identities (policy/identity). */
-#define WORLD_ID 2
+/* world (2) is never given by the programs: misses are per family. */
+#define WORLD_IPV4_ID 9
+#define WORLD_IPV6_ID 10
 
 #endif /* APIARY_COMMON_H */

@@ -9,8 +9,10 @@
 #include "maps.h"
 #include "parse.h"
 
-/* ipcache_lookup returns the identity of addr (family of f); world when no
- * prefix covers it. */
+/* ipcache_lookup returns the identity of addr (family of f); when no prefix
+ * covers it, the world identity of its family (world-ipv4 or world-ipv6, as
+ * Cilium does with both families enabled), so that a 0.0.0.0/0 rule never
+ * admits IPv6 peers nor a ::/0 rule IPv4 peers. */
 static __always_inline __u32 ipcache_lookup(const struct flow *f, const __u32 *addr)
 {
 	struct ipcache_key key = { .family = f->family };
@@ -26,7 +28,7 @@ static __always_inline __u32 ipcache_lookup(const struct flow *f, const __u32 *a
 	v = map_lookup_elem(&ipcache, &key);
 	if (v)
 		return v->identity;
-	return WORLD_ID;
+	return f->family == 4 ? WORLD_IPV4_ID : WORLD_IPV6_ID;
 }
 
 /* struct policy_verdict is the outcome of policy_check. */

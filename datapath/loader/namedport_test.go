@@ -71,7 +71,7 @@ func TestEgressNamedPortTwoIdentities(t *testing.T) {
 		egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 9090), peerAID, false, events.MatchNone, noPolicy),
 		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 9090), peerBID, true, events.MatchL3L4, fwd),
 		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 8080), peerBID, false, events.MatchNone, noPolicy),
-		egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 8080), identity.ReservedWorld, false, events.MatchNone, noPolicy),
+		egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 8080), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
 	}
 	for i, s := range steps {
 		ret := run(t, progs.FromContainer, s.pkt)
@@ -82,7 +82,7 @@ func TestEgressNamedPortTwoIdentities(t *testing.T) {
 		// the datapath agrees with the engine's own verdict
 		peer := map[string]identity.NumericIdentity{"10.0.1.1": peerAID, "10.0.1.2": peerBID}[s.pkt.Dst.String()]
 		if peer == 0 {
-			peer = identity.ReservedWorld
+			peer = identity.ReservedWorldIPv4
 		}
 		if engine := policy.Verdict(ms, peer, policy.Egress, policy.ProtoTCP, s.pkt.Dport); engine != s.pass {
 			t.Errorf("step %d: engine verdict %v, datapath test expects %v", i, engine, s.pass)

@@ -48,7 +48,7 @@ func TestICMPErrorsOfTrackedFlows(t *testing.T) {
 	}
 	// an error about a flow never seen is a new ICMP message: denied by policy
 	unknown := icmpError(t, "192.0.2.1", "10.0.0.7", 3, 4, tcp("10.0.0.7", "10.0.1.1", 40000, 8080))
-	steps = append(steps, ingressStep(unknown, identity.ReservedWorld, false, events.MatchNone, noPolicy))
+	steps = append(steps, ingressStep(unknown, identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy))
 	h.drain(t)
 	for i, s := range steps {
 		prog := progs.ToContainer

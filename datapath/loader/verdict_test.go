@@ -166,15 +166,33 @@ func TestVerdicts(t *testing.T) {
 			steps: []step{
 				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 443), peerBID, true, events.MatchL4Only, fwd),
 				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 444), peerBID, false, events.MatchNone, noPolicy),
-				egressStep(udp("10.0.0.7", "192.0.2.1", 40000, 53), identity.ReservedWorld, true, events.MatchAll, fwd),
+				egressStep(udp("10.0.0.7", "192.0.2.1", 40000, 53), identity.ReservedWorldIPv4, true, events.MatchAll, fwd),
 			},
 		},
 		{
-			name:  "unknown peer is world",
+			name:  "unknown IPv4 peer is world-ipv4",
+			state: policy.MapState{key(identity.ReservedWorldIPv4, policy.Egress, policy.ProtoTCP, 443, 16): allow},
+			steps: []step{
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, true, events.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 443), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, events.MatchNone, noPolicy),
+			},
+		},
+		{
+			name:  "unknown IPv6 peer is world-ipv6",
+			state: policy.MapState{key(identity.ReservedWorldIPv6, policy.Egress, policy.ProtoTCP, 443, 16): allow},
+			steps: []step{
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, true, events.MatchL3L4, fwd),
+				egressStep(tcp("fd00::7", "fd00::1:1", 40000, 443), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
+			},
+		},
+		{
+			name:  "reserved:world (2) is never a miss's identity",
 			state: policy.MapState{key(identity.ReservedWorld, policy.Egress, policy.ProtoTCP, 443, 16): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorld, true, events.MatchL3L4, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 443), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, events.MatchNone, noPolicy),
 			},
 		},
 		{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	dpsim "github.com/apiary-net/apiary/datapath/simulate"
+	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -110,12 +111,35 @@ func TestAddressesAndCleanup(t *testing.T) {
 
 // TestIdentityMismatchIsAnError checks that a verdict is never reported
 // when the programs decided with another peer identity than the engine:
-// without its /32 in the ipcache map, 8.8.8.8 is world to the programs.
+// the engine gives 8.8.8.8, which no prefix covers, world-ipv4 (9); an
+// ipcache entry giving it reserved:world (2) makes the programs see 2.
 func TestIdentityMismatchIsAnError(t *testing.T) {
 	bpfmaptest.RequireBPF(t)
-	sim, err := simulate.Load("world.yaml", []byte(`
+	sim, err := simulate.Load("world.yaml", []byte(worldScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sim.Model()
+	if id, ok := m.Prefixes[netip.MustParsePrefix("8.8.8.8/32")]; ok {
+		t.Fatalf("the model has 8.8.8.8/32 (identity %d) though no prefix covers it", id)
+	}
+	m.Prefixes[netip.MustParsePrefix("8.8.8.8/32")] = identity.ReservedWorld
+	d, err := dpsim.New(testLogger(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = d.Run(t.Context(), false)
+	if err == nil || !strings.Contains(err.Error(), "peer identity 2, the engine decided with 256 and 9") {
+		t.Errorf("error %v, want one about the peer identity", err)
+	}
+}
+
+// worldScenario has one endpoint whose egress opens ::/0 only, and
+// queries to uncovered addresses of both families.
+const worldScenario = `
 namespaces: [{name: x}]
-endpoints: [{name: a, namespace: x, labels: {app: a}, ips: [10.0.0.1]}]
+endpoints: [{name: a, namespace: x, labels: {app: a}, ips: [10.0.0.1, "fd00::1"]}]
 policies:
   - apiVersion: networking.k8s.io/v1
     kind: NetworkPolicy
@@ -124,20 +148,27 @@ policies:
       podSelector: {}
       policyTypes: [Egress]
       egress: [{to: [{ipBlock: {cidr: "::/0"}}]}]
-queries: [{from: x/a, to: 8.8.8.8, port: 443}]
-`))
+queries:
+  - {from: x/a, to: 8.8.8.8, port: 443}
+  - {from: x/a, to: "2001:4860:4860::8888", port: 443}
+`
+
+// TestWorldPerFamilyAgrees checks, with the real programs, that an egress
+// ipBlock ::/0 opens IPv6 addresses no prefix covers and not IPv4 ones,
+// and that the engine, with no per-address ipcache entry, says the same.
+func TestWorldPerFamilyAgrees(t *testing.T) {
+	sim, err := simulate.Load("world.yaml", []byte(worldScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := sim.Model()
-	delete(m.Prefixes, netip.MustParsePrefix("8.8.8.8/32"))
-	d, err := dpsim.New(testLogger(), m)
-	if err != nil {
-		t.Fatal(err)
+	engine, kernel := runBoth(t, sim)
+	if diff := differences(engine, kernel); len(diff) > 0 {
+		t.Errorf("kernel and engine differ:\n%s", strings.Join(diff, "\n"))
 	}
-	defer d.Close()
-	_, err = d.Run(t.Context(), false)
-	if err == nil || !strings.Contains(err.Error(), "peer identity 2, the engine decided with") {
-		t.Errorf("error %v, want one about the peer identity", err)
+	want := []string{simulate.Denied, simulate.Allowed}
+	for i, r := range kernel {
+		if r.Verdict != want[i] {
+			t.Errorf("kernel: %s, want %s", r, want[i])
+		}
 	}
 }

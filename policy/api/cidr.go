@@ -25,8 +25,11 @@ type CIDRRule struct {
 // Matches reports whether ls, the labels of a CIDR identity
 // (identity.CIDRLabels) or of a reserved world identity, is selected: the
 // identity's prefix lies within Prefix and within no Except. A /0 prefix
-// also selects the world identities of its family, which stand for
-// addresses no CIDR identity covers.
+// also selects the world identity of its own family (world-ipv4 for
+// 0.0.0.0/0, world-ipv6 for ::/0), which stands for the addresses of that
+// family no CIDR identity covers: the datapath gives exactly these
+// identities to ipcache misses. Like Cilium with both families enabled, a
+// /0 prefix does not select reserved:world (2); only the world entity does.
 func (c CIDRRule) Matches(ls labels.Labels) bool {
 	if !c.covers(ls) {
 		return false
@@ -55,8 +58,7 @@ func (c CIDRRule) covers(ls labels.Labels) bool {
 	if c.Prefix.Addr().Is4() {
 		family = "world-ipv4"
 	}
-	return ls.Has(labels.New(labels.SourceReserved, "world", "")) ||
-		ls.Has(labels.New(labels.SourceReserved, family, ""))
+	return ls.Has(labels.New(labels.SourceReserved, family, ""))
 }
 
 // String formats c as "10.0.0.0/8" or "10.0.0.0/8 except 10.1.0.0/16".

@@ -16,6 +16,7 @@ func TestCIDRRuleMatches(t *testing.T) {
 	}
 	v4World := api.CIDRRule{Prefix: netip.MustParsePrefix("0.0.0.0/0")}
 	v6Net := api.CIDRRule{Prefix: netip.MustParsePrefix("2001:db8::/32")}
+	v6World := api.CIDRRule{Prefix: netip.MustParsePrefix("::/0")}
 	for _, tc := range []struct {
 		name string
 		rule api.CIDRRule
@@ -30,11 +31,15 @@ func TestCIDRRuleMatches(t *testing.T) {
 		{"the exception itself", tenNet, cidr("10.96.0.0/12"), false},
 		{"a pod is never a CIDR peer", tenNet, pod(t, "cluster1", "default"), false},
 		{"world without a CIDR identity", tenNet, reserved(identity.ReservedWorld), false},
-		{"/0 selects world", v4World, reserved(identity.ReservedWorld), true},
+		{"/0 does not select world (only the world entity does)", v4World, reserved(identity.ReservedWorld), false},
 		{"/0 selects world-ipv4", v4World, reserved(identity.ReservedWorldIPv4), true},
 		{"/0 does not select world-ipv6", v4World, reserved(identity.ReservedWorldIPv6), false},
 		{"/0 does not select IPv6 CIDRs", v4World, cidr("2001:db8::/64"), false},
 		{"/0 selects IPv4 CIDRs", v4World, cidr("203.0.113.0/24"), true},
+		{"::/0 selects world-ipv6", v6World, reserved(identity.ReservedWorldIPv6), true},
+		{"::/0 does not select world-ipv4", v6World, reserved(identity.ReservedWorldIPv4), false},
+		{"::/0 does not select world", v6World, reserved(identity.ReservedWorld), false},
+		{"::/0 does not select IPv4 CIDRs", v6World, cidr("203.0.113.0/24"), false},
 		{"IPv6 inside", v6Net, cidr("2001:db8:1::/48"), true},
 		{"IPv6 outside", v6Net, cidr("2001:db9::/32"), false},
 	} {

@@ -157,7 +157,9 @@ func has(lbls labels.Labels, l labels.Label) bool {
 // reservedFor returns the reserved identity labels stand for: node labels
 // win over everything else (a prefix that is both a node and in a world
 // CIDR is the node), then kube-apiserver, health and ingress; world alone
-// on 0.0.0.0/0 or ::/0 is world.
+// on 0.0.0.0/0 or ::/0 is the world identity of that family (world-ipv4,
+// world-ipv6), the identity the datapath gives an ipcache miss and the
+// only one a /0 CIDR selector of that family selects.
 func reservedFor(prefix netip.Prefix, lbls labels.Labels) (identity.NumericIdentity, bool) {
 	switch {
 	case has(lbls, labelHost):
@@ -173,7 +175,10 @@ func reservedFor(prefix netip.Prefix, lbls labels.Labels) (identity.NumericIdent
 	case has(lbls, labelIngress):
 		return identity.ReservedIngress, true
 	case prefix.Bits() == 0 && len(lbls) == 1 && has(lbls, labelWorld):
-		return identity.ReservedWorld, true
+		if prefix.Addr().Is6() {
+			return identity.ReservedWorldIPv6, true
+		}
+		return identity.ReservedWorldIPv4, true
 	}
 	return 0, false
 }

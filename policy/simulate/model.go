@@ -62,13 +62,14 @@ type Model struct {
 	Endpoints []*EndpointModel
 	// Prefixes maps prefixes to identities for a datapath's ipcache:
 	// each endpoint's addresses (/32, /128), the policies' CIDR prefixes
-	// and the queries' addresses that are no endpoints, with the
-	// identity the engine gives them (that of their /32 or /128). An
+	// and the queries' addresses that are no endpoints but a policy
+	// prefix covers, with the identity the engine gives them (that of
+	// their /32 or /128). An
 	// endpoint's address wins over an equal CIDR prefix, as the
-	// ipcache's source precedence makes it. (An agent's ipcache has no
-	// entry for an address no prefix covers: its datapath takes it for
-	// world, which a /0 of either family selects; the engine's /32
-	// identity is selected only by its own family's /0.)
+	// ipcache's source precedence makes it. A /0 prefix has no entry,
+	// nor has an address no other prefix covers: the engine gives such
+	// an address world-ipv4 or world-ipv6, as the datapath does on an
+	// ipcache miss, and a /0 selects exactly that identity.
 	Prefixes map[netip.Prefix]identity.NumericIdentity
 	Queries  []QueryModel
 }
@@ -78,9 +79,15 @@ type Model struct {
 func (sim *Simulation) Model() *Model {
 	m := &Model{Prefixes: map[netip.Prefix]identity.NumericIdentity{}}
 	for _, prefix := range sim.repo.CIDRPrefixes() {
+		if prefix.Bits() == 0 {
+			continue // a miss: world-ipv4 or world-ipv6, which the /0 selects
+		}
 		m.Prefixes[prefix.Masked()] = sim.idents[identity.CIDRLabels(prefix).SortedList()].ID
 	}
 	for ip, id := range sim.hostIdents {
+		if id.ID.IsReserved() {
+			continue // world-ipv4/world-ipv6: no ipcache entry, as in the agent
+		}
 		m.Prefixes[netip.PrefixFrom(ip, ip.BitLen())] = id.ID
 	}
 	byEP := make(map[*endpoint]*EndpointModel, len(sim.endpoints))

@@ -29,8 +29,10 @@ type Simulation struct {
 	cache     *selectorcache.Cache
 	idents    map[string]*identity.Identity // by sorted label list
 	// hostIdents are the identities of the queries' addresses that are
-	// no endpoints (their /32 or /128 CIDR identity), by address, so
-	// that a query does not rebuild the address's labels (129 for IPv6).
+	// no endpoints (their /32 or /128 CIDR identity, or world-ipv4 /
+	// world-ipv6 when no policy prefix but a /0 covers them), by
+	// address, so that a query does not rebuild the address's labels
+	// (129 for IPv6).
 	hostIdents map[netip.Addr]*identity.Identity
 	nextID     identity.NumericIdentity
 	nextCIDR   identity.NumericIdentity
@@ -106,15 +108,34 @@ func (sim *Simulation) build(namespaces map[string]Namespace, pols []*api.Policy
 	for _, prefix := range sim.repo.CIDRPrefixes() {
 		sim.allocate(identity.CIDRLabels(prefix))
 	}
+	prefixes := sim.repo.CIDRPrefixes()
 	for _, q := range sim.scenario.Queries {
 		for _, ref := range []string{q.From, q.To} {
 			ip, err := netip.ParseAddr(ref)
 			if ip = ip.Unmap(); err == nil && sim.byIP[ip] == nil && sim.hostIdents[ip] == nil {
-				sim.hostIdents[ip] = sim.allocate(hostCIDRLabels(ip))
+				sim.hostIdents[ip] = sim.addressIdentity(ip, prefixes)
 			}
 		}
 	}
 	sim.distill()
+}
+
+// addressIdentity returns the identity of ip, an address that is no
+// endpoint: its /32 or /128 CIDR identity when a policy prefix covers it
+// (the agent's ipcache then holds a prefix for it), else the world
+// identity of its family, which is what the datapath gives an address no
+// ipcache prefix covers.
+func (sim *Simulation) addressIdentity(ip netip.Addr, prefixes []netip.Prefix) *identity.Identity {
+	for _, p := range prefixes {
+		if p.Bits() > 0 && p.Contains(ip) {
+			return sim.allocate(hostCIDRLabels(ip))
+		}
+	}
+	id := identity.ReservedWorldIPv4
+	if ip.Is6() {
+		id = identity.ReservedWorldIPv6
+	}
+	return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
 }
 
 // hostCIDRLabels returns the CIDR labels of ip's /32 or /128.

@@ -206,10 +206,14 @@ func TestLabelsResolveToIdentities(t *testing.T) {
 		}
 	})
 
-	t.Run("world alone on 0.0.0.0/0 is world", func(t *testing.T) {
+	t.Run("world alone on a /0 is the world of its family", func(t *testing.T) {
 		done(c.UpsertMetadata(pfx("0.0.0.0/0"), source.Generated, "policy/a", ipcache.Metadata{Labels: lbls("reserved:world")}))
-		if got := entryOf(c, "0.0.0.0/0"); got != "2/generated" {
-			t.Errorf("0.0.0.0/0 = %s, want 2", got)
+		done(c.UpsertMetadata(pfx("::/0"), source.Generated, "policy/a", ipcache.Metadata{Labels: lbls("reserved:world")}))
+		if got := entryOf(c, "0.0.0.0/0"); got != "9/generated" {
+			t.Errorf("0.0.0.0/0 = %s, want 9 (world-ipv4)", got)
+		}
+		if got := entryOf(c, "::/0"); got != "10/generated" {
+			t.Errorf("::/0 = %s, want 10 (world-ipv6)", got)
 		}
 	})
 }
