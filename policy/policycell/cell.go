@@ -40,6 +40,7 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 	// The sources load policies even when nothing asks for the
 	// repository yet (no endpoint manager, no API server).
 	cell.Invoke(func(*loader) {}),
+	cell.Invoke(useIPCacheForCIDRs),
 )
 
 // Config configures the policy sources.

@@ -12,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -49,6 +50,7 @@ type loader struct {
 
 	mu    sync.Mutex // serializes changes and the CIDR identities
 	cidrs map[netip.Prefix]*identity.Identity
+	ipc   ipcache.IPCache // nil without the ipcache cell
 	files fileStates
 }
 
@@ -143,10 +145,16 @@ func (l *loader) syncCIDRIdentitiesLocked(ctx context.Context) error {
 			continue
 		}
 		l.cidrs[p] = id
+		if err := l.publishCIDRLocked(p, id); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for p, id := range l.cidrs {
 		if want[p] {
 			continue
+		}
+		if err := l.withdrawCIDRLocked(p); err != nil {
+			errs = append(errs, err)
 		}
 		if _, err := l.alloc.Release(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("release identity of %s: %w", p, err))
