@@ -51,7 +51,9 @@ func resolvePod(ipc ipcache.IPCache, alloc identity.Allocator, localCluster, ref
 	if addr, err := netip.ParseAddr(ref); err == nil {
 		e, ok := ipc.LookupByIP(addr)
 		if !ok {
-			return tracePeer{}, fmt.Errorf("%q: no ipcache entry holds this address", ref)
+			// As in the datapath: an address no entry covers is the world
+			// of its family.
+			return worldPeer(alloc, addr)
 		}
 		return peerOfEntry(alloc, e, addr)
 	}
@@ -111,5 +113,20 @@ func peerOfEntry(alloc identity.Allocator, e ipcache.Entry, addr netip.Addr) (tr
 	for _, np := range e.NamedPorts {
 		p.named = append(p.named, papi.NamedPort{Name: np.Name, Port: np.Port, Protocol: papi.Protocol(strings.ToUpper(np.Protocol))})
 	}
+	return p, nil
+}
+
+// worldPeer is an address no ipcache entry holds: world-ipv4 or
+// world-ipv6, the identity the endpoint programs give it.
+func worldPeer(alloc identity.Allocator, addr netip.Addr) (tracePeer, error) {
+	world := identity.ReservedWorldIPv6
+	if addr.Unmap().Is4() {
+		world = identity.ReservedWorldIPv4
+	}
+	p, err := peerOfEntry(alloc, ipcache.Entry{Prefix: ipcache.HostPrefix(addr), Identity: world}, addr)
+	if err != nil {
+		return tracePeer{}, err
+	}
+	p.pod += " (no ipcache entry: " + world.ReservedName() + ")"
 	return p, nil
 }

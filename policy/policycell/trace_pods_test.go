@@ -59,6 +59,10 @@ func TestTracePods(t *testing.T) {
 			"cluster1/default/employee-0 (10.3.3.10)", "cluster1/default/protected-db-0 (10.3.3.3)", employee.ID, db.ID},
 		// By labels, the destination's named port is unknown.
 		{"app=employee,ns:default", "app=protected-db,ns:default", false, "", "", employee.ID, db.ID},
+		// An address no ipcache entry holds is the world of its family,
+		// as in the datapath; protected-db admits only employees.
+		{"10.9.9.9", "default/protected-db-0", false,
+			"10.9.9.9 (no ipcache entry: world-ipv4)", "cluster1/default/protected-db-0 (10.3.3.3)", identity.ReservedWorldIPv4, db.ID},
 	} {
 		got, err := trace(tc.src, tc.dst)
 		if err != nil {
@@ -80,7 +84,6 @@ func TestTracePods(t *testing.T) {
 	for _, tc := range []struct{ src, dst, want string }{
 		{"cluster2/istio-space/employee-0", "default/protected-db-0", `source: "cluster2/istio-space/employee-0": no ipcache entry names pod istio-space/employee-0`},
 		{"default/employee-0", "cluster2/default/protected-db-0", `destination: "cluster2/default/protected-db-0": no pod default/protected-db-0 in cluster cluster2; the ipcache has one in cluster cluster1`},
-		{"default/employee-0", "10.9.9.9", `destination: "10.9.9.9": no ipcache entry holds this address`},
 		{"default/", "10.3.3.3", `source: "default/": a pod is ns/name or cluster/ns/name, none of them empty`},
 		{"app=x,default/employee-0", "10.3.3.3", `source: "default/employee-0": a pod or an address stands alone`},
 	} {
