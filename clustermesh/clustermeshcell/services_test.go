@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 )
@@ -108,6 +109,20 @@ func TestGlobalServices(t *testing.T) {
 		r2.put(t, key(r2, "default", "db"), clusterService("cluster2", 2, "default", "db", true, true, "10.2.0.3"))
 		a.waitServices(t, "default/db=cluster2:10.2.0.3:8080/TCP (http),"+
 			"default/web=cluster2:10.2.0.1:8080/TCP (http)+10.2.0.2:8080/TCP (http)|cluster3:10.3.0.1:8080/TCP (http)")
+		var names []string
+		pages := 0
+		for p, err := range a.client.ServicePages(context.Background(), client.ListOptions{Limit: 1}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			for _, s := range p.Items {
+				names = append(names, s.Namespace+"/"+s.Name)
+			}
+		}
+		if got := joined(names); got != "default/db,default/web" || pages != 2 {
+			t.Errorf("pages of 1 = %s in %d pages, want default/db,default/web in 2", got, pages)
+		}
 		r3.del(t, key(r3, "default", "web"))
 		a.waitServices(t, "default/db=cluster2:10.2.0.3:8080/TCP (http),"+
 			"default/web=cluster2:10.2.0.1:8080/TCP (http)+10.2.0.2:8080/TCP (http)")
