@@ -12,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/clustermesh/remote"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -42,6 +43,7 @@ type ClusterMesh struct {
 	p       Params
 	claims  *idClaims
 	watcher *dirWatcher
+	svcs    *service.Cache
 
 	mu       sync.Mutex
 	clusters map[string]*remote.Cluster
@@ -55,7 +57,7 @@ func New(p Params) *ClusterMesh {
 		p.Log = slog.New(slog.DiscardHandler)
 	}
 	cm := &ClusterMesh{p: p, claims: newIDClaims(), clusters: map[string]*remote.Cluster{},
-		refused: map[string]error{}, first: make(chan struct{})}
+		refused: map[string]error{}, first: make(chan struct{}), svcs: service.NewCache()}
 	cm.watcher = newDirWatcher(p.Config.ClusterMeshConfig, p.Local.ClusterName, p.Log, cm)
 	return cm
 }
@@ -77,7 +79,7 @@ func (cm *ClusterMesh) upsert(f clusterFile) {
 	if !ok {
 		c = remote.New(remote.Params{
 			Name: f.name, Local: cm.p.Local, Nodes: cm.p.Nodes, IPCache: cm.p.IPCache, Identities: cm.p.Identities,
-			Controllers: cm.p.Controllers, Claims: cm.claims, Log: cm.p.Log, Metrics: cm.p.Metrics,
+			Services: cm.svcs, Controllers: cm.p.Controllers, Claims: cm.claims, Log: cm.p.Log, Metrics: cm.p.Metrics,
 			OnChange: cm.onChange, Options: cm.p.Remote,
 		})
 		cm.clusters[f.name] = c
@@ -124,6 +126,9 @@ func (cm *ClusterMesh) onChange() {
 	}
 }
 
+// Services is the global service cache the remotes feed.
+func (cm *ClusterMesh) Services() *service.Cache { return cm.svcs }
+
 // Clusters returns the remote clusters, sorted by name.
 func (cm *ClusterMesh) Clusters() []*remote.Cluster {
 	cm.mu.Lock()
@@ -141,6 +146,7 @@ func (cm *ClusterMesh) Status() models.ClusterMesh {
 	out := models.ClusterMesh{
 		LocalCluster: cm.p.Local.ClusterName, LocalClusterID: cm.p.Local.ClusterID,
 		ConfigDir: cm.p.Config.ClusterMeshConfig, Clusters: []models.RemoteCluster{},
+		GlobalServices: cm.svcs.Len(),
 	}
 	for _, c := range cm.Clusters() {
 		out.Clusters = append(out.Clusters, c.Status())

@@ -81,7 +81,7 @@ func (c *meshCluster) publishClusterConfig(t *testing.T, canaries bool) {
 	c.put(t, "cilium/cluster-config/"+c.name,
 		fmt.Sprintf(`{"id":%d,"capabilities":{"syncedCanaries":%t,"maxConnectedClusters":255}}`, c.id, canaries))
 	if canaries {
-		for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities} {
+		for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities, remote.CanaryServices} {
 			c.put(t, "cilium/synced/"+c.name+"/"+p, time.Now().UTC().Format(time.RFC3339))
 		}
 	}

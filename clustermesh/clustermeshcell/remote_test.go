@@ -88,6 +88,7 @@ func TestImmediateModeReconnectAndSwap(t *testing.T) {
 	}
 	want := map[string]string{
 		"cilium/state/nodes/v1/cluster5": "1/1", "cilium/state/ip/v1/default": "0/1", "cilium/state/identities/v1/id": "1/1",
+		"cilium/state/services/v1/cluster5": "0/0",
 	}
 	if fmt.Sprint(skipped) != fmt.Sprint(want) {
 		t.Errorf("skipped malformed/refused per prefix = %v, want %v", skipped, want)
@@ -209,7 +210,7 @@ func TestCachedRemote(t *testing.T) {
 	if !r.Config.Cached {
 		t.Errorf("config = %+v, want cached", r.Config)
 	}
-	for _, p := range []string{"nodes", "ip", "identities"} {
+	for _, p := range []string{"nodes", "ip", "identities", "services"} {
 		r5.put(t, "cilium/synced/cluster5/cilium/cache/"+p+"/v1", "2026-11-23T10:00:00Z")
 	}
 	r = a.waitRemote(t, "cluster5", "ready", func(r models.RemoteCluster) bool { return r.Ready })
@@ -226,7 +227,7 @@ func TestCachedRemote(t *testing.T) {
 	for _, p := range r.Prefixes {
 		prefixes = append(prefixes, p.Prefix)
 	}
-	if got := joined(prefixes); got != "cilium/cache/nodes/v1/cluster5,cilium/cache/ip/v1/cluster5,cilium/cache/identities/v1/cluster5/id" {
+	if got := joined(prefixes); got != "cilium/cache/nodes/v1/cluster5,cilium/cache/ip/v1/cluster5,cilium/cache/identities/v1/cluster5/id,cilium/cache/services/v1/cluster5" {
 		t.Errorf("prefixes = %s", got)
 	}
 }

@@ -42,8 +42,7 @@ func StatusReport(m models.ClusterMesh) status.Report {
 			r.Details = append(r.Details, "└  "+c.Etcd)
 		}
 	}
-	// Global services are a later step: none are merged yet.
-	r.Message = fmt.Sprintf("%d/%d clusters ready, 0 global-services", ready, len(m.Clusters))
+	r.Message = fmt.Sprintf("%d/%d clusters ready, %d global-services", ready, len(m.Clusters), m.GlobalServices)
 	for _, inv := range m.Invalid {
 		r.State = status.Warning
 		r.Details = append(r.Details, fmt.Sprintf("%s: refused: %s", inv.File, inv.Error))

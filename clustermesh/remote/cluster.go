@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
@@ -81,6 +82,9 @@ type Params struct {
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
 	Identities identitycell.RemoteIdentities
+	// Services gets the remote's shared services (a private cache when
+	// nil).
+	Services *service.Cache
 	// Controllers runs remote-etcd-<name>.
 	Controllers controller.Manager
 	// Claims refuses duplicate cluster ids.
@@ -135,6 +139,9 @@ func New(p Params) *Cluster {
 	}
 	p.Log = p.Log.With("remote-cluster", p.Name)
 	p.Options.setDefaults()
+	if p.Services == nil {
+		p.Services = service.NewCache()
+	}
 	return &Cluster{p: p, name: "remote-etcd-" + p.Name, synced: make(chan struct{}), removed: make(chan struct{}),
 		state: state{status: "waiting for the first connection attempt"}}
 }

@@ -38,6 +38,7 @@ func (c *Cluster) Status() models.RemoteCluster {
 		out.Nodes = w.nodes.Store().NumEntries()
 		out.Endpoints = w.ipcache.Store().NumEntries()
 		out.Identities = w.identities.Store().NumEntries()
+		out.Services = w.services.Store().NumEntries()
 		if conn != nil && !out.Ready {
 			if canary := w.waitingFor(); canary != "" && out.Config.SyncedCanaries {
 				out.Status = "waiting for sync canary of " + canary

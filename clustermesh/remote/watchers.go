@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
@@ -24,6 +25,7 @@ const (
 	CanaryNodes      = node.NodesPrefix
 	CanaryIPCache    = "cilium/state/ip/v1"
 	CanaryIdentities = identitycell.KVStoreBasePath
+	CanaryServices   = service.StorePrefix
 )
 
 // layout is where a remote serves its prefixes: cilium/state/... (its
@@ -35,22 +37,25 @@ type layout struct {
 	nodes, ipcache, identities string // watched prefixes
 	canaryNodes, canaryIPCache string
 	canaryIdentities           string
+	services, canaryServices   string
 }
 
 func newLayout(cluster string, cached bool) layout {
 	if !cached {
 		return layout{nodes: node.NodesPrefix + "/" + cluster, ipcache: ipcache.KVStorePrefix, identities: identitycell.IDPrefix,
-			canaryNodes: CanaryNodes, canaryIPCache: CanaryIPCache, canaryIdentities: CanaryIdentities}
+			canaryNodes: CanaryNodes, canaryIPCache: CanaryIPCache, canaryIdentities: CanaryIdentities,
+			services: service.StorePrefix + "/" + cluster, canaryServices: CanaryServices}
 	}
 	cache := func(state string) string { return "cilium/cache/" + strings.TrimPrefix(state, "cilium/state/") }
 	return layout{cached: true,
 		nodes: cache(node.NodesPrefix) + "/" + cluster, ipcache: cache(CanaryIPCache) + "/" + cluster,
 		identities:  cache(CanaryIdentities) + "/" + cluster + "/id",
-		canaryNodes: cache(CanaryNodes), canaryIPCache: cache(CanaryIPCache), canaryIdentities: cache(CanaryIdentities)}
+		canaryNodes: cache(CanaryNodes), canaryIPCache: cache(CanaryIPCache), canaryIdentities: cache(CanaryIdentities),
+		services: cache(CanaryServices) + "/" + cluster, canaryServices: cache(CanaryServices)}
 }
 
 func (l layout) canaries() []string {
-	return []string{l.canaryNodes, l.canaryIPCache, l.canaryIdentities}
+	return []string{l.canaryNodes, l.canaryIPCache, l.canaryIdentities, l.canaryServices}
 }
 
 // watchers are the watchers of one remote cluster. They outlive a
@@ -61,6 +66,7 @@ type watchers struct {
 	nodes      *node.ClusterWatcher
 	ipcache    *ipcache.ClusterWatcher
 	identities *identitycell.RemoteWatcher
+	services   *service.ClusterWatcher
 	onSynced   func()
 
 	mu      sync.Mutex
@@ -80,6 +86,10 @@ func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func())
 		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
 	})
 	w.identities = p.Identities.NewWatcher(cluster, l.identities, p.Log, p.Metrics, opt)
+	w.services = service.NewClusterWatcher(service.WatcherParams{
+		Cache: p.Services, Cluster: cluster, Prefix: l.services,
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/services", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
+	})
 	return w
 }
 
@@ -88,7 +98,7 @@ func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func())
 func (w *watchers) prefixSynced() {
 	w.mu.Lock()
 	w.synced++
-	all := w.synced == 3
+	all := w.synced == 4
 	w.mu.Unlock()
 	if all {
 		w.onSynced()
@@ -97,7 +107,7 @@ func (w *watchers) prefixSynced() {
 
 // allSynced reports whether every watcher listed its prefix once.
 func (w *watchers) allSynced() bool {
-	return w.nodes.Store().Synced() && w.ipcache.Store().Synced() && w.identities.Store().Synced()
+	return w.nodes.Store().Synced() && w.ipcache.Store().Synced() && w.identities.Store().Synced() && w.services.Store().Synced()
 }
 
 // run starts the watchers on b until ctx ends: each once its sync canary
@@ -126,6 +136,7 @@ func (w *watchers) run(ctx context.Context, b kvstore.Backend, cluster string, s
 	register(w.layout.canaryNodes, w.nodes.Watch)
 	register(w.layout.canaryIPCache, w.ipcache.Watch)
 	register(w.layout.canaryIdentities, w.identities.Watch)
+	register(w.layout.canaryServices, w.services.Watch)
 	mgr.Run(ctx)
 }
 
@@ -134,6 +145,7 @@ func (w *watchers) drain() {
 	w.nodes.Drain()
 	w.ipcache.Drain()
 	w.identities.Drain()
+	w.services.Drain()
 }
 
 // prefixes reports each prefix: its canary, sync state, entries and
@@ -157,6 +169,7 @@ func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePr
 		row(w.nodes.Prefix(), w.layout.canaryNodes, w.nodes.Store()),
 		row(w.ipcache.Prefix(), w.layout.canaryIPCache, w.ipcache.Store()),
 		row(w.identities.Prefix(), w.layout.canaryIdentities, w.identities.Store()),
+		row(w.services.Prefix(), w.layout.canaryServices, w.services.Store()),
 	}
 }
 

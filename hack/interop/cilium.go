@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/cilium/pkg/kvstore"
 	"github.com/cilium/cilium/pkg/kvstore/store"
 	ciliumlabels "github.com/cilium/cilium/pkg/labels"
+	"github.com/cilium/cilium/pkg/loadbalancer"
 	"github.com/cilium/cilium/pkg/node/addressing"
 	nodestore "github.com/cilium/cilium/pkg/node/store"
 	nodetypes "github.com/cilium/cilium/pkg/node/types"
@@ -35,6 +36,9 @@ type CiliumCluster struct {
 	Nodes      []nodetypes.Node
 	Endpoints  []ciliumidentity.IPIdentityPair
 	Identities map[ciliumidentity.NumericIdentity][]string // id -> labels ("k8s:app=web")
+	// Services are the cluster's services as clustermesh-apiserver
+	// exports them (cilium/state/services/v1/<cluster>/<ns>/<name>).
+	Services []cmstore.ClusterService
 }
 
 // ExampleCiliumCluster returns cluster name/id with two nodes, one
@@ -77,12 +81,24 @@ func ExampleCiliumCluster(name string, id uint32) CiliumCluster {
 			ident(300): podLabels("employee"),
 			ident(301): podLabels("stranger"),
 		},
+		Services: []cmstore.ClusterService{globalService(name, id)},
 	}
+}
+
+// globalService is istio-space/employee, a global shared service whose
+// backend is the employee pod, as clustermesh-apiserver converts it.
+func globalService(cluster string, id uint32) cmstore.ClusterService {
+	s := cmstore.NewClusterService("employee", "istio-space")
+	s.Cluster, s.ClusterID, s.IncludeExternal, s.Shared = cluster, id, true, true
+	s.Frontends["10.96.0.20"] = cmstore.PortConfiguration{"http": &loadbalancer.L4Addr{Protocol: loadbalancer.TCP, Port: 80}}
+	s.Backends[fmt.Sprintf("10.%d.1.10", id)] = cmstore.PortConfiguration{"http": &loadbalancer.L4Addr{Protocol: loadbalancer.TCP, Port: 8080}}
+	s.Selector["app"] = "employee"
+	return s
 }
 
 // PublishCiliumCluster writes c into the etcd of srv with Cilium's own
 // writers, as clustermesh-apiserver does: the cluster config with
-// clustercfg.Set, then nodes, endpoints (ipcache), identities and (empty)
+// clustercfg.Set, then nodes, endpoints (ipcache), identities and
 // services through pkg/kvstore/store SyncStores with
 // clustermesh-apiserver's prefixes and synced-key overrides, each
 // writing its sync canary once its keys are written. It returns when
@@ -137,6 +153,11 @@ func PublishCiliumCluster(t *testing.T, srv *kvstoretest.Server, c CiliumCluster
 		keys = append(keys, store.NewKVPair(id.String(), string(ciliumlabels.NewLabelsFromModel(lbls).SortedList())))
 	}
 	upsert(t, ctx, stores["identities"], keys...)
+	keys = keys[:0]
+	for i := range c.Services {
+		keys = append(keys, &c.Services[i])
+	}
+	upsert(t, ctx, stores["services"], keys...)
 
 	var synced sync.WaitGroup
 	for name, s := range stores {

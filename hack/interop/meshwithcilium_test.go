@@ -119,6 +119,23 @@ func TestApiaryMeshesWithCilium(t *testing.T) {
 		}
 	})
 
+	t.Run("global services", func(t *testing.T) {
+		var got []models.GlobalService
+		celltest.EventuallyWithin(t, "cilium1's global service in GET /v1/service", 30*time.Second, func() bool {
+			var err error
+			got, err = a.Client.Services(t.Context())
+			return err == nil && len(got) == 1
+		})
+		g := got[0]
+		if g.Namespace != "istio-space" || g.Name != "employee" || len(g.Clusters) != 1 ||
+			g.Clusters[0].Cluster != "cilium1" || g.Clusters[0].ClusterID != 2 ||
+			strings.Join(g.Clusters[0].Frontends, ",") != "10.96.0.20:80/TCP (http)" ||
+			strings.Join(g.Clusters[0].Backends, ",") != "10.2.1.10:8080/TCP (http)" {
+			t.Errorf("global service as apiary merged it = %+v", g)
+		}
+		t.Logf("apiary service list:\n%s", cliOutput(t, a.Client.SocketPath(), "service", "list"))
+	})
+
 	t.Run("policy trace from the remote pods", func(t *testing.T) {
 		if _, err := a.Client.PolicyPut(t.Context(), []byte(employeesToProtectedDB)); err != nil {
 			t.Fatal(err)

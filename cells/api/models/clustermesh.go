@@ -12,6 +12,9 @@ type ClusterMesh struct {
 	ConfigDir string `json:"config-dir"`
 	// Clusters are the remote clusters, sorted by name.
 	Clusters []RemoteCluster `json:"clusters"`
+	// GlobalServices is the number of global services the remotes
+	// share (namespace/names).
+	GlobalServices int `json:"global-services"`
 	// Invalid are the files of the config directory that were refused.
 	Invalid []InvalidClusterConfig `json:"invalid,omitempty"`
 }

@@ -78,6 +78,15 @@ func TestClusterMeshCLI(t *testing.T) {
 	waitOutputContains(t, a.socket, "cluster2/node-b", "node", "list")
 	waitOutputContains(t, a.socket, "1/1 clusters ready, 0 global-services", "status")
 	waitOutputContains(t, a.socket, "remote-etcd-cluster2", "status", "--all-controllers")
+	// A global service of cluster2, as Cilium's writers store it.
+	if _, err := srv2.Client().Put(context.Background(), "cilium/state/services/v1/cluster2/default/web",
+		`{"cluster":"cluster2","namespace":"default","name":"web","frontends":{"10.96.0.10":{"http":{"Protocol":"TCP","Port":80}}},`+
+			`"backends":{"10.4.4.11":{"http":{"Protocol":"TCP","Port":8080}}},"labels":{},"selector":{"app":"web"},`+
+			`"includeExternal":true,"shared":true,"clusterID":2}`); err != nil {
+		t.Fatal(err)
+	}
+	waitOutputContains(t, a.socket, "default/web   cluster2   10.96.0.10:80/TCP (http)   10.4.4.11:8080/TCP (http)", "service", "list")
+	waitOutputContains(t, a.socket, "1/1 clusters ready, 1 global-services", "status")
 	policy := "../../../policy/testdata/clustermesh-l4-policy.yaml"
 	if _, err := os.Stat(policy); err != nil {
 		t.Fatal(err)

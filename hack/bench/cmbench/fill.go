@@ -145,7 +145,7 @@ func Fill(ctx context.Context, c *clientv3.Client, s Size) error {
 	// writers put them.
 	now := time.Now().UTC().Format(time.RFC3339)
 	canaries := []clientv3.Op{clientv3.OpPut("cilium/.heartbeat", time.Now().String())}
-	for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities} {
+	for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities, remote.CanaryServices} {
 		canaries = append(canaries, clientv3.OpPut("cilium/synced/"+RemoteName+"/"+p, now))
 	}
 	if _, err := c.Txn(ctx).Then(canaries...).Commit(); err != nil {
