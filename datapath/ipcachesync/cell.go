@@ -51,22 +51,13 @@ func newSyncer(w datapath.IPCacheMapWriter, log *slog.Logger) *syncer {
 	return sy
 }
 
-// RemoteSync is what the initial reconcile waits for besides the local
-// cluster's entries: the remote clusters of ClusterMesh
-// (clustermeshcell.SyncWaiter, provided as a RemoteSync by the agent).
-// An error (the --clustermesh-sync-timeout) is logged and the reconcile
-// goes on.
-type RemoteSync interface {
-	WaitForRemotesSynced(ctx context.Context) error
-}
-
 type startParams struct {
 	cell.In
 
 	Syncer    *syncer
 	IPCache   ipcache.IPCache
-	Endpoints *endpoint.Manager `optional:"true"`
-	Remotes   RemoteSync        `optional:"true"`
+	Endpoints *endpoint.Manager   `optional:"true"`
+	Remotes   datapath.RemoteSync `optional:"true"`
 	Jobs      job.Group
 	Log       *slog.Logger
 }

@@ -72,7 +72,7 @@ func TestCellWaitsForRemotes(t *testing.T) {
 	celltest.StartWithFlags(t, []string{"node-name=node-a", "node-ip=192.0.2.10"},
 		localnode.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell, ipcachecell.Cell,
 		datapathtest.CellOf(f), ipcachesync.Cell, celltest.Capture(&c),
-		cell.Provide(func() ipcachesync.RemoteSync { return r }))
+		cell.Provide(func() datapath.RemoteSync { return r }))
 	cidr := netip.MustParsePrefix("10.0.0.0/8")
 	ipcachetest.Applied(t, c)(c.UpsertMetadata(cidr, source.Generated, "test", ipcache.Metadata{Identity: 16777300}))
 	celltest.Eventually(t, "the new entry in the map", func() bool { return f.IPCacheMap()[cidr].Identity == 16777300 })

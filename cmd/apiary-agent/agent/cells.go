@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/publish"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
@@ -70,8 +71,9 @@ var Datapath = cell.Group(
 var ClusterMesh = cell.Group(
 	publish.Cell,
 	clustermeshcell.Cell,
-	// The BPF ipcache map's initial reconcile waits for the remotes too.
-	cell.Provide(func(w clustermeshcell.SyncWaiter) ipcachesync.RemoteSync { return w }),
+	// The BPF ipcache map's initial reconcile and the endpoints' first
+	// regeneration wait for the remotes too.
+	cell.Provide(func(w clustermeshcell.SyncWaiter) datapath.RemoteSync { return w }),
 )
 
 // Agent is the whole apiary agent.

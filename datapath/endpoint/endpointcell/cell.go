@@ -60,6 +60,7 @@ type managerParams struct {
 	Jobs       job.Group
 	Log        *slog.Logger
 	Inc        *incremental
+	Remotes    datapath.RemoteSync `optional:"true"`
 }
 
 // incremental is the trigger that writes identity-driven map-state
@@ -98,10 +99,19 @@ func newManager(p managerParams) (*endpoint.Manager, error) {
 	})
 	apply := m.ApplyIncremental
 	p.Inc.apply.Store(&apply)
-	p.Regen.Subscribe(m.Regenerate)
+	remotes := newRemotesGate(p.Remotes, p.Log)
+	p.Regen.Subscribe(func(ctx context.Context, reasons []string) error {
+		if err := remotes.wait(ctx); err != nil {
+			return err
+		}
+		return m.Regenerate(ctx, reasons)
+	})
 	p.Lifecycle.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error {
 		m.RestoreLocal(ctx)
-		p.Jobs.Add(job.OneShot("endpoint-restore", func(ctx context.Context, _ cell.Health) error {
+		p.Jobs.Add(remotes.job(), job.OneShot("endpoint-restore", func(ctx context.Context, _ cell.Health) error {
+			if err := remotes.wait(ctx); err != nil {
+				return err
+			}
 			return m.RestoreIdentities(ctx)
 		}, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})), p.Inc.trigger)
 		return nil
