@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,10 @@ func (c *Client) Monitor(ctx context.Context, types ...string) iter.Seq2[models.
 			switch {
 			case errors.Is(err, io.EOF):
 				return
+			case errors.Is(err, io.ErrUnexpectedEOF) && atBoundary(dec):
+				// The agent stopped and its connection closed between two
+				// messages, before the stream's last chunk: the stream's end.
+				return
 			case err != nil && ctx.Err() != nil:
 				return
 			case err != nil:
@@ -69,4 +74,11 @@ func (c *Client) stream(ctx context.Context, path string) (io.ReadCloser, error)
 		return nil, &APIError{Method: http.MethodGet, Path: path, StatusCode: resp.StatusCode, Message: errorMessage(body)}
 	}
 	return resp.Body, nil
+}
+
+// atBoundary reports whether dec holds no part of a message: only
+// whitespace is buffered.
+func atBoundary(dec *json.Decoder) bool {
+	rest, _ := io.ReadAll(dec.Buffered())
+	return len(bytes.TrimSpace(rest)) == 0
 }
