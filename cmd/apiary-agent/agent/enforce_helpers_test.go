@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -150,31 +149,6 @@ func serve(t *testing.T, ns string, ip netip.Addr, ports ...int) {
 			t.Fatal(err)
 		}
 		t.Cleanup(stopUDP)
-	}
-}
-
-// connect opens a TCP connection from ns that the test keeps.
-func connect(t *testing.T, ns string, ip netip.Addr, port int) net.Conn {
-	t.Helper()
-	var c net.Conn
-	netnstest.Must(t, ns, func() error {
-		var err error
-		c, err = net.DialTimeout("tcp", netip.AddrPortFrom(ip, uint16(port)).String(), 5*time.Second)
-		return err
-	})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func echoOn(t *testing.T, c net.Conn, msg string) {
-	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, msg); err != nil {
-		t.Fatalf("write %q: %v", msg, err)
-	}
-	buf := make([]byte, len(msg))
-	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != msg {
-		t.Fatalf("echo of %q: %q %v", msg, buf, err)
 	}
 }
 

@@ -162,10 +162,10 @@ func TestEnforcement(t *testing.T) {
 
 	// Connections that stay open across the restart: a->b, and a->c
 	// (whose endpoint c vanishes while the agent is down).
-	connB := connect(t, pods["a"], ipB, 8080)
-	connC := connect(t, pods["a"], ipC, 8080)
-	echoOn(t, connB, "before the restart")
-	echoOn(t, connC, "before the restart")
+	connB := netnstest.Connect(t, pods["a"], ipB, 8080)
+	connC := netnstest.Connect(t, pods["a"], ipC, 8080)
+	netnstest.RoundTrip(t, connB, "before the restart")
+	netnstest.RoundTrip(t, connC, "before the restart")
 	if _, err := c.PolicyDelete(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestEnforcement(t *testing.T) {
 	stop()
 
 	t.Run("agent down", func(t *testing.T) {
-		echoOn(t, connB, "while the agent is down")
+		netnstest.RoundTrip(t, connB, "while the agent is down")
 		wantTCP(t, pods["a"], ipB, 9090, false)
 		wantTCP(t, pods["a"], ipC, 8080, false)
 		wantTCP(t, pods["a"], ipB, 8080, true)
@@ -225,7 +225,7 @@ func TestEnforcement(t *testing.T) {
 		if got := linkIDs(t, n.bpfRoot, 2); got != linksB {
 			t.Errorf("endpoint 2 links %v after the restart, want the pinned %v", got, linksB)
 		}
-		echoOn(t, connB, "after the restart")
+		netnstest.RoundTrip(t, connB, "after the restart")
 		wantTCP(t, pods["a"], ipB, 9090, false)
 		wantTCP(t, pods["a"], ipB, 8080, true)
 	})

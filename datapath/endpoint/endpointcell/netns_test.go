@@ -3,8 +3,6 @@ package endpointcell_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -65,12 +63,12 @@ func TestEndpointsInNetNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopEcho()
-	conn := dialIn(t, pods[0], netip.MustParseAddr(eps[1].IPv4), 7000)
+	conn := netnstest.Connect(t, pods[0], netip.MustParseAddr(eps[1].IPv4), 7000)
 	defer conn.Close()
-	echo(t, conn, "before the restart")
+	netnstest.RoundTrip(t, conn, "before the restart")
 	stop()
 
-	echo(t, conn, "while the agent is down")
+	netnstest.RoundTrip(t, conn, "while the agent is down")
 	c, stop = startStoppable(t, srv, stateDir, dp)
 	defer stop()
 	for i := range eps {
@@ -89,7 +87,7 @@ func TestEndpointsInNetNS(t *testing.T) {
 			t.Errorf("endpoint %d identity %d after the restart, was %d", eps[i].ID, got.Identity, eps[i].Identity)
 		}
 	}
-	echo(t, conn, "after the restart")
+	netnstest.RoundTrip(t, conn, "after the restart")
 	checkTCP(t, pods[2], pods[0], netip.MustParseAddr(eps[0].IPv6))
 
 	for _, ep := range eps {
@@ -145,30 +143,5 @@ func checkTCP(t *testing.T, from, to string, ip netip.Addr) {
 	defer stop()
 	if err := netnstest.Dial(from, ip, 8080, 5*time.Second); err != nil {
 		t.Errorf("TCP from %s to %s: %v", from, ip, err)
-	}
-}
-
-// dialIn opens a TCP connection from the namespace ns.
-func dialIn(t *testing.T, ns string, ip netip.Addr, port int) net.Conn {
-	t.Helper()
-	var c net.Conn
-	netnstest.Must(t, ns, func() error {
-		var err error
-		c, err = net.DialTimeout("tcp", netip.AddrPortFrom(ip, uint16(port)).String(), 5*time.Second)
-		return err
-	})
-	return c
-}
-
-// echo sends msg on c and checks it comes back.
-func echo(t *testing.T, c net.Conn, msg string) {
-	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, msg); err != nil {
-		t.Fatalf("write %q: %v", msg, err)
-	}
-	buf := make([]byte, len(msg))
-	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != msg {
-		t.Fatalf("echo of %q: %q %v", msg, buf, err)
 	}
 }
