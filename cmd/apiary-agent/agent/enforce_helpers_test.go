@@ -152,8 +152,6 @@ func serve(t *testing.T, ns string, ip netip.Addr, ports ...int) {
 	}
 }
 
-// eventReader reads the events ring buffer from the start of a test
-// into a channel, so that it competes for each event with any other
 // linkIDs returns the ids of the pinned tcx links of endpoint id.
 func linkIDs(t *testing.T, root string, id uint16) [2]link.ID {
 	t.Helper()

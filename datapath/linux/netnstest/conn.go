@@ -58,10 +58,19 @@ func Echo(path string, ip netip.Addr, port int) (stop func(), err error) {
 // Dial connects from the namespace at path to ip:port over TCP, sends a
 // line and checks it comes back.
 func Dial(path string, ip netip.Addr, port int, timeout time.Duration) error {
+	return DialFrom(path, netip.Addr{}, ip, port, timeout)
+}
+
+// DialFrom is Dial from the source address src (any when invalid).
+func DialFrom(path string, src, ip netip.Addr, port int, timeout time.Duration) error {
 	var c net.Conn
 	err := Run(path, func() error {
+		d := net.Dialer{Timeout: timeout}
+		if src.IsValid() {
+			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		}
 		var err error
-		c, err = net.DialTimeout("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)), timeout)
+		c, err = d.Dial("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		return err
 	})
 	if err != nil {

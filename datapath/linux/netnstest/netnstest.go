@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 var seq atomic.Uint64
@@ -105,4 +106,33 @@ func Join(t testing.TB, nsA, nsB string, ipA, ipB netip.Addr) {
 			return netlink.LinkSetUp(l)
 		})
 	}
+}
+
+// AddAddr adds prefix (an address and its subnet) to the interface
+// ifname of the namespace at path, without IPv6 duplicate address
+// detection, so that it is usable at once.
+func AddAddr(t testing.TB, path, ifname string, prefix netip.Prefix) {
+	t.Helper()
+	Must(t, path, func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
+			return err
+		}
+		a := &netlink.Addr{IPNet: &net.IPNet{IP: prefix.Addr().AsSlice(), Mask: net.CIDRMask(prefix.Bits(), prefix.Addr().BitLen())}}
+		if prefix.Addr().Is6() {
+			a.Flags = unix.IFA_F_NODAD
+		}
+		return netlink.AddrAdd(l, a)
+	})
+}
+
+// AddRoute routes dst via gw in the namespace at path.
+func AddRoute(t testing.TB, path string, dst netip.Prefix, gw netip.Addr) {
+	t.Helper()
+	Must(t, path, func() error {
+		return netlink.RouteAdd(&netlink.Route{
+			Dst: &net.IPNet{IP: dst.Addr().AsSlice(), Mask: net.CIDRMask(dst.Bits(), dst.Addr().BitLen())},
+			Gw:  gw.AsSlice(),
+		})
+	})
 }
