@@ -25,13 +25,13 @@ func newStoreFromConfig(cfg Config, cluster types.ClusterInfo, log *slog.Logger)
 	if err != nil {
 		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-name: %w", err)}
 	}
-	ip, err := nodeIP(cfg.NodeIP, log)
+	ip, ip2, err := nodeIPs(cfg.NodeIP, log)
 	if err != nil {
 		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-ip: %w", err)}
 	}
 	v4, v6, _ := parsePodCIDRs(cfg.PodCIDR) // checked by Config.Validate
 	return NewStore(LocalNode{
-		Name: name, Cluster: cluster, IP: ip,
+		Name: name, Cluster: cluster, IP: ip, SecondaryIP: ip2,
 		IPv4AllocCIDR: v4, IPv6AllocCIDR: v6,
 	}), nil
 }

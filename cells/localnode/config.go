@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -14,7 +15,9 @@ type Config struct {
 	// NodeName is the node's name (empty: the host name, lower-cased).
 	NodeName string
 	// NodeIP is the address other nodes reach this one at (empty: the
-	// first global unicast address of the host, IPv4 first).
+	// first global unicast address of the host, IPv4 first); on a
+	// dual-stack node an IPv4 and an IPv6 address separated by a comma,
+	// the first one the node's primary address.
 	NodeIP string
 	// PodCIDR are the node's pod CIDRs, at most one IPv4 and one IPv6.
 	PodCIDR []string
@@ -27,7 +30,7 @@ var DefaultConfig = Config{}
 // Flags registers --node-name, --node-ip and --pod-cidr.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("node-name", def.NodeName, "Name of this node (default: the host name)")
-	fs.String("node-ip", def.NodeIP, "IP address other nodes reach this node at (default: the first global unicast address of the host)")
+	fs.String("node-ip", def.NodeIP, "IP address other nodes reach this node at, or an IPv4 and an IPv6 address separated by a comma for a dual-stack node, e.g. 192.0.2.10,fd00::10 (default: the first global unicast address of the host)")
 	fs.StringSlice("pod-cidr", def.PodCIDR, "Pod CIDRs of this node: at most one IPv4 and one IPv6 CIDR, e.g. 10.0.1.0/24,fd00:1::/64")
 }
 
@@ -43,7 +46,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.NodeIP != "" {
-		if _, err := parseNodeIP(c.NodeIP); err != nil {
+		if _, _, err := parseNodeIPs(c.NodeIP); err != nil {
 			errs = append(errs, fmt.Errorf("--node-ip: %w", err))
 		}
 	}
@@ -75,6 +78,25 @@ func parseNodeIP(s string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("%s is not a unicast address other nodes can reach", s)
 	}
 	return ip, nil
+}
+
+// parseNodeIPs reads one node address, or two of different families
+// separated by a comma: the primary address first.
+func parseNodeIPs(s string) (primary, secondary netip.Addr, err error) {
+	first, second, dual := strings.Cut(s, ",")
+	if primary, err = parseNodeIP(strings.TrimSpace(first)); err != nil || !dual {
+		return primary, secondary, err
+	}
+	if strings.Contains(second, ",") {
+		return primary, secondary, fmt.Errorf("%q: at most two addresses, an IPv4 and an IPv6 one", s)
+	}
+	if secondary, err = parseNodeIP(strings.TrimSpace(second)); err != nil {
+		return primary, secondary, err
+	}
+	if primary.Is4() == secondary.Is4() {
+		return primary, secondary, fmt.Errorf("%q: two addresses must be an IPv4 and an IPv6 one", s)
+	}
+	return primary, secondary, nil
 }
 
 // parsePodCIDRs reads at most one IPv4 and one IPv6 CIDR, without host

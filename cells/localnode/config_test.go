@@ -20,6 +20,11 @@ func TestConfigValidate(t *testing.T) {
 		{name: "everything", give: localnode.Config{NodeName: "worker-1.example", NodeIP: "10.0.0.5", PodCIDR: []string{"10.0.1.0/24", "fd00:1::/64"}}},
 		{name: "loopback for a lab", give: localnode.Config{NodeIP: "127.0.0.11"}},
 		{name: "IPv6 node", give: localnode.Config{NodeIP: "fd00::5"}},
+		{name: "dual-stack node", give: localnode.Config{NodeIP: "10.0.0.5,fd00::5"}},
+		{name: "dual-stack node, IPv6 first", give: localnode.Config{NodeIP: "fd00::5, 10.0.0.5"}},
+		{name: "two IPv4", give: localnode.Config{NodeIP: "10.0.0.5,10.0.0.6"}, want: `--node-ip: "10.0.0.5,10.0.0.6": two addresses must be an IPv4 and an IPv6 one`},
+		{name: "three addresses", give: localnode.Config{NodeIP: "10.0.0.5,fd00::5,fd00::6"}, want: "--node-ip: \"10.0.0.5,fd00::5,fd00::6\": at most two addresses"},
+		{name: "bad second address", give: localnode.Config{NodeIP: "10.0.0.5,fe80::1"}, want: "--node-ip: fe80::1 is not a unicast address"},
 		{name: "upper-case name", give: localnode.Config{NodeName: "Worker-1"}, want: `--node-name: "Worker-1" must be lower-case`},
 		{name: "slash in name", give: localnode.Config{NodeName: "a/b"}, want: `--node-name: "a/b"`},
 		{name: "not an IP", give: localnode.Config{NodeIP: "10.0.0.300"}, want: `--node-ip: "10.0.0.300" is not an IP address`},
@@ -63,11 +68,11 @@ func TestBadFlagsStopTheAgent(t *testing.T) {
 
 func TestStore(t *testing.T) {
 	var st localnode.Store
-	celltest.StartWithFlags(t, []string{"node-name=node-a", "node-ip=fd00::5", "pod-cidr=10.0.1.0/24,fd00:1::/64",
+	celltest.StartWithFlags(t, []string{"node-name=node-a", "node-ip=fd00::5,192.0.2.5", "pod-cidr=10.0.1.0/24,fd00:1::/64",
 		"cluster-name=cluster1", "cluster-id=7"}, localnode.Cell, celltest.Capture(&st))
 	n := st.Get()
 	want := localnode.LocalNode{
-		Name: "node-a", IP: netip.MustParseAddr("fd00::5"),
+		Name: "node-a", IP: netip.MustParseAddr("fd00::5"), SecondaryIP: netip.MustParseAddr("192.0.2.5"),
 		Cluster:       types.ClusterInfo{ClusterName: "cluster1", ClusterID: 7, MaxConnectedClusters: 255},
 		IPv4AllocCIDR: netip.MustParsePrefix("10.0.1.0/24"), IPv6AllocCIDR: netip.MustParsePrefix("fd00:1::/64"),
 	}

@@ -59,15 +59,16 @@ func nodeName(flag string, log *slog.Logger) (string, error) {
 	return name, nil
 }
 
-// nodeIP returns --node-ip, or the host's first global unicast address.
-func nodeIP(flag string, log *slog.Logger) (netip.Addr, error) {
+// nodeIPs returns --node-ip (one address, or two of different
+// families), or the host's first global unicast address.
+func nodeIPs(flag string, log *slog.Logger) (primary, secondary netip.Addr, err error) {
 	if flag != "" {
-		return parseNodeIP(flag)
+		return parseNodeIPs(flag)
 	}
 	ip, err := HostAddress()
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("not set, and %w", err)
+		return netip.Addr{}, netip.Addr{}, fmt.Errorf("not set, and %w", err)
 	}
 	log.Info("Using the first global unicast address of the host as node IP (--node-ip)", "node-ip", ip)
-	return ip, nil
+	return ip, netip.Addr{}, nil
 }

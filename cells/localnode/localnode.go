@@ -17,6 +17,9 @@ type LocalNode struct {
 	// IP is the address other nodes reach this one at (the node's
 	// InternalIP).
 	IP netip.Addr
+	// SecondaryIP is the node's address of the other family on a
+	// dual-stack node (--node-ip=<IPv4>,<IPv6>); invalid otherwise.
+	SecondaryIP netip.Addr
 	// IPv4AllocCIDR and IPv6AllocCIDR are the node's pod CIDRs (either
 	// may be invalid: none).
 	IPv4AllocCIDR netip.Prefix

@@ -27,6 +27,7 @@ import (
 type node struct {
 	name, ns, stateDir, bpfRoot, policyDir string
 	ip, podCIDR                            string
+	ip6                                    string // a dual-stack node's IPv6 address
 }
 
 // startNode starts the whole agent for n (real loader, Linux datapath in
@@ -35,9 +36,13 @@ type node struct {
 func startNode(t *testing.T, n node, srv *kvstoretest.Server, flags ...string) (*client.Client, func()) {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
+	nodeIP := n.ip
+	if n.ip6 != "" {
+		nodeIP += "," + n.ip6
+	}
 	h := celltest.New(t, append([]string{
 		"socket-path=" + socket, "state-dir=" + n.stateDir, "bpf-root=" + n.bpfRoot, "datapath-netns=" + n.ns,
-		"cluster-name=c1", "cluster-id=1", "node-name=" + n.name, "node-ip=" + n.ip, "pod-cidr=" + n.podCIDR,
+		"cluster-name=c1", "cluster-id=1", "node-name=" + n.name, "node-ip=" + nodeIP, "pod-cidr=" + n.podCIDR,
 		"policy-dir=" + n.policyDir, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
 		"kvstore-heartbeat-writer=false",
 	}, flags...), agent.Agent)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
@@ -15,12 +16,14 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// TestEnforcementAcrossNodes runs two agents on one etcd, each with its
-// datapath in a node namespace, the namespaces joined by a veth and
-// routed with --auto-direct-node-routes. Pods a and x live on node A,
-// pod b on node B; b admits a only. Node B's BPF ipcache map learns a's
-// and x's identities from node A's kvstore entries, so a reaches b and
-// x is dropped at b's ingress.
+// TestEnforcementAcrossNodes runs two dual-stack agents on one etcd,
+// each with its datapath in a node namespace, the namespaces joined by a
+// veth and routed with --auto-direct-node-routes (IPv4 and IPv6 pod
+// CIDRs via the node addresses of their family). Pods a and x live on
+// node A, pod b on node B; b admits a only. Node B's BPF ipcache map
+// learns a's and x's identities, both families, from node A's kvstore
+// entries, so a reaches b and x is dropped at b's ingress, over IPv4
+// and IPv6.
 func TestEnforcementAcrossNodes(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
 	policyDir := t.TempDir()
@@ -28,10 +31,13 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	na := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-		policyDir: policyDir, ip: "192.168.60.1", podCIDR: "10.0.1.0/24"}
+		policyDir: policyDir, ip: "192.168.60.1", ip6: "fd00:60::1", podCIDR: "10.0.1.0/24,fd00:1::/120"}
 	nb := node{name: "node-b", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-		policyDir: policyDir, ip: "192.168.60.2", podCIDR: "10.0.2.0/24"}
+		policyDir: policyDir, ip: "192.168.60.2", ip6: "fd00:60::2", podCIDR: "10.0.2.0/24,fd00:2::/120"}
 	netnstest.Join(t, na.ns, nb.ns, netip.MustParseAddr(na.ip), netip.MustParseAddr(nb.ip))
+	for _, n := range []node{na, nb} {
+		netnstest.AddAddr(t, n.ns, "n0", netip.PrefixFrom(netip.MustParseAddr(n.ip6), 64))
+	}
 	ca, _ := startNode(t, na, srv, "auto-direct-node-routes")
 	cb, _ := startNode(t, nb, srv, "auto-direct-node-routes")
 
@@ -40,7 +46,9 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 	epX := createEndpoint(t, ca, 2, podX, "x")
 	epB := createEndpoint(t, cb, 1, podB, "b")
 	ipA, ipX, ipB := addrOf(t, epA), addrOf(t, epX), addrOf(t, epB)
+	ip6A, ip6X, ip6B := addr6Of(t, epA), addr6Of(t, epX), addr6Of(t, epB)
 	serve(t, podB, ipB, 8080)
+	serve(t, podB, ip6B, 8080)
 
 	m, err := ipcachemap.Open(celltest.Logger(t), nb.bpfRoot)
 	if err != nil {
@@ -50,7 +58,7 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 	for _, ep := range []struct {
 		ip netip.Addr
 		id uint32
-	}{{ipA, epA.Identity}, {ipX, epX.Identity}} {
+	}{{ipA, epA.Identity}, {ipX, epX.Identity}, {ip6A, epA.Identity}, {ip6X, epX.Identity}} {
 		celltest.Eventually(t, "node B's ipcache map has "+ep.ip.String(), func() bool {
 			got, ok, err := m.Lookup(ep.ip)
 			return err == nil && ok && got == identity.NumericIdentity(ep.id)
@@ -64,9 +72,20 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 		t.Errorf("node B's ipcache map entry of %s: %+v, want tunnel peer %s", ipA, e, na.ip)
 	}
 
-	celltest.Eventually(t, "a on node A reaches b on node B", func() bool {
-		return netnstest.Dial(podA, ipB, 8080, time.Second) == nil
-	})
-	wantTCP(t, podX, ipB, 8080, false)
-	wantTCP(t, podA, ipB, 8080, true)
+	for _, dst := range []netip.Addr{ipB, ip6B} {
+		celltest.Eventually(t, "a on node A reaches b on node B at "+dst.String(), func() bool {
+			return netnstest.Dial(podA, dst, 8080, time.Second) == nil
+		})
+		wantTCP(t, podX, dst, 8080, false)
+		wantTCP(t, podA, dst, 8080, true)
+	}
+}
+
+func addr6Of(t *testing.T, ep *models.Endpoint) netip.Addr {
+	t.Helper()
+	a, err := netip.ParseAddr(ep.IPv6)
+	if err != nil || !a.Is6() {
+		t.Fatalf("endpoint %d IPv6 %q: %v", ep.ID, ep.IPv6, err)
+	}
+	return a
 }
