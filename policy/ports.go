@@ -18,10 +18,11 @@ var allTraffic = portKey{proto: ProtoAny}
 
 var protoNumbers = map[api.Protocol]Proto{
 	api.ProtoTCP: ProtoTCP, api.ProtoUDP: ProtoUDP, api.ProtoSCTP: ProtoSCTP,
+	api.ProtoICMP: ProtoICMP, api.ProtoICMPv6: ProtoICMPv6,
 }
 
-// ProtoOf returns the engine's number of a port protocol (TCP, UDP,
-// SCTP); ok is false for others.
+// ProtoOf returns the engine's number of a traffic protocol (TCP, UDP,
+// SCTP, ICMP, ICMPv6); ok is false for others (ANY included).
 func ProtoOf(p api.Protocol) (proto Proto, ok bool) {
 	proto, ok = protoNumbers[p]
 	return proto, ok

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
@@ -54,10 +55,14 @@ func newAddressBook(prefixes map[netip.Prefix]identity.NumericIdentity, m *ipcac
 	return b, nil
 }
 
-// family returns whether q's packet is IPv6: the family of an address the
+// family returns whether q's packet is IPv6: that of its protocol for
+// ICMP and ICMPv6, else the family of an address the
 // query names (the source's first), else one both endpoints have (IPv4
 // first), else the source's, else the destination's, else IPv4.
 func family(q simulate.QueryModel) bool {
+	if f, ok := q.Protocol.ICMPFamily(); ok { // the protocol has one family
+		return f == api.ICMPv6
+	}
 	for _, s := range []simulate.SideModel{q.From, q.To} {
 		if s.IP.IsValid() {
 			return s.IP.Is6()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"time"
 
@@ -29,7 +30,23 @@ const (
 // port; conntrack is empty for each query, so reusing it is harmless).
 const sourcePort = 49152
 
-var packetProtos = map[api.Protocol]uint8{api.ProtoTCP: testpkt.ProtoTCP, api.ProtoUDP: testpkt.ProtoUDP, api.ProtoSCTP: testpkt.ProtoSCTP}
+var packetProtos = map[api.Protocol]uint8{
+	api.ProtoTCP: testpkt.ProtoTCP, api.ProtoUDP: testpkt.ProtoUDP, api.ProtoSCTP: testpkt.ProtoSCTP,
+	api.ProtoICMP: testpkt.ProtoICMP, api.ProtoICMPv6: testpkt.ProtoICMPv6,
+}
+
+// queryPacket returns q's packet between src and dst: a TCP SYN, UDP or
+// SCTP packet from sourcePort to the query's port, or an ICMP/ICMPv6
+// message of the query's type (code 0, echo identifier sourcePort).
+func queryPacket(q simulate.QueryModel, src, dst netip.Addr) testpkt.Packet {
+	pkt := testpkt.Packet{Src: src, Dst: dst, Proto: packetProtos[q.Protocol]}
+	if _, ok := q.Protocol.ICMPFamily(); ok {
+		pkt.ICMPType, pkt.ICMPID = uint8(q.Port), sourcePort
+		return pkt
+	}
+	pkt.Sport, pkt.Dport = sourcePort, q.Port
+	return pkt
+}
 
 // ReasonNotEnforced is the reason of a direction the program allowed
 // without a policy lookup: no rule isolates the endpoint there and its
@@ -81,7 +98,7 @@ func (d *Datapath) query(q simulate.QueryModel, explain bool) (simulate.Result, 
 	if err != nil {
 		return simulate.Result{}, err
 	}
-	pkt := testpkt.Packet{Src: src, Dst: dst, Proto: packetProtos[q.Protocol], Sport: sourcePort, Dport: q.Port}
+	pkt := queryPacket(q, src, dst)
 	egress, err := d.direction(q.From, q.To, policy.Egress, pkt)
 	if err != nil {
 		return simulate.Result{}, err
@@ -124,6 +141,10 @@ func (d *Datapath) direction(subject, peer simulate.SideModel, dir policy.Direct
 	}
 	if err := checkIdentities(evs, dir, subject.Identity, peer.Identity); err != nil {
 		return simulate.Decision{}, fmt.Errorf("%s of %s: %w", name, subject.Endpoint.Ref, err)
+	}
+	isND := pkt.Proto == testpkt.ProtoICMPv6 && simulate.IsNeighbourDiscovery(api.ProtoICMPv6, uint16(pkt.ICMPType))
+	if isND && ret == tcActOK && len(evs) == 0 { // passed before any policy lookup
+		return simulate.Decision{Verdict: simulate.Allowed, Reason: "allowed by " + name + ": neighbour discovery, no policy lookup"}, nil
 	}
 	return decision(name, ret, evs)
 }

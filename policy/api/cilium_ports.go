@@ -213,14 +213,11 @@ func (d *decoder) icmpType(path string, v any, family ICMPFamily) uint8 {
 		n, _ := d.integer(path, v, 0, 255)
 		return uint8(n)
 	case string:
-		if n, err := strconv.ParseUint(x, 10, 8); err == nil {
-			return uint8(n)
+		t, err := ParseICMPType(family, x)
+		if err != nil {
+			d.fail(path, err)
 		}
-		if t, ok := icmpTypeNames[family][x]; ok {
-			return t
-		}
-		d.failf(path, "%q is neither a number in 0..255 nor an %s ICMP type name", x, family)
-		return 0
+		return t
 	}
 	d.failf(path, "must be a number or an ICMP type name, not %s", typeName(v))
 	return 0

@@ -1,6 +1,9 @@
 package api
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // ICMPFamily is the IP family of an ICMP rule.
 type ICMPFamily string
@@ -20,6 +23,18 @@ type ICMPField struct {
 
 // String formats f as "IPv4/8".
 func (f ICMPField) String() string { return string(f.Family) + "/" + strconv.Itoa(int(f.Type)) }
+
+// ParseICMPType reads an ICMP message type of family: a number in 0..255
+// or one of the names icmps rules accept ("EchoRequest").
+func ParseICMPType(family ICMPFamily, s string) (uint8, error) {
+	if n, err := strconv.ParseUint(s, 10, 8); err == nil {
+		return uint8(n), nil
+	}
+	if t, ok := icmpTypeNames[family][s]; ok {
+		return t, nil
+	}
+	return 0, fmt.Errorf("%q is neither a number in 0..255 nor an %s ICMP type name", s, family)
+}
 
 // icmpTypeNames are the message type names Cilium accepts in place of
 // numbers, per family.

@@ -15,7 +15,24 @@ const (
 	ProtoSCTP Protocol = "SCTP"
 	// ProtoAny is TCP, UDP and SCTP (Cilium's ANY; ICMP is never in it).
 	ProtoAny Protocol = "ANY"
+	// ProtoICMP and ProtoICMPv6 are the protocols of traffic that rules'
+	// icmps match (never a port rule's protocol); a query on them carries
+	// the ICMP message type where other protocols have the port.
+	ProtoICMP   Protocol = "ICMP"
+	ProtoICMPv6 Protocol = "ICMPv6"
 )
+
+// ICMPFamily returns the family of ICMP rules matching traffic of
+// protocol p; ok is false for protocols other than ICMP and ICMPv6.
+func (p Protocol) ICMPFamily() (f ICMPFamily, ok bool) {
+	switch p {
+	case ProtoICMP:
+		return ICMPv4, true
+	case ProtoICMPv6:
+		return ICMPv6, true
+	}
+	return "", false
+}
 
 // Protocols returns the concrete protocols p stands for.
 func (p Protocol) Protocols() []Protocol {

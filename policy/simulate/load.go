@@ -146,7 +146,23 @@ func (v *validator) endpointPorts(entry string, ep *endpoint) {
 	}
 }
 
-// parseProtocol parses a query's or port's protocol; empty is TCP.
+// parseQueryProtocol parses a query's protocol: a port's, or ICMP or
+// ICMPv6 (any case).
+func parseQueryProtocol(s string) (api.Protocol, error) {
+	switch strings.ToUpper(s) {
+	case "ICMP":
+		return api.ProtoICMP, nil
+	case "ICMPV6":
+		return api.ProtoICMPv6, nil
+	}
+	p, err := parseProtocol(s)
+	if err != nil {
+		return "", fmt.Errorf("protocol %q is not TCP, UDP, SCTP, ICMP or ICMPv6", s)
+	}
+	return p, nil
+}
+
+// parseProtocol parses a declared port's protocol; empty is TCP.
 func parseProtocol(s string) (api.Protocol, error) {
 	switch p := api.Protocol(strings.ToUpper(s)); p {
 	case "":

@@ -36,9 +36,21 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown endpoint", eps + "queries: [{from: x/a, to: x/z, port: 80}, {from: c2/x/a, to: x/b, port: 80}]\n", []string{
 			`scenario.yaml: queries[0] (x/a -> x/z): to: "x/z" is no endpoint of the scenario`,
 			`scenario.yaml: queries[1] (c2/x/a -> x/b): from: "c2/x/a" is no endpoint of the scenario`}},
-		{"bad query", eps + "queries: [{from: a, to: x/b, port: 70000, protocol: icmp}]\n", []string{
+		{"bad query", eps + "queries: [{from: a, to: x/b, port: 70000, protocol: gre}]\n", []string{
 			`queries[0] (a -> x/b): from: "a" is not ns/name, cluster/ns/name or an IP address`,
-			"queries[0] (a -> x/b): port 70000 is not in 1-65535", `queries[0] (a -> x/b): protocol "icmp" is not TCP, UDP or SCTP`}},
+			"queries[0] (a -> x/b): port 70000 is not in 1-65535", `queries[0] (a -> x/b): protocol "gre" is not TCP, UDP, SCTP, ICMP or ICMPv6`}},
+		{"ICMP query with a port", eps + "queries: [{from: x/a, to: x/b, port: 8, protocol: ICMP}]\n", []string{
+			"queries[0] (x/a -> x/b): port 8: an ICMP query has no port; give the message type in type"}},
+		{"ICMP query without a type", eps + "queries: [{from: x/a, to: x/b, protocol: icmpv6}]\n", []string{
+			"queries[0] (x/a -> x/b): type is required with protocol ICMPv6"}},
+		{"bad ICMP type", eps + "queries: [{from: x/a, to: x/b, protocol: ICMP, type: EchoRequestt}, {from: x/a, to: x/b, protocol: ICMP, type: 256}]\n", []string{
+			`queries[0] (x/a -> x/b): type: "EchoRequestt" is neither a number in 0..255 nor an IPv4 ICMP type name`,
+			`queries[1] (x/a -> x/b): type: "256" is neither a number`}},
+		{"type on TCP", eps + "queries: [{from: x/a, to: x/b, port: 80, type: 8}]\n", []string{
+			`queries[0] (x/a -> x/b): type "8": only ICMP and ICMPv6 queries have a type`}},
+		{"ICMP to an IPv6 address", eps + "queries: [{from: x/a, to: 'fd00::9', protocol: ICMP, type: 8}]\n", []string{
+			"queries[0] (x/a -> fd00::9): to: fd00::9 is not an IPv4 address, and protocol ICMP is IPv4 only"}},
+		{"ICMP queries", eps + "queries: [{from: x/a, to: x/b, protocol: ICMP, type: 8}, {from: x/a, to: x/b, protocol: ICMPv6, type: EchoRequest}]\n", nil},
 		{"bad policy", eps + "policies:\n- {apiVersion: cilium.io/v2, kind: CiliumNetworkPolicy, metadata: {name: p}, spec: {endpointSelector: {}, ingress: [{fromEndpoint: []}]}}\n",
 			[]string{"scenario.yaml: policies[0]: document 1 (CiliumNetworkPolicy default/p)", "fromEndpoint"}},
 		{"duplicate policy", eps + "policies:\n" + strings.Repeat("- {apiVersion: cilium.io/v2, kind: CiliumNetworkPolicy, metadata: {name: p}, spec: {endpointSelector: {}}}\n", 2),

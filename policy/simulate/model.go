@@ -50,7 +50,9 @@ type QueryModel struct {
 	Query    Query
 	From, To SideModel
 	Protocol api.Protocol
-	Port     uint16
+	// Port is the destination port, or for ICMP and ICMPv6 the message
+	// type.
+	Port uint16
 	// Self is true when both sides are the same endpoint: the traffic
 	// never leaves the pod.
 	Self bool
@@ -106,11 +108,11 @@ func (sim *Simulation) Model() *Model {
 		m.Endpoints = append(m.Endpoints, em)
 	}
 	for _, q := range sim.scenario.Queries {
-		proto, _ := parseProtocol(q.Protocol)
+		proto, port, _ := queryTraffic(q)
 		src, _ := sim.resolve(q.From)
 		dst, _ := sim.resolve(q.To)
 		m.Queries = append(m.Queries, QueryModel{
-			Query: q, Protocol: proto, Port: uint16(q.Port),
+			Query: q, Protocol: proto, Port: port,
 			From: SideModel{Endpoint: byEP[src.ep], IP: src.ip, Identity: src.ident.ID},
 			To:   SideModel{Endpoint: byEP[dst.ep], IP: dst.ip, Identity: dst.ident.ID},
 			Self: src.ep != nil && src.ep == dst.ep,
@@ -124,6 +126,10 @@ func (sim *Simulation) Model() *Model {
 // directions itself; egress and ingress are set when explain is.
 func NewResult(q QueryModel, egress, ingress Decision, explain bool) Result {
 	r := Result{From: q.Query.From, To: q.Query.To, Port: q.Port, Protocol: string(q.Protocol), Verdict: Denied}
+	if _, ok := q.Protocol.ICMPFamily(); ok {
+		t := uint8(q.Port)
+		r.ICMPType = &t
+	}
 	if egress.Verdict == Allowed && ingress.Verdict == Allowed {
 		r.Verdict = Allowed
 	}

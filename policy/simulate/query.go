@@ -17,10 +17,15 @@ const (
 
 // Result is the answer to one query.
 type Result struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Port is the destination port; for ICMP and ICMPv6 the message
+	// type, in the port's place as the policy map keys it.
 	Port     uint16 `json:"port"`
 	Protocol string `json:"protocol"`
+	// ICMPType is the message type of an ICMP or ICMPv6 query (the
+	// same number as Port), absent for other protocols.
+	ICMPType *uint8 `json:"icmp-type,omitempty"`
 	// Verdict is Allowed when the source's egress and the destination's
 	// ingress both allow the connection, else Denied.
 	Verdict string `json:"verdict"`
@@ -30,7 +35,10 @@ type Result struct {
 	Ingress *Decision `json:"ingress,omitempty"`
 }
 
-// String formats the result as "x/a -> y/b 80/TCP ALLOWED".
+// String formats the result as "x/a -> y/b 80/TCP ALLOWED"; an ICMP
+// or ICMPv6 query has its message type in the port's place
+// ("x/a -> y/b 8/ICMP ALLOWED"), as `apiary bpf policy get` shows ICMP
+// keys.
 func (r Result) String() string {
 	return fmt.Sprintf("%s -> %s %d/%s %s", r.From, r.To, r.Port, r.Protocol, strings.ToUpper(r.Verdict))
 }
@@ -55,6 +63,9 @@ const (
 	ReasonNotEndpoint  = "not an endpoint (no policy)"
 	ReasonOtherCluster = "endpoint of another cluster (no policy)"
 	ReasonSelf         = "self (never leaves the pod)"
+	// ReasonNeighbourDiscovery is the reason of ICMPv6 types 133-137,
+	// which the datapath lets through without policy.
+	ReasonNeighbourDiscovery = "neighbour discovery (ICMPv6 133-137, never policed)"
 )
 
 // validateQuery checks query i: both sides resolve, the port and protocol
@@ -68,12 +79,57 @@ func (sim *Simulation) validateQuery(v *validator, i int, q Query) {
 			v.errorf(entry, "%s: %v", side.field, err)
 		}
 	}
+	proto, _, errs := queryTraffic(q)
+	v.check(entry, errs...)
+	if family, ok := proto.ICMPFamily(); ok {
+		for _, side := range []struct{ field, ref string }{{"from", q.From}, {"to", q.To}} {
+			if p, err := sim.resolve(side.ref); err == nil && p.ip.IsValid() && p.ip.Is6() != (family == api.ICMPv6) {
+				v.errorf(entry, "%s: %s is not an %s address, and protocol %s is %s only", side.field, p.ip, family, proto, family)
+			}
+		}
+	}
+}
+
+// queryTraffic returns a query's protocol and its port, which for ICMP
+// and ICMPv6 is the message type (as the datapath's policy keys have
+// it), with an error per bad field.
+func queryTraffic(q Query) (api.Protocol, uint16, []error) {
+	proto, err := parseQueryProtocol(q.Protocol)
+	family, isICMP := proto.ICMPFamily()
+	switch {
+	case isICMP && q.Port != 0:
+		return proto, 0, []error{fmt.Errorf("port %d: an %s query has no port; give the message type in type", q.Port, proto)}
+	case isICMP && q.Type == "":
+		return proto, 0, []error{fmt.Errorf("type is required with protocol %s (a number or a name like %s)", proto, echoRequestName)}
+	case isICMP:
+		t, err := api.ParseICMPType(family, q.Type)
+		if err != nil {
+			return proto, 0, []error{fmt.Errorf("type: %w", err)}
+		}
+		return proto, uint16(t), nil
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if q.Type != "" {
+		errs = append(errs, fmt.Errorf("type %q: only ICMP and ICMPv6 queries have a type", q.Type))
+	}
 	if q.Port < 1 || q.Port > 65535 {
-		v.errorf(entry, "port %d is not in 1-65535", q.Port)
+		errs = append(errs, fmt.Errorf("port %d is not in 1-65535", q.Port))
 	}
-	if _, err := parseProtocol(q.Protocol); err != nil {
-		v.errorf(entry, "%v", err)
-	}
+	return proto, uint16(q.Port), errs
+}
+
+// echoRequestName is the type name hinted at in errors.
+const echoRequestName = "EchoRequest"
+
+// IsNeighbourDiscovery reports whether proto and port (the type) are an
+// ICMPv6 neighbour discovery message (router solicitation to redirect,
+// 133-137), which the datapath passes without policy so that endpoints
+// can resolve their neighbours.
+func IsNeighbourDiscovery(proto api.Protocol, port uint16) bool {
+	return proto == api.ProtoICMPv6 && port >= 133 && port <= 137
 }
 
 // Run answers every query of the scenario, in order.
@@ -92,10 +148,10 @@ func (sim *Simulation) run(explain bool) []Result {
 
 // query answers one validated query.
 func (sim *Simulation) query(q Query, explain bool) Result {
-	proto, _ := parseProtocol(q.Protocol)
+	proto, port, _ := queryTraffic(q)
 	src, _ := sim.resolve(q.From)
 	dst, _ := sim.resolve(q.To)
-	pkt := packet{proto: proto, port: uint16(q.Port)}
+	pkt := packet{proto: proto, port: port}
 	var egress, ingress Decision
 	if src.ep != nil && src.ep == dst.ep {
 		egress = Decision{Verdict: Allowed, Reason: ReasonSelf}
@@ -107,13 +163,11 @@ func (sim *Simulation) query(q Query, explain bool) Result {
 	return NewResult(QueryModel{Query: q, Protocol: proto, Port: pkt.port}, egress, ingress, explain)
 }
 
-// packet is the protocol and destination port of a query.
+// packet is the protocol and destination port (ICMP: type) of a query.
 type packet struct {
 	proto api.Protocol
 	port  uint16
 }
-
-var engineProtos = map[api.Protocol]policy.Proto{api.ProtoTCP: policy.ProtoTCP, api.ProtoUDP: policy.ProtoUDP, api.ProtoSCTP: policy.ProtoSCTP}
 
 // decide returns the verdict of subject's policy in dir for traffic with
 // peer: the engine's verdict on the subject's map state, with the reason
@@ -124,8 +178,11 @@ func (sim *Simulation) decide(subject, peer peer, dir policy.Direction, pkt pack
 		return Decision{Verdict: Allowed, Reason: ReasonNotEndpoint}
 	case !subject.ep.local(sim.scenario.Cluster):
 		return Decision{Verdict: Allowed, Reason: ReasonOtherCluster}
+	case IsNeighbourDiscovery(pkt.proto, pkt.port):
+		return Decision{Verdict: Allowed, Reason: ReasonNeighbourDiscovery}
 	}
-	allowed := policy.Verdict(sim.mapStates[subject.ep], peer.ident.ID, dir, engineProtos[pkt.proto], pkt.port)
+	proto, _ := policy.ProtoOf(pkt.proto)
+	allowed := policy.Verdict(sim.mapStates[subject.ep], peer.ident.ID, dir, proto, pkt.port)
 	d := Decision{Verdict: Denied}
 	if allowed {
 		d.Verdict = Allowed

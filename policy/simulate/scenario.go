@@ -59,13 +59,18 @@ type Port struct {
 }
 
 // Query is one connection to decide: from and to are "ns/name",
-// "cluster/ns/name" or an IP address; protocol is TCP (default), UDP or
-// SCTP.
+// "cluster/ns/name" or an IP address; protocol is TCP (default), UDP,
+// SCTP, ICMP or ICMPv6. TCP, UDP and SCTP queries have a port; ICMP and
+// ICMPv6 ones a type instead.
 type Query struct {
 	From     string `json:"from" yaml:"from"`
 	To       string `json:"to" yaml:"to"`
 	Port     int    `json:"port" yaml:"port"`
 	Protocol string `json:"protocol,omitempty" yaml:"protocol,omitempty"`
+	// Type is the ICMP or ICMPv6 message type of an ICMP or ICMPv6
+	// query: a number in 0..255 or a name icmps rules accept
+	// ("EchoRequest"), as in the rules' icmps fields.
+	Type string `json:"type,omitempty" yaml:"type,omitempty"`
 }
 
 // ErrInvalid is wrapped by every error about a scenario's content.

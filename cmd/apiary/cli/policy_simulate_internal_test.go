@@ -114,6 +114,7 @@ func checkJSON(t *testing.T, file string, want []string) {
 	var results []struct {
 		From, To, Protocol, Verdict string
 		Port                        int
+		ICMPType                    *int `json:"icmp-type"`
 		Egress, Ingress             *struct{ Verdict, Reason string }
 	}
 	if err := json.Unmarshal([]byte(out), &results); err != nil {
@@ -126,6 +127,9 @@ func checkJSON(t *testing.T, file string, want []string) {
 		line := r.From + " -> " + r.To + " " + strconv.Itoa(r.Port) + "/" + r.Protocol + " " + strings.ToUpper(r.Verdict)
 		if line != want[i] {
 			t.Errorf("json result %d is %q, want %q", i, line, want[i])
+		}
+		if isICMP := strings.HasPrefix(r.Protocol, "ICMP"); isICMP != (r.ICMPType != nil) || isICMP && *r.ICMPType != r.Port {
+			t.Errorf("json result %d: icmp-type %v with protocol %s and port %d, want the port for ICMP only", i, r.ICMPType, r.Protocol, r.Port)
 		}
 		if r.Egress == nil || r.Ingress == nil || r.Egress.Reason == "" || r.Ingress.Reason == "" {
 			t.Errorf("json result %d lacks an explanation: %s", i, out)
