@@ -142,7 +142,7 @@ func (d *Datapath) direction(subject, peer simulate.SideModel, dir policy.Direct
 	if err := checkIdentities(evs, dir, subject.Identity, peer.Identity); err != nil {
 		return simulate.Decision{}, fmt.Errorf("%s of %s: %w", name, subject.Endpoint.Ref, err)
 	}
-	isND := pkt.Proto == testpkt.ProtoICMPv6 && simulate.IsNeighbourDiscovery(api.ProtoICMPv6, uint16(pkt.ICMPType))
+	isND := pkt.Proto == testpkt.ProtoICMPv6 && policy.IsNeighbourDiscovery(api.ProtoICMPv6, uint16(pkt.ICMPType))
 	if isND && ret == tcActOK && len(evs) == 0 { // passed before any policy lookup
 		return simulate.Decision{Verdict: simulate.Allowed, Reason: "allowed by " + name + ": neighbour discovery, no policy lookup"}, nil
 	}

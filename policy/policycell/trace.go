@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -71,7 +72,28 @@ func (l *loader) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) 
 	}
 	q.proto, q.port, err = parseDPort(req.DPort)
 	q.dport = fmt.Sprintf("%d/%s", q.port, q.proto)
+	if err == nil {
+		err = checkICMPFamily(q.proto, req.Source, req.Destination)
+	}
 	return q, err
+}
+
+// checkICMPFamily refuses an ICMP trace to or from an IPv6 address, and
+// an ICMPv6 one with an IPv4 address: no such packet exists.
+func checkICMPFamily(proto papi.Protocol, sides ...[]string) error {
+	family, ok := proto.ICMPFamily()
+	if !ok {
+		return nil
+	}
+	for _, ss := range sides {
+		if len(ss) != 1 {
+			continue
+		}
+		if a, err := netip.ParseAddr(ss[0]); err == nil && a.Unmap().Is6() != (family == papi.ICMPv6) {
+			return fmt.Errorf("dport: protocol %s is %s only, and %s is not an %s address", proto, family, a, family)
+		}
+	}
+	return nil
 }
 
 func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (tracePeer, error) {
@@ -105,15 +127,27 @@ func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (trace
 	return tracePeer{labels: ls}, nil
 }
 
-// parseDPort reads "6379/TCP" or "6379" (TCP).
+// parseDPort reads "6379/TCP" or "6379" (TCP), or for ICMP and ICMPv6
+// the message type in the port's place, a number or a name icmps rules
+// accept: "8/ICMP", "EchoRequest/ICMPv6".
 func parseDPort(s string) (papi.Protocol, uint16, error) {
 	portStr, protoStr, found := strings.Cut(s, "/")
 	proto := papi.ProtoTCP
 	if found {
 		proto = papi.Protocol(strings.ToUpper(protoStr))
+		if proto == "ICMPV6" {
+			proto = papi.ProtoICMPv6
+		}
+	}
+	if family, ok := proto.ICMPFamily(); ok {
+		t, err := papi.ParseICMPType(family, portStr)
+		if err != nil {
+			return "", 0, fmt.Errorf("dport %q: the ICMP type: %w", s, err)
+		}
+		return proto, uint16(t), nil
 	}
 	if _, ok := policy.ProtoOf(proto); !ok {
-		return "", 0, fmt.Errorf("dport %q: protocol must be TCP, UDP or SCTP", s)
+		return "", 0, fmt.Errorf("dport %q: protocol must be TCP, UDP, SCTP, ICMP or ICMPv6", s)
 	}
 	port, err := strconv.ParseUint(portStr, 10, 16)
 	if err != nil || port == 0 {
@@ -152,6 +186,12 @@ func (l *loader) trace(q traceQuery) *models.PolicyTrace {
 	if src != nil && dst != nil {
 		l.mapStateVerdict(&out.Egress, src, dst, q.src.named, policy.Egress, q)
 		l.mapStateVerdict(&out.Ingress, dst, src, q.dst.named, policy.Ingress, q)
+	}
+	if policy.IsNeighbourDiscovery(q.proto, q.port) {
+		// The datapath passes neighbour discovery before any policy.
+		for _, d := range []*models.PolicyTraceDirection{&out.Egress, &out.Ingress} {
+			d.Allowed, d.VerdictFrom, d.MapStateKeys = true, models.VerdictFromNeighbourDiscovery, 0
+		}
 	}
 	out.Allowed = out.Egress.Allowed && out.Ingress.Allowed
 	return out

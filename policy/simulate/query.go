@@ -124,13 +124,6 @@ func queryTraffic(q Query) (api.Protocol, uint16, []error) {
 // echoRequestName is the type name hinted at in errors.
 const echoRequestName = "EchoRequest"
 
-// IsNeighbourDiscovery reports whether proto and port (the type) are an
-// ICMPv6 neighbour discovery message (router solicitation to redirect,
-// 133-137), which the datapath passes without policy so that endpoints
-// can resolve their neighbours.
-func IsNeighbourDiscovery(proto api.Protocol, port uint16) bool {
-	return proto == api.ProtoICMPv6 && port >= 133 && port <= 137
-}
 
 // Run answers every query of the scenario, in order.
 func (sim *Simulation) Run() []Result { return sim.run(false) }
@@ -178,7 +171,7 @@ func (sim *Simulation) decide(subject, peer peer, dir policy.Direction, pkt pack
 		return Decision{Verdict: Allowed, Reason: ReasonNotEndpoint}
 	case !subject.ep.local(sim.scenario.Cluster):
 		return Decision{Verdict: Allowed, Reason: ReasonOtherCluster}
-	case IsNeighbourDiscovery(pkt.proto, pkt.port):
+	case policy.IsNeighbourDiscovery(pkt.proto, pkt.port):
 		return Decision{Verdict: Allowed, Reason: ReasonNeighbourDiscovery}
 	}
 	proto, _ := policy.ProtoOf(pkt.proto)

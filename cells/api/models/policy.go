@@ -70,6 +70,9 @@ type PolicyTraceDirection struct {
 const (
 	VerdictFromMapState = "map state"
 	VerdictFromRules    = "rules"
+	// VerdictFromNeighbourDiscovery: ICMPv6 neighbour discovery (types
+	// 133-137), which the datapath always lets through.
+	VerdictFromNeighbourDiscovery = "neighbour discovery"
 )
 
 // PolicyTraceRule is one rule considered by a trace.

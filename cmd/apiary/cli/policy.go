@@ -160,7 +160,7 @@ Each side is one of:
 	}
 	cmd.Flags().StringSliceVarP(&src, "src", "s", nil, "Source: labels (comma-separated), ns/pod, cluster/ns/pod or an IP address")
 	cmd.Flags().StringSliceVarP(&dst, "dst", "d", nil, "Destination: labels (comma-separated), ns/pod, cluster/ns/pod or an IP address")
-	cmd.Flags().StringVar(&dport, "dport", "", "Destination port and protocol: 6379/TCP")
+	cmd.Flags().StringVar(&dport, "dport", "", "Destination port and protocol: 6379/TCP; for ICMP and ICMPv6 the message type: 8/ICMP, EchoRequest/ICMPv6")
 	_ = cmd.MarkFlagRequired("src")
 	_ = cmd.MarkFlagRequired("dst")
 	_ = cmd.MarkFlagRequired("dport")
@@ -199,8 +199,11 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 
 func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection, mapMax int) {
 	from := "verdict from the rules"
-	if d.VerdictFrom == models.VerdictFromMapState {
+	switch d.VerdictFrom {
+	case models.VerdictFromMapState:
 		from = fmt.Sprintf("map state %d keys of %d", d.MapStateKeys, mapMax)
+	case models.VerdictFromNeighbourDiscovery:
+		from = "neighbour discovery, never policed"
 	}
 	fmt.Fprintf(w, "%s: %d rules considered, default deny %v, %s\n", title, len(d.Rules), d.DefaultDeny, from)
 	if d.VerdictFrom == models.VerdictFromMapState && d.MapStateKeys > mapMax {
