@@ -124,7 +124,6 @@ func queryTraffic(q Query) (api.Protocol, uint16, []error) {
 // echoRequestName is the type name hinted at in errors.
 const echoRequestName = "EchoRequest"
 
-
 // Run answers every query of the scenario, in order.
 func (sim *Simulation) Run() []Result { return sim.run(false) }
 
