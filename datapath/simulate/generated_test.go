@@ -18,8 +18,8 @@ var (
 
 // TestGeneratedScenariosAgree is the property test: on generated
 // scenarios (package scenariogen: named ports differing per pod, deny
-// rules, port ranges, CIDRs with excepts, IPv6, UDP and SCTP, pods of
-// another cluster) the kernel's verdict of every query and of each
+// rules, port ranges, CIDRs with excepts, IPv6, UDP and SCTP, ICMP and
+// ICMPv6 types against icmps rules, pods of another cluster) the kernel's verdict of every query and of each
 // direction is the engine's. It draws a new first seed each run and
 // logs it; replay with
 // go test ./datapath/simulate/ -run Generated -args -seed N -scenarios 1.

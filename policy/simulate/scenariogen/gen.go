@@ -7,7 +7,8 @@
 // allow and deny rules, port ranges, named ports, CIDR peers with
 // excepts (IPv4 and IPv6), entities and enableDefaultDeny, and queries
 // between pods (by name or address) and addresses that are no pods over
-// TCP, UDP and SCTP. The same seed always gives the same file.
+// TCP, UDP and SCTP, and ICMP and ICMPv6 queries by type against icmps
+// rules. The same seed always gives the same file.
 //
 // The idea follows hack/bench/policydiff's generator (which also has
 // to avoid what Cilium parses differently); this one lives in the main
@@ -17,6 +18,7 @@ package scenariogen
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 
 	"gopkg.in/yaml.v3"
 )
@@ -155,9 +157,35 @@ func (g *gen) query() map[string]any {
 			q["protocol"] = "SCTP"
 		case x < 0.5:
 			q["protocol"] = "TCP"
+		case x < 0.62:
+			g.icmpQuery(q, from, to)
 		}
 		return q
 	}
+}
+
+// icmpQuery makes q an ICMP or ICMPv6 query of a type: of the family of
+// the addresses it names (TCP when they differ), else either.
+func (g *gen) icmpQuery(q map[string]any, from, to string) {
+	family := pick(g.r, []string{"IPv4", "IPv6"})
+	v6 := map[bool]int{}
+	for _, side := range []string{from, to} {
+		if a, err := netip.ParseAddr(side); err == nil {
+			v6[a.Is6()]++
+		}
+	}
+	switch {
+	case v6[true] > 0 && v6[false] > 0:
+		q["protocol"] = "TCP"
+		return
+	case v6[true] > 0:
+		family = "IPv6"
+	case v6[false] > 0:
+		family = "IPv4"
+	}
+	q["protocol"] = map[string]string{"IPv4": "ICMP", "IPv6": "ICMPv6"}[family]
+	q["type"] = pick(g.r, queryICMPTypes[family])
+	delete(q, "port")
 }
 
 // side returns a query side: a pod by name, a pod by address, or an

@@ -14,7 +14,8 @@ import (
 // that the features the property tests rely on show up.
 func TestGeneratedScenariosLoad(t *testing.T) {
 	features := map[string]int{"ingressDeny": 0, "egressDeny": 0, "endPort": 0, "except": 0, "2001:db8": 0,
-		"fd00:0::": 0, "SCTP": 0, "UDP": 0, "enableDefaultDeny": 0, "NetworkPolicy": 0, "cluster2/": 0}
+		"fd00:0::": 0, "SCTP": 0, "UDP": 0, "enableDefaultDeny": 0, "NetworkPolicy": 0, "cluster2/": 0,
+		"icmps": 0, "protocol: ICMP\n": 0, "protocol: ICMPv6": 0, "family: IPv6": 0}
 	for seed := range uint64(100) {
 		data := scenariogen.Generate(seed, 30)
 		if again := scenariogen.Generate(seed, 30); !bytes.Equal(data, again) {

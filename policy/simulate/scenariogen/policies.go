@@ -109,6 +109,14 @@ func (g *gen) overlappingDeny(allow map[string]any) map[string]any {
 			deny[k] = v
 		}
 	}
+	if _, ok := allow["icmps"]; ok {
+		// The same ICMP types, or (no icmps) every port and type of the
+		// same peers.
+		if len(deny) > 1 && g.chance(0.5) {
+			delete(deny, "icmps")
+		}
+		return deny
+	}
 	switch x := g.r.Float64(); {
 	case x < 0.4: // every port
 		if len(deny) == 0 {
@@ -141,6 +149,10 @@ func (g *gen) ciliumPeerRule(dir string) map[string]any {
 	case x < 0.8:
 		r[from+"CIDRSet"] = []any{g.cidrRule("cidr")}
 	}
+	if g.chance(0.15) {
+		r["icmps"] = []any{map[string]any{"fields": g.icmpFields()}}
+		return r
+	}
 	if g.chance(0.6) || len(r) == 0 {
 		var ports []any
 		for range 1 + g.r.IntN(2) {
@@ -172,6 +184,35 @@ func (g *gen) ciliumPort() map[string]any {
 		p["protocol"] = pick(g.r, []string{"TCP", "TCP", "UDP", "SCTP", "ANY"})
 	}
 	return p
+}
+
+// icmpTypes are the ICMP and ICMPv6 types rules and queries use, by
+// number and by the names icmps rules accept; queryICMPTypes adds
+// neighbour discovery (never policed) and an error type.
+var (
+	icmpTypes = map[string][]any{
+		"IPv4": {8, "EchoRequest", 0, "EchoReply", 13},
+		"IPv6": {128, "EchoRequest", 129, "EchoReply", 1},
+	}
+	queryICMPTypes = map[string][]any{
+		"IPv4": {8, "EchoRequest", 0, 13, 3},
+		"IPv6": {128, "EchoRequest", 129, 1, 135},
+	}
+)
+
+// icmpFields returns the fields of an icmps entry: one or two types of
+// either family (the family left out means IPv4).
+func (g *gen) icmpFields() []any {
+	var fields []any
+	for range 1 + g.r.IntN(2) {
+		family := pick(g.r, []string{"IPv4", "IPv6"})
+		f := map[string]any{"type": pick(g.r, icmpTypes[family])}
+		if family == "IPv6" || g.chance(0.5) {
+			f["family"] = family
+		}
+		fields = append(fields, f)
+	}
+	return fields
 }
 
 // portRange returns a range whose edges are not powers of two apart, so
