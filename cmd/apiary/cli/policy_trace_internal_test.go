@@ -68,3 +68,25 @@ func TestPrintTraceWithoutIdentity(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// TestPrintTraceNeighbourDiscovery checks that an ICMPv6 neighbour
+// discovery trace says the datapath never polices it.
+func TestPrintTraceNeighbourDiscovery(t *testing.T) {
+	nd := models.PolicyTraceDirection{Allowed: true, VerdictFrom: models.VerdictFromNeighbourDiscovery}
+	tr := &models.PolicyTrace{
+		Source: []string{"k8s:app=a"}, Destination: []string{"k8s:app=b"}, DPort: "135/ICMPv6", PolicyMapMax: 100, Allowed: true,
+		Egress: nd, Ingress: nd,
+	}
+	var out bytes.Buffer
+	printTrace(&out, tr)
+	for _, want := range []string{
+		"Tracing From: [k8s:app=a] => To: [k8s:app=b] Ports: [135/ICMPv6]",
+		"Egress of the source: 0 rules considered, default deny false, neighbour discovery, never policed\n  => allowed",
+		"Ingress of the destination: 0 rules considered, default deny false, neighbour discovery, never policed\n  => allowed",
+		"Final verdict: ALLOWED",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("got:\n%s\nwant it to contain:\n%s", out.String(), want)
+		}
+	}
+}
