@@ -9,7 +9,8 @@
 // and, for each local endpoint a query involves, writes its policy map
 // from its map state (datapath/maps/policy's translation, as the agent
 // does) and loads its programs with its constants. Each query becomes a
-// packet (Ethernet, IPv4 or IPv6, a TCP SYN, UDP or SCTP header; built by
+// packet (Ethernet, IPv4 or IPv6, a TCP SYN, UDP or SCTP header, or an
+// ICMP or ICMPv6 message of the query's type; built by
 // datapath/loader/testpkt) that runs with BPF_PROG_TEST_RUN through the
 // source's from_container (its egress) when the source is a local
 // endpoint, then through the destination's to_container (its ingress)

@@ -7,7 +7,8 @@
 // cache, every endpoint's named ports into a policy.PeerPortTable for
 // egress rules' port names, each endpoint's policy resolved and distilled
 // into its map state), and reads each query's verdict off the map states
-// with policy.Verdict. It is what `apiary policy simulate` runs;
+// with policy.Verdict (ICMP and ICMPv6 queries with their type in the
+// port's place, as the policy map keys them). It is what `apiary policy simulate` runs;
 // docs/policy.md, "Simulation", describes the file format and the
 // semantics.
 //
