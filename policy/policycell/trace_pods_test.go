@@ -93,4 +93,25 @@ func TestTracePods(t *testing.T) {
 			t.Errorf("trace %s -> %s = %v; want 400 with %q", tc.src, tc.dst, err, tc.want)
 		}
 	}
+
+	// ICMP traces through the ipcache: an address must be of the
+	// protocol's family.
+	for _, tc := range []struct{ src, dst, dport, want string }{
+		{"default/employee-0", "10.3.3.3", "EchoRequest/ICMP", ""},
+		{"default/employee-0", "fd00::3", "8/ICMP", "dport: protocol ICMP is IPv4 only, and fd00::3 is not an IPv4 address"},
+		{"10.3.3.10", "default/protected-db-0", "128/ICMPv6", "dport: protocol ICMPv6 is IPv6 only, and 10.3.3.10 is not an IPv6 address"},
+	} {
+		got, err := c.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{tc.src}, Destination: []string{tc.dst}, DPort: tc.dport})
+		if tc.want == "" {
+			// protected-db admits employees on redis only: no ICMP.
+			if err != nil || got.Allowed || got.DPort != "8/ICMP" || got.DestinationIdentity != uint32(db.ID) {
+				t.Errorf("trace %s -> %s %s = %+v, %v; want 8/ICMP to protected-db denied", tc.src, tc.dst, tc.dport, got, err)
+			}
+			continue
+		}
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, tc.want) {
+			t.Errorf("trace %s -> %s %s = %v; want 400 with %q", tc.src, tc.dst, tc.dport, err, tc.want)
+		}
+	}
 }
