@@ -22,12 +22,12 @@ import (
 // CIDRs via the node addresses of their family). Pods a and x live on
 // node A, pod b on node B; b admits a only. Node B's BPF ipcache map
 // learns a's and x's identities, both families, from node A's kvstore
-// entries, so a reaches b and x is dropped at b's ingress, over IPv4
-// and IPv6.
+// entries, so a reaches b (TCP and ping) and x is dropped at b's
+// ingress, over IPv4 and IPv6.
 func TestEnforcementAcrossNodes(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
 	policyDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), []byte(enforcePolicy), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), []byte(enforcePolicy+"---\n"+bPingFromA), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	na := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
@@ -78,8 +78,21 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 		})
 		wantTCP(t, podX, dst, 8080, false)
 		wantTCP(t, podA, dst, 8080, true)
+		wantPing(t, podA, netip.Addr{}, dst, true)
+		wantPing(t, podX, netip.Addr{}, dst, false)
 	}
 }
+
+// bPingFromA lets a ping b, over IPv4 and IPv6.
+const bPingFromA = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: b-ping-from-a, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: b}}
+  ingress:
+  - fromEndpoints: [{matchLabels: {app: a}}]
+    icmps: [{fields: [{type: EchoRequest}, {type: EchoRequest, family: IPv6}]}]
+`
 
 func addr6Of(t *testing.T, ep *models.Endpoint) netip.Addr {
 	t.Helper()
