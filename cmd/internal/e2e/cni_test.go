@@ -1,0 +1,236 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/vishvananda/netlink"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath/linux/netnstest"
+)
+
+// cniPolicy lets app=a reach app=b on 8080/TCP only.
+const cniPolicy = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: b-from-a, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: b}}
+  ingress:
+  - fromEndpoints: [{matchLabels: {app: a}}]
+    toPorts: [{ports: [{port: "8080", protocol: TCP}]}]
+`
+
+// cniNet is a runtime's view of the apiary network: libcni with the
+// plugin directory and a conflist of cniVersion 1.1.0.
+type cniNet struct {
+	cni  *libcni.CNIConfig
+	list *libcni.NetworkConfigList
+}
+
+func newCNINet(t *testing.T, socket string) *cniNet {
+	t.Helper()
+	conf := fmt.Sprintf(`{"cniVersion": "1.1.0", "name": "apiary", "plugins": [
+  {"type": "apiary-cni", "socket-path": %q, "log-file": %q, "log-level": "debug", "timeout": "1m"}]}`,
+		socket, filepath.Join(t.TempDir(), "apiary-cni.log"))
+	list, err := libcni.ConfListFromBytes([]byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cniNet{cni: libcni.NewCNIConfigWithCacheDir([]string{cniPluginDir(t)}, t.TempDir(), nil), list: list}
+}
+
+func podRuntimeConf(id, netns, app string) *libcni.RuntimeConf {
+	return &libcni.RuntimeConf{ContainerID: id, NetNS: netns, IfName: "eth0",
+		Args: [][2]string{{"IgnoreUnknown", "1"}, {"APIARY_LABELS", "app=" + app + ",io.kubernetes.pod.namespace=default"}}}
+}
+
+func (n *cniNet) add(t *testing.T, rt *libcni.RuntimeConf) *types100.Result {
+	t.Helper()
+	r, err := n.cni.AddNetworkList(context.Background(), n.list, rt)
+	if err != nil {
+		t.Fatalf("ADD %s: %v", rt.ContainerID, err)
+	}
+	res, err := types100.NewResultFromResult(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// wantCNIError checks that err is a CNI error with code whose message
+// says each of want.
+func wantCNIError(t *testing.T, op string, err error, code uint, want ...string) {
+	t.Helper()
+	var te *types.Error
+	if !errors.As(err, &te) || te.Code != code {
+		t.Fatalf("%s: error %v, want CNI error code %d", op, err, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(te.Msg, w) {
+			t.Errorf("%s: error %q does not say %q", op, te.Msg, w)
+		}
+	}
+}
+
+// TestCNIPlugin runs apiary-cni as container runtimes do, through
+// libcni, against a running apiary-agent: STATUS and ADD without the
+// agent, ADD (twice: same result) and CHECK of two pods, traffic between
+// them following an imported policy, CHECK noticing a missing address,
+// DEL twice, and ADD once the agent is gone.
+func TestCNIPlugin(t *testing.T) {
+	agentBin, _ := buildBinaries(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "run", "apiary.sock")
+	node := netnstest.New(t, "apiary-node")
+	pods := map[string]string{"a": netnstest.New(t, "apiary-pod"), "b": netnstest.New(t, "apiary-pod")}
+	n := newCNINet(t, socket)
+
+	t.Run("without the agent", func(t *testing.T) {
+		wantCNIError(t, "STATUS", n.cni.GetStatusNetworkList(ctx, n.list), types.ErrPluginNotAvailable, socket)
+		_, err := n.cni.AddNetworkList(ctx, n.list, podRuntimeConf("pod-a", pods["a"], "a"))
+		wantCNIError(t, "ADD", err, types.ErrTryAgainLater, "cannot reach apiary-agent at "+socket)
+	})
+
+	agent := startAgent(t, agentBin, "--socket-path="+socket, "--state-dir="+filepath.Join(dir, "state"),
+		"--datapath-netns="+node, "--pod-cidr=10.0.1.0/24", "--node-name=node-a", "--node-ip=192.0.2.10",
+		"--prometheus-serve-addr=")
+	agent.waitStarted(t)
+	if err := n.cni.GetStatusNetworkList(ctx, n.list); err != nil {
+		t.Fatalf("STATUS with the agent running: %v", err)
+	}
+
+	res := map[string]*types100.Result{}
+	for _, app := range []string{"a", "b"} {
+		rt := podRuntimeConf("pod-"+app, pods[app], app)
+		res[app] = n.add(t, rt)
+		checkResult(t, res[app], pods[app])
+		if err := n.cni.CheckNetworkList(ctx, n.list, rt); err != nil {
+			t.Fatalf("CHECK pod-%s: %v", app, err)
+		}
+	}
+	t.Run("ADD again gives the same result", func(t *testing.T) {
+		again := n.add(t, podRuntimeConf("pod-a", pods["a"], "a"))
+		first, _ := json.Marshal(res["a"])
+		second, _ := json.Marshal(again)
+		if string(first) != string(second) {
+			t.Fatalf("second ADD:\n%s\nfirst:\n%s", second, first)
+		}
+		c := client.New(socket)
+		defer c.Close()
+		if eps, err := c.Endpoints(ctx); err != nil || len(eps) != 2 || eps[0].ContainerID == "" {
+			t.Fatalf("endpoints after three ADDs of two pods: %+v %v", eps, err)
+		}
+	})
+
+	t.Run("policy", func(t *testing.T) {
+		c := client.New(socket)
+		defer c.Close()
+		rev, err := c.PolicyPut(ctx, []byte(cniPolicy))
+		if err != nil {
+			t.Fatalf("import policy: %v", err)
+		}
+		waitEnforced(t, c, "pod-b", rev)
+		ipB := res["b"].IPs[0].Address.IP
+		addrB, _ := netip.AddrFromSlice(ipB.To4())
+		for _, port := range []int{8080, 9090} {
+			stop, err := netnstest.Echo(pods["b"], addrB, port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(stop)
+		}
+		if err := netnstest.Dial(pods["a"], addrB, 8080, 5*time.Second); err != nil {
+			t.Errorf("a to b on 8080/TCP, allowed by the policy: %v", err)
+		}
+		if err := netnstest.Dial(pods["a"], addrB, 9090, 700*time.Millisecond); err == nil {
+			t.Errorf("a reached b on 9090/TCP, the policy allows only 8080")
+		}
+	})
+
+	t.Run("CHECK notices a missing address", func(t *testing.T) {
+		addr := res["a"].IPs[0].Address
+		netnstest.Must(t, pods["a"], func() error {
+			l, err := netlink.LinkByName("eth0")
+			if err != nil {
+				return err
+			}
+			return netlink.AddrDel(l, &netlink.Addr{IPNet: &addr})
+		})
+		err := n.cni.CheckNetworkList(ctx, n.list, podRuntimeConf("pod-a", pods["a"], "a"))
+		wantCNIError(t, "CHECK", err, types.ErrInternal, "eth0 has no address "+addr.String())
+	})
+
+	t.Run("DEL twice", func(t *testing.T) {
+		for i := range 2 {
+			if err := n.cni.DelNetworkList(ctx, n.list, podRuntimeConf("pod-a", pods["a"], "a")); err != nil {
+				t.Fatalf("DEL %d: %v", i+1, err)
+			}
+		}
+		gone := podRuntimeConf("pod-b", "/var/run/netns/apiary-gone", "b")
+		if err := n.cni.DelNetworkList(ctx, n.list, gone); err != nil {
+			t.Fatalf("DEL of pod-b with its namespace gone: %v", err)
+		}
+		c := client.New(socket)
+		defer c.Close()
+		if eps, err := c.Endpoints(ctx); err != nil || len(eps) != 0 {
+			t.Fatalf("endpoints after DEL: %+v %v", eps, err)
+		}
+		err := n.cni.CheckNetworkList(ctx, n.list, podRuntimeConf("pod-a", pods["a"], "a"))
+		wantCNIError(t, "CHECK after DEL", err, types.ErrInternal, "has no endpoint")
+	})
+
+	agent.terminate(t)
+	if code := agent.wait(t); code != 0 {
+		t.Fatalf("apiary-agent exited with %d:\n%s", code, agent.Log())
+	}
+	_, err := n.cni.AddNetworkList(ctx, n.list, podRuntimeConf("pod-c", pods["a"], "a"))
+	wantCNIError(t, "ADD with the agent stopped", err, types.ErrTryAgainLater, "cannot reach apiary-agent at "+socket)
+}
+
+// checkResult checks a pod's ADD result: the host veth and the
+// container's eth0 in its sandbox, one IPv4 address in the pod CIDR on
+// it with the gateway, and the default route.
+func checkResult(t *testing.T, res *types100.Result, netns string) {
+	t.Helper()
+	if res.CNIVersion != "1.1.0" || len(res.Interfaces) != 2 || res.Interfaces[1].Name != "eth0" ||
+		res.Interfaces[1].Sandbox != netns || !strings.HasPrefix(res.Interfaces[0].Name, "lxc") || res.Interfaces[1].Mac == "" {
+		t.Fatalf("result %s: want version 1.1.0, a host lxc veth and eth0 in %s", res, netns)
+	}
+	_, podCIDR, _ := net.ParseCIDR("10.0.1.0/24")
+	if len(res.IPs) != 1 || !podCIDR.Contains(res.IPs[0].Address.IP) || res.IPs[0].Address.Mask.String() != "ffffffff" ||
+		*res.IPs[0].Interface != 1 || res.IPs[0].Gateway == nil {
+		t.Fatalf("result IPs %v: want one /32 of 10.0.1.0/24 on interface 1 with a gateway", res.IPs)
+	}
+	if len(res.Routes) != 1 || res.Routes[0].Dst.String() != "0.0.0.0/0" || !res.Routes[0].GW.Equal(res.IPs[0].Gateway) {
+		t.Fatalf("result routes %v: want the default route via %s", res.Routes, res.IPs[0].Gateway)
+	}
+}
+
+// waitEnforced waits until the endpoint of the container has the
+// policy of revision rev in the datapath, enforcing ingress.
+func waitEnforced(t *testing.T, c *client.Client, containerID string, rev uint64) {
+	t.Helper()
+	celltest.Eventually(t, fmt.Sprintf("endpoint of %s enforces policy revision %d", containerID, rev), func() bool {
+		eps, err := c.Endpoints(context.Background())
+		for _, ep := range eps {
+			if err == nil && ep.ContainerID == containerID && ep.Policy.Revision >= rev && ep.Policy.IngressEnforcement {
+				return true
+			}
+		}
+		return false
+	})
+}
