@@ -17,8 +17,12 @@ import (
 // are converted to the configuration's.
 var supportedVersions = version.PluginSupports("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0")
 
-// Main runs the command the runtime asked for (CNI_COMMAND) and exits.
+// Main runs the command the runtime asked for (CNI_COMMAND) and exits;
+// `apiary-cni install [flags]` installs the plugin and its conflist.
 func Main() {
+	if len(os.Args) > 1 && os.Args[1] == "install" {
+		os.Exit(runInstall(os.Args[2:], os.Stderr))
+	}
 	skel.PluginMainFuncs(skel.CNIFuncs{Add: cmdAdd, Del: cmdDel, Check: cmdCheck, Status: cmdStatus},
 		supportedVersions, "apiary-cni "+apiaryversion.Version+": attaches containers to apiary-agent")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,16 +41,25 @@ type cniNet struct {
 	list *libcni.NetworkConfigList
 }
 
+// newCNINet installs apiary-cni as the DaemonSet's init container does
+// (`apiary-cni install`) into a CNI bin and conf dir of t, and returns
+// libcni reading them.
 func newCNINet(t *testing.T, socket string) *cniNet {
 	t.Helper()
-	conf := fmt.Sprintf(`{"cniVersion": "1.1.0", "name": "apiary", "plugins": [
-  {"type": "apiary-cni", "socket-path": %q, "log-file": %q, "log-level": "debug", "timeout": "1m"}]}`,
-		socket, filepath.Join(t.TempDir(), "apiary-cni.log"))
-	list, err := libcni.ConfListFromBytes([]byte(conf))
+	binDir, confDir := filepath.Join(t.TempDir(), "bin"), filepath.Join(t.TempDir(), "net.d")
+	install := exec.Command(filepath.Join(cniPluginDir(t), "apiary-cni"), "install", "--cni-bin-dir="+binDir,
+		"--cni-conf-dir="+confDir, "--socket-path="+socket, "--log-file="+filepath.Join(t.TempDir(), "apiary-cni.log"))
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("apiary-cni install: %v\n%s", err, out)
+	}
+	list, err := libcni.ConfListFromFile(filepath.Join(confDir, "05-apiary.conflist"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &cniNet{cni: libcni.NewCNIConfigWithCacheDir([]string{cniPluginDir(t)}, t.TempDir(), nil), list: list}
+	if list.CNIVersion != "1.1.0" || list.Name != "apiary" || len(list.Plugins) != 1 || list.Plugins[0].Network.Type != "apiary-cni" {
+		t.Fatalf("installed conflist: %s", list.Bytes)
+	}
+	return &cniNet{cni: libcni.NewCNIConfigWithCacheDir([]string{binDir}, t.TempDir(), nil), list: list}
 }
 
 func podRuntimeConf(id, netns, app string) *libcni.RuntimeConf {
