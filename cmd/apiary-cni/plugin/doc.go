@@ -1,7 +1,7 @@
 // Package plugin is the CNI plugin apiary-cni (CNI spec 1.1, on
 // github.com/containernetworking/cni's skel and types): ADD, DEL, CHECK,
-// VERSION and STATUS turn into calls of the agent's endpoint API on its
-// unix socket (PUT, DELETE and GET /v1/endpoint/{id}, GET /v1/healthz).
+// GC, VERSION and STATUS turn into calls of the agent's endpoint API on
+// its unix socket (PUT, DELETE and GET /v1/endpoint/{id}, GET /v1/healthz).
 //
 // It is flow 1 of DESIGN.md seen from the runtime: ADD asks the agent to
 // create the endpoint in the container's network namespace (the agent

@@ -23,7 +23,7 @@ func Main() {
 	if len(os.Args) > 1 && os.Args[1] == "install" {
 		os.Exit(runInstall(os.Args[2:], os.Stderr))
 	}
-	skel.PluginMainFuncs(skel.CNIFuncs{Add: cmdAdd, Del: cmdDel, Check: cmdCheck, Status: cmdStatus},
+	skel.PluginMainFuncs(skel.CNIFuncs{Add: cmdAdd, Del: cmdDel, Check: cmdCheck, Status: cmdStatus, GC: cmdGC},
 		supportedVersions, "apiary-cni "+apiaryversion.Version+": attaches containers to apiary-agent")
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 )
@@ -99,7 +101,8 @@ func wantCNIError(t *testing.T, op string, err error, code uint, want ...string)
 // libcni, against a running apiary-agent: STATUS and ADD without the
 // agent, ADD (twice: same result) and CHECK of two pods, traffic between
 // them following an imported policy, CHECK noticing a missing address,
-// DEL twice, and ADD once the agent is gone.
+// GC deleting the endpoint of a forgotten container, DEL twice, and ADD
+// once the agent is gone.
 func TestCNIPlugin(t *testing.T) {
 	agentBin, _ := buildBinaries(t)
 	ctx := context.Background()
@@ -182,6 +185,35 @@ func TestCNIPlugin(t *testing.T) {
 		})
 		err := n.cni.CheckNetworkList(ctx, n.list, podRuntimeConf("pod-a", pods["a"], "a"))
 		wantCNIError(t, "CHECK", err, types.ErrInternal, "eth0 has no address "+addr.String())
+	})
+
+	t.Run("GC", func(t *testing.T) {
+		c := client.New(socket)
+		defer c.Close()
+		// An endpoint of a container the runtime forgot (its DEL was
+		// lost), and one made through the API, not by a runtime.
+		stale := netnstest.New(t, "apiary-pod")
+		for id, container := range map[uint16]string{4001: "pod-lost", 4002: ""} {
+			if _, err := c.EndpointPut(ctx, id, models.EndpointRequest{NetNSPath: stale, InterfaceName: fmt.Sprintf("eth%d", id%2),
+				Labels: []string{"app=stale"}, ContainerID: container}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		valid := []types.GCAttachment{{ContainerID: "pod-a", IfName: "eth0"}, {ContainerID: "pod-b", IfName: "eth0"}}
+		if err := n.cni.GCNetworkList(ctx, n.list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
+			t.Fatalf("GC: %v", err)
+		}
+		eps, err := c.Endpoints(ctx)
+		var left []string
+		for _, ep := range eps {
+			left = append(left, fmt.Sprintf("%d:%s", ep.ID, ep.ContainerID))
+		}
+		if err != nil || len(eps) != 3 || slices.ContainsFunc(eps, func(ep models.Endpoint) bool { return ep.ContainerID == "pod-lost" }) {
+			t.Fatalf("endpoints after GC: %v %v; want pod-a's, pod-b's and 4002 (no container)", left, err)
+		}
+		if err := c.EndpointDelete(ctx, 4002); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("DEL twice", func(t *testing.T) {
