@@ -12,6 +12,7 @@ import (
 
 	yamlv3 "gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -127,6 +128,17 @@ func TestDaemonSet(t *testing.T) {
 			if mounted[host] != in {
 				t.Errorf("%s is mounted at %q, want %s", host, mounted[host], in)
 			}
+		}
+		// The agent writes the conflist (--write-cni-conf-when-ready in
+		// the ConfigMap) into the host's CNI conf dir; the init container
+		// installs the binary only.
+		if !slices.ContainsFunc(agent.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return paths[m.Name] == "/etc/cni/net.d" && m.MountPath == "/host/etc/cni/net.d"
+		}) {
+			t.Error("the agent container does not mount the host's /etc/cni/net.d at /host/etc/cni/net.d")
+		}
+		if !slices.Contains(spec.InitContainers[0].Command, "--cni-conf-dir=") {
+			t.Errorf("init container command %v writes a conflist; the agent writes it when ready", spec.InitContainers[0].Command)
 		}
 		if !slices.Contains(agent.Command, "--config-dir=/etc/apiary/config") {
 			t.Errorf("agent command %v has no --config-dir", agent.Command)

@@ -38,7 +38,8 @@ func Conflist(socket, logFile string) ([]byte, error) {
 }
 
 // runInstall is `apiary-cni install`: it copies the running binary into
-// the CNI bin dir and writes the conflist into the CNI conf dir, each
+// the CNI bin dir and, unless --cni-conf-dir is empty, writes the
+// conflist into the CNI conf dir, each
 // atomically (a runtime running the old plugin, or reading the old
 // conflist, sees the old or the new file, never a part). The DaemonSet's
 // init container runs it on every node.
@@ -46,7 +47,7 @@ func runInstall(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("apiary-cni install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binDir := fs.String("cni-bin-dir", DefaultBinDir, "Directory the runtime finds CNI plugins in")
-	confDir := fs.String("cni-conf-dir", DefaultConfDir, "Directory the runtime reads network configurations from")
+	confDir := fs.String("cni-conf-dir", DefaultConfDir, "Directory the runtime reads network configurations from (empty: install the binary only, apiary-agent --write-cni-conf-when-ready writes the conflist)")
 	confName := fs.String("cni-conf-name", DefaultConfName, "File name of the conflist in --cni-conf-dir")
 	socket := fs.String("socket-path", client.DefaultSocketPath, "The agent's API socket, as the host sees it")
 	logFile := fs.String("log-file", "", "Log file of the plugin (none when empty)")
@@ -57,8 +58,10 @@ func runInstall(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "apiary-cni install:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "apiary-cni install: installed %s and %s\n",
-		filepath.Join(*binDir, PluginType), filepath.Join(*confDir, *confName))
+	fmt.Fprintf(stderr, "apiary-cni install: installed %s\n", filepath.Join(*binDir, PluginType))
+	if *confDir != "" {
+		fmt.Fprintf(stderr, "apiary-cni install: installed %s\n", filepath.Join(*confDir, *confName))
+	}
 	return 0
 }
 
@@ -74,12 +77,21 @@ func install(binDir, confDir, confName, socket, logFile string) error {
 	if err := writeAtomic(filepath.Join(binDir, PluginType), bin, 0o755); err != nil {
 		return fmt.Errorf("install plugin: %w", err)
 	}
+	if confDir == "" {
+		return nil
+	}
+	return WriteConflist(filepath.Join(confDir, confName), socket, logFile)
+}
+
+// WriteConflist writes the conflist of Conflist to path atomically
+// (apiary-agent's --write-cni-conf-when-ready).
+func WriteConflist(path, socket, logFile string) error {
 	conf, err := Conflist(socket, logFile)
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(confDir, confName), conf, 0o644); err != nil {
-		return fmt.Errorf("install conflist: %w", err)
+	if err := writeAtomic(path, conf, 0o644); err != nil {
+		return fmt.Errorf("write conflist: %w", err)
 	}
 	return nil
 }

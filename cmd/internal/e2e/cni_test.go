@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -111,6 +112,7 @@ func TestCNIPlugin(t *testing.T) {
 	node := netnstest.New(t, "apiary-node")
 	pods := map[string]string{"a": netnstest.New(t, "apiary-pod"), "b": netnstest.New(t, "apiary-pod")}
 	n := newCNINet(t, socket)
+	agentConf := filepath.Join(dir, "agent-net.d", "05-apiary.conflist")
 
 	t.Run("without the agent", func(t *testing.T) {
 		wantCNIError(t, "STATUS", n.cni.GetStatusNetworkList(ctx, n.list), types.ErrPluginNotAvailable, socket)
@@ -120,8 +122,26 @@ func TestCNIPlugin(t *testing.T) {
 
 	agent := startAgent(t, agentBin, "--socket-path="+socket, "--state-dir="+filepath.Join(dir, "state"),
 		"--datapath-netns="+node, "--pod-cidr=10.0.1.0/24", "--node-name=node-a", "--node-ip=192.0.2.10",
-		"--prometheus-serve-addr=")
+		"--prometheus-serve-addr=", "--write-cni-conf-when-ready="+agentConf)
 	agent.waitStarted(t)
+	t.Run("conflist written when ready", func(t *testing.T) {
+		celltest.Eventually(t, "the agent writes "+agentConf, func() bool {
+			_, err := os.Stat(agentConf)
+			return err == nil
+		})
+		list, err := libcni.ConfListFromFile(agentConf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plugin struct {
+			Type       string `json:"type"`
+			SocketPath string `json:"socket-path"`
+		}
+		if err := json.Unmarshal(list.Plugins[0].Bytes, &plugin); err != nil || list.CNIVersion != "1.1.0" ||
+			plugin.Type != "apiary-cni" || plugin.SocketPath != socket {
+			t.Fatalf("conflist the agent wrote: %s (%v)", list.Bytes, err)
+		}
+	})
 	if err := n.cni.GetStatusNetworkList(ctx, n.list); err != nil {
 		t.Fatalf("STATUS with the agent running: %v", err)
 	}
