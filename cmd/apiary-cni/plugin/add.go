@@ -31,6 +31,10 @@ func cmdAdd(args *skel.CmdArgs) error {
 	if err != nil {
 		return c.fail("ADD", err)
 	}
+	if !created && ep.State == "disconnecting" {
+		return c.fail("ADD", types.NewError(types.ErrTryAgainLater,
+			fmt.Sprintf("ADD: endpoint %d of container %s is being deleted: %s", ep.ID, args.ContainerID, ep.Error), ""))
+	}
 	if ep.NetNSPath != args.Netns {
 		return c.fail("ADD", fmt.Errorf("container %s interface %s already has endpoint %d in %s, not %s",
 			args.ContainerID, args.IfName, ep.ID, ep.NetNSPath, args.Netns))
