@@ -296,3 +296,29 @@ func waitEnforced(t *testing.T, c *client.Client, containerID string, rev uint64
 		return false
 	})
 }
+
+// TestCNIInstallBinaryOnly: with an empty --cni-conf-dir (the
+// DaemonSet's init container) apiary-cni install copies the plugin, an
+// executable identical to the built one, and writes no conflist.
+func TestCNIInstallBinaryOnly(t *testing.T) {
+	built := filepath.Join(cniPluginDir(t), "apiary-cni")
+	binDir := filepath.Join(t.TempDir(), "bin")
+	out, err := exec.Command(built, "install", "--cni-bin-dir="+binDir, "--cni-conf-dir=").CombinedOutput()
+	if err != nil {
+		t.Fatalf("apiary-cni install: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), ".conflist") {
+		t.Errorf("install with an empty --cni-conf-dir says it wrote a conflist: %s", out)
+	}
+	want, _ := os.ReadFile(built)
+	got, err := os.ReadFile(filepath.Join(binDir, "apiary-cni"))
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("installed plugin differs from the built one (%v)", err)
+	}
+	if st, err := os.Stat(filepath.Join(binDir, "apiary-cni")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("installed plugin mode: %v %v, want 0755", st.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(binDir); len(entries) != 1 {
+		t.Fatalf("bin dir holds %d files, want the plugin only (no temporary file left)", len(entries))
+	}
+}
