@@ -322,3 +322,40 @@ func TestCNIInstallBinaryOnly(t *testing.T) {
 		t.Fatalf("bin dir holds %d files, want the plugin only (no temporary file left)", len(entries))
 	}
 }
+
+// TestCNIConfWaitsForRestore: --write-cni-conf-when-ready writes the
+// conflist only once the endpoints' restore is done, which waits for the
+// remote clusters (here one that never answers, until
+// --clustermesh-sync-timeout).
+func TestCNIConfWaitsForRestore(t *testing.T) {
+	agentBin, _ := buildBinaries(t)
+	dir := t.TempDir()
+	meshDir := filepath.Join(dir, "clustermesh")
+	if err := os.MkdirAll(meshDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(meshDir, "c2"), []byte("endpoints:\n- http://127.0.0.1:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "net.d", "05-apiary.conflist")
+	agent := startAgent(t, agentBin, "--socket-path="+filepath.Join(dir, "apiary.sock"), "--state-dir="+filepath.Join(dir, "state"),
+		"--cluster-name=c1", "--cluster-id=1", "--clustermesh-config="+meshDir, "--clustermesh-sync-timeout=8s",
+		"--write-cni-conf-when-ready="+conf)
+	agent.waitStarted(t)
+	if _, err := os.Stat(conf); err == nil {
+		t.Fatalf("the conflist exists as the agent starts, before the remote cluster's sync or its timeout:\n%s", agent.Log())
+	}
+	celltest.EventuallyWithin(t, "the conflist is written after --clustermesh-sync-timeout", 30*time.Second, func() bool {
+		_, err := os.Stat(conf)
+		return err == nil
+	})
+	log := agent.Log()
+	regen, wrote := strings.Index(log, "Regenerating endpoints without every remote cluster synced"), strings.Index(log, "Wrote the CNI configuration")
+	if regen < 0 || wrote < regen {
+		t.Fatalf("want the endpoints' gate opening (at %d) before the conflist is written (at %d):\n%s", regen, wrote, log)
+	}
+	agent.terminate(t)
+	if code := agent.wait(t); code != 0 {
+		t.Fatalf("apiary-agent exited with %d", code)
+	}
+}
