@@ -18,15 +18,16 @@ help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build apiary-agent and apiary into _output/bin
+build: ## Build apiary-agent, apiary and apiary-cni into _output/bin
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary ./cmd/apiary-cni
 
 .PHONY: test
 test: lint ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
 	cd hack/interop && $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
@@ -48,8 +49,17 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 	$(GO) vet ./...
 	cd hack/bench && $(GO) vet ./...
 	cd hack/interop && $(GO) vet ./...
+	cd hack/manifests && $(GO) vet ./...
 	hack/check-layers.sh
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
+
+.PHONY: manifests
+manifests: ## Check install/kubernetes: strict decoding, CRD validation, policy test data against the CRDs
+	cd hack/manifests && $(GO) test -count=1 ./...
+
+.PHONY: manifests-gen
+manifests-gen: ## Regenerate install/kubernetes/crds from hack/manifests/schema.go
+	cd hack/manifests && $(GO) run ./gen-crds
 
 .PHONY: bench
 bench: ## Run the benchmarks and print side-by-side ratios

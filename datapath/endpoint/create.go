@@ -25,12 +25,18 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	defer m.ops.Unlock()
 	ep := &endpoint{snap: Endpoint{
 		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts,
+		ContainerID: r.owner.containerID, PodNamespace: r.owner.podNamespace, PodName: r.owner.podName,
 		State: StateWaitingForIdentity, Created: time.Now(),
 	}}
 	m.mu.Lock()
 	if _, ok := m.eps[r.id]; ok {
 		m.mu.Unlock()
 		return Endpoint{}, fmt.Errorf("create endpoint %d: %w", r.id, ErrExists)
+	}
+	if other, ok := m.containerEndpoint(r.owner.containerID, r.ifName); ok {
+		m.mu.Unlock()
+		return Endpoint{}, fmt.Errorf("create endpoint %d: %w: endpoint %d is container %s's %s",
+			r.id, ErrExists, other, r.owner.containerID, r.ifName)
 	}
 	m.eps[r.id] = ep
 	m.mu.Unlock()

@@ -27,6 +27,13 @@ type Request struct {
 	IPv6 string
 	// NamedPorts are the endpoint's named ports.
 	NamedPorts []NamedPort
+	// ContainerID, optional, is the container the endpoint is for (the
+	// CNI plugin's CNI_CONTAINERID); one container has at most one
+	// endpoint per interface name.
+	ContainerID string
+	// PodNamespace and PodName, optional, are the Kubernetes pod's.
+	PodNamespace string
+	PodName      string
 }
 
 // FieldError says which field of a request is wrong.
@@ -53,6 +60,12 @@ type request struct {
 	labels     labels.Labels
 	ipv4, ipv6 netip.Addr
 	namedPorts []NamedPort
+	owner      owner
+}
+
+// owner is whose endpoint it is: a container and a pod, all optional.
+type owner struct {
+	containerID, podNamespace, podName string
 }
 
 // defaultIfName is the interface name when a request gives none.
@@ -96,6 +109,8 @@ func (r Request) validate() (request, error) {
 	if out.namedPorts, err = checkNamedPorts(r.NamedPorts); err != nil {
 		errs = append(errs, err)
 	}
+	out.owner = owner{containerID: r.ContainerID, podNamespace: r.PodNamespace, podName: r.PodName}
+	errs = append(errs, out.owner.check()...)
 	return out, errors.Join(errs...)
 }
 

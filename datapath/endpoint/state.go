@@ -39,6 +39,9 @@ type stateFile struct {
 	HostIfIndex  int                      `json:"host-ifindex"`
 	MAC          string                   `json:"host-mac"`
 	ContainerMAC string                   `json:"container-mac"`
+	ContainerID  string                   `json:"container-id,omitempty"`
+	PodNamespace string                   `json:"pod-namespace,omitempty"`
+	PodName      string                   `json:"pod-name,omitempty"`
 }
 
 // namedPortJSON is a named port in a state file.
@@ -64,7 +67,8 @@ func (m *Manager) writeState(ep *endpoint) error {
 	e := ep.snap
 	m.mu.RUnlock()
 	sf := stateFile{ID: e.ID, NetNSPath: e.NetNSPath, IfName: e.IfName, IPv4: e.IPv4, IPv6: e.IPv6,
-		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC}
+		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC,
+		ContainerID: e.ContainerID, PodNamespace: e.PodNamespace, PodName: e.PodName}
 	for _, l := range e.Labels {
 		sf.Labels = append(sf.Labels, l.String())
 	}
@@ -178,6 +182,10 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 	if ports, err = checkNamedPorts(ports); err != nil {
 		return Endpoint{}, err
 	}
+	if err := errors.Join(owner{sf.ContainerID, sf.PodNamespace, sf.PodName}.check()...); err != nil {
+		return Endpoint{}, err
+	}
 	return Endpoint{ID: sf.ID, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
-		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC}, nil
+		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC,
+		ContainerID: sf.ContainerID, PodNamespace: sf.PodNamespace, PodName: sf.PodName}, nil
 }

@@ -39,6 +39,11 @@ type Endpoint struct {
 	IPv6   netip.Addr
 	// NamedPorts are the endpoint's named ports.
 	NamedPorts []NamedPort
+	// ContainerID, PodNamespace and PodName say whose endpoint it is
+	// (empty when the creator did not say).
+	ContainerID  string
+	PodNamespace string
+	PodName      string
 	// Identity is the numeric security identity (0 while waiting).
 	Identity identity.NumericIdentity
 	// HostIfName, HostIfIndex and MAC are the host side of the veth;

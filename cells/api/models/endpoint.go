@@ -5,6 +5,9 @@ package models
 // and IPv6, when set, are taken instead of addresses from the node's pod
 // CIDRs. NamedPorts are the endpoint's named ports (a pod's container
 // ports): policy rules on a port name resolve against them.
+// ContainerID, PodNamespace and PodName are optional and stored with the
+// endpoint: the CNI plugin sets the container id (and the pod's
+// namespace and name in Kubernetes) so that it finds the endpoint again.
 type EndpointRequest struct {
 	NetNSPath     string              `json:"netns-path"`
 	InterfaceName string              `json:"interface-name,omitempty"`
@@ -12,6 +15,9 @@ type EndpointRequest struct {
 	IPv4          string              `json:"ipv4,omitempty"`
 	IPv6          string              `json:"ipv6,omitempty"`
 	NamedPorts    []EndpointNamedPort `json:"named-ports,omitempty"`
+	ContainerID   string              `json:"container-id,omitempty"`
+	PodNamespace  string              `json:"pod-namespace,omitempty"`
+	PodName       string              `json:"pod-name,omitempty"`
 }
 
 // EndpointNamedPort is a named port of an endpoint; the protocol is
@@ -33,6 +39,10 @@ type Endpoint struct {
 	IPv6          string   `json:"ipv6,omitempty"`
 	// NamedPorts are the endpoint's named ports.
 	NamedPorts []EndpointNamedPort `json:"named-ports,omitempty"`
+	// ContainerID, PodNamespace and PodName are those of the request.
+	ContainerID  string `json:"container-id,omitempty"`
+	PodNamespace string `json:"pod-namespace,omitempty"`
+	PodName      string `json:"pod-name,omitempty"`
 	// Identity is the security identity (0 while waiting for it).
 	Identity uint32 `json:"identity"`
 	// State is waiting-for-identity, regenerating, ready, not-ready

@@ -82,4 +82,5 @@ var Agent = cell.Group(
 	ControlPlane,
 	Datapath,
 	ClusterMesh,
+	CNIConf,
 )

@@ -31,7 +31,8 @@ var binaries struct {
 	err  error
 }
 
-// buildBinaries builds apiary-agent and apiary (once per test binary).
+// buildBinaries builds apiary-agent, apiary and apiary-cni (once per
+// test binary); cniPluginDir returns the directory apiary-cni is in.
 func buildBinaries(t *testing.T) (agent, cli string) {
 	t.Helper()
 	binaries.once.Do(func() {
@@ -44,7 +45,8 @@ func buildBinaries(t *testing.T) (agent, cli string) {
 		}
 		build := exec.Command(goBin, "build", "-o", binaries.dir+"/",
 			"-ldflags", "-X github.com/apiary-net/apiary/cells/version.Version="+e2eVersion,
-			"github.com/apiary-net/apiary/cmd/apiary-agent", "github.com/apiary-net/apiary/cmd/apiary")
+			"github.com/apiary-net/apiary/cmd/apiary-agent", "github.com/apiary-net/apiary/cmd/apiary",
+			"github.com/apiary-net/apiary/cmd/apiary-cni")
 		if out, err := build.CombinedOutput(); err != nil {
 			binaries.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
@@ -53,6 +55,14 @@ func buildBinaries(t *testing.T) (agent, cli string) {
 		t.Fatal(binaries.err)
 	}
 	return filepath.Join(binaries.dir, "apiary-agent"), filepath.Join(binaries.dir, "apiary")
+}
+
+// cniPluginDir is the directory of the apiary-cni buildBinaries built:
+// a CNI plugin path.
+func cniPluginDir(t *testing.T) string {
+	t.Helper()
+	buildBinaries(t)
+	return binaries.dir
 }
 
 // removeBinaries deletes what buildBinaries built.

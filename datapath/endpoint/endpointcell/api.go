@@ -63,7 +63,8 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 			ports = append(ports, endpoint.NamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
 		}
 		ep, err := m.Create(r.Context(), endpoint.Request{ID: id, NetNSPath: req.NetNSPath, IfName: req.InterfaceName,
-			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports})
+			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports,
+			ContainerID: req.ContainerID, PodNamespace: req.PodNamespace, PodName: req.PodName})
 		var fe *endpoint.FieldError
 		switch {
 		case errors.Is(err, endpoint.ErrExists):
@@ -166,7 +167,8 @@ func Model(e endpoint.Endpoint) models.Endpoint {
 		Policy: models.EndpointPolicy{IngressEnforcement: e.IngressEnforcement, EgressEnforcement: e.EgressEnforcement,
 			Revision: e.PolicyRevision, MapKeys: e.PolicyKeys},
 		HostInterface: e.HostIfName, HostIfIndex: e.HostIfIndex, HostMAC: e.MAC, ContainerMAC: e.ContainerMAC,
-		Created: e.Created.UTC().Format(time.RFC3339),
+		Created:     e.Created.UTC().Format(time.RFC3339),
+		ContainerID: e.ContainerID, PodNamespace: e.PodNamespace, PodName: e.PodName,
 	}
 	for _, l := range e.Labels {
 		out.Labels = append(out.Labels, l.String())
