@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"gopkg.in/yaml.v3"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+// podNS is the namespace name of pod po.
+func podNS(po *pod) string { return fmt.Sprintf("%s-pod%d", labPrefix, po.index) }
+
+// outsideNS is the outside host's namespace name.
+const outsideNS = labPrefix + "-outside"
+
+// pods creates every pod: its namespace, its endpoint through its node's
+// API (labels, named ports, the address) and its server.
+func (l *lab) pods(ctx context.Context) error {
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			for i, po := range n.pods {
+				po.id = uint16(i + 1)
+				if err := l.createPod(ctx, po); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, po := range l.p.pods {
+		if err := l.waitPod(ctx, po); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// podRequest is the endpoint request of po: the identity labels a pod of
+// its namespace gets (as simulate gives them; the agent adds the
+// cluster's), its named ports and its address.
+func (l *lab) podRequest(po *pod) models.EndpointRequest {
+	req := models.EndpointRequest{NetNSPath: nsPath(podNS(po)), InterfaceName: "eth0"}
+	for _, k := range slices.Sorted(maps.Keys(po.spec.Labels)) {
+		req.Labels = append(req.Labels, k+"="+po.spec.Labels[k])
+	}
+	nsLabels := map[string]string{"kubernetes.io/metadata.name": po.spec.Namespace}
+	for _, ns := range l.p.scenario.Namespaces {
+		if ns.Name == po.spec.Namespace {
+			maps.Copy(nsLabels, ns.Labels)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(nsLabels)) {
+		req.Labels = append(req.Labels, labels.PrefixNamespaceLabels+"."+k+"="+nsLabels[k])
+	}
+	req.Labels = append(req.Labels, labels.KeyPodNamespace+"="+po.spec.Namespace)
+	for _, pt := range po.spec.Ports {
+		req.NamedPorts = append(req.NamedPorts, models.EndpointNamedPort{Name: pt.Name, Port: uint16(pt.Port), Protocol: strings.ToUpper(pt.Protocol)})
+	}
+	if po.ip.IsValid() {
+		req.IPv4 = po.ip.String()
+	}
+	return req
+}
+
+// createPod creates po's namespace and endpoint.
+func (l *lab) createPod(ctx context.Context, po *pod) error {
+	if err := createNetNS(podNS(po)); err != nil {
+		return err
+	}
+	ep, err := l.client[po.node].EndpointPut(ctx, po.id, l.podRequest(po))
+	if err != nil {
+		return fmt.Errorf("create pod %s on %s: %w", po.ref, po.node.name, err)
+	}
+	if ip, err := netip.ParseAddr(ep.IPv4); err == nil {
+		po.ip = ip
+	}
+	return nil
+}
+
+// waitPod waits for po's endpoint to be ready and starts its server.
+func (l *lab) waitPod(ctx context.Context, po *pod) error {
+	c := l.client[po.node]
+	var state string
+	err := poll(ctx, 90*time.Second, "pod "+po.ref+" ready", func() (bool, error) {
+		ep, err := c.Endpoint(ctx, po.id)
+		if err != nil {
+			return false, nil
+		}
+		state = ep.State
+		if ep.State == "not-ready" {
+			return false, fmt.Errorf("pod %s on %s: endpoint not-ready: %s", po.ref, po.node.name, ep.Error)
+		}
+		return ep.State == "ready", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (state %s)", err, state)
+	}
+	return l.startServer("server of "+po.ref, podNS(po), []netip.Addr{po.ip}, po.served)
+}
+
+// startServer starts `demo serve` in the named namespace.
+func (l *lab) startServer(name, ns string, addrs []netip.Addr, pts ports) error {
+	args := []string{"serve"}
+	for _, a := range addrs {
+		args = append(args, "--addr="+a.String())
+	}
+	for _, pt := range pts.tcp {
+		args = append(args, "--tcp="+strconv.Itoa(pt))
+	}
+	for _, pt := range pts.udp {
+		args = append(args, "--udp="+strconv.Itoa(pt))
+	}
+	self, err := selfPath()
+	if err != nil {
+		return err
+	}
+	p, err := startIn(name, nsPath(ns), dir("servers.log"), self, args...)
+	if err != nil {
+		return err
+	}
+	l.procs = append(l.procs, p)
+	return nil
+}
+
+// outsideHost creates the host of the addresses that are no endpoint: a
+// namespace on the underlay with those addresses, routes to every pod
+// CIDR through its node, and a server on the queried ports.
+func (l *lab) outsideHost(context.Context) error {
+	if err := createNetNS(outsideNS); err != nil {
+		return err
+	}
+	lab, err := handleAt(nsPath(labPrefix))
+	if err != nil {
+		return err
+	}
+	defer lab.Close()
+	h, err := underlayLink(lab, "vout", nsPath(outsideNS), l.p.outsideIP, l.p.underlay.Bits())
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("find lo of the outside host: %w", err)
+	}
+	addrs := slices.SortedFunc(maps.Keys(l.p.outside), netip.Addr.Compare)
+	all := ports{}
+	for _, a := range addrs {
+		if err := h.AddrAdd(lo, addr4(a, 32)); err != nil {
+			return fmt.Errorf("add %s to the outside host: %w", a, err)
+		}
+		for _, pt := range l.p.outside[a].tcp {
+			all.add("TCP", pt)
+		}
+		for _, pt := range l.p.outside[a].udp {
+			all.add("UDP", pt)
+		}
+	}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			if err := h.RouteAdd(&netlink.Route{Dst: ipnet(n.podCIDR), Gw: n.ip.AsSlice()}); err != nil {
+				return fmt.Errorf("route %s via %s on the outside host: %w", n.podCIDR, n.ip, err)
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	return l.startServer("server of the outside host", outsideNS, addrs, all)
+}
+
+// policies imports the scenario's policies into every agent of its
+// cluster (simulate applies them to that cluster's endpoints only) and
+// waits for every pod there to run them.
+func (l *lab) policies(ctx context.Context) error {
+	local := l.p.cluster("")
+	for _, n := range local.nodes {
+		var rev uint64
+		for i := range l.p.scenario.Policies {
+			doc, err := yaml.Marshal(&l.p.scenario.Policies[i])
+			if err != nil {
+				return fmt.Errorf("encode policies[%d]: %w", i, err)
+			}
+			if rev, err = l.client[n].PolicyPut(ctx, doc); err != nil {
+				return fmt.Errorf("import policies[%d] into %s: %w", i, n.name, err)
+			}
+		}
+		for _, po := range n.pods {
+			err := poll(ctx, 60*time.Second, "pod "+po.ref+" at policy revision "+strconv.FormatUint(rev, 10), func() (bool, error) {
+				ep, err := l.client[n].Endpoint(ctx, po.id)
+				return err == nil && ep.State == "ready" && ep.Policy.Revision >= rev, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// waitIPCache waits until every agent's BPF ipcache map has every pod's
+// address with the pod's identity (learned from its own cluster's etcd
+// or through the mesh).
+func (l *lab) waitIPCache(ctx context.Context) error {
+	want := map[string]uint32{}
+	for _, po := range l.p.pods {
+		ep, err := l.client[po.node].Endpoint(ctx, po.id)
+		if err != nil {
+			return fmt.Errorf("read pod %s: %w", po.ref, err)
+		}
+		want[netip.PrefixFrom(po.ip, 32).String()] = ep.Identity
+	}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			var missing string
+			err := poll(ctx, 60*time.Second, "the BPF ipcache map of "+n.name, func() (bool, error) {
+				got := map[string]uint32{}
+				for page, err := range l.client[n].BPFIPCachePages(ctx, client.ListOptions{}) {
+					if err != nil {
+						return false, nil
+					}
+					for _, e := range page.Items {
+						got[e.Prefix] = e.Identity
+					}
+				}
+				for prefix, id := range want {
+					if got[prefix] != id {
+						missing = fmt.Sprintf("%s: identity %d, want %d", prefix, got[prefix], id)
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+			if err != nil {
+				return fmt.Errorf("%w (last: %s)", err, missing)
+			}
+		}
+	}
+	return nil
+}
