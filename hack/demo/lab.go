@@ -147,7 +147,10 @@ func (l *lab) startEtcds(ctx context.Context) error {
 			return err
 		}
 	}
-	return l.writeConfigs()
+	if err := l.writeConfigs(); err != nil {
+		return err
+	}
+	return l.writePolicies()
 }
 
 // waitEtcd waits until cluster c's etcd accepts TCP connections.

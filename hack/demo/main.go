@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -89,13 +91,43 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, oneLine(err))
 		return 1
 	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(stderr, "demo: the lab needs root (network namespaces, BPF, bpffs pins)")
+		return 1
+	}
+	unlock, err := lockLab(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "demo: "+err.Error())
+		return 1
+	}
+	defer unlock()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	code, err := runPlan(ctx, p, bins, o, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "demo: "+oneLine(err))
+		fmt.Fprintln(stderr, "demo: "+err.Error())
 	}
 	return code
+}
+
+// lockPath is the lock one lab run at a time holds: the lab's names are
+// fixed, and a run sweeps what it finds.
+const lockPath = "/run/apiary-lab.lock"
+
+// lockLab takes the lab lock, waiting for a run in progress to end.
+func lockLab(stderr io.Writer) (func(), error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", lockPath, err)
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		fmt.Fprintf(stderr, "demo: another lab run holds %s; waiting for it\n", lockPath)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+		}
+	}
+	return func() { f.Close() }, nil
 }
 
 // findBinaries checks that the programs the lab runs exist.

@@ -53,6 +53,7 @@ func (l *lab) agentArgs(n *node) []string {
 		"--node-name=" + n.name, "--node-ip=" + n.ip.String(), "--pod-cidr=" + n.podCIDR.String(),
 		"--auto-direct-node-routes",
 		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
+		"--policy-dir=" + dir(c.name, "policies"),
 		"--policy-default-local-cluster=" + strconv.FormatBool(l.p.scenario.PolicyDefaultLocalCluster == nil || *l.p.scenario.PolicyDefaultLocalCluster),
 	}
 	if len(l.p.clusters) > 1 {

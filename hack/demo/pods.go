@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,21 +180,28 @@ func (l *lab) outsideHost(context.Context) error {
 	return l.startServer("server of the outside host", outsideNS, addrs, all)
 }
 
-// policies imports the scenario's policies into every agent of its
-// cluster (simulate applies them to that cluster's endpoints only) and
-// waits for every pod there to run them.
+// policies waits until every agent of the scenario's cluster runs the
+// scenario's policies, which it reads from its --policy-dir (the lab's
+// durable policy source, as the Kubernetes API server is a cluster's: an
+// agent that restarts reads them again, while `apiary policy import`
+// keeps them in the agent's memory only), and every pod there is
+// regenerated with them. The other clusters have no policy: simulate
+// applies the file's policies to its cluster's endpoints only.
 func (l *lab) policies(ctx context.Context) error {
-	local := l.p.cluster("")
-	for _, n := range local.nodes {
+	if len(l.p.scenario.Policies) == 0 {
+		return nil
+	}
+	for _, n := range l.p.cluster("").nodes {
 		var rev uint64
-		for i := range l.p.scenario.Policies {
-			doc, err := yaml.Marshal(&l.p.scenario.Policies[i])
-			if err != nil {
-				return fmt.Errorf("encode policies[%d]: %w", i, err)
+		err := poll(ctx, 30*time.Second, "the policies of "+n.name, func() (bool, error) {
+			rules, err := l.client[n].PolicyGet(ctx, nil)
+			if err == nil && len(rules.Rules) > 0 {
+				rev = rules.Revision
 			}
-			if rev, err = l.client[n].PolicyPut(ctx, doc); err != nil {
-				return fmt.Errorf("import policies[%d] into %s: %w", i, n.name, err)
-			}
+			return rev > 0, nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, po := range n.pods {
 			err := poll(ctx, 60*time.Second, "pod "+po.ref+" at policy revision "+strconv.FormatUint(rev, 10), func() (bool, error) {
@@ -203,6 +211,31 @@ func (l *lab) policies(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// writePolicies writes the scenario's policies into the policy
+// directory of its cluster (the others get an empty one).
+func (l *lab) writePolicies() error {
+	var docs []byte
+	for i := range l.p.scenario.Policies {
+		doc, err := yaml.Marshal(&l.p.scenario.Policies[i])
+		if err != nil {
+			return fmt.Errorf("encode policies[%d]: %w", i, err)
+		}
+		docs = append(append(docs, "---\n"...), doc...)
+	}
+	for _, c := range l.p.clusters {
+		if err := os.MkdirAll(dir(c.name, "policies"), 0o700); err != nil {
+			return fmt.Errorf("create policy directory of %s: %w", c.name, err)
+		}
+		if c != l.p.cluster("") || len(docs) == 0 {
+			continue
+		}
+		if err := os.WriteFile(dir(c.name, "policies", "scenario.yaml"), docs, 0o600); err != nil {
+			return fmt.Errorf("write policies of %s: %w", c.name, err)
 		}
 	}
 	return nil

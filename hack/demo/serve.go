@@ -106,4 +106,3 @@ func selfPath() (string, error) {
 	}
 	return p, nil
 }
-
