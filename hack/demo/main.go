@@ -155,6 +155,9 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 	l := newLab(p, bins, out)
 	keep := o.keep
 	defer func() {
+		for _, c := range l.client {
+			c.Close()
+		}
 		if keep && ctx.Err() == nil {
 			l.printKeep()
 			return
@@ -174,7 +177,7 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 	mctx, cancel := context.WithCancel(ctx)
 	mons := l.watch(mctx)
 	defer func() { cancel(); mons.wg.Wait() }()
-	l.view()
+	l.view(ctx)
 	diffs := l.runQueries(mons, nil)
 	if o.restart && ctx.Err() == nil {
 		if err := l.restartRound(ctx); err != nil {

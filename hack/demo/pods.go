@@ -106,12 +106,17 @@ func (l *lab) waitPod(ctx context.Context, po *pod) error {
 	if err != nil {
 		return fmt.Errorf("%w (state %s)", err, state)
 	}
-	return l.startServer("server of "+po.ref, podNS(po), []netip.Addr{po.ip}, po.served)
+	return l.startServer(ctx, "server of "+po.ref, podNS(po), []netip.Addr{po.ip}, po.served)
 }
 
-// startServer starts `demo serve` in the named namespace.
-func (l *lab) startServer(name, ns string, addrs []netip.Addr, pts ports) error {
-	args := []string{"serve"}
+// startServer starts `demo serve` in the named namespace and waits until
+// it listens.
+func (l *lab) startServer(ctx context.Context, name, ns string, addrs []netip.Addr, pts ports) error {
+	ready := dir("ready", ns)
+	if err := os.MkdirAll(dir("ready"), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir("ready"), err)
+	}
+	args := []string{"serve", "--ready=" + ready}
 	for _, a := range addrs {
 		args = append(args, "--addr="+a.String())
 	}
@@ -130,13 +135,19 @@ func (l *lab) startServer(name, ns string, addrs []netip.Addr, pts ports) error 
 		return err
 	}
 	l.procs = append(l.procs, p)
-	return nil
+	return poll(ctx, 10*time.Second, name+" to listen", func() (bool, error) {
+		if p.exited() {
+			return false, p.failure()
+		}
+		_, err := os.Stat(ready)
+		return err == nil, nil
+	})
 }
 
 // outsideHost creates the host of the addresses that are no endpoint: a
 // namespace on the underlay with those addresses, routes to every pod
 // CIDR through its node, and a server on the queried ports.
-func (l *lab) outsideHost(context.Context) error {
+func (l *lab) outsideHost(ctx context.Context) error {
 	if err := createNetNS(outsideNS); err != nil {
 		return err
 	}
@@ -177,7 +188,7 @@ func (l *lab) outsideHost(context.Context) error {
 	if len(addrs) == 0 {
 		return nil
 	}
-	return l.startServer("server of the outside host", outsideNS, addrs, all)
+	return l.startServer(ctx, "server of the outside host", outsideNS, addrs, all)
 }
 
 // policies waits until every agent of the scenario's cluster runs the

@@ -29,6 +29,7 @@ func serve(args []string) error {
 	fs.Var(&addrs, "addr", "address to listen on (repeatable)")
 	fs.Var(&tcp, "tcp", "TCP port (repeatable)")
 	fs.Var(&udp, "udp", "UDP port (repeatable)")
+	ready := fs.String("ready", "", "file to create once every socket listens")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,6 +53,11 @@ func serve(args []string) error {
 		}
 	}
 	fmt.Printf("demo serve: %s tcp %s udp %s\n", addrs.String(), tcp.String(), udp.String())
+	if *ready != "" {
+		if err := os.WriteFile(*ready, nil, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", *ready, err)
+		}
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig

@@ -2,17 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // view prints what a user would look at on the first node of the
 // scenario's cluster: the ClusterMesh line of `apiary status`, `apiary
 // node list` (the other clusters' nodes included) and `apiary endpoint
 // list`, each with the command that prints it.
-func (l *lab) view() {
+func (l *lab) view(ctx context.Context) {
 	n := l.p.cluster("").nodes[0]
+	l.waitStatusLine(ctx, n)
 	for _, cmd := range []struct {
 		args   []string
 		filter string
@@ -37,6 +40,33 @@ func (l *lab) view() {
 		}
 	}
 	fmt.Fprintln(l.out)
+}
+
+// waitStatusLine waits (up to 10s) for the ClusterMesh line of node n's
+// status to count every remote cluster: the agent probes its status
+// lines every 5s, and a first probe made before the mesh directory was
+// read says "Ok 0/0 clusters ready" until the next one.
+func (l *lab) waitStatusLine(ctx context.Context, n *node) {
+	remotes := len(l.p.clusters) - 1
+	if remotes == 0 {
+		return
+	}
+	want := fmt.Sprintf("%d/%d clusters ready", remotes, remotes)
+	err := poll(ctx, 10*time.Second, "the ClusterMesh status line of "+n.name, func() (bool, error) {
+		st, err := l.client[n].Status(ctx)
+		if err != nil {
+			return false, nil
+		}
+		for _, e := range st.Entries {
+			if e.Name == "ClusterMesh" && strings.HasPrefix(e.Message, want) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		fmt.Fprintf(l.out, "(%v)\n", err)
+	}
 }
 
 // cli runs the apiary CLI against node n's agent.
