@@ -162,10 +162,11 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 			l.printKeep()
 			return
 		}
-		fmt.Fprintln(out, "Removing the lab")
+		start := time.Now()
 		if err := sweep(nil); err != nil {
 			fmt.Fprintln(os.Stderr, "demo: "+err.Error())
 		}
+		fmt.Fprintf(out, "Lab removed in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}()
 	start := time.Now()
 	fmt.Fprintf(out, "Lab for %s\n%s", p.file, p.describe())
@@ -178,7 +179,7 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 	mons := l.watch(mctx)
 	defer func() { cancel(); mons.wg.Wait() }()
 	l.view(ctx)
-	diffs := l.runQueries(mons, nil)
+	diffs := l.runQueries(mons)
 	if o.restart && ctx.Err() == nil {
 		if err := l.restartRound(ctx); err != nil {
 			diffs = append(diffs, "restart round: "+err.Error())

@@ -165,14 +165,16 @@ func (l *lab) watch(ctx context.Context) *monitors {
 }
 
 // find returns the first drop of the flow from -> to:port/proto, waiting
-// up to a second for it.
-func (m *monitors) find(from, to netip.Addr, port uint16, proto string) (drop, bool) {
+// up to a second for it; from's port is matched when known (a TCP dial
+// that timed out has none: its SYN's port is not known).
+func (m *monitors) find(from netip.AddrPort, src netip.Addr, to netip.Addr, port uint16, proto string) (drop, bool) {
 	deadline := time.Now().Add(time.Second)
 	for {
 		m.mu.Lock()
 		for _, d := range m.events {
 			e := d.msg.MonitorEvent
-			if e.Source.IP == from.String() && e.Destination.IP == to.String() && e.Destination.Port == port && e.Protocol == proto {
+			if e.Source.IP == src.String() && (from.Port() == 0 || e.Source.Port == from.Port()) &&
+				e.Destination.IP == to.String() && e.Destination.Port == port && e.Protocol == proto {
 				m.mu.Unlock()
 				return d, true
 			}
@@ -185,13 +187,36 @@ func (m *monitors) find(from, to netip.Addr, port uint16, proto string) (drop, b
 	}
 }
 
+// queryParallelism is how many queries run at once: a denied query
+// waits for its timeout, so running them one by one would make a lab's
+// run mostly waiting.
+const queryParallelism = 8
+
+// runAll runs the queries, at most queryParallelism at once, and returns
+// what each saw, in order.
+func runAll(queries []*query) []seen {
+	out := make([]seen, len(queries))
+	sem := make(chan struct{}, queryParallelism)
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = q.run()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 // runQueries runs every query, prints simulate's line with the verdict
-// the packets gave and what was seen, and returns the queries whose
-// verdict differs from simulate's.
-func (l *lab) runQueries(mons *monitors, between func(i int)) []string {
+// the packets gave and what was seen, in the file's order, and returns
+// the queries whose verdict differs from simulate's.
+func (l *lab) runQueries(mons *monitors) []string {
 	var diffs []string
+	results := runAll(l.p.queries)
 	for i, q := range l.p.queries {
-		s := q.run()
+		s := results[i]
 		got := q.result
 		got.Verdict = simulate.Denied
 		if s.answered {
@@ -201,7 +226,7 @@ func (l *lab) runQueries(mons *monitors, between func(i int)) []string {
 		from, to := q.addrs()
 		fmt.Fprintf(l.out, "  seen: %s (%s -> %s, %s)\n", s.what, from, netip.AddrPortFrom(to, q.model.Port), s.took.Round(time.Millisecond))
 		if !s.answered {
-			if d, ok := mons.find(from, to, q.model.Port, string(q.model.Protocol)); ok {
+			if d, ok := mons.find(s.local, from, to, q.model.Port, string(q.model.Protocol)); ok {
 				fmt.Fprintf(l.out, "  monitor of %s: %s\n", d.node, cli.MonitorLine(d.msg))
 			} else {
 				fmt.Fprintln(l.out, "  monitor: no drop event for this flow")
@@ -211,9 +236,6 @@ func (l *lab) runQueries(mons *monitors, between func(i int)) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: the connection failed: %s", q.result.String(), s.what))
 		} else if got.Verdict != q.result.Verdict {
 			diffs = append(diffs, fmt.Sprintf("%s: simulate says %s", got.String(), strings.ToUpper(q.result.Verdict)))
-		}
-		if between != nil {
-			between(i)
 		}
 	}
 	return diffs
