@@ -124,23 +124,9 @@ func (l *lab) underlay(context.Context) error {
 // connections.
 func (l *lab) startEtcds(ctx context.Context) error {
 	for _, c := range l.p.clusters {
-		d := dir("etcd-" + c.name)
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", d, err)
-		}
-		client, peer := "https://"+c.etcdIP.String()+":2379", "http://"+c.etcdIP.String()+":2380"
-		name := "etcd-" + c.name
-		p, err := startIn("etcd of "+c.name, nsPath(labPrefix), filepath.Join(d, "etcd.log"), l.bins.etcd,
-			"--name", name, "--data-dir", filepath.Join(d, "data"),
-			"--listen-client-urls", client, "--advertise-client-urls", client,
-			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-			"--initial-cluster", name+"="+peer,
-			"--cert-file", l.ca.path(name+".crt"), "--key-file", l.ca.path(name+".key"),
-			"--trusted-ca-file", l.ca.path("ca.crt"), "--client-cert-auth")
-		if err != nil {
+		if err := l.startEtcd(c); err != nil {
 			return err
 		}
-		l.etcds[c] = p
 	}
 	for _, c := range l.p.clusters {
 		if err := l.waitEtcd(ctx, c); err != nil {
@@ -151,6 +137,29 @@ func (l *lab) startEtcds(ctx context.Context) error {
 		return err
 	}
 	return l.writePolicies()
+}
+
+// startEtcd starts cluster c's etcd (again, on the same data, after a
+// stop).
+func (l *lab) startEtcd(c *cluster) error {
+	d := dir("etcd-" + c.name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", d, err)
+	}
+	client, peer := "https://"+c.etcdIP.String()+":2379", "http://"+c.etcdIP.String()+":2380"
+	name := "etcd-" + c.name
+	p, err := startIn("etcd of "+c.name, nsPath(labPrefix), filepath.Join(d, "etcd.log"), l.bins.etcd,
+		"--name", name, "--data-dir", filepath.Join(d, "data"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", name+"="+peer,
+		"--cert-file", l.ca.path(name+".crt"), "--key-file", l.ca.path(name+".key"),
+		"--trusted-ca-file", l.ca.path("ca.crt"), "--client-cert-auth")
+	if err != nil {
+		return err
+	}
+	l.etcds[c] = p
+	return nil
 }
 
 // waitEtcd waits until cluster c's etcd accepts TCP connections.

@@ -28,6 +28,7 @@ type options struct {
 	binDir, etcd string
 	keep         bool
 	restart      bool
+	bench        bool
 }
 
 // run dispatches the subcommands and runs a lab; it returns the exit
@@ -63,6 +64,7 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.binDir, "bin-dir", filepath.Dir(self), "directory of apiary-agent and apiary")
 	fs.StringVar(&o.etcd, "etcd", "hack/tools/bin/etcd", "etcd server binary (make etcd)")
 	fs.BoolVar(&o.keep, "keep", os.Getenv("KEEP") == "1", "leave the lab up (KEEP=1); `demo down` removes it")
+	fs.BoolVar(&o.bench, "bench", false, "after the queries, kill another cluster's etcd, start it again and time until the mesh and the cross-cluster verdicts are right")
 	fs.BoolVar(&o.restart, "restart-round", false, "after the queries, stop and start the agent of a pod with an open connection and check again")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: demo [flags] <scenario.yaml> | demo down")
@@ -183,6 +185,11 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 	if o.restart && ctx.Err() == nil {
 		if err := l.restartRound(ctx); err != nil {
 			diffs = append(diffs, "restart round: "+err.Error())
+		}
+	}
+	if o.bench && ctx.Err() == nil {
+		if err := l.etcdRound(ctx); err != nil {
+			diffs = append(diffs, "bench: "+err.Error())
 		}
 	}
 	if ctx.Err() != nil {
