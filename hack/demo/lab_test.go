@@ -110,6 +110,40 @@ func wantVerdicts(t *testing.T, file, out string) {
 	}
 }
 
+// TestDifferenceExitsNonZero: a verdict of the packets that differs from
+// the expected one is listed and the exit status is exitDiffers. The
+// lab runs a real scenario whose expected verdict of one query is
+// flipped, as a datapath bug would show.
+func TestDifferenceExitsNonZero(t *testing.T) {
+	binDir, etcd := buildBinaries(t)
+	file := scenarios + "cilium-star-wars.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPlan(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.queries[1] // default/xwing -> default/deathstar 80/TCP DENIED
+	if q.result.Verdict != simulate.Denied {
+		t.Fatalf("queries[1] is %s, want a denied query", q.result.String())
+	}
+	q.result.Verdict = simulate.Allowed
+	bins, err := findBinaries(options{binDir: binDir, etcd: etcd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, err := runPlan(t.Context(), p, bins, options{}, &out)
+	t.Logf("exit %d, %v\n%s", code, err, out.String())
+	want := "1 of 3 verdicts differ from apiary policy simulate:\n  default/xwing -> default/deathstar 80/TCP DENIED: simulate says ALLOWED\n"
+	if code != exitDiffers || err != nil || !strings.Contains(out.String(), want) {
+		t.Errorf("exit %d, error %v; want %d and the output to say %q", code, err, exitDiffers, want)
+	}
+	wantNothingLeft(t)
+}
+
 // TestScenarioErrorCreatesNothing: a scenario simulate refuses is refused
 // with simulate's message before anything is created, and so is one the
 // lab cannot build (IPv6).

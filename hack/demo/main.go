@@ -97,16 +97,13 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "demo: the lab needs root (network namespaces, BPF, bpffs pins)")
 		return 1
 	}
-	unlock, err := lockLab(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "demo: "+err.Error())
-		return 1
-	}
-	defer unlock()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	code, err := runPlan(ctx, p, bins, o, stdout)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "demo: interrupted; the lab is removed")
+	case err != nil:
 		fmt.Fprintln(stderr, "demo: "+err.Error())
 	}
 	return code
@@ -117,13 +114,13 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 const lockPath = "/run/apiary-lab.lock"
 
 // lockLab takes the lab lock, waiting for a run in progress to end.
-func lockLab(stderr io.Writer) (func(), error) {
+func lockLab(out io.Writer) (func(), error) {
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", lockPath, err)
 	}
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		fmt.Fprintf(stderr, "demo: another lab run holds %s; waiting for it\n", lockPath)
+		fmt.Fprintf(out, "Another lab run holds %s; waiting for it\n", lockPath)
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", lockPath, err)
@@ -151,6 +148,11 @@ func findBinaries(o options) (binaries, error) {
 // the lab (unless kept). It returns 0 when every verdict agrees with
 // simulate, exitDiffers when one differs, 1 when the lab failed.
 func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writer) (int, error) {
+	unlock, err := lockLab(out)
+	if err != nil {
+		return 1, err
+	}
+	defer unlock()
 	if err := sweep(out); err != nil {
 		return 1, err
 	}
