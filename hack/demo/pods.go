@@ -252,9 +252,12 @@ func (l *lab) writePolicies() error {
 	return nil
 }
 
-// waitIPCache waits until every agent's BPF ipcache map has every pod's
-// address with the pod's identity (learned from its own cluster's etcd
-// or through the mesh).
+// waitIPCache waits until every agent knows every pod's identity (the
+// identity cache feeds the selector cache, which adds the peers' keys to
+// the policy maps) and its BPF ipcache map has every pod's address with
+// that identity (learned from its own cluster's etcd or through the
+// mesh): ipcache entries and identities come from two watchers, so
+// either may be first.
 func (l *lab) waitIPCache(ctx context.Context) error {
 	want := map[string]uint32{}
 	for _, po := range l.p.pods {
@@ -280,6 +283,20 @@ func (l *lab) waitIPCache(ctx context.Context) error {
 				for prefix, id := range want {
 					if got[prefix] != id {
 						missing = fmt.Sprintf("%s: identity %d, want %d", prefix, got[prefix], id)
+						return false, nil
+					}
+				}
+				ids, err := l.client[n].IdentityList(ctx)
+				if err != nil {
+					return false, nil
+				}
+				known := map[uint32]bool{}
+				for _, id := range ids {
+					known[id.ID] = true
+				}
+				for _, id := range want {
+					if !known[id] {
+						missing = fmt.Sprintf("identity %d unknown", id)
 						return false, nil
 					}
 				}
