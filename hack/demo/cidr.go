@@ -77,8 +77,9 @@ func (p *plan) clusterPods(c *cluster) (withIP, rest []*pod) {
 }
 
 // splitCIDRs returns one CIDR per node for the sorted pods, trying the
-// most even split first, then one CIDR for all of them; when the pods
-// fit nowhere lose their address (nil: the caller relocates them all).
+// most even split first, then one CIDR for all of them (on the first
+// node). When neither fits, the pods lose their scenario address, with a
+// note, and it returns nil: the caller relocates them all.
 func (p *plan) splitCIDRs(withIP []*pod, taken []netip.Prefix) []netip.Prefix {
 	if len(withIP) == 0 {
 		return nil
@@ -90,8 +91,12 @@ func (p *plan) splitCIDRs(withIP []*pod, taken []netip.Prefix) []netip.Prefix {
 	}
 	n := len(addrs)
 	for d := 0; d < n; d++ {
-		for _, k := range []int{n/2 - d, n/2 + d} {
-			if k < 1 || k >= n || (d > 0 && k == n/2) {
+		ks := []int{n/2 - d}
+		if d > 0 {
+			ks = append(ks, n/2+d)
+		}
+		for _, k := range ks {
+			if k < 1 || k >= n {
 				continue
 			}
 			a, okA := p.cidrFor(addrs[:k], taken, others)
