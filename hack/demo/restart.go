@@ -15,16 +15,17 @@ import (
 
 // restartRound stops and starts the agent of a pod of the scenario's
 // cluster that an allowed TCP query reaches, with that connection open:
-// the connection must keep answering and a denied query must stay
-// denied while the agent is down and after it is back.
+// the connection must keep answering, and every denied query to or from
+// a pod of that node must stay denied, while the agent is down and after
+// it is back; a new connection of the allowed query must work after.
 func (l *lab) restartRound(ctx context.Context) error {
 	allowed, denied := l.restartQueries()
-	if allowed == nil || denied == nil {
-		return errors.New("the scenario has no allowed TCP query to a pod of its cluster and no denied query")
+	if allowed == nil || len(denied) == 0 {
+		return errors.New("the scenario has no allowed TCP query to a pod of its cluster, or no denied query")
 	}
 	n := allowed.to.pod.node
-	fmt.Fprintf(l.out, "\nRestart round: %s stays open while the agent of %s restarts; %s stays denied\n",
-		allowed.result.String(), n.name, denied.result.String())
+	fmt.Fprintf(l.out, "\nRestart round: %s stays open while the agent of %s restarts; %d denied queries stay denied\n",
+		allowed.result.String(), n.name, len(denied))
 	conn, err := allowed.open()
 	if err != nil {
 		return fmt.Errorf("open %s: %w", allowed.result.String(), err)
@@ -37,10 +38,11 @@ func (l *lab) restartRound(ctx context.Context) error {
 		} else {
 			fmt.Fprintf(l.out, "  %s: open connection %s -> %s: PONG\n", when, conn.LocalAddr(), conn.RemoteAddr())
 		}
-		s := denied.run()
-		fmt.Fprintf(l.out, "  %s: %s: %s\n", when, denied.result.String(), s.what)
-		if s.answered || s.what != "timeout" {
-			errs = append(errs, fmt.Errorf("%s: %s: %s, want timeout", when, denied.result.String(), s.what))
+		for i, s := range runAll(denied) {
+			fmt.Fprintf(l.out, "  %s: %s: %s\n", when, denied[i].result.String(), s.what)
+			if s.answered || s.what != "timeout" {
+				errs = append(errs, fmt.Errorf("%s: %s: %s, want timeout", when, denied[i].result.String(), s.what))
+			}
 		}
 		return errors.Join(errs...)
 	}
@@ -68,8 +70,8 @@ func (l *lab) restartRound(ctx context.Context) error {
 }
 
 // restartQueries picks an allowed TCP query to a pod of the scenario's
-// cluster and a denied query, one involving the same node if there is.
-func (l *lab) restartQueries() (allowed, denied *query) {
+// cluster and the denied queries involving a pod of that pod's node.
+func (l *lab) restartQueries() (allowed *query, denied []*query) {
 	local := l.p.cluster("")
 	for _, q := range l.p.queries {
 		if allowed == nil && q.result.Verdict == simulate.Allowed && q.model.Protocol == "TCP" &&
@@ -80,12 +82,10 @@ func (l *lab) restartQueries() (allowed, denied *query) {
 	if allowed == nil {
 		return nil, nil
 	}
+	n := allowed.to.pod.node
 	for _, q := range l.p.queries {
-		if q.result.Verdict != simulate.Denied {
-			continue
-		}
-		if denied == nil || (q.to.pod != nil && q.to.pod.node == allowed.to.pod.node) {
-			denied = q
+		if q.result.Verdict == simulate.Denied && ((q.to.pod != nil && q.to.pod.node == n) || (q.from.pod != nil && q.from.pod.node == n)) {
+			denied = append(denied, q)
 		}
 	}
 	return allowed, denied
