@@ -95,6 +95,22 @@ run: build ## Build and run the agent in the foreground with state and socket un
 	@echo "  from another shell: $(BIN)/apiary --socket $(RUN_DIR)/apiary.sock status"
 	exec $(BIN)/apiary-agent --socket-path=$(CURDIR)/$(RUN_DIR)/apiary.sock --state-dir=$(CURDIR)/$(RUN_DIR)/state $(ARGS)
 
+SCENARIO ?= policy/testdata/scenarios/clustermesh-l4.yaml
+KEEP      ?=
+# More flags of the lab runner, e.g. DEMO_ARGS=--bench or --restart-round.
+DEMO_ARGS ?=
+
+.PHONY: demo
+demo: etcd ## Two meshed clusters on this machine running SCENARIO with real packets (root; KEEP=1 leaves it up)
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary ./hack/demo
+	$(BIN)/demo --etcd hack/tools/bin/etcd --keep=$(if $(filter 1 true yes,$(KEEP)),true,false) $(DEMO_ARGS) $(SCENARIO)
+
+.PHONY: demo-down
+demo-down: ## Remove a lab left up by make demo KEEP=1 (or by a killed run)
+	$(GO) build -o $(BIN)/ ./hack/demo
+	$(BIN)/demo down
+
 .PHONY: etcd
 etcd: hack/tools/bin/etcd ## Build an etcd server from the Go module proxy (for demos and multi-process tests)
 

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the subcommands the lab executes this binary for (the
+// pods' server, entering a namespace), so that the tests run the lab
+// in-process; otherwise the tests, then removes the shared build.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "nsexec") {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if shared.dir != "" {
+			_ = os.RemoveAll(shared.dir)
+		}
+		os.Exit(code)
+	}))
+}
+
+// shared is the one build of apiary-agent and apiary the tests share.
+var shared struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildBinaries builds apiary-agent and apiary once per test binary and
+// returns their directory, with the etcd of `make etcd` (built the same
+// way when missing).
+func buildBinaries(t *testing.T) (binDir, etcd string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the lab needs root (network namespaces, BPF)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.once.Do(func() {
+		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if shared.dir, shared.err = os.MkdirTemp("", "apiary-demo-"); shared.err != nil {
+			return
+		}
+		build := exec.Command(goBin, "build", "-o", shared.dir+"/", "./cmd/apiary-agent", "./cmd/apiary")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			shared.err = &buildError{what: "apiary-agent and apiary", out: string(out), err: err}
+			return
+		}
+		etcd := filepath.Join(root, "hack/tools/bin/etcd")
+		if _, err := os.Stat(etcd); err != nil {
+			build := exec.Command(goBin, "build", "-o", "bin/etcd", "go.etcd.io/etcd/server/v3")
+			build.Dir = filepath.Join(root, "hack/tools")
+			if out, err := build.CombinedOutput(); err != nil {
+				shared.err = &buildError{what: "etcd (make etcd)", out: string(out), err: err}
+			}
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.dir, filepath.Join(root, "hack/tools/bin/etcd")
+}
+
+type buildError struct {
+	what, out string
+	err       error
+}
+
+func (e *buildError) Error() string { return "build " + e.what + ": " + e.err.Error() + "\n" + e.out }

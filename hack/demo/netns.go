@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// labPrefix names every network namespace of the lab.
+const labPrefix = "apiary-lab"
+
+// netnsDir is where named network namespaces live (ip netns).
+const netnsDir = "/var/run/netns"
+
+// nsPath returns the path of the named namespace.
+func nsPath(name string) string { return filepath.Join(netnsDir, name) }
+
+// createNetNS creates the named network namespace with loopback up.
+func createNetNS(name string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // the thread ends with the goroutine, in the new namespace
+		ns, err := netns.NewNamed(name)
+		if err != nil {
+			errc <- fmt.Errorf("create network namespace %s: %w", name, err)
+			return
+		}
+		ns.Close()
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		if err != nil {
+			err = fmt.Errorf("set lo up in %s: %w", name, err)
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// inNetNS runs fn on a thread in the named namespace.
+func inNetNS(path string, fn func() error) error {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return fmt.Errorf("open network namespace %s: %w", path, err)
+	}
+	defer ns.Close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is dropped
+		if err := netns.Set(ns); err != nil {
+			errc <- fmt.Errorf("enter %s: %w", path, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// handleAt returns a netlink handle working in the namespace at path.
+func handleAt(path string) (*netlink.Handle, error) {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("open network namespace %s: %w", path, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle in %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// labNetNS lists the lab's namespaces left on the machine.
+func labNetNS() []string {
+	entries, _ := os.ReadDir(netnsDir)
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), labPrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// addr4 returns a as a netlink address with the given prefix length.
+func addr4(a netip.Addr, bits int) *netlink.Addr {
+	return &netlink.Addr{IPNet: &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(bits, 32)}}
+}
+
+// ipnet returns p as a *net.IPNet.
+func ipnet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
+}
+
+// underlayLink plugs the namespace at hostPath into the lab bridge with a
+// veth (labName on the bridge side, eth0 inside) and gives eth0 addr.
+func underlayLink(lab *netlink.Handle, labName, hostPath string, addr netip.Addr, bits int) (*netlink.Handle, error) {
+	ns, err := netns.GetFromPath(hostPath)
+	if err != nil {
+		return nil, fmt.Errorf("open network namespace %s: %w", hostPath, err)
+	}
+	defer ns.Close()
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: labName}, PeerName: "eth0", PeerNamespace: netlink.NsFd(int(ns))}
+	if err := lab.LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("add veth %s to %s: %w", labName, hostPath, err)
+	}
+	br, err := lab.LinkByName("br0")
+	if err != nil {
+		return nil, fmt.Errorf("find the lab bridge: %w", err)
+	}
+	l, err := lab.LinkByName(labName)
+	if err == nil {
+		err = lab.LinkSetMaster(l, br)
+	}
+	if err == nil {
+		err = lab.LinkSetUp(l)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plug %s into the lab bridge: %w", labName, err)
+	}
+	h, err := handleAt(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	eth, err := h.LinkByName("eth0")
+	if err == nil {
+		err = h.AddrAdd(eth, addr4(addr, bits))
+	}
+	if err == nil {
+		err = h.LinkSetUp(eth)
+	}
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("set up eth0 in %s: %w", hostPath, err)
+	}
+	return h, nil
+}

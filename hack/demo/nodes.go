@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+)
+
+// nodeNS is the namespace name of node n.
+func nodeNS(n *node) string { return labPrefix + "-" + n.name }
+
+// nodes creates each node's namespace on the underlay, with a default
+// route to the outside host.
+func (l *lab) nodes(context.Context) error {
+	lab, err := handleAt(nsPath(labPrefix))
+	if err != nil {
+		return err
+	}
+	defer lab.Close()
+	for _, c := range l.p.clusters {
+		for i, n := range c.nodes {
+			if err := createNetNS(nodeNS(n)); err != nil {
+				return err
+			}
+			h, err := underlayLink(lab, fmt.Sprintf("v%dn%d", c.id, i+1), nsPath(nodeNS(n)), n.ip, l.p.underlay.Bits())
+			if err != nil {
+				return err
+			}
+			err = h.RouteAdd(&netlink.Route{Gw: l.p.outsideIP.AsSlice()})
+			h.Close()
+			if err != nil {
+				return fmt.Errorf("add default route of %s: %w", n.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// agentArgs are node n's apiary-agent flags.
+func (l *lab) agentArgs(n *node) []string {
+	c := n.cluster
+	args := []string{
+		"--socket-path=" + dir(n.name, "apiary.sock"), "--state-dir=" + dir(n.name, "state"),
+		"--bpf-root=" + filepath.Join(bpfDir, n.name),
+		"--cluster-name=" + c.name, "--cluster-id=" + strconv.Itoa(c.id),
+		"--node-name=" + n.name, "--node-ip=" + n.ip.String(), "--pod-cidr=" + n.podCIDR.String(),
+		"--auto-direct-node-routes",
+		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
+		"--policy-dir=" + dir(c.name, "policies"),
+		"--policy-default-local-cluster=" + strconv.FormatBool(l.p.scenario.PolicyDefaultLocalCluster == nil || *l.p.scenario.PolicyDefaultLocalCluster),
+	}
+	if len(l.p.clusters) > 1 {
+		args = append(args, "--clustermesh-config="+dir(c.name, "mesh"))
+	}
+	return args
+}
+
+// startAgents starts every node's agent and waits for its API.
+func (l *lab) startAgents(ctx context.Context) error {
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			if err := l.startAgent(n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			if err := l.waitAgent(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startAgent starts node n's agent in its namespace.
+func (l *lab) startAgent(n *node) error {
+	for _, d := range []string{dir(n.name), filepath.Join(bpfDir, n.name)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	p, err := startIn("apiary-agent of "+n.name, nsPath(nodeNS(n)), dir(n.name, "agent.log"), l.bins.agent, l.agentArgs(n)...)
+	if err != nil {
+		return err
+	}
+	l.agents[n] = p
+	if l.client[n] == nil {
+		l.client[n] = client.New(dir(n.name, "apiary.sock"))
+	}
+	return nil
+}
+
+// waitAgent waits until node n's agent answers /healthz.
+func (l *lab) waitAgent(ctx context.Context, n *node) error {
+	p := l.agents[n]
+	return poll(ctx, 60*time.Second, "apiary-agent of "+n.name, func() (bool, error) {
+		if p.exited() {
+			return false, fmt.Errorf("apiary-agent of node %s failed to start: %w", n.name, p.failure())
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err := l.client[n].Healthz(rctx)
+		return err == nil, nil
+	})
+}
+
+// waitMesh waits until every agent has every other cluster ready.
+func (l *lab) waitMesh(ctx context.Context) error {
+	want := len(l.p.clusters) - 1
+	if want == 0 {
+		return nil
+	}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			var last string
+			err := poll(ctx, 90*time.Second, "the mesh of "+n.name, func() (bool, error) {
+				if p := l.agents[n]; p.exited() {
+					return false, p.failure()
+				}
+				cm, err := l.client[n].ClusterMesh(ctx)
+				if err != nil {
+					last = err.Error()
+					return false, nil
+				}
+				ready := 0
+				for _, r := range cm.Clusters {
+					if r.Ready {
+						ready++
+					} else {
+						last = r.Name + ": " + r.Status
+					}
+				}
+				return ready == want, nil
+			})
+			if err != nil {
+				return fmt.Errorf("%w (last: %s)", err, last)
+			}
+		}
+	}
+	return nil
+}
