@@ -156,7 +156,7 @@ func TestPolicyChangeReachesRepliesFirst(t *testing.T) {
 	}
 	// Still allowed (by type 8, not by the reply's type 0).
 	h.sync(t, policy.MapState{
-		key(peerAID, policy.Egress, policy.ProtoICMP, 8, 16): allow,
+		key(peerAID, policy.Egress, policy.ProtoICMP, 8, 16):  allow,
 		key(peerBID, policy.Egress, policy.ProtoTCP, 443, 16): allow,
 	})
 	if ret := run(t, progs.ToContainer, ping.Reply()); ret != actOK {
