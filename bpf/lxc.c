@@ -8,8 +8,8 @@
  *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
  *                   to the endpoint (its ingress).
  * Per packet: parse -> conntrack (established and reply packets, and ICMP
- * errors about tracked flows, pass, unless the endpoint's policy changed
- * since the flow was allowed: then its policy is looked up again) ->
+ * errors about tracked flows, pass, unless the endpoint's policy or the
+ * ipcache changed since the flow was allowed: then it is looked up again) ->
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
  * the conntrack entry; denied: drop. Drops go to the events ring buffer,
  * verdicts of new flows too while a monitor listens; every packet is
@@ -47,20 +47,28 @@ static __always_inline int pass(const struct flow *f, __u8 dir)
 	return CTX_ACT_OK;
 }
 
-/* policy_rev returns the endpoint's current policy revision. */
-static __always_inline __u32 policy_rev(void)
+/* current_revs returns the endpoint's policy revision and the ipcache
+ * revision. */
+static __always_inline struct revs current_revs(void)
 {
-	__u32 key = endpoint_id;
+	__u32 key = endpoint_id, zero = 0;
 	struct endpoint_state *es = map_lookup_elem(&endpoints, &key);
+	struct config_value *c = map_lookup_elem(&config, &zero);
+	struct revs r = {};
 
-	return es ? es->policy_rev : 0;
+	if (es)
+		r.policy = es->policy_rev;
+	if (c)
+		r.ipcache = c->ipcache_rev;
+	return r;
 }
 
 /* handle_new_flow decides the first packet of a flow and records an allowed
- * flow in conntrack under the policy revision rev, read before the policy
- * lookup (the agent bumps it after writing the policy map, so a verdict
- * from a map older than rev cannot be recorded under rev). */
-static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, __u32 rev, __u64 now)
+ * flow in conntrack under the revisions rev, read before the ipcache and
+ * policy lookups (the agent bumps them after writing those maps, so a
+ * verdict from a map older than rev cannot be recorded under rev). */
+static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struct revs rev,
+					   __u64 now)
 {
 	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
 	__u32 peer = ipcache_lookup(f, peer_addr);
@@ -82,13 +90,13 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, __u32
 }
 
 /* ct_revalidate decides a packet of a tracked flow whose entry v was
- * allowed under an older policy revision than rev: the flow's opening
- * packet is looked up again (peer identity and policy, in the direction
+ * allowed under older revisions than rev (the endpoint's policy or the
+ * ipcache changed since): the flow's opening packet is looked up again (peer identity and policy, in the direction
  * the flow was opened). Allowed: the entry takes rev and the packet
  * passes. Denied: the entry is expired, so that the flow's later packets
  * in either direction are new flows to the policy, and the packet drops. */
 static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 dir, int reply,
-						   struct ct_value *v, __u32 rev)
+						   struct ct_value *v, struct revs rev)
 {
 	__u8 flow_dir = reply ? !dir : dir;
 	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
@@ -118,7 +126,8 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 di
 			return drop(f, pv.reason, dir, src_id, dst_id);
 		}
 	}
-	v->policy_rev = rev;
+	v->policy_rev = rev.policy;
+	v->ipcache_rev = rev.ipcache;
 	v->peer_identity = peer;
 	return pass(f, dir);
 }
@@ -127,7 +136,7 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 {
 	struct flow f = {};
 	struct ct_value *v = 0;
-	__u32 rev;
+	struct revs rev;
 	__u64 now;
 	int state;
 
@@ -142,11 +151,11 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 	default:
 		return drop(&f, DROP_INVALID, dir, 0, 0);
 	}
-	rev = policy_rev();
+	rev = current_revs();
 	now = ktime_get_coarse_ns();
 	state = ct_lookup(&f, dir, now, &v);
 	if (state != CT_NEW && v) {
-		if (unlikely(v->policy_rev != rev))
+		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
 			return ct_revalidate(&f, dir, state == CT_REPLY, v, rev);
 		return pass(&f, dir);
 	}

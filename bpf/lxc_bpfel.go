@@ -14,9 +14,9 @@ import (
 )
 
 type LxcConfigValue struct {
-	_     structs.HostLayout
-	Flags uint32
-	Pad   uint32
+	_          structs.HostLayout
+	Flags      uint32
+	IpcacheRev uint32
 }
 
 type LxcCt4Key struct {
@@ -49,7 +49,7 @@ type LxcCtValue struct {
 	TcpFlags     uint8
 	Flags        uint8
 	PolicyRev    uint32
-	Pad          uint32
+	IpcacheRev   uint32
 	TxPackets    uint64
 	TxBytes      uint64
 	RxPackets    uint64

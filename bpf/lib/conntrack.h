@@ -220,15 +220,23 @@ static __always_inline int ct_lookup_related(struct __sk_buff *ctx, const struct
 	return CT_NEW;
 }
 
+/* struct revs are the revisions a verdict was made under: the endpoint's
+ * policy map and the ipcache. */
+struct revs {
+	__u32 policy;
+	__u32 ipcache;
+};
+
 /* ct_create records the new flow f, opened in direction dir and allowed
- * under the endpoint's policy revision rev. */
+ * under the revisions rev. */
 static __always_inline void ct_create(const struct flow *f, __u8 dir, __u32 peer_id,
-				      __u16 ep_id, __u32 rev, __u64 now)
+				      __u16 ep_id, struct revs rev, __u64 now)
 {
 	struct ct_value v = {
 		.peer_identity = peer_id,
 		.endpoint_id = ep_id,
-		.policy_rev = rev,
+		.policy_rev = rev.policy,
+		.ipcache_rev = rev.ipcache,
 		.tx_packets = 1,
 		.tx_bytes = f->len,
 	};

@@ -97,9 +97,9 @@ struct {
  *        1 egress: made by from_container), 2 padding bytes.
  * value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's identity, the endpoint
  *        id, TCP flags seen in either direction, entry flags (bit 0:
- *        closing, FIN or RST seen), the endpoint's policy revision the
- *        flow was last allowed under (see the endpoints map), 4 padding
- *        bytes, then packets and bytes of the flow's opening direction
+ *        closing, FIN or RST seen), the endpoint's policy revision and the
+ *        ipcache revision the flow was last allowed under (see the
+ *        endpoints and config maps), then packets and bytes of the flow's opening direction
  *        (tx) and of its replies (rx), counted per packet.
  * Both maps have BPF_F_NO_COMMON_LRU: each CPU keeps its own LRU lists,
  * so creating an entry takes no map-wide lock (as Cilium's CT maps). */
@@ -130,7 +130,7 @@ struct ct_value {
 	__u8 tcp_flags;
 	__u8 flags;
 	__u32 policy_rev;
-	__u32 pad;
+	__u32 ipcache_rev;
 	__u64 tx_packets;
 	__u64 tx_bytes;
 	__u64 rx_packets;
@@ -181,10 +181,13 @@ struct {
  * time.
  * value: flags (CONFIG_VERDICT_EVENTS: a monitor client is listening, so
  *        policy verdicts of allowed flows go to the events ring; drops are
- *        reported regardless), 4 padding bytes. */
+ *        reported regardless); ipcache_rev, the revision of the ipcache
+ *        map, which the agent bumps after every write to it (a peer's
+ *        identity may have changed: conntrack entries of an older revision
+ *        are looked up again, like those of an older policy revision). */
 struct config_value {
 	__u32 flags;
-	__u32 pad;
+	__u32 ipcache_rev;
 };
 
 #define CONFIG_VERDICT_EVENTS 0x1

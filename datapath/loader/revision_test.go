@@ -1,6 +1,7 @@
 package loader_test
 
 import (
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -227,5 +228,51 @@ func TestVerdictEventsOnlyWhileListening(t *testing.T) {
 	want := []events.Event{dropEvent(denied, policy.Egress, peerBID, events.ReasonPolicy)}
 	if got := h.drainNoLen(t); !slices.Equal(got, want) {
 		t.Errorf("events %+v, want only %+v", got, want)
+	}
+}
+
+// TestIPCacheChangeReachesEstablishedFlows: when the peer's address moves
+// to another identity in the ipcache, its established flow is decided
+// again under the new identity; an ipcache write that leaves the peer's
+// identity alone keeps the flow.
+func TestIPCacheChangeReachesEstablishedFlows(t *testing.T) {
+	h := newHarness(t)
+	progs := h.syncedEndpoint(t, policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow})
+	syn := tcp("10.0.0.7", "10.0.1.1", 40000, 80)
+	run(t, progs.FromContainer, syn)
+	run(t, progs.ToContainer, syn.Reply())
+	data := withFlagsACK(syn)
+
+	// Another prefix changes: the flow is looked up again and stays.
+	if err := h.ipcache.Upsert(netip.MustParsePrefix("10.0.9.0/24"), peerBID); err != nil {
+		t.Fatal(err)
+	}
+	before := h.onlyEntry(t).Value.IPCacheRev
+	if ret := run(t, progs.FromContainer, data); ret != actOK {
+		t.Fatalf("data after an unrelated ipcache change: verdict %d, want pass", ret)
+	}
+	if e := h.onlyEntry(t); e.Value.IPCacheRev == before || e.Value.PeerIdentity != uint32(peerAID) {
+		t.Errorf("entry after revalidation: ipcache revision %d (was %d), peer %d; want a new revision, peer %d",
+			e.Value.IPCacheRev, before, e.Value.PeerIdentity, peerAID)
+	}
+
+	// The peer's address now belongs to an identity the policy does not
+	// allow: the next packet, and the replies after it, drop.
+	if err := h.ipcache.Upsert(netip.MustParsePrefix("10.0.1.1/32"), peerBID); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(t)
+	if ret := run(t, progs.FromContainer, data); ret != actShot {
+		t.Fatalf("data after the peer changed identity: verdict %d, want drop", ret)
+	}
+	want := []events.Event{
+		verdictEvent(data, policy.Egress, peerBID, false, events.MatchNone, events.ReasonPolicy),
+		dropEvent(data, policy.Egress, peerBID, events.ReasonPolicy),
+	}
+	if got := h.drainNoLen(t); !slices.Equal(got, want) {
+		t.Errorf("events %+v, want %+v", got, want)
+	}
+	if ret := run(t, progs.ToContainer, withFlagsACK(syn.Reply())); ret != actShot {
+		t.Errorf("reply after the peer changed identity: verdict %d, want drop", ret)
 	}
 }

@@ -15,18 +15,22 @@ const MapName = "config"
 
 // Value is struct config_value.
 type Value struct {
-	Flags uint32
-	Pad   uint32
+	Flags      uint32
+	IPCacheRev uint32
 }
 
 // FlagVerdictEvents (CONFIG_VERDICT_EVENTS): the programs write policy
 // verdict events.
 const FlagVerdictEvents = 0x1
 
+// writeMu serialises the read-modify-writes of every Map in the process
+// (the agent may hold several: one per writer), so that two writers never
+// lose each other's change.
+var writeMu sync.Mutex
+
 // Map is the config map.
 type Map struct {
-	mu sync.Mutex // serialises read-modify-writes
-	m  *ebpf.Map
+	m *ebpf.Map
 }
 
 // Open opens the config map pinned under root, creating it if missing.
@@ -50,10 +54,37 @@ func (m *Map) Flags() (uint32, error) {
 	return v.Flags, nil
 }
 
+// IPCacheRevision returns the ipcache map's revision.
+func (m *Map) IPCacheRevision() (uint32, error) {
+	var v Value
+	if err := m.m.Lookup(uint32(0), &v); err != nil {
+		return 0, fmt.Errorf("read ipcache revision: %w", err)
+	}
+	return v.IPCacheRev, nil
+}
+
+// BumpIPCacheRevision increments the ipcache map's revision, after a
+// write to the ipcache map: conntrack entries allowed under an older
+// revision have their flow looked up again on their next packet (the
+// peer's identity may have changed). Call it after the write completed.
+func (m *Map) BumpIPCacheRevision() (uint32, error) {
+	writeMu.Lock()
+	defer writeMu.Unlock()
+	var v Value
+	if err := m.m.Lookup(uint32(0), &v); err != nil {
+		return 0, fmt.Errorf("bump ipcache revision: %w", err)
+	}
+	v.IPCacheRev++
+	if err := m.m.Update(uint32(0), &v, ebpf.UpdateExist); err != nil {
+		return 0, fmt.Errorf("bump ipcache revision: %w", err)
+	}
+	return v.IPCacheRev, nil
+}
+
 // SetFlag sets (on) or clears flag.
 func (m *Map) SetFlag(flag uint32, on bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	writeMu.Lock()
+	defer writeMu.Unlock()
 	var v Value
 	if err := m.m.Lookup(uint32(0), &v); err != nil {
 		return fmt.Errorf("set datapath config flag %#x: %w", flag, err)

@@ -45,3 +45,24 @@ func TestSetFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestIPCacheRevision: bumps count up and SetFlag leaves the revision
+// alone.
+func TestIPCacheRevision(t *testing.T) {
+	m, err := config.Open(slog.New(slog.NewTextHandler(io.Discard, nil)), bpfmaptest.Root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, want := range []uint32{1, 2} {
+		if got, err := m.BumpIPCacheRevision(); err != nil || got != want {
+			t.Fatalf("bump: %d, %v; want %d", got, err, want)
+		}
+	}
+	if err := m.SetFlag(config.FlagVerdictEvents, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.IPCacheRevision(); err != nil || got != 2 {
+		t.Errorf("revision after SetFlag: %d, %v; want 2", got, err)
+	}
+}

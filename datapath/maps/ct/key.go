@@ -33,7 +33,8 @@ type Key6 struct {
 
 // Value is struct ct_value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's
 // identity, the endpoint id, the TCP flags seen and entry flags, the
-// endpoint's policy revision the flow was last allowed under, and the
+// endpoint's policy revision and the ipcache revision the flow was last
+// allowed under, and the
 // packets and bytes of the flow's opening direction (Tx) and of its
 // replies (Rx).
 type Value struct {
@@ -43,7 +44,7 @@ type Value struct {
 	TCPFlags     uint8
 	Flags        uint8
 	PolicyRev    uint32
-	Pad          uint32
+	IPCacheRev   uint32
 	TxPackets    uint64
 	TxBytes      uint64
 	RxPackets    uint64

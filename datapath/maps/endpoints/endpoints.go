@@ -19,10 +19,14 @@ type Value struct {
 	Pad       uint32
 }
 
+// writeMu serialises the read-modify-writes of every Map in the process
+// (the agent may hold several: one per writer), so that two writers never
+// lose each other's change.
+var writeMu sync.Mutex
+
 // Map is the endpoints map.
 type Map struct {
-	mu sync.Mutex // serialises BumpPolicyRevision's read-modify-write
-	m  *ebpf.Map
+	m *ebpf.Map
 }
 
 // Open opens the endpoints map pinned under root, creating it if missing.
@@ -54,8 +58,8 @@ func (m *Map) PolicyRevision(id uint16) (uint32, error) {
 // completed: the programs read the revision before they look the policy
 // up, so an entry recorded under the new revision saw the new map.
 func (m *Map) BumpPolicyRevision(id uint16) (uint32, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	writeMu.Lock()
+	defer writeMu.Unlock()
 	var v Value
 	if err := m.m.Lookup(uint32(id), &v); err != nil {
 		return 0, fmt.Errorf("bump policy revision of endpoint %d: %w", id, err)
