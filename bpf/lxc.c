@@ -91,10 +91,12 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 
 /* ct_revalidate decides a packet of a tracked flow whose entry v was
  * allowed under older revisions than rev (the endpoint's policy or the
- * ipcache changed since): the flow's opening packet is looked up again (peer identity and policy, in the direction
- * the flow was opened). Allowed: the entry takes rev and the packet
- * passes. Denied: the entry is expired, so that the flow's later packets
- * in either direction are new flows to the policy, and the packet drops. */
+ * ipcache changed since): the flow's opening packet is looked up again
+ * (peer identity and policy, in the direction the flow was opened; reply
+ * is true when the packet is a reply). Allowed: the entry takes rev and
+ * the packet passes. Denied: the entry is expired, so that the flow's
+ * later packets in either direction are new flows to the policy, and the
+ * packet drops. Not inlined: the established path stays short. */
 static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 dir, int reply,
 						   struct ct_value *v, struct revs rev)
 {
