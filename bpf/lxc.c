@@ -8,10 +8,12 @@
  *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
  *                   to the endpoint (its ingress).
  * Per packet: parse -> conntrack (established and reply packets, and ICMP
- * errors about tracked flows, pass) ->
+ * errors about tracked flows, pass, unless the endpoint's policy or the
+ * ipcache changed since the flow was allowed: then it is looked up again) ->
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
- * the conntrack entry; denied: drop. Verdicts of new flows and drops go to
- * the events ring buffer; every packet is counted in the metrics map. */
+ * the conntrack entry; denied: drop. Drops go to the events ring buffer,
+ * verdicts of new flows too while a monitor listens; every packet is
+ * counted in the metrics map. */
 
 #include "lib/common.h"
 #include "lib/maps.h"
@@ -45,9 +47,28 @@ static __always_inline int pass(const struct flow *f, __u8 dir)
 	return CTX_ACT_OK;
 }
 
+/* current_revs returns the endpoint's policy revision and the ipcache
+ * revision. */
+static __always_inline struct revs current_revs(void)
+{
+	__u32 key = endpoint_id, zero = 0;
+	struct endpoint_state *es = map_lookup_elem(&endpoints, &key);
+	struct config_value *c = map_lookup_elem(&config, &zero);
+	struct revs r = {};
+
+	if (es)
+		r.policy = es->policy_rev;
+	if (c)
+		r.ipcache = c->ipcache_rev;
+	return r;
+}
+
 /* handle_new_flow decides the first packet of a flow and records an allowed
- * flow in conntrack. */
-static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, __u64 now)
+ * flow in conntrack under the revisions rev, read before the ipcache and
+ * policy lookups (the agent bumps them after writing those maps, so a
+ * verdict from a map older than rev cannot be recorded under rev). */
+static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struct revs rev,
+					   __u64 now)
 {
 	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
 	__u32 peer = ipcache_lookup(f, peer_addr);
@@ -58,19 +79,68 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, __u64
 	if (enforce) {
 		struct policy_verdict pv = policy_check(peer, dir, f);
 
-		event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type, dir,
-			   endpoint_id, src_id, dst_id);
+		if (verdict_events_on())
+			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
+				   dir, endpoint_id, src_id, dst_id);
 		if (!pv.allowed)
 			return drop(f, pv.reason, dir, src_id, dst_id);
 	}
-	ct_create(f, dir, peer, endpoint_id, now);
+	ct_create(f, dir, peer, endpoint_id, rev, now);
+	return pass(f, dir);
+}
+
+/* ct_revalidate decides a packet of a tracked flow whose entry v was
+ * allowed under older revisions than rev (the endpoint's policy or the
+ * ipcache changed since): the flow's opening packet is looked up again
+ * (peer identity and policy, in the direction the flow was opened; reply
+ * is true when the packet is a reply). Allowed: the entry takes rev and
+ * the packet passes. Denied: the entry is expired, so that the flow's
+ * later packets in either direction are new flows to the policy, and the
+ * packet drops. Not inlined: the established path stays short. */
+static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 dir, int reply,
+						   struct ct_value *v, struct revs rev)
+{
+	__u8 flow_dir = reply ? !dir : dir;
+	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
+	__u32 peer = ipcache_lookup(f, peer_addr);
+	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
+	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
+	__u8 enforce = flow_dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
+	struct flow o = *f;
+
+	/* The opening packet's destination port and ICMP type. */
+	if (reply) {
+		o.sport = f->dport;
+		o.dport = f->sport;
+		if (f->icmp_type == ICMP_ECHO_REPLY && f->proto == IPPROTO_ICMP)
+			o.icmp_type = ICMP_ECHO_REQUEST;
+		else if (f->icmp_type == ICMPV6_ECHO_REPLY && f->proto == IPPROTO_ICMPV6_)
+			o.icmp_type = ICMPV6_ECHO_REQUEST;
+	}
+	if (enforce) {
+		struct policy_verdict pv = policy_check(peer, flow_dir, &o);
+
+		if (verdict_events_on())
+			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
+				   dir, endpoint_id, src_id, dst_id);
+		if (!pv.allowed) {
+			v->expires = 0;
+			return drop(f, pv.reason, dir, src_id, dst_id);
+		}
+	}
+	v->policy_rev = rev.policy;
+	v->ipcache_rev = rev.ipcache;
+	v->peer_identity = peer;
 	return pass(f, dir);
 }
 
 static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 {
 	struct flow f = {};
+	struct ct_value *v = 0;
+	struct revs rev;
 	__u64 now;
+	int state;
 
 	switch (parse_packet(ctx, &f)) {
 	case PARSE_OK:
@@ -83,12 +153,17 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 	default:
 		return drop(&f, DROP_INVALID, dir, 0, 0);
 	}
+	rev = current_revs();
 	now = ktime_get_coarse_ns();
-	if (ct_lookup(&f, dir, now) != CT_NEW)
+	state = ct_lookup(&f, dir, now, &v);
+	if (state != CT_NEW && v) {
+		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
+			return ct_revalidate(&f, dir, state == CT_REPLY, v, rev);
 		return pass(&f, dir);
+	}
 	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
 		return pass(&f, dir);
-	return handle_new_flow(&f, dir, now);
+	return handle_new_flow(&f, dir, rev, now);
 }
 
 SEC("tc")

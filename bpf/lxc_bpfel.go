@@ -13,6 +13,12 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type LxcConfigValue struct {
+	_          structs.HostLayout
+	Flags      uint32
+	IpcacheRev uint32
+}
+
 type LxcCt4Key struct {
 	_         structs.HostLayout
 	Saddr     uint32
@@ -42,6 +48,18 @@ type LxcCtValue struct {
 	EndpointId   uint16
 	TcpFlags     uint8
 	Flags        uint8
+	PolicyRev    uint32
+	IpcacheRev   uint32
+	TxPackets    uint64
+	TxBytes      uint64
+	RxPackets    uint64
+	RxBytes      uint64
+}
+
+type LxcEndpointState struct {
+	_         structs.HostLayout
+	PolicyRev uint32
+	Pad       uint32
 }
 
 type LxcEvent struct {
@@ -57,7 +75,8 @@ type LxcEvent struct {
 	EndpointId  uint16
 	Sport       uint16
 	Dport       uint16
-	Pad         uint16
+	TcpFlags    uint8
+	Pad         uint8
 	SrcIdentity uint32
 	DstIdentity uint32
 	Len         uint32
@@ -129,8 +148,10 @@ type LxcPolicyValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	LxcMapConfig           = "config"
 	LxcMapCt4              = "ct4"
 	LxcMapCt6              = "ct6"
+	LxcMapEndpoints        = "endpoints"
 	LxcMapEvents           = "events"
 	LxcMapFrags            = "frags"
 	LxcMapIpcache          = "ipcache"
@@ -195,13 +216,15 @@ type LxcProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LxcMapSpecs struct {
-	Ct4     *ebpf.MapSpec `ebpf:"ct4"`
-	Ct6     *ebpf.MapSpec `ebpf:"ct6"`
-	Events  *ebpf.MapSpec `ebpf:"events"`
-	Frags   *ebpf.MapSpec `ebpf:"frags"`
-	Ipcache *ebpf.MapSpec `ebpf:"ipcache"`
-	Metrics *ebpf.MapSpec `ebpf:"metrics"`
-	Policy  *ebpf.MapSpec `ebpf:"policy"`
+	Config    *ebpf.MapSpec `ebpf:"config"`
+	Ct4       *ebpf.MapSpec `ebpf:"ct4"`
+	Ct6       *ebpf.MapSpec `ebpf:"ct6"`
+	Endpoints *ebpf.MapSpec `ebpf:"endpoints"`
+	Events    *ebpf.MapSpec `ebpf:"events"`
+	Frags     *ebpf.MapSpec `ebpf:"frags"`
+	Ipcache   *ebpf.MapSpec `ebpf:"ipcache"`
+	Metrics   *ebpf.MapSpec `ebpf:"metrics"`
+	Policy    *ebpf.MapSpec `ebpf:"policy"`
 }
 
 // LxcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -235,19 +258,23 @@ func (o *LxcObjects) Close() error {
 //
 // It can be passed to LoadLxcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LxcMaps struct {
-	Ct4     *ebpf.Map `ebpf:"ct4"`
-	Ct6     *ebpf.Map `ebpf:"ct6"`
-	Events  *ebpf.Map `ebpf:"events"`
-	Frags   *ebpf.Map `ebpf:"frags"`
-	Ipcache *ebpf.Map `ebpf:"ipcache"`
-	Metrics *ebpf.Map `ebpf:"metrics"`
-	Policy  *ebpf.Map `ebpf:"policy"`
+	Config    *ebpf.Map `ebpf:"config"`
+	Ct4       *ebpf.Map `ebpf:"ct4"`
+	Ct6       *ebpf.Map `ebpf:"ct6"`
+	Endpoints *ebpf.Map `ebpf:"endpoints"`
+	Events    *ebpf.Map `ebpf:"events"`
+	Frags     *ebpf.Map `ebpf:"frags"`
+	Ipcache   *ebpf.Map `ebpf:"ipcache"`
+	Metrics   *ebpf.Map `ebpf:"metrics"`
+	Policy    *ebpf.Map `ebpf:"policy"`
 }
 
 func (m *LxcMaps) Close() error {
 	return _LxcClose(
+		m.Config,
 		m.Ct4,
 		m.Ct6,
+		m.Endpoints,
 		m.Events,
 		m.Frags,
 		m.Ipcache,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Connection tracking: look a packet up as its flow's opening direction
- * (established) or as a reply, refresh the entry's lifetime, create
- * entries for flows the policy allowed. */
+ * (established) or as a reply, refresh the entry's lifetime and count the
+ * packet, create entries for flows the policy allowed. */
 #ifndef APIARY_CONNTRACK_H
 #define APIARY_CONNTRACK_H
 
@@ -21,6 +21,22 @@
 #define CT_ESTABLISHED 1
 #define CT_REPLY 2
 #define CT_RELATED 3 /* an ICMP error about a tracked flow */
+
+/* ct_count adds packet f to the entry's counters of its direction (reply:
+ * rx, else tx). Plain additions, not atomic ones: two CPUs handling
+ * packets of the same flow in the same direction at the same instant can
+ * lose a count, which a counter for display tolerates better than the
+ * established path tolerates two locked instructions. */
+static __always_inline void ct_count(struct ct_value *v, const struct flow *f, int reply)
+{
+	if (reply) {
+		v->rx_packets++;
+		v->rx_bytes += f->len;
+	} else {
+		v->tx_packets++;
+		v->tx_bytes += f->len;
+	}
+}
 
 /* ct_refresh extends the entry's lifetime for one more packet of f; FIN
  * and RST cut it to CT_LIFETIME_CLOSE. */
@@ -66,8 +82,9 @@ static __always_inline int ct_cannot_be_reply(const struct flow *f)
 
 /* ct_lookup4 looks f up in ct4 for a program of direction dir: first as a
  * packet of a flow opened in dir, then as a reply to a flow opened in the
- * other direction. */
-static __always_inline int ct_lookup4(const struct flow *f, __u8 dir, __u64 now)
+ * other direction. A live entry is refreshed, counted and stored in *vp. */
+static __always_inline int ct_lookup4(const struct flow *f, __u8 dir, __u64 now,
+				      struct ct_value **vp)
 {
 	struct ct4_key key = {
 		.saddr = f->saddr[0],
@@ -81,6 +98,8 @@ static __always_inline int ct_lookup4(const struct flow *f, __u8 dir, __u64 now)
 
 	if (v) {
 		ct_refresh(v, f, now);
+		ct_count(v, f, 0);
+		*vp = v;
 		return CT_ESTABLISHED;
 	}
 	if (ct_cannot_be_reply(f))
@@ -93,12 +112,15 @@ static __always_inline int ct_lookup4(const struct flow *f, __u8 dir, __u64 now)
 	v = ct_live(map_lookup_elem(&ct4, &key), now);
 	if (v) {
 		ct_refresh(v, f, now);
+		ct_count(v, f, 1);
+		*vp = v;
 		return CT_REPLY;
 	}
 	return CT_NEW;
 }
 
-static __always_inline int ct_lookup6(const struct flow *f, __u8 dir, __u64 now)
+static __always_inline int ct_lookup6(const struct flow *f, __u8 dir, __u64 now,
+				      struct ct_value **vp)
 {
 	struct ct6_key key = {
 		.sport = f->sport,
@@ -113,6 +135,8 @@ static __always_inline int ct_lookup6(const struct flow *f, __u8 dir, __u64 now)
 	v = ct_live(map_lookup_elem(&ct6, &key), now);
 	if (v) {
 		ct_refresh(v, f, now);
+		ct_count(v, f, 0);
+		*vp = v;
 		return CT_ESTABLISHED;
 	}
 	if (ct_cannot_be_reply(f))
@@ -125,16 +149,21 @@ static __always_inline int ct_lookup6(const struct flow *f, __u8 dir, __u64 now)
 	v = ct_live(map_lookup_elem(&ct6, &key), now);
 	if (v) {
 		ct_refresh(v, f, now);
+		ct_count(v, f, 1);
+		*vp = v;
 		return CT_REPLY;
 	}
 	return CT_NEW;
 }
 
-static __always_inline int ct_lookup(const struct flow *f, __u8 dir, __u64 now)
+/* ct_lookup classifies f (CT_NEW, CT_ESTABLISHED or CT_REPLY); for the
+ * last two *vp is the flow's entry. */
+static __always_inline int ct_lookup(const struct flow *f, __u8 dir, __u64 now,
+				     struct ct_value **vp)
 {
 	if (f->family == 4)
-		return ct_lookup4(f, dir, now);
-	return ct_lookup6(f, dir, now);
+		return ct_lookup4(f, dir, now, vp);
+	return ct_lookup6(f, dir, now, vp);
 }
 
 /* ct_exists reports whether the flow e, opened in direction dir, has a
@@ -191,13 +220,25 @@ static __always_inline int ct_lookup_related(struct __sk_buff *ctx, const struct
 	return CT_NEW;
 }
 
-/* ct_create records the new flow f, opened in direction dir. */
+/* struct revs are the revisions a verdict was made under: the endpoint's
+ * policy map and the ipcache. */
+struct revs {
+	__u32 policy;
+	__u32 ipcache;
+};
+
+/* ct_create records the new flow f, opened in direction dir and allowed
+ * under the revisions rev. */
 static __always_inline void ct_create(const struct flow *f, __u8 dir, __u32 peer_id,
-				      __u16 ep_id, __u64 now)
+				      __u16 ep_id, struct revs rev, __u64 now)
 {
 	struct ct_value v = {
 		.peer_identity = peer_id,
 		.endpoint_id = ep_id,
+		.policy_rev = rev.policy,
+		.ipcache_rev = rev.ipcache,
+		.tx_packets = 1,
+		.tx_bytes = f->len,
 	};
 
 	ct_refresh(&v, f, now);

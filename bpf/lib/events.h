@@ -31,8 +31,9 @@
  * type: EVENT_*; reason: the drop reason (drops) or 0; verdict: 1 allow,
  * 0 deny (policy verdicts); match_type: MATCH_*; direction: DIR_*;
  * family: 4 or 6; proto: IP protocol; icmp_type: for ICMP; endpoint_id;
- * src_identity, dst_identity: identities of the packet's source and
- * destination; sport, dport: network byte order; len: packet length;
+ * sport, dport: network byte order; tcp_flags: the packet's TCP flags
+ * (byte 13 of the TCP header); src_identity, dst_identity: identities of
+ * the packet's source and destination; len: packet length;
  * saddr, daddr: the packet's addresses. */
 struct event {
 	__u8 type;
@@ -46,7 +47,8 @@ struct event {
 	__u16 endpoint_id;
 	__be16 sport;
 	__be16 dport;
-	__u16 pad;
+	__u8 tcp_flags;
+	__u8 pad;
 	__u32 src_identity;
 	__u32 dst_identity;
 	__u32 len;
@@ -69,6 +71,17 @@ static __always_inline void metrics_count(__u8 reason, __u8 dir, __u32 len)
 	}
 }
 
+/* verdict_events_on reports whether policy verdicts of allowed flows are
+ * wanted: a monitor client is listening (the config map's flag, set by
+ * the agent's monitor). */
+static __always_inline int verdict_events_on(void)
+{
+	__u32 key = 0;
+	struct config_value *c = map_lookup_elem(&config, &key);
+
+	return c && (c->flags & CONFIG_VERDICT_EVENTS);
+}
+
 static __always_inline void event_emit(const struct flow *f, __u8 type, __u8 reason,
 				       __u8 verdict, __u8 match_type, __u8 dir, __u16 ep_id,
 				       __u32 src_id, __u32 dst_id)
@@ -85,6 +98,7 @@ static __always_inline void event_emit(const struct flow *f, __u8 type, __u8 rea
 		.endpoint_id = ep_id,
 		.sport = f->sport,
 		.dport = f->dport,
+		.tcp_flags = f->tcp_flags,
 		.src_identity = src_id,
 		.dst_identity = dst_id,
 		.len = f->len,

@@ -4,8 +4,9 @@
  * layout; a test compares their sizes with the bpf2go-generated types.
  *
  * Shared maps (one per node, pinned under the bpf root by the loader):
- * ipcache, ct4, ct6, frags, metrics, events. Per-endpoint map: policy (the loader
- * replaces it with the endpoint's pinned policy_<id> map at load time). */
+ * ipcache, ct4, ct6, endpoints, config, frags, metrics, events.
+ * Per-endpoint map: policy (the loader replaces it with the endpoint's
+ * pinned policy_<id> map at load time). */
 #ifndef APIARY_MAPS_H
 #define APIARY_MAPS_H
 
@@ -95,8 +96,13 @@ struct {
  *        endpoint that created the entry (0 ingress: made by to_container;
  *        1 egress: made by from_container), 2 padding bytes.
  * value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's identity, the endpoint
- *        id, TCP flags seen in either direction, and entry flags (bit 0:
- *        closing, FIN or RST seen). */
+ *        id, TCP flags seen in either direction, entry flags (bit 0:
+ *        closing, FIN or RST seen), the endpoint's policy revision and the
+ *        ipcache revision the flow was last allowed under (see the
+ *        endpoints and config maps), then packets and bytes of the flow's opening direction
+ *        (tx) and of its replies (rx), counted per packet.
+ * Both maps have BPF_F_NO_COMMON_LRU: each CPU keeps its own LRU lists,
+ * so creating an entry takes no map-wide lock (as Cilium's CT maps). */
 struct ct4_key {
 	__be32 saddr;
 	__be32 daddr;
@@ -123,6 +129,12 @@ struct ct_value {
 	__u16 endpoint_id;
 	__u8 tcp_flags;
 	__u8 flags;
+	__u32 policy_rev;
+	__u32 ipcache_rev;
+	__u64 tx_packets;
+	__u64 tx_bytes;
+	__u64 rx_packets;
+	__u64 rx_bytes;
 };
 
 #define CT_FLAG_CLOSING 0x1
@@ -133,6 +145,7 @@ struct {
 	__type(key, struct ct4_key);
 	__type(value, struct ct_value);
 	__uint(max_entries, CT_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 } ct4 SEC(".maps");
 
 struct {
@@ -140,7 +153,51 @@ struct {
 	__type(key, struct ct6_key);
 	__type(value, struct ct_value);
 	__uint(max_entries, CT_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 } ct6 SEC(".maps");
+
+/* endpoints: array indexed by endpoint id, per-endpoint state the agent
+ * changes without reloading the endpoint's programs.
+ * value: policy_rev, the revision of the endpoint's policy map, which the
+ *        agent bumps after every write that changes it; 4 padding bytes.
+ * A conntrack entry records the revision its flow was allowed under; a
+ * packet of the flow that finds another revision has the flow's policy
+ * looked up again (conntrack.h, ct_revalidate in lxc.c). */
+struct endpoint_state {
+	__u32 policy_rev;
+	__u32 pad;
+};
+
+#define ENDPOINTS_MAX_ENTRIES 65536
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct endpoint_state);
+	__uint(max_entries, ENDPOINTS_MAX_ENTRIES);
+} endpoints SEC(".maps");
+
+/* config: array of one entry, node-wide settings the agent changes at run
+ * time.
+ * value: flags (CONFIG_VERDICT_EVENTS: a monitor client is listening, so
+ *        policy verdicts of allowed flows go to the events ring; drops are
+ *        reported regardless); ipcache_rev, the revision of the ipcache
+ *        map, which the agent bumps after every write to it (a peer's
+ *        identity may have changed: conntrack entries of an older revision
+ *        are looked up again, like those of an older policy revision). */
+struct config_value {
+	__u32 flags;
+	__u32 ipcache_rev;
+};
+
+#define CONFIG_VERDICT_EVENTS 0x1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct config_value);
+	__uint(max_entries, 1);
+} config SEC(".maps");
 
 /* frags: LRU hash, the ports of fragmented packets, so that fragments
  * after the first (which carry no L4 header) match the same conntrack

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apiary-net/apiary/cells/api"
@@ -72,23 +71,13 @@ func ctModel(e ct.Entry, now uint64) models.BPFCTEntry {
 		Protocol: monitor.ProtoName(e.Tuple.Proto), Source: e.Tuple.Src.String(), Destination: e.Tuple.Dst.String(),
 		Direction: e.Tuple.Direction.String(), EndpointID: e.Value.EndpointID, PeerIdentity: e.Value.PeerIdentity,
 		ExpiresInSeconds: int64(time.Duration(int64(e.Value.Expires-now)) / time.Second),
-		TCPFlags:         tcpFlags(e.Value.TCPFlags),
+		TCPFlags:         monitor.TCPFlagNames(e.Value.TCPFlags),
+		PolicyRevision:   e.Value.PolicyRev,
+		TxPackets:        e.Value.TxPackets, TxBytes: e.Value.TxBytes,
+		RxPackets: e.Value.RxPackets, RxBytes: e.Value.RxBytes,
 	}
 	if e.Value.Flags&ct.FlagClosing != 0 {
 		out.Flags = append(out.Flags, "closing")
 	}
 	return out
-}
-
-var tcpFlagNames = []string{"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"}
-
-// tcpFlags names the TCP flags set in f: "SYN|ACK".
-func tcpFlags(f uint8) string {
-	var names []string
-	for i, n := range tcpFlagNames {
-		if f&(1<<i) != 0 {
-			names = append(names, n)
-		}
-	}
-	return strings.Join(names, "|")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
@@ -56,6 +57,7 @@ type harness struct {
 	ct      *ct.Maps
 	events  *events.Reader
 	metrics *metrics.Map
+	config  *config.Map
 }
 
 func newHarness(t *testing.T, opts ...loader.Option) *harness {
@@ -87,6 +89,14 @@ func newHarness(t *testing.T, opts ...loader.Option) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.metrics.Close() })
+	// As with a monitor client listening: verdicts of allowed flows too.
+	if h.config, err = config.Open(log, root); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.config.Close() })
+	if err := h.config.SetFlag(config.FlagVerdictEvents, true); err != nil {
+		t.Fatal(err)
+	}
 	for p, id := range map[string]identity.NumericIdentity{
 		"10.0.0.7/32": epIdentity, "fd00::7/128": epIdentity,
 		"10.0.1.1/32": peerAID, "10.0.1.2/32": peerBID, "fd00::1:1/128": peerAID,
@@ -174,6 +184,12 @@ func wantEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIden
 	}
 	if p.Proto == testpkt.ProtoICMP || p.Proto == testpkt.ProtoICMPv6 {
 		ev.ICMPType = p.ICMPType
+	}
+	if p.Proto == testpkt.ProtoTCP && p.FragOffset == 0 {
+		ev.TCPFlags = p.TCPFlags
+		if ev.TCPFlags == 0 {
+			ev.TCPFlags = testpkt.SYN
+		}
 	}
 	return ev
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/endpoints"
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
 	"github.com/apiary-net/apiary/datapath/maps/metrics"
@@ -19,7 +21,10 @@ import (
 
 // sharedMaps are the maps every endpoint's programs use, pinned once under
 // the root.
-var sharedMaps = []string{ipcache.MapName, ct.MapName4, ct.MapName6, FragsMapName, metrics.MapName, events.MapName}
+var sharedMaps = []string{
+	ipcache.MapName, ct.MapName4, ct.MapName6, endpoints.MapName, config.MapName,
+	FragsMapName, metrics.MapName, events.MapName,
+}
 
 // FragsMapName is the shared map of fragment ports (no Go access needed:
 // only the programs read and write it).
@@ -34,6 +39,7 @@ type Loader struct {
 
 	mu         sync.Mutex
 	shared     map[string]*ebpf.Map
+	revs       *endpoints.Map // over shared[endpoints.MapName]
 	links      map[uint16]*endpointLinks
 	policyMaps map[uint16]*policymap.Map // open for the policy-map writer
 }
@@ -82,6 +88,7 @@ func (l *Loader) Open() error {
 	}
 	l.mu.Lock()
 	l.shared = shared
+	l.revs = endpoints.New(shared[endpoints.MapName])
 	l.mu.Unlock()
 	return nil
 }
@@ -103,7 +110,7 @@ func (l *Loader) Close() error {
 		errs = append(errs, pm.Close())
 		delete(l.policyMaps, id)
 	}
-	l.shared = nil
+	l.shared, l.revs = nil, nil
 	return errors.Join(errs...)
 }
 

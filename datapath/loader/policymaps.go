@@ -16,12 +16,17 @@ import (
 // exactly desired, writing only the difference; see policymap.Map.Sync.
 // A state larger than the map is refused with a *policymap.TooLargeError
 // and the map is left as it was.
+//
+// A write that changed the map bumps the endpoint's policy revision, so
+// that established flows have their policy looked up again on their next
+// packet (see PolicyRevision).
 func (l *Loader) SyncPolicyMap(id uint16, desired policy.MapState) (added, removed int, err error) {
 	pm, err := l.cachedPolicyMap(id)
 	if err != nil {
 		return 0, 0, err
 	}
-	return pm.Sync(desired)
+	added, removed, err = pm.Sync(desired)
+	return added, removed, errors.Join(err, l.bumpIfChanged(id, added+removed, err))
 }
 
 // ApplyPolicyMapChanges writes incremental changes to endpoint id's
@@ -32,8 +37,39 @@ func (l *Loader) ApplyPolicyMapChanges(id uint16, changes policy.MapChanges) err
 	if err != nil {
 		return err
 	}
-	_, _, err = pm.Apply(changes)
+	added, removed, err := pm.Apply(changes)
+	return errors.Join(err, l.bumpIfChanged(id, added+removed, err))
+}
+
+// bumpIfChanged bumps endpoint id's policy revision after a policy-map
+// write that changed n entries, or that failed part way (the map may
+// hold some of the changes); a refused oversized state wrote nothing.
+func (l *Loader) bumpIfChanged(id uint16, n int, werr error) error {
+	if n == 0 && (werr == nil || errors.Is(werr, policymap.ErrTooLarge)) {
+		return nil
+	}
+	l.mu.Lock()
+	revs := l.revs
+	l.mu.Unlock()
+	if revs == nil {
+		return fmt.Errorf("bump policy revision of endpoint %d: loader not open", id)
+	}
+	_, err := revs.BumpPolicyRevision(id)
 	return err
+}
+
+// PolicyRevision returns endpoint id's policy revision: the number of
+// SyncPolicyMap and ApplyPolicyMapChanges calls that changed its policy
+// map since the endpoints map was created (it is pinned, so restarts keep
+// counting).
+func (l *Loader) PolicyRevision(id uint16) (uint32, error) {
+	l.mu.Lock()
+	revs := l.revs
+	l.mu.Unlock()
+	if revs == nil {
+		return 0, fmt.Errorf("read policy revision of endpoint %d: loader not open", id)
+	}
+	return revs.PolicyRevision(id)
 }
 
 // DeletePolicyMap removes endpoint id's policy map (programs still

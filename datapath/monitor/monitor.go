@@ -20,6 +20,10 @@ type Monitor struct {
 	mu      sync.Mutex
 	subs    map[*Subscription]struct{}
 	stopped bool
+	// verdictSubs counts the subscriptions selecting policy verdicts;
+	// onVerdicts hears when it leaves or returns to 0.
+	verdictSubs int
+	onVerdicts  func(listening bool)
 
 	drops, verdicts, lost atomic.Uint64
 }
@@ -42,6 +46,34 @@ func (m *Monitor) Stats() Stats {
 // New returns a monitor without subscribers.
 func New() *Monitor {
 	return &Monitor{subs: make(map[*Subscription]struct{})}
+}
+
+// OnVerdictSubscribers sets fn, called with true when the first open
+// subscription selecting policy verdicts appears and with false when the
+// last one goes (or the monitor stops), under the monitor's lock so that
+// calls come in order. The monitor cell sets the datapath's verdict-event
+// flag with it: the programs report allowed flows only while someone
+// listens. Set it before the first Subscribe.
+func (m *Monitor) OnVerdictSubscribers(fn func(listening bool)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onVerdicts = fn
+}
+
+// addVerdictSub and dropVerdictSub count a subscription selecting
+// verdicts; m.mu is held.
+func (m *Monitor) addVerdictSub() {
+	m.verdictSubs++
+	if m.verdictSubs == 1 && m.onVerdicts != nil {
+		m.onVerdicts(true)
+	}
+}
+
+func (m *Monitor) dropVerdictSub() {
+	m.verdictSubs--
+	if m.verdictSubs == 0 && m.onVerdicts != nil {
+		m.onVerdicts(false)
+	}
 }
 
 // Subscription receives the events of the selected types, up to a
@@ -73,6 +105,9 @@ func (m *Monitor) Subscribe(types Types, buffer int) (*Subscription, error) {
 		return nil, ErrStopped
 	}
 	m.subs[s] = struct{}{}
+	if types.has(events.TypePolicyVerdict) {
+		m.addVerdictSub()
+	}
 	return s, nil
 }
 
@@ -118,6 +153,10 @@ func (m *Monitor) Stop() {
 	subs := m.subs
 	m.subs = make(map[*Subscription]struct{})
 	m.stopped = true
+	if m.verdictSubs > 0 {
+		m.verdictSubs = 1
+		m.dropVerdictSub()
+	}
 	m.mu.Unlock()
 	for s := range subs {
 		s.end()
@@ -141,7 +180,12 @@ func (s *Subscription) Done() <-chan struct{} { return s.done }
 // Close ends the subscription.
 func (s *Subscription) Close() {
 	s.m.mu.Lock()
-	delete(s.m.subs, s)
+	if _, ok := s.m.subs[s]; ok {
+		delete(s.m.subs, s)
+		if s.types.has(events.TypePolicyVerdict) {
+			s.m.dropVerdictSub()
+		}
+	}
 	s.m.mu.Unlock()
 	s.end()
 }

@@ -190,3 +190,34 @@ func TestStopEndsSubscriptions(t *testing.T) {
 		t.Errorf("Subscribe after Stop = %v, want ErrStopped", err)
 	}
 }
+
+// TestOnVerdictSubscribers: the hook hears when the first subscription
+// selecting policy verdicts opens and when the last one goes; drop-only
+// subscriptions do not count.
+func TestOnVerdictSubscribers(t *testing.T) {
+	m := monitor.New()
+	var got []bool
+	m.OnVerdictSubscribers(func(on bool) { got = append(got, on) })
+	sub := func(types monitor.Types) *monitor.Subscription {
+		t.Helper()
+		s, err := m.Subscribe(types, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	drops := sub(monitor.Types{Drop: true})
+	all := sub(monitor.Types{})
+	verdicts := sub(monitor.Types{PolicyVerdict: true})
+	all.Close()
+	all.Close() // twice: counted once
+	drops.Close()
+	verdicts.Close()
+	again := sub(monitor.AllTypes)
+	m.Stop()
+	again.Close() // after Stop: nothing more
+	want := []bool{true, false, true, false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("hook calls %v, want %v", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/apiary-net/apiary/policy"
 )
@@ -24,6 +25,20 @@ func ProtoName(p policy.Proto) string {
 		return "ICMPv6"
 	}
 	return strconv.Itoa(int(p))
+}
+
+var tcpFlagNames = []string{"FIN", "SYN", "RST", "PSH", "ACK", "URG", "ECE", "CWR"}
+
+// TCPFlagNames names the TCP flags set in f (byte 13 of the TCP header)
+// as the API and the CLI show them: "SYN|ACK"; "" for none.
+func TCPFlagNames(f uint8) string {
+	var names []string
+	for i, n := range tcpFlagNames {
+		if f&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "|")
 }
 
 // IsICMP reports whether p is ICMP or ICMPv6 (whose "port" is the type).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
@@ -79,10 +80,24 @@ func New(log *slog.Logger, model *simulate.Model) (d *Datapath, err error) {
 	if d.events, err = events.Open(log, d.dir); err != nil {
 		return nil, err
 	}
+	if err := enableVerdictEvents(log, d.dir); err != nil {
+		return nil, err
+	}
 	if d.addrs, err = newAddressBook(model.Prefixes, d.ipcache); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// enableVerdictEvents makes the programs report the verdicts of allowed
+// flows too (as while a monitor client listens): the simulation reads
+// which policy entry decided from them.
+func enableVerdictEvents(log *slog.Logger, root string) error {
+	cfg, err := config.Open(log, root)
+	if err != nil {
+		return err
+	}
+	return errors.Join(cfg.SetFlag(config.FlagVerdictEvents, true), cfg.Close())
 }
 
 // checkPrivilege creates a probe map: the clearest test of whether BPF is

@@ -78,6 +78,15 @@ type BPFCTEntry struct {
 	TCPFlags string `json:"tcp-flags,omitempty"`
 	// Flags are the entry's flags ("closing").
 	Flags []string `json:"flags,omitempty"`
+	// PolicyRevision is the endpoint's policy revision the flow was
+	// last allowed under.
+	PolicyRevision uint32 `json:"policy-revision"`
+	// TxPackets and TxBytes count the flow's opening direction,
+	// RxPackets and RxBytes its replies.
+	TxPackets uint64 `json:"tx-packets"`
+	TxBytes   uint64 `json:"tx-bytes"`
+	RxPackets uint64 `json:"rx-packets"`
+	RxBytes   uint64 `json:"rx-bytes"`
 }
 
 // BPFMetrics is the body of GET /v1/bpf/metrics: the datapath's

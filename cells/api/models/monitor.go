@@ -51,6 +51,8 @@ type MonitorEvent struct {
 	Protocol string `json:"protocol"`
 	// ICMPType is the ICMP or ICMPv6 type (ICMP protocols only).
 	ICMPType *uint8 `json:"icmp-type,omitempty"`
+	// TCPFlags are the packet's TCP flags ("SYN|ACK"; TCP only).
+	TCPFlags string `json:"tcp-flags,omitempty"`
 	// Length is the packet's length in bytes.
 	Length uint32 `json:"length"`
 }

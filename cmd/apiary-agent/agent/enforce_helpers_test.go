@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
 	"net"
 	"net/netip"
 	"os"
@@ -191,4 +193,43 @@ func ctEntriesOf(t *testing.T, m *ct.Maps, addr netip.Addr) []ct.Entry {
 		}
 	}
 	return out
+}
+
+// wantCut checks that conn, an established TCP connection to an Echo
+// server at ip:port whose allow was removed, carries nothing any more and
+// that the agent's monitor shows the drop of its data at endpoint epID's
+// ingress.
+func wantCut(t *testing.T, c *client.Client, conn net.Conn, ip netip.Addr, epID uint16) {
+	t.Helper()
+	mctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	next, stop := iter.Pull2(c.Monitor(mctx, models.MonitorTypeDrop))
+	defer stop()
+	if msg, err, ok := next(); !ok || err != nil || msg.Type != models.MonitorTypeSubscribed {
+		t.Fatalf("first monitor message = %+v, %v, %v; want subscribed", msg, err, ok)
+	}
+	const msg = "after the allow was removed"
+	_ = conn.SetDeadline(time.Now().Add(denyTimeout))
+	if _, err := io.WriteString(conn, msg); err != nil {
+		t.Fatalf("write on the established connection: %v", err)
+	}
+	buf := make([]byte, len(msg))
+	if n, err := io.ReadFull(conn, buf); err == nil || !isTimeout(err) {
+		t.Errorf("echo on the cut connection: %q (%d bytes), %v; want a timeout", buf[:n], n, err)
+	}
+	local := netip.MustParseAddrPort(conn.LocalAddr().String())
+	for {
+		msg, err, ok := next()
+		if !ok || err != nil {
+			t.Fatalf("no drop of the established connection %s -> %s in the monitor stream: %v", local, conn.RemoteAddr(), err)
+		}
+		ev := msg.MonitorEvent
+		if ev == nil || ev.Source.Port != local.Port() || ev.Destination.IP != ip.String() {
+			continue
+		}
+		if ev.Reason != "Policy denied" || ev.Direction != "ingress" || ev.EndpointID != epID || ev.Protocol != "TCP" {
+			t.Errorf("drop event %+v, want policy denied at endpoint %d's ingress", ev, epID)
+		}
+		return
+	}
 }

@@ -172,6 +172,9 @@ func TestEnforcement(t *testing.T) {
 	celltest.Eventually(t, "a->c:8080 denied again", func() bool {
 		return netnstest.Dial(pods["a"], ipC, 8080, 200*time.Millisecond) != nil
 	})
+	t.Run("policy change cuts an established connection", func(t *testing.T) {
+		wantCut(t, c, connC, ipC, 3)
+	})
 	linksA, linksB := linkIDs(t, n.bpfRoot, 1), linkIDs(t, n.bpfRoot, 2)
 	stop()
 

@@ -50,9 +50,10 @@ func newBPFCommand(global *options) *cobra.Command {
 			},
 			items: func(p *models.BPFCTList) []models.BPFCTEntry { return p.Items },
 			text: table[*models.BPFCTList]{
-				header: []string{"PROTO", "SOURCE", "DESTINATION", "DIRECTION", "ENDPOINT", "PEER IDENTITY", "EXPIRES", "TCP FLAGS", "FLAGS"},
-				trim:   true,
-				rows:   func(p *models.BPFCTList) [][]string { return bpfCTRows(p.Items) },
+				header: []string{"PROTO", "SOURCE", "DESTINATION", "DIRECTION", "ENDPOINT", "PEER IDENTITY", "EXPIRES",
+					"TX PACKETS", "TX BYTES", "RX PACKETS", "RX BYTES", "POLICY REV", "TCP FLAGS", "FLAGS"},
+				trim: true,
+				rows: func(p *models.BPFCTList) [][]string { return bpfCTRows(p.Items) },
 			},
 		}))
 		metrics := getCommand(global, output, getSpec[*models.BPFMetrics]{
@@ -121,7 +122,10 @@ func bpfCTRows(items []models.BPFCTEntry) [][]string {
 			flags += f
 		}
 		rows = append(rows, []string{e.Protocol, e.Source, e.Destination, e.Direction, strconv.Itoa(int(e.EndpointID)),
-			strconv.FormatUint(uint64(e.PeerIdentity), 10), expires, e.TCPFlags, flags})
+			strconv.FormatUint(uint64(e.PeerIdentity), 10), expires,
+			strconv.FormatUint(e.TxPackets, 10), strconv.FormatUint(e.TxBytes, 10),
+			strconv.FormatUint(e.RxPackets, 10), strconv.FormatUint(e.RxBytes, 10),
+			strconv.FormatUint(uint64(e.PolicyRevision), 10), e.TCPFlags, flags})
 	}
 	return rows
 }

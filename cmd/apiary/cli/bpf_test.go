@@ -57,7 +57,8 @@ func TestBPFCommands(t *testing.T) {
 	}
 
 	code, out, errOut = run(t, a.Socket, "bpf", "ct", "list")
-	if code != 0 || !lineWith(out, "TCP", "10.0.1.1:40000", "10.0.0.7:80", "ingress", "7", fmt.Sprint(s.Client.ID), "SYN") {
+	if code != 0 || !lineWith(out, "TCP", "10.0.1.1:40000", "10.0.0.7:80", "ingress", "7", fmt.Sprint(s.Client.ID), " 1 ", "SYN") ||
+		!strings.HasPrefix(out, "PROTO") || !lineWith(out, "EXPIRES", "TX PACKETS", "TX BYTES", "RX PACKETS", "RX BYTES", "POLICY REV", "TCP FLAGS") {
 		t.Errorf("bpf ct list: exit %d (%s), want the allowed flow:\n%s", code, errOut, out)
 	}
 	t.Logf("apiary bpf ct list:\n%s", out)
@@ -158,9 +159,9 @@ func TestMonitorCommand(t *testing.T) {
 	ids := fmt.Sprintf("identity %d->%d", s.Client.ID, s.Web.ID)
 	labels := fmt.Sprintf("labels [%s] -> [%s]", client, web)
 	want := []string{
-		fmt.Sprintf("-> policy-verdict allow (match L3-L4) ingress endpoint 7, %s: 10.0.1.1:40000 -> 10.0.0.7:80 TCP, %s", ids, labels),
-		fmt.Sprintf("xx policy-verdict deny (match none, Policy denied) ingress endpoint 7, %s: 10.0.1.1:40001 -> 10.0.0.7:22 TCP, %s", ids, labels),
-		fmt.Sprintf("xx drop (Policy denied) ingress endpoint 7, %s: 10.0.1.1:40001 -> 10.0.0.7:22 TCP, %s", ids, labels),
+		fmt.Sprintf("-> policy-verdict allow (match L3-L4) ingress endpoint 7, %s: 10.0.1.1:40000 -> 10.0.0.7:80 TCP [SYN], %s", ids, labels),
+		fmt.Sprintf("xx policy-verdict deny (match none, Policy denied) ingress endpoint 7, %s: 10.0.1.1:40001 -> 10.0.0.7:22 TCP [SYN], %s", ids, labels),
+		fmt.Sprintf("xx drop (Policy denied) ingress endpoint 7, %s: 10.0.1.1:40001 -> 10.0.0.7:22 TCP [SYN], %s", ids, labels),
 	}
 	celltest.Eventually(t, "apiary monitor prints three events", func() bool { return strings.Count(all.out.String(), "\n") >= 3 })
 	celltest.Eventually(t, "apiary monitor --type drop prints the drop", func() bool { return strings.Count(drops.out.String(), "\n") >= 1 })
@@ -225,6 +226,11 @@ func TestMonitorLine(t *testing.T) {
 			Source:      models.MonitorPeer{Identity: 70000, Labels: []string{}, IP: "fd00::9"},
 			Destination: models.MonitorPeer{Identity: 1000, Labels: []string{"k8s:app=a"}, IP: "fd00::7"},
 		}}, "xx drop (Policy denied by denylist) ingress endpoint 3, identity 70000->1000: fd00::9 -> fd00::7 ICMPv6 type 128, labels [] -> [k8s:app=a]"},
+		{"tcp drop with flags", models.MonitorMessage{Type: "drop", MonitorEvent: &models.MonitorEvent{
+			Reason: "Policy denied", Direction: "ingress", EndpointID: 3, Protocol: "TCP", TCPFlags: "SYN",
+			Source:      models.MonitorPeer{Identity: 1001, Labels: []string{"k8s:app=b"}, IP: "10.0.0.9", Port: 40000},
+			Destination: models.MonitorPeer{Identity: 1000, Labels: []string{"k8s:app=a"}, IP: "10.0.0.7", Port: 80},
+		}}, "xx drop (Policy denied) ingress endpoint 3, identity 1001->1000: 10.0.0.9:40000 -> 10.0.0.7:80 TCP [SYN], labels [k8s:app=b] -> [k8s:app=a]"},
 		{"not IP", models.MonitorMessage{Type: "drop", MonitorEvent: &models.MonitorEvent{
 			Reason: "Unknown L3 protocol", Direction: "egress", EndpointID: 3, Protocol: "ANY",
 			Source: models.MonitorPeer{Identity: 1000}, Destination: models.MonitorPeer{},

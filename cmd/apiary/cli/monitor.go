@@ -90,8 +90,8 @@ func printMonitorMessage(w io.Writer, msg models.MonitorMessage, asJSON bool) er
 
 // MonitorLine formats a monitor message as one line of text:
 //
-//	xx drop (Policy denied) ingress endpoint 7, identity 2001->1000: 10.0.1.1:40000 -> 10.0.0.7:80 TCP, labels [k8s:app=client] -> [k8s:app=web]
-//	-> policy-verdict allow (match L3-L4) egress endpoint 7, identity 1000->2001: 10.0.0.7:40000 -> 10.0.1.1:80 TCP, labels [k8s:app=web] -> [k8s:app=db]
+//	xx drop (Policy denied) ingress endpoint 7, identity 2001->1000: 10.0.1.1:40000 -> 10.0.0.7:80 TCP [SYN], labels [k8s:app=client] -> [k8s:app=web]
+//	-> policy-verdict allow (match L3-L4) egress endpoint 7, identity 1000->2001: 10.0.0.7:40000 -> 10.0.1.1:80 TCP [SYN], labels [k8s:app=web] -> [k8s:app=db]
 //	xx policy-verdict deny (match none, Policy denied) ingress endpoint 7, identity 2->1000: 192.0.2.1 -> 10.0.0.7 ICMP type 8, labels [reserved:world] -> [k8s:app=web]
 //	!! lost 12 events: apiary monitor read too slowly
 func MonitorLine(msg models.MonitorMessage) string {
@@ -118,6 +118,9 @@ func MonitorLine(msg models.MonitorMessage) string {
 	flow := fmt.Sprintf("%s -> %s %s", peerAddr(e.Source), peerAddr(e.Destination), e.Protocol)
 	if e.ICMPType != nil {
 		flow += " type " + strconv.Itoa(int(*e.ICMPType))
+	}
+	if e.TCPFlags != "" {
+		flow += " [" + e.TCPFlags + "]"
 	}
 	return fmt.Sprintf("%s %s endpoint %d, identity %d->%d: %s, labels [%s] -> [%s]",
 		head, e.Direction, e.EndpointID, e.Source.Identity, e.Destination.Identity, flow,

@@ -32,13 +32,23 @@ type Key6 struct {
 }
 
 // Value is struct ct_value: expiry (CLOCK_MONOTONIC_COARSE ns), the peer's
-// identity, the endpoint id, the TCP flags seen and entry flags.
+// identity, the endpoint id, the TCP flags seen and entry flags, the
+// endpoint's policy revision and the ipcache revision the flow was last
+// allowed under, and the
+// packets and bytes of the flow's opening direction (Tx) and of its
+// replies (Rx).
 type Value struct {
 	Expires      uint64
 	PeerIdentity uint32
 	EndpointID   uint16
 	TCPFlags     uint8
 	Flags        uint8
+	PolicyRev    uint32
+	IPCacheRev   uint32
+	TxPackets    uint64
+	TxBytes      uint64
+	RxPackets    uint64
+	RxBytes      uint64
 }
 
 // FlagClosing is set once FIN or RST was seen.

@@ -100,7 +100,8 @@ type Record struct {
 	EndpointID  uint16
 	Sport       uint16
 	Dport       uint16
-	Pad         uint16
+	TCPFlags    uint8
+	Pad         uint8
 	SrcIdentity uint32
 	DstIdentity uint32
 	Len         uint32
@@ -123,6 +124,7 @@ type Event struct {
 	DstIdentity identity.NumericIdentity
 	Proto       policy.Proto
 	ICMPType    uint8 // ICMP and ICMPv6
+	TCPFlags    uint8 // TCP: the packet's flags (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ...)
 	Src, Dst    netip.AddrPort
 	Len         uint32
 }
@@ -162,6 +164,7 @@ func (r Record) Event() (Event, error) {
 		DstIdentity: identity.NumericIdentity(r.DstIdentity),
 		Proto:       policy.Proto(r.Proto),
 		ICMPType:    r.ICMPType,
+		TCPFlags:    r.TCPFlags,
 		Src:         netip.AddrPortFrom(src, be16(r.Sport)),
 		Dst:         netip.AddrPortFrom(dst, be16(r.Dport)),
 		Len:         r.Len,

@@ -12,26 +12,42 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// Map is the BPF ipcache map.
+// Map is the BPF ipcache map. Every write that changes something bumps
+// the ipcache revision in the config map afterwards, so that established
+// flows are looked up again (a peer's identity may have changed).
 type Map struct {
-	m *ebpf.Map
+	m   *ebpf.Map
+	cfg *config.Map
 }
 
 // Open opens the ipcache map pinned under root, creating and pinning it if
-// missing or incompatible.
+// missing or incompatible, and the config map it bumps the revision of.
 func Open(log *slog.Logger, root string) (*Map, error) {
 	m, err := bpfmap.OpenShared(log, root, MapName)
 	if err != nil {
 		return nil, err
 	}
-	return &Map{m: m}, nil
+	cfg, err := config.Open(log, root)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return &Map{m: m, cfg: cfg}, nil
 }
 
-// Close releases the map's file descriptor; the pin stays.
-func (m *Map) Close() error { return m.m.Close() }
+// Close releases the maps' file descriptors; the pins stay.
+func (m *Map) Close() error { return errors.Join(m.m.Close(), m.cfg.Close()) }
+
+// bump bumps the ipcache revision after a write that may have changed
+// the map (even one that failed part way).
+func (m *Map) bump() error {
+	_, err := m.cfg.BumpIPCacheRevision()
+	return err
+}
 
 // Upsert maps prefix to id.
 func (m *Map) Upsert(prefix netip.Prefix, id identity.NumericIdentity) error {
@@ -42,7 +58,7 @@ func (m *Map) Upsert(prefix netip.Prefix, id identity.NumericIdentity) error {
 	if err := m.m.Update(&k, Entry{Prefix: prefix, Identity: id}.value(), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("update ipcache entry %v: %w", prefix, err)
 	}
-	return nil
+	return m.bump()
 }
 
 // Delete removes prefix; a missing prefix is not an error.
@@ -51,10 +67,14 @@ func (m *Map) Delete(prefix netip.Prefix) error {
 	if err != nil {
 		return err
 	}
-	if err := m.m.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+	err = m.m.Delete(&k)
+	switch {
+	case errors.Is(err, ebpf.ErrKeyNotExist):
+		return nil
+	case err != nil:
 		return fmt.Errorf("delete ipcache entry %v: %w", prefix, err)
 	}
-	return nil
+	return m.bump()
 }
 
 // Lookup returns the identity of the longest prefix covering addr, as the
@@ -138,13 +158,18 @@ func (m *Map) ApplyBatch(upserts []Entry, deletes []netip.Prefix) error {
 		}
 		delKeys = append(delKeys, k)
 	}
+	if len(keys)+len(delKeys) == 0 {
+		return nil
+	}
 	// In key order the trie's insertions walk shared paths: fewer cache
 	// misses than the random order of a Go map's iteration.
 	sortEntries(keys, values)
-	if _, err := bpfmap.BatchUpdate(m.m, keys, values); err != nil {
-		return fmt.Errorf("apply ipcache batch: %w", err)
+	_, uerr := bpfmap.BatchUpdate(m.m, keys, values)
+	var derr error
+	if uerr == nil {
+		_, derr = bpfmap.BatchDelete(m.m, delKeys)
 	}
-	if _, err := bpfmap.BatchDelete(m.m, delKeys); err != nil {
+	if err := errors.Join(uerr, derr, m.bump()); err != nil {
 		return fmt.Errorf("apply ipcache batch: %w", err)
 	}
 	return nil

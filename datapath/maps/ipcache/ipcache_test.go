@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -125,5 +126,53 @@ func TestApplyLastChangeOfAPrefixWins(t *testing.T) {
 	want := map[netip.Prefix]ipcache.Entry{pfx("10.0.0.2/32"): {Prefix: pfx("10.0.0.2/32"), Identity: 3}}
 	if !maps.Equal(got, want) {
 		t.Errorf("map after Apply = %v, want %v", got, want)
+	}
+}
+
+// TestWritesBumpTheRevision: every write that may change the map bumps
+// the ipcache revision in the config map; writes that change nothing do
+// not.
+func TestWritesBumpTheRevision(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m, err := ipcache.Open(log, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg, err := config.Open(log, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfg.Close()
+	entries := []ipcache.Entry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}}
+	steps := []struct {
+		name  string
+		write func() error
+		bump  bool
+	}{
+		{"Upsert", func() error { return m.Upsert(pfx("10.0.0.2/32"), 1002) }, true},
+		{"Delete", func() error { return m.Delete(pfx("10.0.0.2/32")) }, true},
+		{"Delete of a missing prefix", func() error { return m.Delete(pfx("10.0.0.2/32")) }, false},
+		{"ApplyBatch", func() error { return m.ApplyBatch(entries, nil) }, true},
+		{"empty ApplyBatch", func() error { return m.ApplyBatch(nil, nil) }, false},
+		{"Reconcile without a difference", func() error { _, _, err := m.Reconcile(entries); return err }, false},
+		{"Reconcile with one", func() error { _, _, err := m.Reconcile(nil); return err }, true},
+	}
+	for _, s := range steps {
+		before, err := cfg.IPCacheRevision()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.write(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		after, err := cfg.IPCacheRevision()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bumped := after != before; bumped != s.bump {
+			t.Errorf("%s: revision %d -> %d, want bumped %v", s.name, before, after, s.bump)
+		}
 	}
 }

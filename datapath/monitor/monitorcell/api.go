@@ -12,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/datapath/monitor"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -115,6 +116,9 @@ func EventModel(ev monitor.Event) *models.MonitorEvent {
 		t := ev.ICMPType
 		out.ICMPType = &t
 		out.Source.Port, out.Destination.Port = 0, 0
+	}
+	if ev.Proto == policy.ProtoTCP {
+		out.TCPFlags = monitor.TCPFlagNames(ev.TCPFlags)
 	}
 	switch ev.Type {
 	case events.TypeDrop:

@@ -36,9 +36,10 @@ type FloorFloorLpmKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	FloorMapFloorHash  = "floor_hash"
-	FloorMapFloorLpm   = "floor_lpm"
-	FloorProgFloorProg = "floor_prog"
+	FloorMapFloorHash    = "floor_hash"
+	FloorMapFloorLpm     = "floor_lpm"
+	FloorProgFloorCtOnly = "floor_ct_only"
+	FloorProgFloorProg   = "floor_prog"
 )
 
 // LoadFloor returns the embedded CollectionSpec for Floor.
@@ -83,7 +84,8 @@ type FloorSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FloorProgramSpecs struct {
-	FloorProg *ebpf.ProgramSpec `ebpf:"floor_prog"`
+	FloorCtOnly *ebpf.ProgramSpec `ebpf:"floor_ct_only"`
+	FloorProg   *ebpf.ProgramSpec `ebpf:"floor_prog"`
 }
 
 // FloorMapSpecs contains maps before they are loaded into the kernel.
@@ -141,11 +143,13 @@ type FloorVariables struct {
 //
 // It can be passed to LoadFloorObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FloorPrograms struct {
-	FloorProg *ebpf.Program `ebpf:"floor_prog"`
+	FloorCtOnly *ebpf.Program `ebpf:"floor_ct_only"`
+	FloorProg   *ebpf.Program `ebpf:"floor_prog"`
 }
 
 func (p *FloorPrograms) Close() error {
 	return _FloorClose(
+		p.FloorCtOnly,
 		p.FloorProg,
 	)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/config"
 	"github.com/apiary-net/apiary/datapath/maps/ct"
 	"github.com/apiary-net/apiary/datapath/maps/events"
 	"github.com/apiary-net/apiary/datapath/maps/ipcache"
@@ -37,7 +38,7 @@ var (
 
 const peerID = 2001
 
-func measure(rounds, runs, repeat int) ([]result, error) {
+func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("remove memlock limit: %w", err)
 	}
@@ -50,7 +51,7 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 		return nil, err
 	}
 	defer unix.Unmount(root, unix.MNT_DETACH)
-	ours, err := setupOurs(root)
+	ours, err := setupOurs(root, verdictEvents)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 	defer peer.close()
 	frame, ciliumFrame := pkt.MustFrame(), ciliumPkt.MustFrame()
 	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: 6, Direction: 1}
-	var newOurs, newFloor, newCilium, estOurs, estFloor, estCilium []float64
+	var newOurs, newFloor, newCilium, estOurs, estFloor, estFloorCT, estCilium []float64
 	// Rounds alternate the programs, so drift on a shared machine hits both.
 	for range rounds {
 		if err := floor.FloorHash.Delete(&fk); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -97,6 +98,10 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 			return nil, err
 		}
 		estFloor = append(estFloor, v)
+		if v, err = repeated(floor.FloorCtOnly, withACK(), repeat); err != nil {
+			return nil, err
+		}
+		estFloorCT = append(estFloorCT, v)
 		if v, err = repeated(peer.prog, ciliumWithACK(), repeat); err != nil {
 			return nil, err
 		}
@@ -105,6 +110,7 @@ func measure(rounds, runs, repeat int) ([]result, error) {
 	return []result{
 		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), cilium: median(newCilium), goal: 1.5},
 		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), cilium: median(estCilium), goal: 1.2},
+		{name: "established, floor without LPM", ours: median(estOurs), floor: median(estFloorCT), cilium: median(estCilium), goal: 1.2},
 	}, nil
 }
 
@@ -131,7 +137,7 @@ type ours struct {
 	n      int
 }
 
-func setupOurs(root string) (*ours, error) {
+func setupOurs(root string, verdictEvents bool) (*ours, error) {
 	log := slog.New(slog.DiscardHandler)
 	l, err := loader.New(log, root, 1024)
 	if err != nil {
@@ -168,12 +174,19 @@ func setupOurs(root string) (*ours, error) {
 	if o.events, err = events.Open(log, root); err != nil {
 		return nil, err
 	}
+	cfg, err := config.Open(log, root)
+	if err != nil {
+		return nil, err
+	}
+	defer cfg.Close()
+	if err := cfg.SetFlag(config.FlagVerdictEvents, verdictEvents); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
 // reset empties conntrack of the benchmark's flow and, now and then, the
-// events ring (so verdict events keep being written, as with a monitor
-// attached).
+// events ring (with -verdict-events, so that they keep being written).
 func (o *ours) reset() error {
 	k := ct.Key4{Saddr: src.As4(), Daddr: dst.As4(), Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: 6, Direction: 1}
 	if err := o.ct4.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
