@@ -44,32 +44,35 @@ func newRemoteCache(n *notifier) *remoteCache {
 	return &remoteCache{notify: n, byID: map[identity.NumericIdentity]*identity.Identity{}, byKey: map[string]identity.NumericIdentity{}}
 }
 
-func (r *remoteCache) upsert(ident *identity.Identity) {
+// apply adds, replaces and withdraws identities as a watch store's
+// changes say, under one lock, and tells the observers once.
+func (r *remoteCache) apply(changes []store.Change) {
 	r.mu.Lock()
+	for _, c := range changes {
+		k := c.Key.(*remoteKey)
+		if c.Deleted {
+			if old, ok := r.byID[k.ident.ID]; ok {
+				r.removeLocked(old)
+			}
+			continue
+		}
+		r.upsertLocked(k)
+	}
+	r.mu.Unlock()
+	r.notify.flush()
+}
+
+func (r *remoteCache) upsertLocked(k *remoteKey) {
+	ident := k.ident
 	if old, ok := r.byID[ident.ID]; ok {
 		if old.Labels.Equal(ident.Labels) {
-			r.mu.Unlock()
 			return
 		}
 		r.removeLocked(old)
 	}
 	r.byID[ident.ID] = ident
-	r.byKey[kvstoreKey(ident.Labels)] = ident.ID
+	r.byKey[k.labelsKey] = ident.ID
 	r.notify.enqueue(identity.Change{Kind: identity.Added, Identity: ident})
-	r.mu.Unlock()
-	r.notify.flush()
-}
-
-func (r *remoteCache) remove(id identity.NumericIdentity) {
-	r.mu.Lock()
-	old, ok := r.byID[id]
-	if ok {
-		r.removeLocked(old)
-	}
-	r.mu.Unlock()
-	if ok {
-		r.notify.flush()
-	}
 }
 
 func (r *remoteCache) removeLocked(old *identity.Identity) {
@@ -159,23 +162,33 @@ func (w *RemoteWatcher) decode(name string, value []byte) (store.Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: key %q: the last part is no identity number", ErrMalformed, name)
 	}
-	ident, err := DecodeKVStoreIdentity(w.cluster, id, string(value))
+	v := string(value)
+	ident, err := DecodeKVStoreIdentity(w.cluster, id, v)
 	if err != nil {
 		return nil, err
 	}
-	return &remoteKey{name: name, ident: ident}, nil
+	return &remoteKey{name: name, ident: ident, labelsKey: kvstoreKeyOf(ident.Labels, v)}, nil
 }
 
 // OnUpdate adds or replaces an identity.
-func (w *RemoteWatcher) OnUpdate(k store.Key) { w.cache.upsert(k.(*remoteKey).ident) }
+func (w *RemoteWatcher) OnUpdate(k store.Key) { w.cache.apply([]store.Change{{Key: k}}) }
 
 // OnDelete withdraws an identity.
-func (w *RemoteWatcher) OnDelete(k store.Key) { w.cache.remove(k.(*remoteKey).ident.ID) }
+func (w *RemoteWatcher) OnDelete(k store.Key) { w.cache.apply([]store.Change{{Key: k, Deleted: true}}) }
 
-// remoteKey is a decoded master key.
+// OnChanges applies a batch of changes with one lock and one delivery to
+// the identity observers.
+func (w *RemoteWatcher) OnChanges(changes []store.Change) { w.cache.apply(changes) }
+
+var _ store.BatchObserver = (*RemoteWatcher)(nil)
+
+// remoteKey is a decoded master key. labelsKey is the master key's
+// value, the labels' canonical list: it indexes the identity by labels
+// without building the list again.
 type remoteKey struct {
-	name  string
-	ident *identity.Identity
+	name      string
+	ident     *identity.Identity
+	labelsKey string
 }
 
 func (k *remoteKey) GetKeyName() string { return k.name }
