@@ -20,7 +20,10 @@ var watchRetry = struct{ min, max time.Duration }{min: 100 * time.Millisecond, m
 var errHistoryLost = errors.New("etcd went back in time")
 
 func (e *etcdBackend) ListAndWatch(ctx context.Context, prefix string) <-chan Event {
-	ch := make(chan Event, 128)
+	// Room for a page of the list: the watcher hands a page over and
+	// requests the next while the reader works through it, rather than
+	// waiting for the reader every few events.
+	ch := make(chan Event, e.opts.ListLimit)
 	w := &watcher{e: e, prefix: prefix, out: ch, known: map[string]knownKey{}, seed: maphash.MakeSeed()}
 	started := e.spawn(func() {
 		defer close(ch)
