@@ -41,29 +41,56 @@ func (e *etcdBackend) ListPrefix(ctx context.Context, prefix string) (_ map[stri
 
 // listPages lists prefix in pages of ListLimit keys, all at one revision
 // (rev, or the current one when rev is 0). It returns that revision.
+// The request for the next page is in flight while page handles the
+// current one, so the etcd's work and the caller's decoding overlap.
 func (e *etcdBackend) listPages(ctx context.Context, prefix string, rev int64, page func(*clientv3.GetResponse)) (int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
-	from := prefix
+	resp, err := e.getPage(ctx, prefix, end, rev)
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(e.opts.ListLimit)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		m := e.hist.mark()
-		resp, err := e.client.Get(ctx, from, opts...)
 		if err != nil {
 			return 0, err
 		}
-		e.hist.linearizable(m, resp.Header)
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
+		var next chan pageResult
+		if resp.More && len(resp.Kvs) > 0 {
+			next = make(chan pageResult, 1)
+			from := string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+			go func() {
+				r, err := e.getPage(ctx, from, end, rev)
+				next <- pageResult{r, err}
+			}()
+		}
 		page(resp)
-		if !resp.More || len(resp.Kvs) == 0 {
+		if next == nil {
 			return rev, nil
 		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		r := <-next // always waited for: no request outlives the list
+		resp, err = r.resp, r.err
 	}
+}
+
+// pageResult is the answer to a prefetched page request.
+type pageResult struct {
+	resp *clientv3.GetResponse
+	err  error
+}
+
+// getPage requests at most ListLimit keys from from to end, at rev
+// unless it is 0.
+func (e *etcdBackend) getPage(ctx context.Context, from, end string, rev int64) (*clientv3.GetResponse, error) {
+	opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(e.opts.ListLimit)}
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	m := e.hist.mark()
+	resp, err := e.client.Get(ctx, from, opts...)
+	if err != nil {
+		return nil, err
+	}
+	e.hist.linearizable(m, resp.Header)
+	return resp, nil
 }
 
 func (e *etcdBackend) Update(ctx context.Context, key string, value []byte, lease bool) (err error) {

@@ -20,7 +20,10 @@ var watchRetry = struct{ min, max time.Duration }{min: 100 * time.Millisecond, m
 var errHistoryLost = errors.New("etcd went back in time")
 
 func (e *etcdBackend) ListAndWatch(ctx context.Context, prefix string) <-chan Event {
-	ch := make(chan Event, 128)
+	// Room for a page of the list: the watcher hands a page over and
+	// requests the next while the reader works through it, rather than
+	// waiting for the reader every few events.
+	ch := make(chan Event, e.opts.ListLimit)
 	w := &watcher{e: e, prefix: prefix, out: ch, known: map[string]knownKey{}, seed: maphash.MakeSeed()}
 	started := e.spawn(func() {
 		defer close(ch)
@@ -97,12 +100,22 @@ func (w *watcher) run(ctx context.Context) {
 // list reads the whole prefix at one revision, emits what changed since
 // the last list (everything, the first time) and returns the revision.
 func (w *watcher) list(ctx context.Context) (int64, error) {
-	seen := make(map[string]bool, len(w.known))
+	// The first list has nothing to compare with: no set of the keys
+	// seen, and the known keys' map sized from the first page's count.
+	var seen map[string]bool
+	if len(w.known) > 0 {
+		seen = make(map[string]bool, len(w.known))
+	}
 	var sendErr error
 	rev, err := w.e.listPages(ctx, w.prefix, 0, func(resp *clientv3.GetResponse) {
+		if len(w.known) == 0 && seen == nil && resp.Count > 0 {
+			w.known = make(map[string]knownKey, resp.Count)
+		}
 		for _, kv := range resp.Kvs {
 			key := string(kv.Key)
-			seen[key] = true
+			if seen != nil {
+				seen[key] = true
+			}
 			if sendErr == nil {
 				sendErr = w.upsert(ctx, key, kv.Value, kv.ModRevision, true)
 			}
@@ -115,7 +128,7 @@ func (w *watcher) list(ctx context.Context) (int64, error) {
 		return 0, sendErr
 	}
 	for key := range w.known {
-		if !seen[key] {
+		if seen != nil && !seen[key] {
 			if err := w.remove(ctx, key); err != nil {
 				return 0, err
 			}

@@ -34,9 +34,12 @@ import (
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
-// testRemoteOptions shorten the remote connections' timings.
+// testRemoteOptions shorten the remote connections' timings. A status
+// probe gets half of ConnectTimeout: 3s, so that on a loaded machine
+// (parallel -race tests) the first TLS connection to a healthy remote
+// does not fail (which TestTwoClusters would see as a failure).
 var testRemoteOptions = remote.Options{
-	ConnectTimeout: 3 * time.Second, ConfigTimeout: 2 * time.Second, StatusInterval: 200 * time.Millisecond,
+	ConnectTimeout: 6 * time.Second, ConfigTimeout: 2 * time.Second, StatusInterval: 200 * time.Millisecond,
 	RetryBase: 200 * time.Millisecond, HeartbeatTimeout: -1,
 }
 

@@ -191,7 +191,12 @@ func TestWaitForRemotesSynced(t *testing.T) {
 	c1.writeMeshConfig(t, c2)
 	writeFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
 	var w clustermeshcell.SyncWaiter
-	startAgentWithFlags(t, c1, "node-a1", "192.0.2.11", []string{"clustermesh-sync-timeout=2s"}, celltest.Capture(&w))
+	a := startAgentWithFlags(t, c1, "node-a1", "192.0.2.11", []string{"clustermesh-sync-timeout=2s"}, celltest.Capture(&w))
+	// The timeout runs from the call: on a loaded machine (a parallel
+	// -race test run) connecting to cluster2's TLS etcd alone can take
+	// longer than 2s, so cluster2 is waited for first (not timed), and the
+	// timed call can only be waiting for cluster9.
+	a.waitRemote(t, "cluster2", "ready", func(r models.RemoteCluster) bool { return r.Ready })
 	start := time.Now()
 	err := w.WaitForRemotesSynced(context.Background())
 	if !errors.Is(err, clustermesh.ErrSyncTimeout) || !strings.Contains(err.Error(), "cluster9 (") || strings.Contains(err.Error(), "cluster2 (") {

@@ -65,7 +65,7 @@ type watchers struct {
 	layout     layout
 	nodes      *node.ClusterWatcher
 	ipcache    *ipcache.ClusterWatcher
-	identities *identitycell.RemoteWatcher
+	identities *identitycell.ClusterWatcher
 	services   *service.ClusterWatcher
 	onSynced   func()
 

@@ -57,11 +57,19 @@ type Options[V any] struct {
 	Suffix string
 	// Min and Max bound the ids this allocator hands out (1 <= Min <= Max).
 	Min, Max ID
-	// Decode turns a master key's value into V (required). An error
+	// Decode turns a master key's value into V (required without
+	// Watcher). An error
 	// makes the cache skip the entry, of the kind it matches
 	// (store.ErrRefused, else store.ErrMalformed); its id stays occupied.
 	// It runs on the watch goroutine.
 	Decode func(id ID, key string) (V, error)
+	// Watcher, if set, builds the watcher of the master keys in place of
+	// the cache's own (which decodes with Decode): the caller's watcher
+	// of its cluster's master keys, such as the one that also reads a
+	// remote cluster's (policy/identity/identitycell). It must hand its
+	// changes to observer, take opts among its watch store's options and
+	// decode to MasterKey[V] keys, refusing what CheckMaster refuses.
+	Watcher func(observer store.BatchObserver, opts ...store.WatchStoreOption) MasterWatcher
 	// Events are told about the cache's changes.
 	Events Events[V]
 	// Logger receives the allocator's logs (default: discarded).
@@ -77,8 +85,8 @@ func (o *Options[V]) validate() error {
 	switch {
 	case o.Backend == nil:
 		errs = append(errs, errors.New("no backend"))
-	case o.Decode == nil:
-		errs = append(errs, errors.New("no Decode function"))
+	case o.Decode == nil && o.Watcher == nil:
+		errs = append(errs, errors.New("neither a Decode function nor a Watcher"))
 	}
 	if o.BasePath == "" || strings.HasSuffix(o.BasePath, "/") {
 		errs = append(errs, fmt.Errorf("base path %q must be non-empty without a trailing '/'", o.BasePath))

@@ -44,6 +44,7 @@ func TestNewValidates(t *testing.T) {
 		{"slash in suffix", allocator.Options[string]{Backend: b, BasePath: base, Suffix: "a/b", Min: 1, Max: 2, Decode: decode}, `suffix "a/b"`},
 		{"empty range", allocator.Options[string]{Backend: b, BasePath: base, Suffix: "n1", Min: 5, Max: 4, Decode: decode}, "range 5..4"},
 		{"trailing slash", allocator.Options[string]{Backend: b, BasePath: base + "/", Suffix: "n1", Min: 1, Max: 2, Decode: decode}, "base path"},
+		{"no decoder", allocator.Options[string]{Backend: b, BasePath: base, Suffix: "n1", Min: 1, Max: 2}, "neither a Decode function nor a Watcher"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := allocator.New(tc.give)

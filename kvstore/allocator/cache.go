@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -18,8 +19,25 @@ type Entry[V any] struct {
 	Value V
 }
 
-// cacheEntry is a valid master key as the watch store holds it. The
-// watch store skips (and reports) the others; their ids stay occupied.
+// MasterKey is a valid master key <base>/id/<id> => key as a watch store
+// of the master keys holds it, with its decoded value.
+type MasterKey[V any] interface {
+	store.Key
+	// Master returns the id, the key (the master key's value) and the
+	// decoded value.
+	Master() (id ID, key string, value V)
+}
+
+// MasterWatcher watches the master keys for the cache (Options.Watcher).
+type MasterWatcher interface {
+	// Watch lists and watches the master keys on backend until ctx ends.
+	Watch(ctx context.Context, backend kvstore.Backend)
+	// Store is the watcher's watch store.
+	Store() *store.WatchStore
+}
+
+// cacheEntry is a valid master key as the cache holds it. The watch
+// store skips (and reports) the others; their ids stay occupied.
 type cacheEntry[V any] struct {
 	name  string
 	id    ID
@@ -30,10 +48,34 @@ type cacheEntry[V any] struct {
 // GetKeyName returns the master key's name below <base>/id/.
 func (e *cacheEntry[V]) GetKeyName() string { return e.name }
 
-// cache mirrors <base>/id/ through a WatchStore.
+// Master implements MasterKey.
+func (e *cacheEntry[V]) Master() (ID, string, V) { return e.id, e.key, e.value }
+
+// entryOf returns the cache entry of a watch store's key.
+func entryOf[V any](k store.Key) *cacheEntry[V] {
+	if e, ok := k.(*cacheEntry[V]); ok {
+		return e
+	}
+	e := &cacheEntry[V]{name: k.GetKeyName()}
+	e.id, e.key, e.value = k.(MasterKey[V]).Master()
+	return e
+}
+
+// ownWatcher is the cache's own watcher of the master keys, decoding
+// with Options.Decode.
+type ownWatcher struct {
+	ws     *store.WatchStore
+	prefix string
+}
+
+func (w ownWatcher) Watch(ctx context.Context, b kvstore.Backend) { w.ws.Watch(ctx, b, w.prefix) }
+func (w ownWatcher) Store() *store.WatchStore                     { return w.ws }
+
+// cache mirrors <base>/id/ through a MasterWatcher.
 type cache[V any] struct {
-	a  *Allocator[V]
-	ws *store.WatchStore
+	a       *Allocator[V]
+	watcher MasterWatcher
+	ws      *store.WatchStore
 
 	mu       sync.RWMutex
 	byName   map[string]*cacheEntry[V]
@@ -50,31 +92,49 @@ func newCache[V any](a *Allocator[V]) *cache[V] {
 		a: a, byName: map[string]*cacheEntry[V]{}, byID: map[ID]*cacheEntry[V]{},
 		byKey: map[string]ID{}, keyCount: map[string]int{}, synced: make(chan struct{}),
 	}
-	c.ws = store.NewWatchStore(a.opts.Scope, store.KeyFactoryFunc(c.decode), c,
-		store.WithLogger(a.log), store.WithMetrics(a.opts.Metrics),
-		store.WithOnSync(func(context.Context) {
-			close(c.synced)
-			if fn := a.opts.Events.Synced; fn != nil {
-				fn()
-			}
-		}))
+	onSync := store.WithOnSync(func(context.Context) {
+		close(c.synced)
+		if fn := a.opts.Events.Synced; fn != nil {
+			fn()
+		}
+	})
+	if a.opts.Watcher != nil {
+		c.watcher = a.opts.Watcher(c, onSync)
+	} else {
+		ws := store.NewWatchStore(a.opts.Scope, store.KeyFactoryFunc(c.decode), c,
+			store.WithLogger(a.log), store.WithMetrics(a.opts.Metrics), onSync)
+		c.watcher = ownWatcher{ws: ws, prefix: a.paths.IDPrefix()}
+	}
+	c.ws = c.watcher.Store()
 	return c
 }
 
-// decode is the watch store's KeyFactory: a master key whose name is no
-// id or whose value is empty is malformed (an error of no kind); Decode's
-// error says the kind of the others it refuses.
-func (c *cache[V]) decode(name string, value []byte) (store.Key, error) {
+// CheckMaster checks a master key <base>/id/<name> => value as the
+// cache takes it: a name that is no canonical decimal id, id 0 and an
+// empty value are malformed (errors of no kind). It returns the id; a
+// MasterWatcher's decoding starts with it.
+func CheckMaster(name string, value []byte) (ID, error) {
 	n, err := strconv.ParseUint(name, 10, 64)
 	switch {
 	case err != nil || strconv.FormatUint(n, 10) != name:
-		return nil, fmt.Errorf("master key name %q is not a decimal id", name)
+		return 0, fmt.Errorf("master key name %q is not a decimal id", name)
 	case n == 0:
-		return nil, fmt.Errorf("master key name %q: id 0 is never allocated", name)
+		return 0, fmt.Errorf("master key name %q: id 0 is never allocated", name)
 	case len(value) == 0:
-		return nil, fmt.Errorf("id %d: empty value", n)
+		return 0, fmt.Errorf("id %d: empty value", n)
 	}
-	e := &cacheEntry[V]{name: name, id: ID(n), key: string(value)}
+	return ID(n), nil
+}
+
+// decode is the watch store's KeyFactory of the cache's own watcher:
+// CheckMaster, then Decode, whose error says the kind of the others it
+// refuses.
+func (c *cache[V]) decode(name string, value []byte) (store.Key, error) {
+	id, err := CheckMaster(name, value)
+	if err != nil {
+		return nil, err
+	}
+	e := &cacheEntry[V]{name: name, id: id, key: string(value)}
 	if e.value, err = c.a.opts.Decode(e.id, e.key); err != nil {
 		return nil, err
 	}
@@ -82,36 +142,52 @@ func (c *cache[V]) decode(name string, value []byte) (store.Key, error) {
 }
 
 // OnUpdate indexes a new or changed entry and tells the events.
-func (c *cache[V]) OnUpdate(k store.Key) {
-	e := k.(*cacheEntry[V])
+func (c *cache[V]) OnUpdate(k store.Key) { c.OnChanges([]store.Change{{Key: k}}) }
+
+// OnDelete forgets an entry and tells the events.
+func (c *cache[V]) OnDelete(k store.Key) { c.OnChanges([]store.Change{{Key: k, Deleted: true}}) }
+
+// cacheEvent is a change of the cache for the events: a deleted or an
+// upserted entry.
+type cacheEvent[V any] struct {
+	e       *cacheEntry[V]
+	deleted bool
+}
+
+// OnChanges indexes a batch of changes under one lock, then tells the
+// events, in order.
+func (c *cache[V]) OnChanges(changes []store.Change) {
+	events := make([]cacheEvent[V], 0, len(changes))
 	c.mu.Lock()
-	prev := c.unindexLocked(e.name)
-	c.byName[e.name] = e
-	c.byID[e.id] = e
-	if _, ok := c.byKey[e.key]; !ok {
-		c.byKey[e.key] = e.id
+	for _, ch := range changes {
+		e := entryOf[V](ch.Key)
+		if prev := c.unindexLocked(e.name); prev != nil {
+			events = append(events, cacheEvent[V]{e: prev, deleted: true})
+		}
+		if ch.Deleted {
+			continue
+		}
+		c.byName[e.name] = e
+		c.byID[e.id] = e
+		if _, ok := c.byKey[e.key]; !ok {
+			c.byKey[e.key] = e.id
+		}
+		c.keyCount[e.key]++
+		events = append(events, cacheEvent[V]{e: e})
 	}
-	c.keyCount[e.key]++
 	c.mu.Unlock()
 	ev := c.a.opts.Events
-	if prev != nil && ev.Delete != nil {
-		ev.Delete(prev.id, prev.value)
-	}
-	if ev.Upsert != nil {
-		ev.Upsert(e.id, e.value)
+	for _, x := range events {
+		switch {
+		case x.deleted && ev.Delete != nil:
+			ev.Delete(x.e.id, x.e.value)
+		case !x.deleted && ev.Upsert != nil:
+			ev.Upsert(x.e.id, x.e.value)
+		}
 	}
 }
 
-// OnDelete forgets an entry and tells the events.
-func (c *cache[V]) OnDelete(k store.Key) {
-	e := k.(*cacheEntry[V])
-	c.mu.Lock()
-	prev := c.unindexLocked(e.name)
-	c.mu.Unlock()
-	if prev != nil && c.a.opts.Events.Delete != nil {
-		c.a.opts.Events.Delete(prev.id, prev.value)
-	}
-}
+var _ store.BatchObserver = (*cache[string])(nil)
 
 // unindexLocked removes the entry named name from every index.
 func (c *cache[V]) unindexLocked(name string) *cacheEntry[V] {
@@ -182,7 +258,7 @@ func (a *Allocator[V]) Run(ctx context.Context) {
 	})
 	var wg sync.WaitGroup
 	wg.Go(func() { a.recreateExpired(ctx) })
-	a.cache.ws.Watch(ctx, a.opts.Backend, a.paths.IDPrefix())
+	a.cache.watcher.Watch(ctx, a.opts.Backend)
 	wg.Wait()
 }
 

@@ -32,6 +32,25 @@ type Observer interface {
 	OnDelete(k Key)
 }
 
+// Change is one change of a store's keys, as a BatchObserver gets it:
+// a new or changed key, or, with Deleted, the last value of a removed
+// key.
+type Change struct {
+	Key     Key
+	Deleted bool
+}
+
+// BatchObserver is an Observer that takes the changes of several kvstore
+// events at once. A WatchStore that lists a prefix or catches up on a
+// watch hands them over in batches, in order, so that the observer
+// takes its locks and tells its own listeners once per batch instead of
+// once per key; OnUpdate and OnDelete are then not called. OnChanges
+// must not keep changes (the store reuses it).
+type BatchObserver interface {
+	Observer
+	OnChanges(changes []Change)
+}
+
 // ObserverFuncs adapts functions to Observer; nil functions are skipped.
 type ObserverFuncs struct {
 	Update func(Key)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -29,8 +31,10 @@ type WatchStore struct {
 	metrics  *Metrics
 	writer   *SyncStore // told about every event, to defend its keys
 
+	entriesGauge prometheus.Gauge
+
 	mu      sync.Mutex
-	entries map[string]*watchEntry
+	entries map[string]watchEntry
 	skipped map[string]*skipEntry
 	skipSeq uint64
 	skipLog skipLog
@@ -79,16 +83,24 @@ func WithWriter(s *SyncStore) WatchStoreOption {
 func NewWatchStore(scope string, factory KeyFactory, observer Observer, opts ...WatchStoreOption) *WatchStore {
 	w := &WatchStore{
 		scope: scope, factory: factory, observer: observer,
-		log: slog.New(slog.DiscardHandler), entries: map[string]*watchEntry{},
+		log: slog.New(slog.DiscardHandler), entries: map[string]watchEntry{},
 		skipped: map[string]*skipEntry{}, skipLog: newSkipLog(),
 	}
 	for _, o := range opts {
 		o(w)
 	}
 	w.metrics = metricsOrDefault(w.metrics)
+	w.entriesGauge = w.metrics.Entries.WithLabelValues(scope)
 	w.metrics.Synced.WithLabelValues(scope, "read").Set(0)
 	return w
 }
+
+// maxBatch is the most events a store takes from the backend at once:
+// while it lists or catches up, events queue up, and a batch costs one
+// lock and one call of a BatchObserver instead of one per key; small
+// enough that readers of the store (status, lookups) wait at most a
+// batch's decoding for its lock.
+const maxBatch = 256
 
 // Watch lists and watches prefix on backend until ctx ends. It must not
 // run twice at the same time. Known keys are marked stale first, so the
@@ -101,82 +113,148 @@ func (w *WatchStore) Watch(ctx context.Context, backend kvstore.Backend, prefix 
 	prefix = dirPrefix(prefix)
 	w.markStale()
 	w.log.Info("Starting to watch", "scope", w.scope, "prefix", prefix)
-	for ev := range backend.ListAndWatch(ctx, prefix) {
-		if w.writer != nil {
-			w.writer.observe(ev)
-		}
-		switch ev.Type {
-		case kvstore.EventListDone:
-			w.deleteStale()
-			w.markSynced(ctx)
-		case kvstore.EventDelete:
-			w.remove(strings.TrimPrefix(ev.Key, prefix))
-		default:
-			w.upsert(ev.Key, strings.TrimPrefix(ev.Key, prefix), ev.Value)
-		}
+	events := backend.ListAndWatch(ctx, prefix)
+	batch := make([]kvstore.Event, 0, maxBatch)
+	var changes []Change
+	for ev := range events {
+		batch = takeQueued(events, append(batch[:0], ev))
+		changes = w.apply(ctx, prefix, batch, changes[:0])
+		clear(batch) // drop the values until the next batch
 	}
 	w.log.Info("Stopped watching", "scope", w.scope, "prefix", prefix)
+}
+
+// takeQueued appends the events already waiting in events to batch, up
+// to maxBatch; it never waits.
+func takeQueued(events <-chan kvstore.Event, batch []kvstore.Event) []kvstore.Event {
+	for len(batch) < maxBatch {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, ev)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// apply processes a batch of events in order and tells the observer
+// what changed, in order too; the end of the first list first delivers
+// what came before it, then deletes the stale keys and marks the store
+// synced. changes is a buffer for the observer's changes; apply returns
+// it for the next batch.
+func (w *WatchStore) apply(ctx context.Context, prefix string, batch []kvstore.Event, changes []Change) []Change {
+	if w.writer != nil {
+		for _, ev := range batch {
+			w.writer.observe(ev)
+		}
+	}
+	w.mu.Lock()
+	for _, ev := range batch {
+		switch ev.Type {
+		case kvstore.EventListDone:
+			w.mu.Unlock()
+			w.notify(changes)
+			changes = changes[:0]
+			w.deleteStale()
+			w.markSynced(ctx)
+			w.mu.Lock()
+		case kvstore.EventDelete:
+			changes = w.removeLocked(strings.TrimPrefix(ev.Key, prefix), changes)
+		default:
+			changes = w.upsertLocked(ev.Key, strings.TrimPrefix(ev.Key, prefix), ev.Value, changes)
+		}
+	}
+	w.entriesGauge.Set(float64(len(w.entries)))
+	w.mu.Unlock()
+	w.notify(changes)
+	clear(changes) // the observer keeps no reference; let the keys go
+	return changes
+}
+
+// notify hands changes to the observer: at once to a BatchObserver, one
+// by one to the others.
+func (w *WatchStore) notify(changes []Change) {
+	if len(changes) == 0 {
+		return
+	}
+	if bo, ok := w.observer.(BatchObserver); ok {
+		bo.OnChanges(changes)
+		return
+	}
+	for _, c := range changes {
+		if c.Deleted {
+			w.observer.OnDelete(c.Key)
+		} else {
+			w.observer.OnUpdate(c.Key)
+		}
+	}
 }
 
 func (w *WatchStore) markStale() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, e := range w.entries {
+	for name, e := range w.entries {
 		e.stale = true
+		w.entries[name] = e
 	}
 	for _, s := range w.skipped {
 		s.stale = true
 	}
 }
 
-func (w *WatchStore) upsert(fullKey, name string, value []byte) {
-	w.mu.Lock()
+// upsertLocked decodes a new or changed value and appends the change;
+// a value equal to the held one is only marked fresh, a value the
+// factory refuses is skipped (keeping the last good value).
+func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []Change) []Change {
 	e, ok := w.entries[name]
 	if ok && bytes.Equal(e.value, value) {
-		e.stale = false
+		if e.stale {
+			e.stale = false
+			w.entries[name] = e
+		}
 		delete(w.skipped, name)
-		w.mu.Unlock()
-		return
+		return changes
 	}
-	w.mu.Unlock()
 	key, err := w.factory.Unmarshal(name, value)
 	if err == nil && key == nil {
 		err = fmt.Errorf("%w: decoded to nothing", ErrMalformed)
 	}
-	w.mu.Lock()
 	if err != nil {
 		w.skipLocked(fullKey, name, value, err)
-		if ok {
+		if ok && e.stale {
 			e.stale = false // keep the last good value rather than lose the entry
+			w.entries[name] = e
 		}
-		w.mu.Unlock()
-		return
+		return changes
 	}
 	delete(w.skipped, name)
-	w.entries[name] = &watchEntry{key: key, value: value}
-	w.metrics.Entries.WithLabelValues(w.scope).Set(float64(len(w.entries)))
-	w.mu.Unlock()
-	w.observer.OnUpdate(key)
+	w.entries[name] = watchEntry{key: key, value: value}
+	return append(changes, Change{Key: key})
 }
 
-func (w *WatchStore) remove(name string) {
-	w.mu.Lock()
+// removeLocked forgets the entry named name and appends its deletion.
+func (w *WatchStore) removeLocked(name string, changes []Change) []Change {
 	delete(w.skipped, name)
 	e, ok := w.entries[name]
-	delete(w.entries, name)
-	w.metrics.Entries.WithLabelValues(w.scope).Set(float64(len(w.entries)))
-	w.mu.Unlock()
-	if ok {
-		w.observer.OnDelete(e.key)
+	if !ok {
+		return changes
 	}
+	delete(w.entries, name)
+	return append(changes, Change{Key: e.key, Deleted: true})
 }
 
+// deleteStale deletes the entries the last list did not bring again.
 func (w *WatchStore) deleteStale() {
+	var changes []Change
 	w.mu.Lock()
-	var stale []string
 	for name, e := range w.entries {
 		if e.stale {
-			stale = append(stale, name)
+			w.log.Info("Deleting stale key", "scope", w.scope, "key", name)
+			changes = w.removeLocked(name, changes)
 		}
 	}
 	for name, s := range w.skipped {
@@ -184,11 +262,9 @@ func (w *WatchStore) deleteStale() {
 			delete(w.skipped, name)
 		}
 	}
+	w.entriesGauge.Set(float64(len(w.entries)))
 	w.mu.Unlock()
-	for _, name := range stale {
-		w.log.Info("Deleting stale key", "scope", w.scope, "key", name)
-		w.remove(name)
-	}
+	w.notify(changes)
 }
 
 func (w *WatchStore) markSynced(ctx context.Context) {
@@ -209,15 +285,15 @@ func (w *WatchStore) markSynced(ctx context.Context) {
 // cluster that was removed, never for an agent that shuts down.
 func (w *WatchStore) Drain() {
 	w.mu.Lock()
-	names := make([]string, 0, len(w.entries))
-	for name := range w.entries {
-		names = append(names, name)
+	changes := make([]Change, 0, len(w.entries))
+	for _, e := range w.entries {
+		changes = append(changes, Change{Key: e.key, Deleted: true})
 	}
+	clear(w.entries)
 	clear(w.skipped)
+	w.entriesGauge.Set(0)
 	w.mu.Unlock()
-	for _, name := range names {
-		w.remove(name)
-	}
+	w.notify(changes)
 	w.synced.Store(false)
 	w.metrics.Synced.WithLabelValues(w.scope, "read").Set(0)
 }

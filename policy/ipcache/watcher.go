@@ -110,31 +110,64 @@ func (w *ClusterWatcher) resource(name string) ResourceID {
 
 // OnUpdate puts an entry in the cache; entries of this node are left to
 // the local source.
-func (w *ClusterWatcher) OnUpdate(key store.Key) {
-	p := key.(*IPIdentityPair)
-	prefix, _ := p.Prefix() // checked by decode
-	host, _ := p.HostAddr()
-	res := w.resource(p.GetKeyName())
-	var err error
-	if w.p.SkipHost.IsValid() && host == w.p.SkipHost {
-		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", w.Prefix()+"/"+p.GetKeyName())
-		_, err = w.p.IPCache.RemoveMetadata(prefix, w.p.Source, res)
-	} else {
-		_, err = w.p.IPCache.UpsertMetadata(prefix, w.p.Source, res, Metadata{
-			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
-			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount, NamedPorts: p.NamedPorts,
-		})
+func (w *ClusterWatcher) OnUpdate(key store.Key) { w.apply([]store.Change{{Key: key}}) }
+
+// OnDelete withdraws an entry that vanished from the kvstore.
+func (w *ClusterWatcher) OnDelete(key store.Key) { w.apply([]store.Change{{Key: key, Deleted: true}}) }
+
+// OnChanges applies a batch of the watch store's changes with one
+// ipcache Apply: one lock and one round of the ipcache's worker for a
+// page of a list, not one per entry.
+func (w *ClusterWatcher) OnChanges(changes []store.Change) { w.apply(changes) }
+
+var _ store.BatchObserver = (*ClusterWatcher)(nil)
+
+func (w *ClusterWatcher) apply(changes []store.Change) {
+	updates := make([]Update, len(changes))
+	for i, c := range changes {
+		updates[i] = w.update(c)
 	}
-	if err != nil {
-		w.p.Log.Warn("Unable to apply a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
+	if _, err := w.p.IPCache.Apply(updates...); err == nil || len(updates) == 1 {
+		w.logApplyError(changes[0], err)
+		return
+	}
+	// Apply changes nothing when one update is refused: apply them one
+	// by one, so that the others land and each refusal is logged.
+	for i, u := range updates {
+		_, err := w.p.IPCache.Apply(u)
+		w.logApplyError(changes[i], err)
 	}
 }
 
-// OnDelete withdraws an entry that vanished from the kvstore.
-func (w *ClusterWatcher) OnDelete(key store.Key) {
-	p := key.(*IPIdentityPair)
-	prefix, _ := p.Prefix()
-	if _, err := w.p.IPCache.RemoveMetadata(prefix, w.p.Source, w.resource(p.GetKeyName())); err != nil {
-		w.p.Log.Warn("Unable to withdraw a kvstore entry", "scope", w.p.Scope, "key", w.Prefix()+"/"+p.GetKeyName(), "error", err)
+// update is the ipcache update of a change: entries of this node are
+// withdrawn from this source, as they are the local source's.
+func (w *ClusterWatcher) update(c store.Change) Update {
+	p := c.Key.(*IPIdentityPair)
+	prefix, _ := p.Prefix() // checked by decode
+	host, _ := p.HostAddr()
+	u := Update{Prefix: prefix, Source: w.p.Source, Resource: w.resource(p.GetKeyName())}
+	switch {
+	case c.Deleted:
+		u.Remove = true
+	case w.p.SkipHost.IsValid() && host == w.p.SkipHost:
+		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", w.Prefix()+"/"+p.GetKeyName())
+		u.Remove = true
+	default:
+		u.Metadata = Metadata{
+			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
+			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount, NamedPorts: p.NamedPorts,
+		}
 	}
+	return u
+}
+
+func (w *ClusterWatcher) logApplyError(c store.Change, err error) {
+	if err == nil {
+		return
+	}
+	msg := "Unable to apply a kvstore entry"
+	if c.Deleted {
+		msg = "Unable to withdraw a kvstore entry"
+	}
+	w.p.Log.Warn(msg, "scope", w.p.Scope, "key", w.Prefix()+"/"+c.Key.GetKeyName(), "error", err)
 }

@@ -113,8 +113,8 @@ func newManagerCell(p managerParams) *manager {
 			return nil
 		}
 		suffix := local.IP.String()
-		opts := m.kv.allocatorOptions()
-		opts.Backend, opts.Suffix, opts.Logger, opts.Metrics = p.KVStore, suffix, p.Log, p.StoreMetrics
+		opts := m.kv.allocatorOptions(p.Log, p.StoreMetrics)
+		opts.Backend, opts.Suffix = p.KVStore, suffix
 		a, err := allocator.New(opts)
 		if err != nil {
 			return err

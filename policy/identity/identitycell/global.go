@@ -3,12 +3,15 @@ package identitycell
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/source"
 )
 
 // kvstoreGlobal allocates this cluster's global identities through the
@@ -41,16 +44,21 @@ func newKVStoreGlobal(cfg types.ClusterInfo, n *notifier) *kvstoreGlobal {
 }
 
 // allocatorOptions are the options of the kvstore allocator of this
-// cluster, without backend, suffix and logger.
-func (g *kvstoreGlobal) allocatorOptions() allocator.Options[*identity.Identity] {
+// cluster, without backend and suffix. Its cache reads the master keys
+// through the cluster watcher a remote cluster's identities use, with
+// source kvstore.
+func (g *kvstoreGlobal) allocatorOptions(log *slog.Logger, metrics *store.Metrics) allocator.Options[*identity.Identity] {
 	first, last := identity.ClusterRange(g.cfg)
 	return allocator.Options[*identity.Identity]{
 		BasePath: KVStoreBasePath,
 		Min:      allocator.ID(first),
 		Max:      allocator.ID(last),
 		Scope:    "identities",
-		Decode: func(id allocator.ID, key string) (*identity.Identity, error) {
-			return DecodeKVStoreIdentity(g.cfg, uint64(id), key)
+		Logger:   log,
+		Metrics:  metrics,
+		Watcher: func(observer store.BatchObserver, opts ...store.WatchStoreOption) allocator.MasterWatcher {
+			return NewClusterWatcher(WatcherParams{Cluster: g.cfg, Source: source.KVStore, Observer: observer,
+				WatchParams: store.WatchParams{Scope: "identities", Log: log, Metrics: metrics, Options: opts}})
 		},
 		Events: allocator.Events[*identity.Identity]{
 			Upsert: g.onUpsert,

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -37,8 +36,18 @@ var (
 	ErrNotAllocated = errors.New("identity is not allocated here")
 )
 
-// labelSource is what a label source looks like ("k8s", "cilium-generated").
-var labelSource = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// isLabelSource reports whether s looks like a label source ("k8s",
+// "cilium-generated"): [A-Za-z0-9][A-Za-z0-9._-]*.
+func isLabelSource(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // DecodeKVStoreIdentity decodes a master key of cluster c: id is the
 // number in <base>/id/<id>, value the label list Cilium writes
@@ -70,7 +79,7 @@ func DecodeKVStoreIdentity(c types.ClusterInfo, id uint64, value string) (*ident
 // checkLabel rejects what no label holds: sources that are no token,
 // and white space, quotes, braces or brackets (a JSON document, say).
 func checkLabel(l labels.Label) error {
-	if !labelSource.MatchString(l.Source) {
+	if !isLabelSource(l.Source) {
 		return fmt.Errorf("label source %q", l.Source)
 	}
 	for _, s := range []string{l.Key, l.Value} {
@@ -100,3 +109,22 @@ func KVStoreEntries(id identity.NumericIdentity, lbls labels.Labels, nodeIP stri
 
 // kvstoreKey is the allocator key of a label set: its canonical list.
 func kvstoreKey(lbls labels.Labels) string { return lbls.SortedList() }
+
+// kvstoreKeyOf returns the canonical list of lbls, parsed from value:
+// value itself when it is that list already (as writers put it), which
+// saves building it again for each identity read.
+func kvstoreKeyOf(lbls labels.Labels, value string) string {
+	rest := value
+	for _, l := range lbls {
+		var ok bool
+		for _, part := range [...]string{l.Source, ":", l.Key, "=", l.Value, ";"} {
+			if rest, ok = strings.CutPrefix(rest, part); !ok {
+				return kvstoreKey(lbls)
+			}
+		}
+	}
+	if rest != "" {
+		return kvstoreKey(lbls)
+	}
+	return value
+}

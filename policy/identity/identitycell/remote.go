@@ -1,21 +1,18 @@
 package identitycell
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
-	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/source"
 )
 
 // RemoteIdentities holds the identities of meshed clusters. Each remote
-// cluster connection builds one RemoteWatcher on its backend; what the
+// cluster connection builds one ClusterWatcher on its backend; what the
 // watchers learn joins the identity cache (LookupIdentityByID,
 // GetIdentities, LookupIdentity of labels naming that cluster) and
 // reaches the identity observers, the selector cache among them, exactly
@@ -25,7 +22,7 @@ type RemoteIdentities interface {
 	// cluster (its name, id and this mesh's size) under prefix (IDPrefix,
 	// or a KVStoreMesh cache's cilium/cache/identities/v1/<cluster>/id);
 	// opts are further options of its watch store (WithOnSync).
-	NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *RemoteWatcher
+	NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *ClusterWatcher
 }
 
 // remoteCache is the part of the identity cache learned from remote
@@ -44,32 +41,35 @@ func newRemoteCache(n *notifier) *remoteCache {
 	return &remoteCache{notify: n, byID: map[identity.NumericIdentity]*identity.Identity{}, byKey: map[string]identity.NumericIdentity{}}
 }
 
-func (r *remoteCache) upsert(ident *identity.Identity) {
+// OnChanges adds, replaces and withdraws identities as a cluster
+// watcher's changes say, under one lock, and tells the observers once.
+func (r *remoteCache) OnChanges(changes []store.Change) {
 	r.mu.Lock()
+	for _, c := range changes {
+		k := c.Key.(*MasterKey)
+		if c.Deleted {
+			if old, ok := r.byID[k.Identity.ID]; ok {
+				r.removeLocked(old)
+			}
+			continue
+		}
+		r.upsertLocked(k)
+	}
+	r.mu.Unlock()
+	r.notify.flush()
+}
+
+func (r *remoteCache) upsertLocked(k *MasterKey) {
+	ident := k.Identity
 	if old, ok := r.byID[ident.ID]; ok {
 		if old.Labels.Equal(ident.Labels) {
-			r.mu.Unlock()
 			return
 		}
 		r.removeLocked(old)
 	}
 	r.byID[ident.ID] = ident
-	r.byKey[kvstoreKey(ident.Labels)] = ident.ID
+	r.byKey[k.labelsKey] = ident.ID
 	r.notify.enqueue(identity.Change{Kind: identity.Added, Identity: ident})
-	r.mu.Unlock()
-	r.notify.flush()
-}
-
-func (r *remoteCache) remove(id identity.NumericIdentity) {
-	r.mu.Lock()
-	old, ok := r.byID[id]
-	if ok {
-		r.removeLocked(old)
-	}
-	r.mu.Unlock()
-	if ok {
-		r.notify.flush()
-	}
 }
 
 func (r *remoteCache) removeLocked(old *identity.Identity) {
@@ -111,71 +111,18 @@ func (r *remoteCache) len() int {
 	return len(r.byID)
 }
 
-// NewWatcher implements RemoteIdentities.
+// NewWatcher implements RemoteIdentities: the cluster watcher of the
+// remote's identities, with this cache as its observer.
 func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
-	opts ...store.WatchStoreOption) *RemoteWatcher {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	w := &RemoteWatcher{cache: r, cluster: cluster, prefix: prefix}
-	w.watch = store.NewWatchStore(cluster.ClusterName+"/identities", store.KeyFactoryFunc(w.decode), w,
-		append([]store.WatchStoreOption{store.WithLogger(log), store.WithMetrics(metrics)}, opts...)...)
-	return w
-}
-
-// RemoteWatcher mirrors the master keys of a remote cluster's identities
-// (cilium/state/identities/v1/id/<id>) into the identity cache. Watch may
-// run again on another backend (a reconnect): identities that vanished
-// meanwhile are withdrawn once the new list is complete. Ids outside the
-// cluster's range and labels naming another cluster are refused, values
-// that are no label list are malformed: both are skipped and counted by
-// its watch store.
-type RemoteWatcher struct {
-	cache   *remoteCache
-	cluster types.ClusterInfo
-	prefix  string
-	watch   *store.WatchStore
-}
-
-// IDPrefix is the prefix of the master keys.
-const IDPrefix = KVStoreBasePath + "/id"
-
-// Prefix is the watched prefix.
-func (w *RemoteWatcher) Prefix() string { return w.prefix }
-
-// Watch lists and watches the identities on backend until ctx ends.
-func (w *RemoteWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, w.prefix)
-}
-
-// Drain withdraws every identity learned (a remote cluster removed).
-func (w *RemoteWatcher) Drain() { w.watch.Drain() }
-
-// Store is the watch store: entry counts, sync state, skipped entries.
-func (w *RemoteWatcher) Store() *store.WatchStore { return w.watch }
-
-func (w *RemoteWatcher) decode(name string, value []byte) (store.Key, error) {
-	id, err := strconv.ParseUint(name, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("%w: key %q: the last part is no identity number", ErrMalformed, name)
-	}
-	ident, err := DecodeKVStoreIdentity(w.cluster, id, string(value))
-	if err != nil {
-		return nil, err
-	}
-	return &remoteKey{name: name, ident: ident}, nil
+	opts ...store.WatchStoreOption) *ClusterWatcher {
+	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Prefix: prefix, Observer: r,
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Log: log, Metrics: metrics, Options: opts}})
 }
 
 // OnUpdate adds or replaces an identity.
-func (w *RemoteWatcher) OnUpdate(k store.Key) { w.cache.upsert(k.(*remoteKey).ident) }
+func (r *remoteCache) OnUpdate(k store.Key) { r.OnChanges([]store.Change{{Key: k}}) }
 
 // OnDelete withdraws an identity.
-func (w *RemoteWatcher) OnDelete(k store.Key) { w.cache.remove(k.(*remoteKey).ident.ID) }
+func (r *remoteCache) OnDelete(k store.Key) { r.OnChanges([]store.Change{{Key: k, Deleted: true}}) }
 
-// remoteKey is a decoded master key.
-type remoteKey struct {
-	name  string
-	ident *identity.Identity
-}
-
-func (k *remoteKey) GetKeyName() string { return k.name }
+var _ store.BatchObserver = (*remoteCache)(nil)

@@ -17,7 +17,7 @@ import (
 )
 
 // TestRemoteIdentities: a remote cluster's identities, read from its own
-// etcd by a RemoteWatcher, join the identity cache (by id, in the list,
+// etcd by a ClusterWatcher, join the identity cache (by id, in the list,
 // by labels naming that cluster) and reach the observers; what is not
 // the remote's is refused; a drained watcher withdraws them all.
 func TestRemoteIdentities(t *testing.T) {

@@ -1,0 +1,117 @@
+package identitycell
+
+import (
+	"context"
+
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/source"
+)
+
+// IDPrefix is the prefix of the master keys.
+const IDPrefix = KVStoreBasePath + "/id"
+
+// WatcherParams configure a ClusterWatcher.
+type WatcherParams struct {
+	// Cluster is the cluster whose identities are watched: every id must
+	// be of its range, labels naming a cluster must name it.
+	Cluster types.ClusterInfo
+	// Source says whose identities these are: source.KVStore for this
+	// cluster's (the allocator's cache observes them), source.ClusterMesh
+	// for a remote cluster's (the remote identity cache does).
+	Source source.Source
+	// Prefix overrides the watched prefix (default IDPrefix; a
+	// KVStoreMesh cache serves cilium/cache/identities/v1/<cluster>/id).
+	Prefix string
+	// Observer gets the changes, as *MasterKey keys.
+	Observer store.BatchObserver
+	// WatchParams are the watch store's scope (default "identities" for
+	// source.KVStore, "<cluster>/identities" for the others), logger,
+	// metrics and options.
+	store.WatchParams
+}
+
+// ClusterWatcher mirrors the master keys of a cluster's identities
+// (cilium/state/identities/v1/id/<id> => labels) from a backend into its
+// observer: this cluster's into the kvstore allocator's cache, a remote
+// cluster's into the remote identity cache; the same decoding and checks
+// for both. Watch may run again on another backend (a reconnect):
+// identities that vanished meanwhile are withdrawn once the new list is
+// complete. Ids outside the cluster's range and labels naming another
+// cluster are refused, names that are no id and values that are no label
+// list are malformed: both are skipped and counted by its watch store.
+type ClusterWatcher struct {
+	p     WatcherParams
+	watch *store.WatchStore
+}
+
+var _ allocator.MasterWatcher = (*ClusterWatcher)(nil)
+
+// NewClusterWatcher returns a watcher; Watch runs it.
+func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
+	if p.Prefix == "" {
+		p.Prefix = IDPrefix
+	}
+	if p.Scope == "" {
+		p.Scope = "identities" // this cluster's, as the allocator's scope
+		if p.Source != source.KVStore {
+			p.Scope = p.Cluster.ClusterName + "/identities"
+		}
+	}
+	w := &ClusterWatcher{p: p}
+	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), p.Observer)
+	return w
+}
+
+// Prefix is the watched prefix.
+func (w *ClusterWatcher) Prefix() string { return w.p.Prefix }
+
+// Watch lists and watches the identities on backend until ctx ends.
+func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
+	w.watch.Watch(ctx, backend, w.p.Prefix)
+}
+
+// Drain withdraws every identity learned (a remote cluster removed).
+func (w *ClusterWatcher) Drain() { w.watch.Drain() }
+
+// Store is the watch store: entry counts, sync state, skipped entries.
+func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
+
+// decode is the watcher's KeyFactory: name is the id below the prefix,
+// checked as the allocator's cache checks it (allocator.CheckMaster).
+func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+	id, err := allocator.CheckMaster(name, value)
+	if err != nil {
+		return nil, err
+	}
+	v := string(value)
+	ident, err := DecodeKVStoreIdentity(w.p.Cluster, uint64(id), v)
+	if err != nil {
+		return nil, err
+	}
+	return &MasterKey{name: name, value: v, labelsKey: kvstoreKeyOf(ident.Labels, v), Identity: ident}, nil
+}
+
+// MasterKey is a decoded master key: the identity, with the key's value
+// as written and the labels' canonical list.
+type MasterKey struct {
+	name      string
+	value     string
+	labelsKey string
+	// Identity is the decoded identity.
+	Identity *identity.Identity
+}
+
+var _ allocator.MasterKey[*identity.Identity] = (*MasterKey)(nil)
+
+// GetKeyName returns the id as the key names it.
+func (k *MasterKey) GetKeyName() string { return k.name }
+
+// Master returns what the allocator's cache keeps of the key: the id, the
+// allocator key (the value as written) and the identity.
+func (k *MasterKey) Master() (allocator.ID, string, *identity.Identity) {
+	return allocator.ID(k.Identity.ID), k.value, k.Identity
+}
