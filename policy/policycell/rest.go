@@ -45,7 +45,7 @@ func newPutHandler(l *loader) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		rev, err := l.importAPI(r.Context(), pols)
+		rev, err := l.importAPI(r.Context(), data, pols)
 		if err != nil {
 			api.WriteError(w, http.StatusInternalServerError, err)
 			return
