@@ -54,6 +54,9 @@ func (l *loader) restoreAPI(ctx context.Context) error {
 			return fmt.Errorf("restore API-imported policies: %w", err)
 		}
 	}
+	if len(rules) == 0 {
+		return nil // no revision, no regeneration for nothing
+	}
 	rev, err := l.change(ctx, "api restore", func() uint64 { return l.repo.Add(rules...) })
 	l.log.Info("Restored API-imported policies", "file", s.path, "imports", len(imports), "rules", len(rules),
 		"not-restored", len(problems), "revision", rev)
