@@ -104,7 +104,8 @@ func (cm *ClusterMesh) remove(name string) {
 	cm.onChange()
 }
 
-// invalid implements dirHandler.
+// invalid implements dirHandler; it ends every scan, the first one
+// included.
 func (cm *ClusterMesh) invalid(refused map[string]error) {
 	cm.mu.Lock()
 	cm.refused = refused
@@ -117,6 +118,17 @@ func (cm *ClusterMesh) invalid(refused map[string]error) {
 	case <-first:
 	default:
 		close(first)
+	}
+}
+
+// FirstScanDone reports whether the config directory has been read once
+// (its clusters are known, connected or not).
+func (cm *ClusterMesh) FirstScanDone() bool {
+	select {
+	case <-cm.first:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -40,7 +40,8 @@ type dirHandler interface {
 	upsert(f clusterFile)
 	// remove is called when a cluster's file is gone (or invalid now).
 	remove(name string)
-	// invalid reports the refused files (file name -> error).
+	// invalid reports the refused files (file name -> error); it is
+	// called last, after the upserts and removals of the same scan.
 	invalid(refused map[string]error)
 }
 
@@ -130,7 +131,6 @@ func (w *dirWatcher) scan(ctx context.Context, fw *fsnotify.Watcher) {
 			}
 		}
 	}
-	w.handler.invalid(refused)
 	w.mu.Lock()
 	var gone []string
 	for name := range w.known {
@@ -160,6 +160,9 @@ func (w *dirWatcher) scan(ctx context.Context, fw *fsnotify.Watcher) {
 		w.log.Info("Remote cluster config added or changed", "cluster", f.name, "file", f.path)
 		w.handler.upsert(f)
 	}
+	// Last, so that the mesh's first scan ends once the clusters of the
+	// directory are known (WaitForRemotesSynced, the status line).
+	w.handler.invalid(refused)
 }
 
 // read returns the valid cluster files by cluster name, and the refused

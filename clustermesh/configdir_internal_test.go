@@ -120,3 +120,48 @@ func TestDirScan(t *testing.T) {
 		t.Errorf("refused = %v", names)
 	}
 }
+
+// orderHandler records invalid among the events, to check it ends a scan.
+type orderHandler struct{ recordingHandler }
+
+func (h *orderHandler) invalid(refused map[string]error) {
+	h.recordingHandler.invalid(refused)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, "invalid")
+}
+
+// TestScanReportsRefusedLast: invalid (which ends the mesh's first scan)
+// comes after the upserts and removals of the same scan, so the clusters
+// are known when the first scan is done.
+func TestScanReportsRefusedLast(t *testing.T) {
+	dir := t.TempDir()
+	h := &orderHandler{recordingHandler{files: map[string]clusterFile{}}}
+	w := newDirWatcher(dir, "cluster1", slog.New(slog.DiscardHandler), h)
+	write(t, filepath.Join(dir, "cluster2"), "endpoints:\n- https://etcd.c2:2379\n")
+	write(t, filepath.Join(dir, "cluster3"), "endpoints: [\n")
+	w.scan(context.Background(), nil)
+	if got, want := h.take(), "upsert cluster2,invalid"; got != want {
+		t.Errorf("first scan = %q, want %q", got, want)
+	}
+	if err := os.Remove(filepath.Join(dir, "cluster2")); err != nil {
+		t.Fatal(err)
+	}
+	w.scan(context.Background(), nil)
+	if got, want := h.take(), "remove cluster2,invalid"; got != want {
+		t.Errorf("second scan = %q, want %q", got, want)
+	}
+}
+
+// TestFirstScanDone: the mesh says its directory was read only after the
+// first scan.
+func TestFirstScanDone(t *testing.T) {
+	cm := New(Params{Config: Config{ClusterMeshConfig: t.TempDir()}})
+	if cm.FirstScanDone() {
+		t.Fatal("FirstScanDone before Run = true")
+	}
+	cm.watcher.scan(context.Background(), nil)
+	if !cm.FirstScanDone() {
+		t.Fatal("FirstScanDone after a scan = false")
+	}
+}

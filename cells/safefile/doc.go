@@ -16,5 +16,9 @@
 // path and the reason, matching ErrNotRegular, ErrTooLarge or
 // os.ErrDeadlineExceeded.
 //
+// WriteFile is the other half, for the state the agent keeps itself: it
+// replaces a file atomically (temporary file, fsync, rename, fsync of the
+// directory), so a crash leaves the old content or the new one.
+//
 // The package is a leaf: it imports only the standard library.
 package safefile

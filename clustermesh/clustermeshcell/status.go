@@ -17,10 +17,20 @@ import (
 //	ClusterMesh:   1/1 clusters ready, 0 global-services
 //	  cluster2: ready, 23 nodes, 2618 identities, 0 services, 0 failures (last: never)
 //	  └  etcd: 1/1 connected, ...
+//
+// Until the config directory was read once it is a Warning "Waiting for
+// initial read of <dir>".
 func newStatusProvider(id cell.FullModuleID, cm *clustermesh.ClusterMesh) status.ProviderOut {
 	return status.NewProviderOut(id, "ClusterMesh", func(context.Context) status.Report {
 		if !cm.Enabled() {
 			return status.Report{State: status.Disabled, Message: "disabled (--clustermesh-config is empty)"}
+		}
+		if !cm.FirstScanDone() {
+			// Not Ok: "0/0 clusters ready" would be a lie, and the
+			// collector probes a line that is not Ok again within a
+			// second while the agent settles.
+			return status.Report{State: status.Warning,
+				Message: "Waiting for initial read of " + cm.Status().ConfigDir}
 		}
 		return StatusReport(cm.Status())
 	})

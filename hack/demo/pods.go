@@ -193,9 +193,10 @@ func (l *lab) outsideHost(ctx context.Context) error {
 
 // policies waits until every agent of the scenario's cluster runs the
 // scenario's policies, which it reads from its --policy-dir (the lab's
-// durable policy source, as the Kubernetes API server is a cluster's: an
-// agent that restarts reads them again, while `apiary policy import`
-// keeps them in the agent's memory only), and every pod there is
+// policy source outside the agents, as the Kubernetes API server is a
+// cluster's: an agent that restarts reads them again; `apiary policy
+// import` would survive a restart too, kept in the agent's state dir),
+// and every pod there is
 // regenerated with them. The other clusters have no policy: simulate
 // applies the file's policies to its cluster's endpoints only.
 func (l *lab) policies(ctx context.Context) error {

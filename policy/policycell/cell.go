@@ -8,6 +8,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/api"
@@ -21,7 +22,9 @@ import (
 // rules mention, debounced endpoint regeneration requests
 // (RegenerationRequests), POST /v1/policy/trace and the "Policy" status
 // line; with ipcache.Cell, the ipcache's named ports are the peer named
-// ports egress rules resolve against. It needs the identity cell (and the cluster name of the local-node cell).
+// ports egress rules resolve against. With the state dir cell, the
+// policies imported through the API are kept in
+// <state-dir>/policy/api.json and restored at start. It needs the identity cell (and the cluster name of the local-node cell).
 var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
 	cell.Config(api.DefaultConfig),
 	cell.Config(DefaultConfig),
@@ -101,18 +104,28 @@ type loaderParams struct {
 	ClusterInfo types.ClusterInfo
 	Cache       *selectorcache.Cache
 	Allocator   identity.Allocator
-	Lifecycle   cell.Lifecycle
-	Jobs        job.Group
-	Log         *slog.Logger
+	// StateDir keeps the API-imported policies across restarts; without
+	// it (a test hive) they last as long as the agent.
+	StateDir  statedir.Dir `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Jobs      job.Group
+	Log       *slog.Logger
 }
 
-// newLoaderCell builds the repository and its sources; the start hook
-// loads --policy-dir once and starts watching it.
+// newLoaderCell builds the repository and its sources; the start hooks
+// restore the API-imported policies kept in the state dir, then load
+// --policy-dir once and start watching it.
 func newLoaderCell(p loaderParams) *loader {
 	opts := api.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
 	l := newLoader(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
+	if p.StateDir != nil {
+		// Before --policy-dir's load and before the endpoint manager's
+		// hooks: no endpoint regenerates without the policies.
+		l.store = newAPIStore(p.StateDir.Path(), p.Log)
+		p.Lifecycle.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error { return l.restoreAPI(ctx) }})
+	}
 	if p.Config.PolicyDir != "" {
 		w := newDirWatcher(p.Config.PolicyDir, l)
 		p.Lifecycle.Append(cell.Hook{OnStart: w.start})

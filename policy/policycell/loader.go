@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync"
 
@@ -52,6 +53,7 @@ type loader struct {
 	cidrs map[netip.Prefix]*identity.Identity
 	ipc   ipcache.IPCache // nil without the ipcache cell
 	files fileStates
+	store *apiStore // keeps the API-imported policies; nil without a state dir
 }
 
 func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Options, log *slog.Logger) *loader {
@@ -76,8 +78,9 @@ func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*api.Po
 }
 
 // importAPI replaces the API-imported policies with the same origins as
-// pols by pols, in one revision.
-func (l *loader) importAPI(ctx context.Context, pols []*api.Policy) (uint64, error) {
+// pols (parsed from doc) by pols, in one revision; with a state dir, the
+// change is kept there first.
+func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*api.Policy) (uint64, error) {
 	origins := make([]labels.Labels, 0, len(pols))
 	var rules []*api.Rule
 	for _, p := range pols {
@@ -87,7 +90,11 @@ func (l *loader) importAPI(ctx context.Context, pols []*api.Policy) (uint64, err
 			rules = append(rules, r)
 		}
 	}
-	return l.change(ctx, "api import", func() uint64 { return l.repo.ReplaceMatchingAny(origins, rules...) })
+	gone := func(r *api.Rule) bool {
+		return slices.ContainsFunc(origins, func(o labels.Labels) bool { return len(o) > 0 && r.Labels.HasAll(o) })
+	}
+	return l.changeKept(ctx, "api import", gone, func() *storedImport { return newImport(doc, pols) },
+		func() uint64 { return l.repo.ReplaceMatchingAny(origins, rules...) })
 }
 
 // deleteAPI deletes the rules carrying every label of sel, or every rule
@@ -96,7 +103,8 @@ func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, 
 	if len(sel) == 0 {
 		sel = labels.FromSlice([]labels.Label{apiSourceLabel})
 	}
-	rev, err = l.change(ctx, "api delete", func() uint64 {
+	gone := func(r *api.Rule) bool { return r.Labels.HasAll(sel) }
+	rev, err = l.changeKept(ctx, "api delete", gone, func() *storedImport { return nil }, func() uint64 {
 		var r uint64
 		r, deleted = l.repo.DeleteByLabels(sel)
 		return r
@@ -123,6 +131,33 @@ func (l *loader) replaceFile(ctx context.Context, name string, pols []*api.Polic
 func (l *loader) change(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.changeLocked(ctx, reason, fn)
+}
+
+// changeKept is change for the API's changes: with a state dir, it first
+// keeps the API-imported rules in force after the change (those in force
+// that gone does not match, and add's) in the file; when that fails the
+// repository is not changed. Both happen under the lock, so the file
+// and the repository never disagree in a way a restart would show.
+func (l *loader) changeKept(ctx context.Context, reason string, gone func(*api.Rule) bool, add func() *storedImport,
+	fn func() uint64) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.store != nil {
+		inForce := map[*api.Rule]bool{}
+		for _, r := range l.repo.Rules() {
+			inForce[r] = true
+		}
+		if err := l.store.commit(inForce, gone, add()); err != nil {
+			l.log.Error("Keeping the API-imported policies failed, the change is refused", "change", reason, "error", err)
+			return 0, fmt.Errorf("keep API-imported policies: %w", err)
+		}
+	}
+	return l.changeLocked(ctx, reason, fn)
+}
+
+// changeLocked is change with l.mu held.
+func (l *loader) changeLocked(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
 	rev := fn()
 	err := l.syncCIDRIdentitiesLocked(ctx)
 	l.regen.Request(fmt.Sprintf("%s (revision %d)", reason, rev))

@@ -18,7 +18,8 @@ import (
 // API-imported policies of the same kind, namespace and name, all or
 // nothing (`apiary policy import`). The body and its documents are
 // bounded by --policy-max-input-size and --policy-max-document-size
-// (413 past them), and the parse stops when the client goes away.
+// (413 past them), and the parse stops when the client goes away. With
+// a state dir the import is kept there first (500 when it cannot be).
 func newPutHandler(l *loader) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodPut, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
 		limits := l.opts.Limits
@@ -45,7 +46,7 @@ func newPutHandler(l *loader) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		rev, err := l.importAPI(r.Context(), pols)
+		rev, err := l.importAPI(r.Context(), data, pols)
 		if err != nil {
 			api.WriteError(w, http.StatusInternalServerError, err)
 			return

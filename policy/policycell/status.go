@@ -13,7 +13,9 @@ import (
 )
 
 // newStatusProvider adds the "Policy" line to `apiary status`: "12
-// rules, revision 7, 3 files", a Warning naming the rejected files.
+// rules, revision 7, 3 files", a Warning naming the rejected files, or
+// saying that API-imported policies kept in the state dir could not all
+// be restored.
 func newStatusProvider(id cell.FullModuleID, l *loader, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Policy", func(context.Context) status.Report {
 		r := l.statusReport()
@@ -60,6 +62,14 @@ func (l *loader) statusReport() status.Report {
 	state := status.Ok
 	if len(rejected)+len(skipped) > 0 {
 		state = status.Warning
+	}
+	if s := l.store; s != nil {
+		details = append(details, "API-imported policies kept in "+s.path)
+		if len(s.problems) > 0 {
+			state = status.Warning
+			msg += fmt.Sprintf(", %d problems restoring API-imported policies", len(s.problems))
+			details = append(details, s.problems...)
+		}
 	}
 	return status.Report{State: state, Message: msg, Details: details}
 }

@@ -56,13 +56,26 @@ spec:
     toPorts: [{ports: [{port: "8080", protocol: TCP}]}]
 `
 
+// denyAToBUDP, imported through the API, denies a->b on 5353/UDP, which
+// the --policy-dir policy allows; it must survive the restart.
+const denyAToBUDP = `apiVersion: cilium.io/v2
+kind: CiliumNetworkPolicy
+metadata: {name: b-deny-udp, namespace: default}
+spec:
+  endpointSelector: {matchLabels: {app: b}}
+  ingressDeny:
+  - fromEndpoints: [{matchLabels: {app: a}}]
+    toPorts: [{ports: [{port: "5353", protocol: UDP}]}]
+`
+
 // TestEnforcement runs the whole agent with the real BPF loader on a
 // node namespace: three endpoints created through the API, a policy from
 // --policy-dir enforced on real TCP and UDP traffic, the drop in the
 // events ring buffer, a policy change through the API taking effect
 // within a second, and an agent restart: enforcement and an established
 // connection continue while it is down; after it, the endpoints are
-// restored with their addresses, identities and attached programs, and
+// restored with their addresses, identities and attached programs, a
+// deny imported through the API still holds, and
 // the first conntrack GC removes the entries of the endpoint that
 // vanished meanwhile.
 func TestEnforcement(t *testing.T) {
@@ -175,6 +188,12 @@ func TestEnforcement(t *testing.T) {
 	t.Run("policy change cuts an established connection", func(t *testing.T) {
 		wantCut(t, c, connC, ipC, 3)
 	})
+	if _, err := c.PolicyPut(ctx, []byte(denyAToBUDP)); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "a->b:5353/UDP denied by the API-imported deny", func() bool {
+		return netnstest.DialUDP(pods["a"], ipB, 5353, 200*time.Millisecond) != nil
+	})
 	linksA, linksB := linkIDs(t, n.bpfRoot, 1), linkIDs(t, n.bpfRoot, 2)
 	stop()
 
@@ -231,6 +250,8 @@ func TestEnforcement(t *testing.T) {
 		netnstest.RoundTrip(t, connB, "after the restart")
 		wantTCP(t, pods["a"], ipB, 9090, false)
 		wantTCP(t, pods["a"], ipB, 8080, true)
+		// The deny imported through the API was kept in the state dir.
+		wantUDP(t, pods["a"], ipB, 5353, false)
 	})
 
 	t.Run("first conntrack GC", func(t *testing.T) {
