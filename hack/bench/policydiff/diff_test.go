@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +102,10 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 	return len(c.Scenario.Queries), directions, hidden, diffs, differing
 }
 
-// namedPortUnionCase reports whether q's destination is a pod with the
-// labels of another pod that declares q's port under a name egress
-// rules use, when the destination does not: apiary resolves an egress
+// namedPortUnionCase reports whether q's destination (by name or
+// address) is a pod with the labels of another pod that declares q's
+// port under a name egress rules use, when the destination does not:
+// apiary resolves an egress
 // named port for the pods of one label set (one identity) to the union
 // of their numbers, Cilium gives pods with different named ports
 // different identities (docs/policy.md, "Named ports", once the named
@@ -111,7 +113,7 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 func namedPortUnionCase(c *Case, q simulate.Query) bool {
 	var dst *simulate.Endpoint
 	for i, ep := range c.Scenario.Endpoints {
-		if ep.Namespace+"/"+ep.Name == q.To || ep.Cluster+"/"+ep.Namespace+"/"+ep.Name == q.To {
+		if ep.Namespace+"/"+ep.Name == q.To || ep.Cluster+"/"+ep.Namespace+"/"+ep.Name == q.To || slices.Contains(ep.IPs, q.To) {
 			dst = &c.Scenario.Endpoints[i]
 		}
 	}
