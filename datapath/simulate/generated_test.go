@@ -16,11 +16,21 @@ var (
 	genQueries   = flag.Int("queries", 60, "queries per scenario of TestGeneratedScenariosAgree")
 )
 
+// generatedOptions are the scenariogen options of the property test:
+// every feature, since the datapath must answer as the engine does
+// whatever the engine decides, Cilium-compatible or not.
+func generatedOptions(queries int) scenariogen.Options {
+	return scenariogen.Options{Queries: queries, Families: true, AddressQueries: true, SelfQueries: true,
+		ICMP: true, Divergent: true}
+}
+
 // TestGeneratedScenariosAgree is the property test: on generated
-// scenarios (package scenariogen: named ports differing per pod, deny
-// rules, port ranges, CIDRs with excepts, IPv6, UDP and SCTP, ICMP and
-// ICMPv6 types against icmps rules, pods of another cluster) the kernel's verdict of every query and of each
-// direction is the engine's. It draws a new first seed each run and
+// scenarios (package scenariogen with every option: named ports
+// differing per pod, deny rules, port ranges, CIDRs with excepts, IPv6,
+// dual-stack and addressless pods, queries by address and to self, UDP
+// and SCTP, ICMP and ICMPv6 types against icmps rules, pods of another
+// cluster) the kernel's verdict of every query and of each direction is
+// the engine's. It draws a new first seed each run and
 // logs it; replay with
 // go test ./datapath/simulate/ -run Generated -args -seed N -scenarios 1.
 func TestGeneratedScenariosAgree(t *testing.T) {
@@ -31,7 +41,7 @@ func TestGeneratedScenariosAgree(t *testing.T) {
 	t.Logf("first seed %d (replay: -args -seed %d)", seed, seed)
 	failed := 0
 	for i := range uint64(*genScenarios) {
-		data := scenariogen.Generate(seed+i, *genQueries)
+		data := scenariogen.New(seed+i, generatedOptions(*genQueries)).File()
 		sim, err := simulate.Load("generated.yaml", data)
 		if err != nil {
 			t.Fatalf("seed %d: the generator wrote a scenario the simulator refuses: %v\n%s", seed+i, err, data)

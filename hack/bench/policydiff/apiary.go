@@ -13,15 +13,19 @@ import (
 type Decision uint8
 
 // Decisions. NoSubject: the side is no endpoint of the local cluster, so
-// no policy of the scenario applies to it in that direction.
+// no policy of the scenario applies to it in that direction. Unpoliced:
+// apiary's datapath passes the traffic before any policy lookup (ICMPv6
+// neighbour discovery, docs/policy.md), so there is no engine decision
+// to compare.
 const (
 	NoSubject Decision = iota
 	Allowed
 	Denied
+	Unpoliced
 )
 
 func (d Decision) String() string {
-	return [...]string{"no subject", "allowed", "denied"}[d]
+	return [...]string{"no subject", "allowed", "denied", "unpoliced"}[d]
 }
 
 // Verdicts are the decisions of a query's two directions: the source's
@@ -56,6 +60,8 @@ func RunApiary(c *Case) ([]Verdicts, error) {
 				return nil, fmt.Errorf("query %s: apiary's rule evaluation disagrees with its engine: %s", r, d.got.Reason)
 			case d.got.Reason == simulate.ReasonNotEndpoint || d.got.Reason == simulate.ReasonOtherCluster:
 				*d.want = NoSubject
+			case d.got.Reason == simulate.ReasonNeighbourDiscovery:
+				*d.want = Unpoliced
 			case d.got.Verdict == simulate.Allowed:
 				*d.want = Allowed
 			default:

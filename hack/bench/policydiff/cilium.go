@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/cilium/pkg/u8proto"
 
 	"github.com/apiary-net/apiary/hack/bench/ciliumpolicy"
+	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -23,6 +24,7 @@ type ciliumRun struct {
 	idents   map[string]*identity.Identity // by sorted labels
 	byRef    map[string]*identity.Identity // endpoints by query reference
 	byIP     map[netip.Addr]*identity.Identity
+	refByIP  map[netip.Addr]string             // endpoints' references by address
 	epp      map[string]*policy.EndpointPolicy // local endpoints by reference
 	sps      map[identity.NumericIdentity]policy.SelectorPolicy
 	ids      identity.IdentityMap // every identity, for the peer selector cache
@@ -54,7 +56,7 @@ func RunCilium(c *Case) ([]Verdicts, error) {
 	r := &ciliumRun{
 		c: c, e: ciliumpolicy.New(LocalCluster),
 		idents: map[string]*identity.Identity{}, byRef: map[string]*identity.Identity{},
-		byIP: map[netip.Addr]*identity.Identity{}, epp: map[string]*policy.EndpointPolicy{},
+		byIP: map[netip.Addr]*identity.Identity{}, refByIP: map[netip.Addr]string{}, epp: map[string]*policy.EndpointPolicy{},
 		sps: map[identity.NumericIdentity]policy.SelectorPolicy{},
 		ids: identity.IdentityMap{}, nextID: identity.MinimalNumericIdentity,
 		nextCIDR: identity.MinLocalIdentity,
@@ -147,6 +149,7 @@ func (r *ciliumRun) identities(resources []ciliumpolicy.Resource) error {
 		r.byRef[ref] = id
 		for _, ip := range ep.IPs {
 			r.byIP[netip.MustParseAddr(ip)] = id
+			r.refByIP[netip.MustParseAddr(ip)] = ref
 		}
 		if len(ports) > 0 {
 			r.e.SetNamedPorts(id.ID, ports)
@@ -250,9 +253,11 @@ func (r *ciliumRun) detach() {
 	}
 }
 
-var protos = map[string]u8proto.U8proto{"TCP": u8proto.TCP, "UDP": u8proto.UDP, "SCTP": u8proto.SCTP}
+var protos = map[string]u8proto.U8proto{"": u8proto.TCP, "TCP": u8proto.TCP, "UDP": u8proto.UDP, "SCTP": u8proto.SCTP,
+	"ICMP": u8proto.ICMP, "ICMPv6": u8proto.ICMPv6}
 
-// query decides both directions of q.
+// query decides both directions of q: for ICMP and ICMPv6 the type
+// stands in the port, as in Cilium's policy map keys.
 func (r *ciliumRun) query(q simulate.Query) (Verdicts, error) {
 	src, srcEP, err := r.peer(q.From)
 	if err != nil {
@@ -262,12 +267,23 @@ func (r *ciliumRun) query(q simulate.Query) (Verdicts, error) {
 	if err != nil {
 		return Verdicts{}, err
 	}
-	proto := protos[q.Protocol]
+	proto, ok := protos[q.Protocol]
+	if !ok {
+		return Verdicts{}, fmt.Errorf("protocol %q is not generated", q.Protocol)
+	}
+	port := uint16(q.Port)
+	if family, icmp := map[string]api.ICMPFamily{"ICMP": api.ICMPv4, "ICMPv6": api.ICMPv6}[q.Protocol]; icmp {
+		t, err := api.ParseICMPType(family, q.Type)
+		if err != nil {
+			return Verdicts{}, fmt.Errorf("query type: %w", err)
+		}
+		port = uint16(t)
+	}
 	decide := func(epp *policy.EndpointPolicy, ingress bool, peer identity.NumericIdentity) Decision {
 		switch {
 		case epp == nil:
 			return NoSubject
-		case ciliumpolicy.Allowed(epp, ingress, peer, proto, uint16(q.Port)):
+		case ciliumpolicy.Allowed(epp, ingress, peer, proto, port):
 			return Allowed
 		}
 		return Denied
@@ -275,14 +291,16 @@ func (r *ciliumRun) query(q simulate.Query) (Verdicts, error) {
 	return Verdicts{Egress: decide(srcEP, false, dst.ID), Ingress: decide(dstEP, true, src.ID)}, nil
 }
 
-// peer returns the identity of a query side and its endpoint policy if
-// it is a local endpoint.
+// peer returns the identity of a query side (an endpoint by reference
+// or address, or an address that is no endpoint) and its endpoint policy
+// if it is a local endpoint.
 func (r *ciliumRun) peer(ref string) (*identity.Identity, *policy.EndpointPolicy, error) {
 	if ip, err := netip.ParseAddr(ref); err == nil {
-		if id := r.byIP[ip]; id != nil {
-			return nil, nil, fmt.Errorf("query by an endpoint's address %s is not generated", ref)
+		if ep, ok := r.refByIP[ip]; ok {
+			ref = ep
+		} else {
+			return r.idents[labels.GetCIDRLabels(netip.PrefixFrom(ip, ip.BitLen())).String()], nil, nil
 		}
-		return r.idents[labels.GetCIDRLabels(netip.PrefixFrom(ip, ip.BitLen())).String()], nil, nil
 	}
 	id := r.byRef[ref]
 	if id == nil {

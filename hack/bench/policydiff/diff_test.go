@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ func TestAgainstCilium(t *testing.T) {
 			q, n, h, diffs, differing := compare(c, av, cv)
 			queries, compared = queries+q, compared+n
 			hidden.union += h.union
+			hidden.unpoliced += h.unpoliced
 			if len(diffs) > 0 {
 				t.Errorf("seed %d: %d of %d directions differ:\n%s\nscenario:\n%s", c.Seed, len(diffs), n,
 					strings.Join(diffs, "\n"), c.YAML(differing))
@@ -54,11 +56,16 @@ func TestAgainstCilium(t *testing.T) {
 	if hidden.union > 0 {
 		t.Logf("%d egress differences on a named port other pods of the destination's labels declare (docs/policy.md, \"Named ports\")", hidden.union)
 	}
+	if hidden.unpoliced > 0 {
+		t.Logf("%d directions of ICMPv6 neighbour discovery not compared: apiary never polices it", hidden.unpoliced)
+	}
 }
 
-// hiddenDiffs counts the differences not failed: those of
-// namedPortUnionCase, a deliberate divergence (docs/policy.md).
-type hiddenDiffs struct{ union int }
+// hiddenDiffs counts the directions not failed: the differences of
+// namedPortUnionCase, a deliberate divergence (docs/policy.md), and the
+// directions apiary never polices (Unpoliced), which Cilium's engine
+// alone cannot decide.
+type hiddenDiffs struct{ union, unpoliced int }
 
 // compare returns how many queries and directions it compared, the
 // differences it hides, the others, one line each, and the queries with
@@ -73,6 +80,10 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 			if d.got == NoSubject && d.want == NoSubject {
 				continue
 			}
+			if d.got == Unpoliced {
+				hidden.unpoliced++
+				continue
+			}
 			directions++
 			if d.got == d.want {
 				continue
@@ -81,8 +92,8 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 				hidden.union++
 				continue
 			}
-			diffs = append(diffs, fmt.Sprintf("  %s -> %s %d/%s %s: apiary %s, cilium %s",
-				q.From, q.To, q.Port, q.Protocol, d.name, d.got, d.want))
+			diffs = append(diffs, fmt.Sprintf("  %s -> %s %s %s: apiary %s, cilium %s",
+				q.From, q.To, queryTraffic(q), d.name, d.got, d.want))
 			if len(differing) == 0 || differing[len(differing)-1] != q {
 				differing = append(differing, q)
 			}
@@ -91,9 +102,10 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 	return len(c.Scenario.Queries), directions, hidden, diffs, differing
 }
 
-// namedPortUnionCase reports whether q's destination is a pod with the
-// labels of another pod that declares q's port under a name egress
-// rules use, when the destination does not: apiary resolves an egress
+// namedPortUnionCase reports whether q's destination (by name or
+// address) is a pod with the labels of another pod that declares q's
+// port under a name egress rules use, when the destination does not:
+// apiary resolves an egress
 // named port for the pods of one label set (one identity) to the union
 // of their numbers, Cilium gives pods with different named ports
 // different identities (docs/policy.md, "Named ports", once the named
@@ -101,7 +113,7 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 func namedPortUnionCase(c *Case, q simulate.Query) bool {
 	var dst *simulate.Endpoint
 	for i, ep := range c.Scenario.Endpoints {
-		if ep.Namespace+"/"+ep.Name == q.To || ep.Cluster+"/"+ep.Namespace+"/"+ep.Name == q.To {
+		if ep.Namespace+"/"+ep.Name == q.To || ep.Cluster+"/"+ep.Namespace+"/"+ep.Name == q.To || slices.Contains(ep.IPs, q.To) {
 			dst = &c.Scenario.Endpoints[i]
 		}
 	}
@@ -110,7 +122,7 @@ func namedPortUnionCase(c *Case, q simulate.Query) bool {
 	}
 	declares := func(ep *simulate.Endpoint) bool {
 		for _, p := range ep.Ports {
-			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, q.Protocol) {
+			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, queryProtocol(q)) {
 				return true
 			}
 		}
@@ -134,12 +146,29 @@ func namedPortUnionCase(c *Case, q simulate.Query) bool {
 func egressNamedPortCase(c *Case, q simulate.Query) bool {
 	for _, ep := range c.Scenario.Endpoints {
 		for _, p := range ep.Ports {
-			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, q.Protocol) {
+			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, queryProtocol(q)) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// queryProtocol returns q's protocol, TCP when it names none.
+func queryProtocol(q simulate.Query) string {
+	if q.Protocol == "" {
+		return "TCP"
+	}
+	return q.Protocol
+}
+
+// queryTraffic returns "port/protocol", or "protocol type N" for ICMP
+// and ICMPv6.
+func queryTraffic(q simulate.Query) string {
+	if q.Type != "" {
+		return queryProtocol(q) + " type " + q.Type
+	}
+	return fmt.Sprintf("%d/%s", q.Port, queryProtocol(q))
 }
 
 // TestCaseYAMLLoads checks that the scenario a failure prints is a

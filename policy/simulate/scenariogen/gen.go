@@ -1,202 +1,143 @@
 // Package scenariogen draws random simulation scenarios (the file format
-// of policy/simulate) from a seed, for property tests that compare two
-// ways of answering the same queries: namespaces with labels, pods of
-// two clusters with IPv4, IPv6, both or no addresses and named ports
-// whose numbers differ from pod to pod, NetworkPolicies,
-// CiliumNetworkPolicies and CiliumClusterwideNetworkPolicies with
-// allow and deny rules, port ranges, named ports, CIDR peers with
-// excepts (IPv4 and IPv6), entities and enableDefaultDeny, and queries
-// between pods (by name or address) and addresses that are no pods over
-// TCP, UDP and SCTP, and ICMP and ICMPv6 queries by type against icmps
-// rules. The same seed always gives the same file.
+// of policy/simulate) from a seed, for the property tests that compare
+// two ways of answering the same queries: the BPF datapath against the
+// engine (datapath/simulate) and apiary's engine against Cilium's
+// (hack/bench/policydiff). The same seed and Options always give the
+// same scenario.
 //
-// The idea follows hack/bench/policydiff's generator (which also has
-// to avoid what Cilium parses differently); this one lives in the main
-// module and aims at the datapath: address families, ranges and denies.
+// A scenario has namespaces with labels; pods of two clusters with
+// labels and, on local pods, named ports whose numbers differ from pod
+// to pod; NetworkPolicies, CiliumNetworkPolicies (one rule or specs) and
+// CiliumClusterwideNetworkPolicies with allow and deny rules (and denies
+// overlapping allows), enableDefaultDeny, label selectors with
+// matchExpressions, namespace, namespace-label and cluster selectors,
+// entities, CIDR peers with excepts in both families, port numbers,
+// ranges, named ports and "0" with or without a protocol; and queries
+// between pods by name and addresses that are no pods over TCP, UDP and
+// SCTP. Options add what not every caller can compare: IPv6, dual-stack
+// and addressless pods, queries by a pod's address and from a pod to
+// itself, icmps rules with ICMP and ICMPv6 queries, and inputs apiary
+// reads differently from Cilium on purpose.
+//
+// Inputs the engines accept differently are never generated:
+//   - Cilium refuses rules combining two peer kinds (fromEndpoints and
+//     fromCIDR, ...); apiary accepts them. One peer kind per rule.
+//   - apiary refuses a CiliumNetworkPolicy endpointSelector naming the
+//     namespace (Cilium overrides it with a warning) and an except equal
+//     to its cidr (Cilium accepts it). Namespaced subjects never name a
+//     namespace; excepts are strictly inside.
+//   - The CRD schema, which the API server applies before Cilium sees a
+//     policy, refuses lower-case protocols; apiary accepts them.
+//     Protocols are upper case.
+//   - Remote pods declare no named ports: Cilium's ipcache knows the
+//     named ports of its own cluster's pods.
+//
+// Nor, unless Options.Divergent, are the semantic differences
+// docs/policy.md lists under "Differences from Cilium" (enableDefaultDeny
+// true in a direction without entries, icmps of ICMP type 0), and never
+// the world-ipv4 and world-ipv6 entities.
 package scenariogen
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"net/netip"
+	"slices"
 
-	"gopkg.in/yaml.v3"
+	"github.com/apiary-net/apiary/policy/simulate"
 )
 
-// The clusters of every scenario.
+// The clusters of every scenario: policies apply to endpoints of
+// LocalCluster; RemoteCluster is a meshed cluster.
 const (
 	LocalCluster  = "cluster1"
 	RemoteCluster = "cluster2"
 )
 
-// Generate returns the scenario file of seed with the given number of
-// queries.
-func Generate(seed uint64, queries int) []byte {
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x5deece66d))}
-	doc := map[string]any{"cluster": LocalCluster}
-	if g.chance(0.2) {
-		doc["policyDefaultLocalCluster"] = false
+// Options say how many queries a scenario has and which features beyond
+// the common ones it may hold.
+type Options struct {
+	// Queries is the number of queries.
+	Queries int
+	// Families gives pods IPv6 only, both families or no address; else
+	// every pod has one IPv4 address.
+	Families bool
+	// AddressQueries lets a query name a pod by one of its addresses.
+	AddressQueries bool
+	// SelfQueries lets a query go from a pod to itself (by name or
+	// address).
+	SelfQueries bool
+	// ICMP adds icmps rules and ICMP and ICMPv6 queries by type.
+	ICMP bool
+	// Divergent allows what apiary decides differently from Cilium on
+	// purpose (docs/policy.md, "Differences from Cilium"):
+	// enableDefaultDeny true in a direction without entries, and icmps
+	// fields of ICMP type 0 (EchoReply), which Cilium 1.20 reads as every
+	// ICMP type (cilium/cilium#41304).
+	Divergent bool
+}
+
+// Case is one generated scenario.
+type Case struct {
+	Seed uint64
+	// Scenario holds everything but the policies.
+	Scenario simulate.Scenario
+	// Policies are the policy objects, one YAML document each.
+	Policies []string
+	// EgressPortNames are the port names (lower case) that egress rules
+	// use: a comparison with Cilium needs them to tell apart a
+	// deliberate named-port difference (docs/policy.md, "Named ports").
+	EgressPortNames map[string]bool
+}
+
+// New returns the scenario of seed: 2-3 namespaces with labels, 4-12
+// pods of the local cluster and 0-2 of the remote one, 1-6 policies and
+// opts.Queries queries.
+func New(seed uint64, opts Options) *Case {
+	g := &gen{
+		r:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		opts: opts,
+		c:    &Case{Seed: seed, EgressPortNames: map[string]bool{}},
 	}
-	g.namespaces = allNamespaces[:2+g.r.IntN(2)]
-	var nss []any
+	s := &g.c.Scenario
+	s.Cluster = LocalCluster
+	if g.chance(0.2) {
+		f := false
+		s.PolicyDefaultLocalCluster = &f
+	}
+	g.namespaces = slices.Clone(allNamespaces[:2+g.r.IntN(2)])
 	for _, ns := range g.namespaces {
 		ls := map[string]string{}
 		if g.chance(0.8) {
 			ls["team"] = pick(g.r, teamValues)
 		}
-		nss = append(nss, map[string]any{"name": ns, "labels": ls})
+		if g.chance(0.5) {
+			ls["env"] = pick(g.r, envValues)
+		}
+		s.Namespaces = append(s.Namespaces, simulate.Namespace{Name: ns, Labels: ls})
 	}
-	doc["namespaces"] = nss
-	local, remote := 4+g.r.IntN(7), g.r.IntN(3)
-	var eps []any
+	local, remote := 4+g.r.IntN(9), g.r.IntN(3)
 	for i := range local + remote {
-		eps = append(eps, g.endpoint(i, i >= local))
+		s.Endpoints = append(s.Endpoints, g.endpoint(i, i >= local))
 	}
-	doc["endpoints"] = eps
-	var pols []any
 	for i := range 1 + g.r.IntN(6) {
-		pols = append(pols, g.policy(i))
+		g.c.Policies = append(g.c.Policies, g.policy(i))
 	}
-	doc["policies"] = pols
-	var qs []any
-	for range queries {
-		qs = append(qs, g.query())
+	for range opts.Queries {
+		s.Queries = append(s.Queries, g.query())
 	}
-	doc["queries"] = qs
-	out, err := yaml.Marshal(doc)
-	if err != nil {
-		panic(fmt.Sprintf("marshal generated scenario: %v", err)) // plain maps always marshal
-	}
-	return out
+	return g.c
 }
 
 // gen draws one scenario.
 type gen struct {
 	r          *rand.Rand
+	opts       Options
 	namespaces []string
-	// refs are the pods ("ns/name", "cluster2/ns/name") and whether
-	// they are local; addrs their addresses.
-	refs  []podRef
-	addrs []string
+	c          *Case
 	// ports are the port numbers the policies name, with the edges of
 	// their ranges and their neighbours: queries aim at them.
 	ports []int
 }
 
-type podRef struct {
-	ref   string
-	local bool
-}
-
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
-
-// endpoint returns pod i: labels, addresses of one or both families (or
-// none), and named ports for local pods.
-func (g *gen) endpoint(i int, remote bool) map[string]any {
-	ns := pick(g.r, g.namespaces)
-	name := fmt.Sprintf("pod-%d", i)
-	ls := map[string]string{"app": pick(g.r, appValues)}
-	if g.chance(0.5) {
-		ls["tier"] = pick(g.r, tierValues)
-	}
-	ep := map[string]any{"name": name, "namespace": ns, "labels": ls}
-	net := 0
-	if remote {
-		net = 1
-		ep["cluster"] = RemoteCluster
-		g.refs = append(g.refs, podRef{RemoteCluster + "/" + ns + "/" + name, false})
-	} else {
-		g.refs = append(g.refs, podRef{ns + "/" + name, true})
-	}
-	var ips []string
-	switch x := g.r.Float64(); {
-	case x < 0.45:
-		ips = []string{fmt.Sprintf("10.%d.0.%d", net, i+1)}
-	case x < 0.7:
-		ips = []string{fmt.Sprintf("10.%d.0.%d", net, i+1), fmt.Sprintf("fd00:%d::%x", net, i+1)}
-	case x < 0.9:
-		ips = []string{fmt.Sprintf("fd00:%d::%x", net, i+1)}
-	}
-	if len(ips) > 0 {
-		ep["ips"] = ips
-		g.addrs = append(g.addrs, ips...)
-	}
-	if !remote {
-		var ports []any
-		for _, name := range []string{"dns", "http", "metrics", "diameter"} {
-			if g.chance(0.5) {
-				p := pick(g.r, namedPortVariants[name])
-				ports = append(ports, map[string]any{"name": p.name, "port": p.port, "protocol": p.proto})
-			}
-		}
-		if len(ports) > 0 {
-			ep["ports"] = ports
-		}
-	}
-	return ep
-}
-
-// query returns a connection with a local pod on at least one side.
-func (g *gen) query() map[string]any {
-	for {
-		from, fromLocal := g.side()
-		to, toLocal := g.side()
-		if !fromLocal && !toLocal {
-			continue
-		}
-		q := map[string]any{"from": from, "to": to, "port": pick(g.r, queryPorts)}
-		if len(g.ports) > 0 && g.chance(0.6) {
-			q["port"] = pick(g.r, g.ports)
-		}
-		switch x := g.r.Float64(); {
-		case x < 0.25:
-			q["protocol"] = "UDP"
-		case x < 0.4:
-			q["protocol"] = "SCTP"
-		case x < 0.5:
-			q["protocol"] = "TCP"
-		case x < 0.62:
-			g.icmpQuery(q, from, to)
-		}
-		return q
-	}
-}
-
-// icmpQuery makes q an ICMP or ICMPv6 query of a type: of the family of
-// the addresses it names (TCP when they differ), else either.
-func (g *gen) icmpQuery(q map[string]any, from, to string) {
-	family := pick(g.r, []string{"IPv4", "IPv6"})
-	v6 := map[bool]int{}
-	for _, side := range []string{from, to} {
-		if a, err := netip.ParseAddr(side); err == nil {
-			v6[a.Is6()]++
-		}
-	}
-	switch {
-	case v6[true] > 0 && v6[false] > 0:
-		q["protocol"] = "TCP"
-		return
-	case v6[true] > 0:
-		family = "IPv6"
-	case v6[false] > 0:
-		family = "IPv4"
-	}
-	q["protocol"] = map[string]string{"IPv4": "ICMP", "IPv6": "ICMPv6"}[family]
-	q["type"] = pick(g.r, queryICMPTypes[family])
-	delete(q, "port")
-}
-
-// side returns a query side: a pod by name, a pod by address, or an
-// address that is no pod; local says whether it is surely a local pod.
-func (g *gen) side() (ref string, local bool) {
-	switch x := g.r.Float64(); {
-	case x < 0.2:
-		return pick(g.r, externalIPs), false
-	case x < 0.35 && len(g.addrs) > 0:
-		return pick(g.r, g.addrs), false
-	}
-	p := pick(g.r, g.refs)
-	return p.ref, p.local
-}
