@@ -68,6 +68,14 @@ func checksum(b []byte) uint16 {
 	return ^uint16(sum)
 }
 
+// echoRequest is the echo request type of the family.
+func echoRequest(f fam) uint16 {
+	if f == v6 {
+		return icmpv6EchoRequest
+	}
+	return icmpEchoRequest
+}
+
 // isEchoRequest reports whether typ is the echo request of the family,
 // which the destination's kernel answers.
 func isEchoRequest(f fam, typ uint16) bool {

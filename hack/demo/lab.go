@@ -57,6 +57,7 @@ func (l *lab) up(ctx context.Context) error {
 		{"mesh", l.waitMesh},
 		{"pods", l.pods},
 		{"outside host", l.outsideHost},
+		{"neighbours", l.underlayNeighbours},
 		{"policies", l.policies},
 		{"ipcache", l.waitIPCache},
 	}
@@ -100,7 +101,10 @@ func (l *lab) underlay(context.Context) error {
 		return err
 	}
 	defer h.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	// Without multicast snooping the bridge floods the IPv6 neighbour
+	// solicitations at once, whatever MLD reports it has seen so far.
+	snooping := false
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}, MulticastSnooping: &snooping}
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("add the lab bridge: %w", err)
 	}

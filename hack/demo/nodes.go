@@ -160,3 +160,39 @@ func (l *lab) waitMesh(ctx context.Context) error {
 	}
 	return nil
 }
+
+// underlayNeighbours waits until every namespace on the underlay (the
+// nodes and the outside host) answers an echo request of each family
+// from every other: a namespace whose link came up moments ago loses
+// its first IPv6 neighbour solicitations (the first SYN of a query then
+// waits for its retransmission, a second later), and the lab's queries
+// are about policy, not about the underlay settling.
+func (l *lab) underlayNeighbours(ctx context.Context) error {
+	type host struct {
+		name string
+		ips  [2]netip.Addr
+	}
+	hosts := []host{{outsideNS, l.p.outsideIP}}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			hosts = append(hosts, host{nodeNS(n), n.ips})
+		}
+	}
+	for _, from := range hosts {
+		for _, to := range hosts {
+			if from.name == to.name {
+				continue
+			}
+			for _, f := range families {
+				err := poll(ctx, 10*time.Second, fmt.Sprintf("%s to answer %s's echo request", to.ips[f], from.name), func() (bool, error) {
+					s, err := sendICMP(nsPath(from.name), f, netip.Addr{}, to.ips[f], echoRequest(f), "", 300*time.Millisecond)
+					return err == nil && s.answered, nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

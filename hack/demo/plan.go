@@ -348,9 +348,9 @@ func hostAddr(u netip.Prefix, last int) netip.Addr {
 	b := u.Masked().Addr().AsSlice()
 	if len(b) == 16 {
 		last = last/100*256 + last%100/10*16 + last%10 // 240 -> ::240
+		b[len(b)-2] = byte(last >> 8)
 	}
 	b[len(b)-1] = byte(last)
-	b[len(b)-2] = byte(last >> 8)
 	a, _ := netip.AddrFromSlice(b)
 	return a
 }
