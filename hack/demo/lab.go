@@ -101,10 +101,7 @@ func (l *lab) underlay(context.Context) error {
 		return err
 	}
 	defer h.Close()
-	// Without multicast snooping the bridge floods the IPv6 neighbour
-	// solicitations at once, whatever MLD reports it has seen so far.
-	snooping := false
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}, MulticastSnooping: &snooping}
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("add the lab bridge: %w", err)
 	}

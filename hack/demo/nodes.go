@@ -163,10 +163,13 @@ func (l *lab) waitMesh(ctx context.Context) error {
 
 // underlayNeighbours waits until every namespace on the underlay (the
 // nodes and the outside host) answers an echo request of each family
-// from every other: a namespace whose link came up moments ago loses
-// its first IPv6 neighbour solicitations (the first SYN of a query then
-// waits for its retransmission, a second later), and the lab's queries
-// are about policy, not about the underlay settling.
+// from every other, which resolves their neighbours. Without it the
+// first IPv6 connection from the outside host to a pod waited about a
+// second for its SYN's retransmission: the outside host's first
+// neighbour solicitation for the node went unanswered (two sent, one
+// advertisement received; the SYN waited in the host queue), for a
+// reason not found. The lab's queries are about policy, not about the
+// underlay's neighbours.
 func (l *lab) underlayNeighbours(ctx context.Context) error {
 	type host struct {
 		name string
