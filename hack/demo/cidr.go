@@ -6,16 +6,19 @@ import (
 	"slices"
 )
 
-// placePods chooses every node's pod CIDR and puts each pod on a node:
-// per cluster, the pods with a scenario address are sorted by it and
-// split between the two nodes so that each node's CIDR holds its pods'
-// addresses (none of them the network, router or broadcast address the
-// agent's IPAM reserves) and no other address of the scenario. A pod
-// whose address no CIDR can hold (10.0.0.1 is the router address of
-// every CIDR around it) is relocated: the lab gives it an address of its
-// node's CIDR and the queries naming it use that one. Pods without an
-// address go where there is room.
+// placePods chooses every node's pod CIDRs and puts each pod on a node.
+// The IPv4 addresses decide the nodes: per cluster, the pods with a
+// scenario IPv4 address are sorted by it and split between the two nodes
+// so that each node's CIDR holds its pods' addresses (none of them the
+// network, router or broadcast address the agent's IPAM reserves) and no
+// other address of the scenario. Then each node gets an IPv6 CIDR
+// holding the IPv6 addresses of its pods. A pod whose address no CIDR can
+// hold (10.0.0.1 and fd00::1 are the router address of every CIDR around
+// them) is relocated: the lab gives it an address of its node's CIDR and
+// the queries naming it use that one. Pods without an address go where
+// there is room.
 func (p *plan) placePods() error {
+	p.relocateReserved()
 	var taken []netip.Prefix
 	for _, c := range p.clusters {
 		withIP, rest := p.clusterPods(c)
@@ -26,19 +29,19 @@ func (p *plan) placePods() error {
 		taken = append(taken, cidrs...)
 		for i, n := range c.nodes {
 			if i < len(cidrs) {
-				n.podCIDR = cidrs[i]
+				n.podCIDRs[v4] = cidrs[i]
 				continue
 			}
-			g, err := p.freeCIDR(taken)
+			g, err := p.freeCIDR(v4, taken)
 			if err != nil {
 				return err
 			}
-			n.podCIDR = g
+			n.podCIDRs[v4] = g
 			taken = append(taken, g)
 		}
 		for _, po := range withIP {
 			for _, n := range c.nodes {
-				if n.podCIDR.Contains(po.ip) {
+				if n.podCIDRs[v4].Contains(po.ips[v4]) {
 					po.node = n
 					n.pods = append(n.pods, po)
 				}
@@ -48,7 +51,62 @@ func (p *plan) placePods() error {
 			return err
 		}
 	}
+	for _, c := range p.clusters {
+		for _, n := range c.nodes {
+			g, err := p.nodeCIDR6(n, taken)
+			if err != nil {
+				return err
+			}
+			n.podCIDRs[v6] = g
+			taken = append(taken, g)
+		}
+	}
 	return nil
+}
+
+// nodeCIDR6 returns node n's IPv6 pod CIDR: one holding the scenario
+// IPv6 addresses of its pods, relocating them (with a note) when none
+// can, or a free one.
+func (p *plan) nodeCIDR6(n *node, taken []netip.Prefix) (netip.Prefix, error) {
+	var withIP []*pod
+	for _, po := range n.pods {
+		if a := firstOf(po.scenarioIPs, v6); a.IsValid() && !po.relocated[v6] {
+			po.ips[v6] = a
+			withIP = append(withIP, po)
+		}
+	}
+	if len(withIP) > 0 {
+		slices.SortFunc(withIP, func(a, b *pod) int { return a.ips[v6].Compare(b.ips[v6]) })
+		addrs := make([]netip.Addr, len(withIP))
+		for i, po := range withIP {
+			addrs[i] = po.ips[v6]
+		}
+		if c, ok := p.cidrFor(addrs, taken, p.scenarioAddrs()); ok {
+			return c, nil
+		}
+		for _, po := range withIP {
+			p.notes = append(p.notes, fmt.Sprintf("%s: no pod CIDR holds %s without another address of the scenario; the lab gives the pod another address", po.ref, po.ips[v6]))
+			po.ips[v6], po.relocated[v6] = netip.Addr{}, true
+		}
+	}
+	return p.freeCIDR(v6, taken)
+}
+
+// relocateReserved relocates the pods whose scenario address of a
+// family no pod CIDR can hold, with a note.
+func (p *plan) relocateReserved() {
+	for _, f := range families {
+		for _, po := range p.pods {
+			a := firstOf(po.scenarioIPs, f)
+			if !a.IsValid() {
+				continue
+			}
+			if _, ok := p.cidrFor([]netip.Addr{a}, nil, nil); !ok {
+				p.notes = append(p.notes, fmt.Sprintf("%s: %s is the network, router or broadcast address of every pod CIDR that could hold it; the lab gives the pod another address", po.ref, a))
+				po.relocated[f] = true
+			}
+		}
+	}
 }
 
 // clusterPods returns the cluster's pods with a usable scenario IPv4
@@ -58,21 +116,15 @@ func (p *plan) clusterPods(c *cluster) (withIP, rest []*pod) {
 		if po.cluster != c {
 			continue
 		}
-		a := firstIPv4(po.scenarioIPs)
-		if !a.IsValid() {
+		a := firstOf(po.scenarioIPs, v4)
+		if !a.IsValid() || po.relocated[v4] {
 			rest = append(rest, po)
 			continue
 		}
-		if _, ok := p.cidrFor([]netip.Addr{a}, nil, nil); !ok {
-			p.notes = append(p.notes, fmt.Sprintf("%s: %s is the network, router or broadcast address of every pod CIDR that could hold it; the lab gives the pod another address", po.ref, a))
-			po.relocated = true
-			rest = append(rest, po)
-			continue
-		}
-		po.ip = a
+		po.ips[v4] = a
 		withIP = append(withIP, po)
 	}
-	slices.SortFunc(withIP, func(a, b *pod) int { return a.ip.Compare(b.ip) })
+	slices.SortFunc(withIP, func(a, b *pod) int { return a.ips[v4].Compare(b.ips[v4]) })
 	return withIP, rest
 }
 
@@ -87,7 +139,7 @@ func (p *plan) splitCIDRs(withIP []*pod, taken []netip.Prefix) []netip.Prefix {
 	others := p.scenarioAddrs()
 	addrs := make([]netip.Addr, len(withIP))
 	for i, po := range withIP {
-		addrs[i] = po.ip
+		addrs[i] = po.ips[v4]
 	}
 	n := len(addrs)
 	for d := 0; d < n; d++ {
@@ -101,7 +153,7 @@ func (p *plan) splitCIDRs(withIP []*pod, taken []netip.Prefix) []netip.Prefix {
 			}
 			a, okA := p.cidrFor(addrs[:k], taken, others)
 			b, okB := p.cidrFor(addrs[k:], append(slices.Clone(taken), a), others)
-			if okA && okB {
+			if okA && okB && p.splits6(withIP[:k], withIP[k:], others) {
 				return []netip.Prefix{a, b}
 			}
 		}
@@ -110,21 +162,48 @@ func (p *plan) splitCIDRs(withIP []*pod, taken []netip.Prefix) []netip.Prefix {
 		return []netip.Prefix{all}
 	}
 	for _, po := range withIP {
-		p.notes = append(p.notes, fmt.Sprintf("%s: no pod CIDR holds %s without another address of the scenario; the lab gives the pod another address", po.ref, po.ip))
-		po.ip, po.relocated = netip.Addr{}, true
+		p.notes = append(p.notes, fmt.Sprintf("%s: no pod CIDR holds %s without another address of the scenario; the lab gives the pod another address", po.ref, po.ips[v4]))
+		po.ips[v4], po.relocated[v4] = netip.Addr{}, true
 	}
 	return nil
 }
 
-// cidrLengths is the order prefix lengths are tried in: /24 first, then
-// smaller networks, then larger ones.
-var cidrLengths = []int{24, 25, 26, 27, 28, 29, 30, 23, 22, 21, 20, 19, 18, 17, 16}
+// splits6 reports whether the IPv6 scenario addresses of the two groups
+// of pods fit two IPv6 CIDRs as their IPv4 ones do.
+func (p *plan) splits6(a, b []*pod, others []netip.Addr) bool {
+	var taken []netip.Prefix
+	for _, group := range [][]*pod{a, b} {
+		var addrs []netip.Addr
+		for _, po := range group {
+			if ip := firstOf(po.scenarioIPs, v6); ip.IsValid() && !po.relocated[v6] {
+				addrs = append(addrs, ip)
+			}
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		slices.SortFunc(addrs, netip.Addr.Compare)
+		c, ok := p.cidrFor(addrs, taken, others)
+		if !ok {
+			return false
+		}
+		taken = append(taken, c)
+	}
+	return true
+}
+
+// cidrLengths is the order prefix lengths of each family are tried in:
+// /24 (/120) first, then smaller networks, then larger ones.
+var cidrLengths = [2][]int{
+	{24, 25, 26, 27, 28, 29, 30, 23, 22, 21, 20, 19, 18, 17, 16},
+	{120, 121, 122, 123, 124, 125, 126, 119, 118, 116, 112, 108, 104},
+}
 
 // cidrFor returns a CIDR holding addrs (sorted) where none of them is
 // reserved by the IPAM, holding none of others but addrs and no lab
 // address, overlapping none of taken.
 func (p *plan) cidrFor(addrs []netip.Addr, taken []netip.Prefix, others []netip.Addr) (netip.Prefix, bool) {
-	for _, bits := range cidrLengths {
+	for _, bits := range cidrLengths[famOf(addrs[0])] {
 		c := netip.PrefixFrom(addrs[0], bits).Masked()
 		if !c.Contains(addrs[len(addrs)-1]) || !p.cidrUsable(c, addrs, others, taken) {
 			continue
@@ -152,7 +231,7 @@ func (p *plan) cidrUsable(c netip.Prefix, addrs, others []netip.Addr, taken []ne
 			return false
 		}
 	}
-	for _, u := range underlays {
+	for _, u := range underlays[famOf(c.Addr())] {
 		if u.Overlaps(c) {
 			return false
 		}
@@ -162,25 +241,29 @@ func (p *plan) cidrUsable(c netip.Prefix, addrs, others []netip.Addr, taken []ne
 
 // lastAddr returns the last address of c (the IPv4 broadcast address).
 func lastAddr(c netip.Prefix) netip.Addr {
-	b := c.Masked().Addr().As4()
-	host := uint32(1)<<(32-c.Bits()) - 1
-	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) | host
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	b := c.Masked().Addr().AsSlice()
+	for i := c.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
 }
 
-// freeCIDR returns a /24 of 10.200.0.0/16 and up that overlaps nothing
-// taken and holds no scenario address, for a node with no scenario pod.
-func (p *plan) freeCIDR(taken []netip.Prefix) (netip.Prefix, error) {
+// freeCIDR returns a CIDR of family f that overlaps nothing taken and
+// holds no scenario address, for a node with no scenario pod of f: a /24
+// of 10.200.0.0/13, a /120 of fd5e:1ab:a::/48.
+func (p *plan) freeCIDR(f fam, taken []netip.Prefix) (netip.Prefix, error) {
 	others := p.scenarioAddrs()
-	for second := 200; second < 256; second++ {
-		for third := 0; third < 256; third++ {
-			c := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(second), byte(third), 0}), 24)
-			if p.cidrUsable(c, nil, others, taken) {
-				return c, nil
-			}
+	for i := range 56 * 256 {
+		c := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + i/256), byte(i % 256), 0}), 24)
+		if f == v6 {
+			c = netip.PrefixFrom(netip.AddrFrom16([16]byte{0xfd, 0x5e, 0x01, 0xab, 0, 0x0a, byte(i >> 8), byte(i)}), 120)
+		}
+		if p.cidrUsable(c, nil, others, taken) {
+			return c, nil
 		}
 	}
-	return netip.Prefix{}, fmt.Errorf("%s: no free /24 in 10.200.0.0/13 for a pod CIDR", p.file)
+	return netip.Prefix{}, fmt.Errorf("%s: no free %s pod CIDR for a node", p.file, f)
 }
 
 // placeRest puts the pods without a lab address on the node with the
@@ -190,7 +273,7 @@ func placeRest(c *cluster, rest []*pod) error {
 		var best *node
 		bestFree := 0
 		for _, n := range c.nodes {
-			if free := capacity(n.podCIDR) - len(n.pods); free > bestFree {
+			if free := capacity(n.podCIDRs[v4]) - len(n.pods); free > bestFree {
 				best, bestFree = n, free
 			}
 		}

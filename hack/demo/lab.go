@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +57,7 @@ func (l *lab) up(ctx context.Context) error {
 		{"mesh", l.waitMesh},
 		{"pods", l.pods},
 		{"outside host", l.outsideHost},
+		{"neighbours", l.underlayNeighbours},
 		{"policies", l.policies},
 		{"ipcache", l.waitIPCache},
 	}
@@ -103,10 +105,12 @@ func (l *lab) underlay(context.Context) error {
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("add the lab bridge: %w", err)
 	}
-	bits := l.p.underlay.Bits()
-	addrs := []*netlink.Addr{addr4(l.p.labIP, bits)}
+	var addrs []*netlink.Addr
+	for _, f := range families {
+		addrs = append(addrs, nlAddr(netip.PrefixFrom(l.p.labIP[f], l.p.underlay[f].Bits())))
+	}
 	for _, c := range l.p.clusters {
-		addrs = append(addrs, addr4(c.etcdIP, bits))
+		addrs = append(addrs, nlAddr(netip.PrefixFrom(c.etcdIP, l.p.underlay[v4].Bits())))
 	}
 	for _, a := range addrs {
 		if err := h.AddrAdd(br, a); err != nil {

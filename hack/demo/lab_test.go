@@ -37,8 +37,9 @@ func wantNothingLeft(t *testing.T) {
 }
 
 // TestScenarios builds the lab of the seed scenario (with a restart
-// round) and of four others, each covering one kind of rule; every
-// verdict from real packets must equal simulate's.
+// round) and of six others, each covering one kind of rule (IPv6 and
+// ICMP among them); every verdict from real packets must equal
+// simulate's.
 func TestScenarios(t *testing.T) {
 	binDir, etcd := buildBinaries(t)
 	tests := []struct {
@@ -67,6 +68,21 @@ func TestScenarios(t *testing.T) {
 		{name: "cross-cluster selectors, three clusters", file: "clustermesh-cross-cluster.yaml", want: []string{"All 3 verdicts agree"}},
 		{name: "netpol default deny, relocated addresses", file: "netpol-default-deny-same-namespace.yaml", want: []string{
 			"note: x/a: 10.0.0.1 is the network, router or broadcast address", "All 7 verdicts agree",
+		}},
+		{name: "IPv6 ipBlock, dual-stack", file: "netpol-ipblock-except.yaml", want: []string{
+			"note: db/server: fd00::1 is the network, router or broadcast address",
+			"2001:db8::7 -> fd00::1 443/TCP ALLOWED\n  seen: PONG (2001:db8::7 -> [fd5e:1ab:a:1::2]:443",
+			"2001:db9::7 -> db/server 443/TCP DENIED\n  seen: timeout (2001:db9::7 -> [fd5e:1ab:a:1::2]:443",
+			"xx drop (Policy denied) ingress endpoint 1, identity 10->",
+			"All 9 verdicts agree",
+		}},
+		{name: "ICMP and ICMPv6", file: "icmp.yaml", want: []string{
+			"x/client -> x/web 128/ICMPv6 ALLOWED\n  seen: reply (fd5e:1ab:a::2 -> fd00::3 ICMPv6 type 128",
+			"x/admin -> x/web 129/ICMPv6 ALLOWED\n  seen: received (fd00::2 -> fd00::3 ICMPv6 type 129",
+			"x/admin -> x/web 13/ICMP DENIED\n  seen: timeout (10.0.0.2 -> 10.0.0.3 ICMP type 13",
+			"xx drop (Policy denied by denylist) ingress endpoint 2, identity ",
+			"x/db -> x/web 135/ICMPv6 ALLOWED\n  seen: received (fd00::4 -> fd00::3 ICMPv6 type 135",
+			"All 17 verdicts agree",
 		}},
 	}
 	for _, tt := range tests {
@@ -146,7 +162,8 @@ func TestDifferenceExitsNonZero(t *testing.T) {
 
 // TestScenarioErrorCreatesNothing: a scenario simulate refuses is refused
 // with simulate's message before anything is created, and so is one the
-// lab cannot build (IPv6).
+// lab cannot build (an SCTP query, an outside address of the other
+// family than the query's packets).
 func TestScenarioErrorCreatesNothing(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
@@ -162,8 +179,20 @@ func TestScenarioErrorCreatesNothing(t *testing.T) {
 	if code != 1 || strings.TrimSpace(errOut) != oneLine(simErr) || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and simulate's %q", code, out, errOut, oneLine(simErr))
 	}
-	code, _, errOut = runDemo(t, "--bin-dir", "/nonexistent", scenarios+"ip-source.yaml")
-	want := scenarios + "ip-source.yaml: queries[1] (2001:db8::9 -> x/public): 2001:db8::9: the lab is IPv4 only"
+	refused := filepath.Join(dir, "refused.yaml")
+	data = []byte(`cluster: c1
+endpoints:
+  - {name: a, namespace: x, ips: [10.0.0.2]}
+queries:
+  - {from: x/a, to: 192.0.2.1, port: 9, protocol: SCTP}
+  - {from: "2001:db8::1", to: 192.0.2.1, port: 80}
+`)
+	if err := os.WriteFile(refused, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runDemo(t, "--bin-dir", "/nonexistent", refused)
+	want := refused + ": queries[0] (x/a -> 192.0.2.1): protocol SCTP: the lab runs TCP, UDP, ICMP and ICMPv6 queries only; " +
+		refused + ": queries[1] (2001:db8::1 -> 192.0.2.1): 2001:db8::1 is an IPv6 address of no endpoint, the query's packets are IPv4: the lab cannot send them"
 	if code != 1 || strings.TrimSpace(errOut) != want {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
 	}

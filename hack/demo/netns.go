@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // labPrefix names every network namespace of the lab.
@@ -90,19 +91,25 @@ func labNetNS() []string {
 	return out
 }
 
-// addr4 returns a as a netlink address with the given prefix length.
-func addr4(a netip.Addr, bits int) *netlink.Addr {
-	return &netlink.Addr{IPNet: &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(bits, 32)}}
+// nlAddr returns the address and prefix length p as a netlink address;
+// an IPv6 one skips duplicate address detection, so that it is usable
+// at once.
+func nlAddr(p netip.Prefix) *netlink.Addr {
+	a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	if p.Addr().Is6() {
+		a.Flags = unix.IFA_F_NODAD
+	}
+	return a
 }
 
 // ipnet returns p as a *net.IPNet.
 func ipnet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
 // underlayLink plugs the namespace at hostPath into the lab bridge with a
-// veth (labName on the bridge side, eth0 inside) and gives eth0 addr.
-func underlayLink(lab *netlink.Handle, labName, hostPath string, addr netip.Addr, bits int) (*netlink.Handle, error) {
+// veth (labName on the bridge side, eth0 inside) and gives eth0 addrs.
+func underlayLink(lab *netlink.Handle, labName, hostPath string, addrs ...netip.Prefix) (*netlink.Handle, error) {
 	ns, err := netns.GetFromPath(hostPath)
 	if err != nil {
 		return nil, fmt.Errorf("open network namespace %s: %w", hostPath, err)
@@ -131,8 +138,10 @@ func underlayLink(lab *netlink.Handle, labName, hostPath string, addr netip.Addr
 		return nil, err
 	}
 	eth, err := h.LinkByName("eth0")
-	if err == nil {
-		err = h.AddrAdd(eth, addr4(addr, bits))
+	for _, a := range addrs {
+		if err == nil {
+			err = h.AddrAdd(eth, nlAddr(a))
+		}
 	}
 	if err == nil {
 		err = h.LinkSetUp(eth)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 func nodeNS(n *node) string { return labPrefix + "-" + n.name }
 
 // nodes creates each node's namespace on the underlay, with a default
-// route to the outside host.
+// route of each family to the outside host.
 func (l *lab) nodes(context.Context) error {
 	lab, err := handleAt(nsPath(labPrefix))
 	if err != nil {
@@ -29,11 +30,15 @@ func (l *lab) nodes(context.Context) error {
 			if err := createNetNS(nodeNS(n)); err != nil {
 				return err
 			}
-			h, err := underlayLink(lab, fmt.Sprintf("v%dn%d", c.id, i+1), nsPath(nodeNS(n)), n.ip, l.p.underlay.Bits())
+			h, err := underlayLink(lab, fmt.Sprintf("v%dn%d", c.id, i+1), nsPath(nodeNS(n)), l.p.underlayAddrs(n.ips)...)
 			if err != nil {
 				return err
 			}
-			err = h.RouteAdd(&netlink.Route{Gw: l.p.outsideIP.AsSlice()})
+			for _, f := range families {
+				if err == nil {
+					err = h.RouteAdd(&netlink.Route{Gw: l.p.outsideIP[f].AsSlice()})
+				}
+			}
 			h.Close()
 			if err != nil {
 				return fmt.Errorf("add default route of %s: %w", n.name, err)
@@ -43,6 +48,12 @@ func (l *lab) nodes(context.Context) error {
 	return nil
 }
 
+// underlayAddrs returns ips (one per family) with the underlay's prefix
+// lengths.
+func (p *plan) underlayAddrs(ips [2]netip.Addr) []netip.Prefix {
+	return []netip.Prefix{netip.PrefixFrom(ips[v4], p.underlay[v4].Bits()), netip.PrefixFrom(ips[v6], p.underlay[v6].Bits())}
+}
+
 // agentArgs are node n's apiary-agent flags.
 func (l *lab) agentArgs(n *node) []string {
 	c := n.cluster
@@ -50,7 +61,8 @@ func (l *lab) agentArgs(n *node) []string {
 		"--socket-path=" + dir(n.name, "apiary.sock"), "--state-dir=" + dir(n.name, "state"),
 		"--bpf-root=" + filepath.Join(bpfDir, n.name),
 		"--cluster-name=" + c.name, "--cluster-id=" + strconv.Itoa(c.id),
-		"--node-name=" + n.name, "--node-ip=" + n.ip.String(), "--pod-cidr=" + n.podCIDR.String(),
+		"--node-name=" + n.name, "--node-ip=" + n.ips[v4].String() + "," + n.ips[v6].String(),
+		"--pod-cidr=" + n.podCIDRs[v4].String() + "," + n.podCIDRs[v6].String(),
 		"--auto-direct-node-routes",
 		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
 		"--policy-dir=" + dir(c.name, "policies"),
@@ -143,6 +155,45 @@ func (l *lab) waitMesh(ctx context.Context) error {
 			})
 			if err != nil {
 				return fmt.Errorf("%w (last: %s)", err, last)
+			}
+		}
+	}
+	return nil
+}
+
+// underlayNeighbours waits until every namespace on the underlay (the
+// nodes and the outside host) answers an echo request of each family
+// from every other, which resolves their neighbours. Without it the
+// first IPv6 connection from the outside host to a pod waited about a
+// second for its SYN's retransmission: the outside host's first
+// neighbour solicitation for the node went unanswered (two sent, one
+// advertisement received; the SYN waited in the host queue), for a
+// reason not found. The lab's queries are about policy, not about the
+// underlay's neighbours.
+func (l *lab) underlayNeighbours(ctx context.Context) error {
+	type host struct {
+		name string
+		ips  [2]netip.Addr
+	}
+	hosts := []host{{outsideNS, l.p.outsideIP}}
+	for _, c := range l.p.clusters {
+		for _, n := range c.nodes {
+			hosts = append(hosts, host{nodeNS(n), n.ips})
+		}
+	}
+	for _, from := range hosts {
+		for _, to := range hosts {
+			if from.name == to.name {
+				continue
+			}
+			for _, f := range families {
+				err := poll(ctx, 10*time.Second, fmt.Sprintf("%s to answer %s's echo request", to.ips[f], from.name), func() (bool, error) {
+					s, err := sendICMP(nsPath(from.name), f, netip.Addr{}, to.ips[f], echoRequest(f), "", 300*time.Millisecond)
+					return err == nil && s.answered, nil
+				})
+				if err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestPlanEveryScenario lays out every IPv4 scenario of the policy
-// testdata: each pod with a scenario address is on a node whose pod CIDR
+// TestPlanEveryScenario lays out every scenario of the policy testdata
+// (but those with SCTP queries): each pod with a scenario address is on a node whose pod CIDR
 // holds it (not as a reserved address), node CIDRs do not overlap, no
 // CIDR holds an address of the outside host, and relocated pods are
 // named in a note.
@@ -26,7 +26,7 @@ func TestPlanEveryScenario(t *testing.T) {
 			}
 			p, err := newPlan(f, data)
 			if err != nil {
-				if strings.Contains(err.Error(), "the lab is IPv4 only") {
+				if strings.Contains(err.Error(), "protocol SCTP: the lab runs") {
 					t.Skip(err)
 				}
 				t.Fatal(err)
@@ -44,15 +44,21 @@ func checkPlan(t *testing.T, p *plan) {
 			t.Errorf("cluster %s has %d nodes", c.name, len(c.nodes))
 		}
 		for _, n := range c.nodes {
-			for _, o := range cidrs {
-				if o.Overlaps(n.podCIDR) {
-					t.Errorf("%s's pod CIDR %s overlaps %s", n.name, n.podCIDR, o)
+			for _, f := range families {
+				nc := n.podCIDRs[f]
+				if !nc.IsValid() || famOf(nc.Addr()) != f {
+					t.Errorf("%s's %s pod CIDR is %v", n.name, f, nc)
 				}
-			}
-			cidrs = append(cidrs, n.podCIDR)
-			for a := range p.outside {
-				if n.podCIDR.Contains(a) {
-					t.Errorf("%s's pod CIDR %s holds the outside address %s", n.name, n.podCIDR, a)
+				for _, o := range cidrs {
+					if o.Overlaps(nc) {
+						t.Errorf("%s's pod CIDR %s overlaps %s", n.name, nc, o)
+					}
+				}
+				cidrs = append(cidrs, nc)
+				for a := range p.outside {
+					if nc.Contains(a) {
+						t.Errorf("%s's pod CIDR %s holds the outside address %s", n.name, nc, a)
+					}
 				}
 			}
 		}
@@ -62,30 +68,34 @@ func checkPlan(t *testing.T, p *plan) {
 			t.Errorf("%s is on no node of its cluster", po.ref)
 			continue
 		}
-		if po.relocated {
-			if !strings.Contains(strings.Join(p.notes, "\n"), po.ref+":") {
-				t.Errorf("%s is relocated without a note", po.ref)
+		for _, f := range families {
+			if po.relocated[f] {
+				if !strings.Contains(strings.Join(p.notes, "\n"), po.ref+":") {
+					t.Errorf("%s is relocated without a note", po.ref)
+				}
+				continue
 			}
-			continue
-		}
-		if !po.ip.IsValid() {
-			continue
-		}
-		c := po.node.podCIDR
-		if !c.Contains(po.ip) || po.ip == c.Addr() || po.ip == c.Addr().Next() || po.ip == lastAddr(c) {
-			t.Errorf("%s (%s) is on %s with pod CIDR %s", po.ref, po.ip, po.node.name, c)
+			ip := po.ips[f]
+			if !ip.IsValid() {
+				continue
+			}
+			c := po.node.podCIDRs[f]
+			if !c.Contains(ip) || ip == c.Addr() || ip == c.Addr().Next() || ip == lastAddr(c) {
+				t.Errorf("%s (%s) is on %s with pod CIDR %s", po.ref, ip, po.node.name, c)
+			}
 		}
 	}
 }
 
 // TestPlanRelocates: an address that is the router address of every
-// CIDR around it (10.0.0.1) is relocated; the others keep theirs.
+// CIDR around it (10.0.0.1, fd00::1) is relocated; the others keep
+// theirs, in both families, on the node of their IPv4 address.
 func TestPlanRelocates(t *testing.T) {
 	data := []byte(`cluster: c1
 endpoints:
-  - {name: a, namespace: x, ips: [10.0.0.1]}
-  - {name: b, namespace: x, ips: [10.0.0.2]}
-  - {name: c, namespace: x, ips: [10.0.0.3]}
+  - {name: a, namespace: x, ips: [10.0.0.1, "fd00::1"]}
+  - {name: b, namespace: x, ips: [10.0.0.2, "fd00::2"]}
+  - {name: c, namespace: x, ips: [10.0.0.3, "fd00::3"]}
   - {name: d, namespace: x}
 queries:
   - {from: x/a, to: 10.0.0.2, port: 80}
@@ -96,18 +106,25 @@ queries:
 		t.Fatal(err)
 	}
 	checkPlan(t, p)
-	want := map[string]string{"x/a": "", "x/b": "10.0.0.2", "x/c": "10.0.0.3", "x/d": ""}
+	want := map[string]string{"x/a": ",", "x/b": "10.0.0.2,fd00::2", "x/c": "10.0.0.3,fd00::3", "x/d": ","}
 	for _, po := range p.pods {
-		got := ""
-		if po.ip.IsValid() {
-			got = po.ip.String()
+		var got []string
+		for _, ip := range po.ips {
+			s := ""
+			if ip.IsValid() {
+				s = ip.String()
+			}
+			got = append(got, s)
 		}
-		if got != want[po.ref] {
-			t.Errorf("%s: lab address %q, want %q", po.ref, got, want[po.ref])
+		if strings.Join(got, ",") != want[po.ref] {
+			t.Errorf("%s: lab addresses %q, want %q", po.ref, got, want[po.ref])
 		}
 	}
-	if !p.pods[0].relocated || len(p.notes) != 1 {
-		t.Errorf("x/a relocated %v, notes %q; want relocated with one note", p.pods[0].relocated, p.notes)
+	if p.pods[1].node != p.pods[2].node && p.pods[1].node.podCIDRs[v6].Contains(p.pods[2].ips[v6]) {
+		t.Errorf("x/c's IPv6 address is in x/b's node's CIDR")
+	}
+	if !p.pods[0].relocated[v4] || !p.pods[0].relocated[v6] || len(p.notes) != 2 {
+		t.Errorf("x/a relocated %v, notes %q; want relocated in both families with two notes", p.pods[0].relocated, p.notes)
 	}
 	if got := p.outside[netip.MustParseAddr("192.0.2.9")]; got == nil || len(got.tcp)+len(got.udp) != 0 {
 		t.Errorf("outside 192.0.2.9: %+v, want an address serving nothing (it is a source only)", got)

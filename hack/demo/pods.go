@@ -67,8 +67,11 @@ func (l *lab) podRequest(po *pod) models.EndpointRequest {
 	for _, pt := range po.spec.Ports {
 		req.NamedPorts = append(req.NamedPorts, models.EndpointNamedPort{Name: pt.Name, Port: uint16(pt.Port), Protocol: strings.ToUpper(pt.Protocol)})
 	}
-	if po.ip.IsValid() {
-		req.IPv4 = po.ip.String()
+	if po.ips[v4].IsValid() {
+		req.IPv4 = po.ips[v4].String()
+	}
+	if po.ips[v6].IsValid() {
+		req.IPv6 = po.ips[v6].String()
 	}
 	return req
 }
@@ -82,8 +85,12 @@ func (l *lab) createPod(ctx context.Context, po *pod) error {
 	if err != nil {
 		return fmt.Errorf("create pod %s on %s: %w", po.ref, po.node.name, err)
 	}
-	if ip, err := netip.ParseAddr(ep.IPv4); err == nil {
-		po.ip = ip
+	for f, s := range []string{ep.IPv4, ep.IPv6} {
+		ip, err := netip.ParseAddr(s)
+		if err != nil {
+			return fmt.Errorf("create pod %s on %s: the agent gave it no %s address (%q)", po.ref, po.node.name, fam(f), s)
+		}
+		po.ips[f] = ip
 	}
 	return nil
 }
@@ -106,7 +113,7 @@ func (l *lab) waitPod(ctx context.Context, po *pod) error {
 	if err != nil {
 		return fmt.Errorf("%w (state %s)", err, state)
 	}
-	return l.startServer(ctx, "server of "+po.ref, podNS(po), []netip.Addr{po.ip}, po.served)
+	return l.startServer(ctx, "server of "+po.ref, podNS(po), po.ips[:], po.served)
 }
 
 // startServer starts `demo serve` in the named namespace and waits until
@@ -125,6 +132,9 @@ func (l *lab) startServer(ctx context.Context, name, ns string, addrs []netip.Ad
 	}
 	for _, pt := range pts.udp {
 		args = append(args, "--udp="+strconv.Itoa(pt))
+	}
+	if pts.icmp {
+		args = append(args, "--icmp-seen="+dir("icmp"))
 	}
 	self, err := selfPath()
 	if err != nil {
@@ -156,7 +166,7 @@ func (l *lab) outsideHost(ctx context.Context) error {
 		return err
 	}
 	defer lab.Close()
-	h, err := underlayLink(lab, "vout", nsPath(outsideNS), l.p.outsideIP, l.p.underlay.Bits())
+	h, err := underlayLink(lab, "vout", nsPath(outsideNS), l.p.underlayAddrs(l.p.outsideIP)...)
 	if err != nil {
 		return err
 	}
@@ -168,7 +178,7 @@ func (l *lab) outsideHost(ctx context.Context) error {
 	addrs := slices.SortedFunc(maps.Keys(l.p.outside), netip.Addr.Compare)
 	all := ports{}
 	for _, a := range addrs {
-		if err := h.AddrAdd(lo, addr4(a, 32)); err != nil {
+		if err := h.AddrAdd(lo, nlAddr(netip.PrefixFrom(a, a.BitLen()))); err != nil {
 			return fmt.Errorf("add %s to the outside host: %w", a, err)
 		}
 		for _, pt := range l.p.outside[a].tcp {
@@ -177,11 +187,14 @@ func (l *lab) outsideHost(ctx context.Context) error {
 		for _, pt := range l.p.outside[a].udp {
 			all.add("UDP", pt)
 		}
+		all.icmp = all.icmp || l.p.outside[a].icmp
 	}
 	for _, c := range l.p.clusters {
 		for _, n := range c.nodes {
-			if err := h.RouteAdd(&netlink.Route{Dst: ipnet(n.podCIDR), Gw: n.ip.AsSlice()}); err != nil {
-				return fmt.Errorf("route %s via %s on the outside host: %w", n.podCIDR, n.ip, err)
+			for _, f := range families {
+				if err := h.RouteAdd(&netlink.Route{Dst: ipnet(n.podCIDRs[f]), Gw: n.ips[f].AsSlice()}); err != nil {
+					return fmt.Errorf("route %s via %s on the outside host: %w", n.podCIDRs[f], n.ips[f], err)
+				}
 			}
 		}
 	}
@@ -266,7 +279,9 @@ func (l *lab) waitIPCache(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read pod %s: %w", po.ref, err)
 		}
-		want[netip.PrefixFrom(po.ip, 32).String()] = ep.Identity
+		for _, ip := range po.ips {
+			want[netip.PrefixFrom(ip, ip.BitLen()).String()] = ep.Identity
+		}
 	}
 	for _, c := range l.p.clusters {
 		for _, n := range c.nodes {

@@ -33,10 +33,10 @@ type seen struct {
 func (q *query) addrs() (from, to netip.Addr) {
 	from, to = q.from.addr, q.to.addr
 	if q.from.pod != nil {
-		from = q.from.pod.ip
+		from = q.from.pod.ips[q.fam]
 	}
 	if q.to.pod != nil {
-		to = q.to.pod.ip
+		to = q.to.pod.ips[q.fam]
 	}
 	return from, to
 }
@@ -49,12 +49,26 @@ func (q *query) sourceNS() string {
 	return nsPath(outsideNS)
 }
 
-// run opens the query's connection from its source's namespace.
+// run opens the query's connection (or sends its ICMP message) from its
+// source's namespace.
 func (q *query) run() seen {
 	from, to := q.addrs()
 	dst := netip.AddrPortFrom(to, q.model.Port)
 	var s seen
 	start := time.Now()
+	if isICMP(string(q.model.Protocol)) {
+		src := netip.Addr{}
+		if q.from.pod == nil {
+			src = from
+		}
+		var err error
+		s, err = sendICMP(q.sourceNS(), q.fam, src, to, q.model.Port, dir("icmp"), queryTimeout)
+		s.took = time.Since(start)
+		if err != nil {
+			s.what = err.Error()
+		}
+		return s
+	}
 	err := inNetNS(q.sourceNS(), func() error {
 		d := net.Dialer{Timeout: queryTimeout}
 		if q.from.pod == nil {
@@ -164,17 +178,22 @@ func (l *lab) watch(ctx context.Context) *monitors {
 	return m
 }
 
-// find returns the first drop of the flow from -> to:port/proto, waiting
-// up to a second for it; from's port is matched when known (a TCP dial
-// that timed out has none: its SYN's port is not known).
+// find returns the first drop of the flow from -> to:port/proto (for
+// ICMP and ICMPv6 the port is the type), waiting up to a second for it;
+// from's port is matched when known (a TCP dial that timed out has none:
+// its SYN's port is not known).
 func (m *monitors) find(from netip.AddrPort, src netip.Addr, to netip.Addr, port uint16, proto string) (drop, bool) {
 	deadline := time.Now().Add(time.Second)
 	for {
 		m.mu.Lock()
 		for _, d := range m.events {
 			e := d.msg.MonitorEvent
+			flow := e.Destination.Port == port
+			if isICMP(proto) {
+				flow = e.ICMPType != nil && uint16(*e.ICMPType) == port
+			}
 			if e.Source.IP == src.String() && (from.Port() == 0 || e.Source.Port == from.Port()) &&
-				e.Destination.IP == to.String() && e.Destination.Port == port && e.Protocol == proto {
+				e.Destination.IP == to.String() && flow && e.Protocol == proto {
 				m.mu.Unlock()
 				return d, true
 			}
@@ -224,7 +243,11 @@ func (l *lab) runQueries(mons *monitors) []string {
 		}
 		fmt.Fprintln(l.out, got.String())
 		from, to := q.addrs()
-		fmt.Fprintf(l.out, "  seen: %s (%s -> %s, %s)\n", s.what, from, netip.AddrPortFrom(to, q.model.Port), s.took.Round(time.Millisecond))
+		dst := netip.AddrPortFrom(to, q.model.Port).String()
+		if isICMP(string(q.model.Protocol)) {
+			dst = fmt.Sprintf("%s %s type %d", to, q.model.Protocol, q.model.Port)
+		}
+		fmt.Fprintf(l.out, "  seen: %s (%s -> %s, %s)\n", s.what, from, dst, s.took.Round(time.Millisecond))
 		if !s.answered {
 			if d, ok := mons.find(s.local, from, to, q.model.Port, string(q.model.Protocol)); ok {
 				fmt.Fprintf(l.out, "  monitor of %s: %s\n", d.node, cli.MonitorLine(d.msg))

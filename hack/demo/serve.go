@@ -18,11 +18,13 @@ type listFlag []string
 func (f *listFlag) String() string     { return strings.Join(*f, ",") }
 func (f *listFlag) Set(s string) error { *f = append(*f, s); return nil }
 
-// serve is the `demo serve --addr A --tcp P --udp P` subcommand, run in a
-// pod's namespace (or the outside host's): on each address and TCP port
-// it answers the line PING with PONG (redis-cli's ping) and echoes any
-// other line; on each UDP port it sends every datagram back. It runs
-// until SIGTERM or SIGINT.
+// serve is the `demo serve --addr A --tcp P --udp P --icmp-seen D`
+// subcommand, run in a pod's namespace (or the outside host's): on each
+// address and TCP port it answers the line PING with PONG (redis-cli's
+// ping) and echoes any other line; on each UDP port it sends every
+// datagram back; with --icmp-seen it records the token of every lab
+// ICMP and ICMPv6 message it receives as a file in D. It runs until
+// SIGTERM or SIGINT.
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var addrs, tcp, udp listFlag
@@ -30,6 +32,7 @@ func serve(args []string) error {
 	fs.Var(&tcp, "tcp", "TCP port (repeatable)")
 	fs.Var(&udp, "udp", "UDP port (repeatable)")
 	ready := fs.String("ready", "", "file to create once every socket listens")
+	icmpSeen := fs.String("icmp-seen", "", "directory to record the tokens of the lab's ICMP and ICMPv6 messages received in")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,6 +53,20 @@ func serve(args []string) error {
 			}
 			closers = append(closers, c.Close)
 			go echoUDP(c)
+		}
+	}
+	if *icmpSeen != "" {
+		if err := os.MkdirAll(*icmpSeen, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", *icmpSeen, err)
+		}
+		for _, f := range families {
+			network, any := icmpNetwork(f)
+			c, err := net.ListenPacket(network, any)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", network, err)
+			}
+			closers = append(closers, c.Close)
+			go recordICMP(c, *icmpSeen)
 		}
 	}
 	fmt.Printf("demo serve: %s tcp %s udp %s\n", addrs.String(), tcp.String(), udp.String())

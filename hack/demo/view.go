@@ -89,7 +89,7 @@ func (l *lab) printKeep() {
 	}
 	fmt.Fprintln(l.out, "A shell in a pod's network namespace (then e.g. `exec 3<>/dev/tcp/<ip>/<port>; echo PING >&3; head -1 <&3`):")
 	for _, po := range l.p.pods {
-		fmt.Fprintf(l.out, "  ip netns exec %s bash   # %s %s on %s\n", podNS(po), po.ref, po.ip, po.node.name)
+		fmt.Fprintf(l.out, "  ip netns exec %s bash   # %s %s %s on %s\n", podNS(po), po.ref, po.ips[v4], po.ips[v6], po.node.name)
 	}
 	fmt.Fprintf(l.out, "Logs: %s/<node>/agent.log, %s/etcd-<cluster>/etcd.log\n", labDir, labDir)
 }
