@@ -52,6 +52,7 @@ type loader struct {
 	cidrs map[netip.Prefix]*identity.Identity
 	ipc   ipcache.IPCache // nil without the ipcache cell
 	files fileStates
+	k8s   *k8sObjects
 }
 
 func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Options, log *slog.Logger) *loader {
@@ -60,6 +61,7 @@ func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Optio
 		regen: newRegenerations(log),
 		cidrs: make(map[netip.Prefix]*identity.Identity),
 		files: fileStates{},
+		k8s:   newK8sObjects(),
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
@@ -33,9 +35,19 @@ func parseID(r *http.Request) (datapath.EndpointID, error) {
 	return datapath.EndpointID(n), nil
 }
 
+type putParams struct {
+	cell.In
+
+	Manager   *endpoint.Manager
+	K8sCaches k8s.CacheSync `optional:"true"`
+}
+
 // newPutHandler serves PUT /v1/endpoint/{id}: creates the endpoint (201
-// with it); 400 names the wrong fields, 409 says the id is taken.
-func newPutHandler(m *endpoint.Manager) api.HandlerOut {
+// with it); 400 names the wrong fields, 409 says the id is taken. With
+// Kubernetes, a request waits for the cache-sync gate first (as Cilium's does): the endpoint's
+// first policy is computed from every policy of the API server.
+func newPutHandler(p putParams) api.HandlerOut {
+	m := p.Manager
 	return api.NewHandlerOut(http.MethodPut, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := parseID(r)
 		if err != nil {
@@ -57,6 +69,12 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 		if err := dec.Decode(&req); err != nil {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("decode body: %w", err))
 			return
+		}
+		if p.K8sCaches != nil {
+			if err := p.K8sCaches.WaitForCacheSync(r.Context()); err != nil {
+				api.WriteError(w, http.StatusServiceUnavailable, fmt.Errorf("wait for the Kubernetes caches: %w", err))
+				return
+			}
 		}
 		ports := make([]endpoint.NamedPort, 0, len(req.NamedPorts))
 		for _, p := range req.NamedPorts {
