@@ -24,7 +24,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	m.ops.Lock()
 	defer m.ops.Unlock()
 	ep := &endpoint{snap: Endpoint{
-		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts,
+		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts, Pod: r.pod,
 		State: StateWaitingForIdentity, Created: time.Now(),
 	}}
 	m.mu.Lock()

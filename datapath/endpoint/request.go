@@ -27,6 +27,8 @@ type Request struct {
 	IPv6 string
 	// NamedPorts are the endpoint's named ports.
 	NamedPorts []NamedPort
+	// K8sNamespace and K8sPodName name the endpoint's pod, if any.
+	K8sNamespace, K8sPodName string
 }
 
 // FieldError says which field of a request is wrong.
@@ -53,6 +55,7 @@ type request struct {
 	labels     labels.Labels
 	ipv4, ipv6 netip.Addr
 	namedPorts []NamedPort
+	pod        PodName
 }
 
 // defaultIfName is the interface name when a request gives none.
@@ -63,8 +66,12 @@ const maxIfName = 15
 
 // validate checks every field and reports every wrong one.
 func (r Request) validate() (request, error) {
-	out := request{id: r.ID, netns: r.NetNSPath, ifName: r.IfName}
+	out := request{id: r.ID, netns: r.NetNSPath, ifName: r.IfName,
+		pod: PodName{Namespace: r.K8sNamespace, Name: r.K8sPodName}}
 	var errs []error
+	if (r.K8sNamespace == "") != (r.K8sPodName == "") {
+		errs = append(errs, fieldErr("k8s-pod-name", "the pod's namespace and name come together"))
+	}
 	if r.ID == 0 {
 		errs = append(errs, fieldErr("id", "0 is not an endpoint id (1 to 65535)"))
 	}

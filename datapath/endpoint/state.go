@@ -39,6 +39,8 @@ type stateFile struct {
 	HostIfIndex  int                      `json:"host-ifindex"`
 	MAC          string                   `json:"host-mac"`
 	ContainerMAC string                   `json:"container-mac"`
+	K8sNamespace string                   `json:"k8s-namespace,omitempty"`
+	K8sPodName   string                   `json:"k8s-pod-name,omitempty"`
 }
 
 // namedPortJSON is a named port in a state file.
@@ -64,7 +66,8 @@ func (m *Manager) writeState(ep *endpoint) error {
 	e := ep.snap
 	m.mu.RUnlock()
 	sf := stateFile{ID: e.ID, NetNSPath: e.NetNSPath, IfName: e.IfName, IPv4: e.IPv4, IPv6: e.IPv6,
-		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC}
+		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC,
+		K8sNamespace: e.Pod.Namespace, K8sPodName: e.Pod.Name}
 	for _, l := range e.Labels {
 		sf.Labels = append(sf.Labels, l.String())
 	}
@@ -179,5 +182,6 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 		return Endpoint{}, err
 	}
 	return Endpoint{ID: sf.ID, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
-		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC}, nil
+		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC,
+		Pod: PodName{Namespace: sf.K8sNamespace, Name: sf.K8sPodName}}, nil
 }

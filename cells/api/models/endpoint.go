@@ -12,6 +12,10 @@ type EndpointRequest struct {
 	IPv4          string              `json:"ipv4,omitempty"`
 	IPv6          string              `json:"ipv6,omitempty"`
 	NamedPorts    []EndpointNamedPort `json:"named-ports,omitempty"`
+	// K8sNamespace and K8sPodName name the endpoint's pod (the CNI
+	// plugin sends them); with Kubernetes, the labels come from the pod.
+	K8sNamespace string `json:"k8s-namespace,omitempty"`
+	K8sPodName   string `json:"k8s-pod-name,omitempty"`
 }
 
 // EndpointNamedPort is a named port of an endpoint; the protocol is
@@ -50,6 +54,9 @@ type Endpoint struct {
 	ContainerMAC  string `json:"container-mac,omitempty"`
 	// Created is when the endpoint was created or restored (RFC 3339).
 	Created string `json:"created"`
+	// K8sNamespace and K8sPodName name the endpoint's pod, if any.
+	K8sNamespace string `json:"k8s-namespace,omitempty"`
+	K8sPodName   string `json:"k8s-pod-name,omitempty"`
 }
 
 // EndpointPolicy is the policy state of an endpoint.

@@ -17,6 +17,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
+	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 )
 
 // maxRequestBody bounds the body of PUT /v1/endpoint/{id}.
@@ -39,12 +40,14 @@ type putParams struct {
 	cell.In
 
 	Manager   *endpoint.Manager
-	K8sCaches k8s.CacheSync `optional:"true"`
+	K8sCaches k8s.CacheSync  `optional:"true"`
+	Pods      k8spods.Source `optional:"true"`
 }
 
 // newPutHandler serves PUT /v1/endpoint/{id}: creates the endpoint (201
 // with it); 400 names the wrong fields, 409 says the id is taken. With
-// Kubernetes, a request waits for the cache-sync gate first (as Cilium's does): the endpoint's
+// Kubernetes, an endpoint of a pod (k8s-namespace, k8s-pod-name) takes
+// the pod's labels, and a request waits for the cache-sync gate first (as Cilium's does): the endpoint's
 // first policy is computed from every policy of the API server.
 func newPutHandler(p putParams) api.HandlerOut {
 	m := p.Manager
@@ -76,12 +79,24 @@ func newPutHandler(p putParams) api.HandlerOut {
 				return
 			}
 		}
+		if req.K8sPodName != "" && p.Pods != nil {
+			ls, err := p.Pods.PodLabels(r.Context(), req.K8sNamespace, req.K8sPodName)
+			if err != nil {
+				api.WriteError(w, http.StatusServiceUnavailable, err)
+				return
+			}
+			req.Labels = req.Labels[:0]
+			for _, l := range ls {
+				req.Labels = append(req.Labels, l.String())
+			}
+		}
 		ports := make([]endpoint.NamedPort, 0, len(req.NamedPorts))
 		for _, p := range req.NamedPorts {
 			ports = append(ports, endpoint.NamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
 		}
 		ep, err := m.Create(r.Context(), endpoint.Request{ID: id, NetNSPath: req.NetNSPath, IfName: req.InterfaceName,
-			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports})
+			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports,
+			K8sNamespace: req.K8sNamespace, K8sPodName: req.K8sPodName})
 		var fe *endpoint.FieldError
 		switch {
 		case errors.Is(err, endpoint.ErrExists):
@@ -184,7 +199,8 @@ func Model(e endpoint.Endpoint) models.Endpoint {
 		Policy: models.EndpointPolicy{IngressEnforcement: e.IngressEnforcement, EgressEnforcement: e.EgressEnforcement,
 			Revision: e.PolicyRevision, MapKeys: e.PolicyKeys},
 		HostInterface: e.HostIfName, HostIfIndex: e.HostIfIndex, HostMAC: e.MAC, ContainerMAC: e.ContainerMAC,
-		Created: e.Created.UTC().Format(time.RFC3339),
+		Created:      e.Created.UTC().Format(time.RFC3339),
+		K8sNamespace: e.Pod.Namespace, K8sPodName: e.Pod.Name,
 	}
 	for _, l := range e.Labels {
 		out.Labels = append(out.Labels, l.String())
