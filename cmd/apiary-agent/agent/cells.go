@@ -4,6 +4,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
@@ -14,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
+	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 	"github.com/apiary-net/apiary/datapath/ipcachesync"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
@@ -24,12 +26,14 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	policyk8s "github.com/apiary-net/apiary/policy/k8s"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
-// directory, REST API, metrics and status collector. Their order is the
-// order of the lines of `apiary status`.
+// directory, REST API, metrics, status collector and Kubernetes client
+// (disabled outside Kubernetes). Their order is the order of the lines
+// of `apiary status`.
 var Infrastructure = cell.Group(
 	Info,
 	controller.Cell,
@@ -38,6 +42,7 @@ var Infrastructure = cell.Group(
 	api.Cell,
 	metrics.Cell,
 	status.Cell,
+	k8s.Cell,
 )
 
 // ControlPlane are the cells that share state with other agents.
@@ -46,6 +51,7 @@ var ControlPlane = cell.Group(
 	store.Cell,
 	identitycell.Cell,
 	policycell.Cell,
+	policyk8s.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
 	nodecell.Cell,
 )
@@ -62,6 +68,7 @@ var Datapath = cell.Group(
 	ipcachesync.Cell,
 	ctgc.Cell,
 	endpointcell.Cell,
+	k8spods.Cell,                  // endpoint labels from Kubernetes pods
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
 
