@@ -20,6 +20,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/monitor/monitorcell"
+	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
@@ -54,6 +55,7 @@ var ControlPlane = cell.Group(
 	policyk8s.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
 	nodecell.Cell,
+	k8snodes.Cell, // nodes from Kubernetes
 )
 
 // Datapath are the cells that plumb this node's endpoints and routes
