@@ -33,8 +33,8 @@ func k8sNode(name string, cidrs []string, addrs ...corev1.NodeAddress) *corev1.N
 
 func TestConvert(t *testing.T) {
 	tests := []struct {
-		name                 string
-		give                 *corev1.Node
+		name                  string
+		give                  *corev1.Node
 		wantIP, wantV4, want6 string
 	}{
 		{"dual stack", k8sNode("n1", []string{"10.0.2.0/24", "fd00:2::/120"},
