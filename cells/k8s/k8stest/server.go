@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -109,7 +113,11 @@ func (s *Server) writeFiles() error {
 	s.CAFile = s.path("ca.crt")
 	tokens := fmt.Sprintf("%s,k8stest-admin,k8stest-admin,\"system:masters\"\n", AdminToken)
 	for _, u := range s.users {
-		tokens += fmt.Sprintf("%s,%s,%s,\"%s\"\n", u.token, u.name, u.name, strings.Join(u.groups, ","))
+		row := fmt.Sprintf("%s,%s,%s", u.token, u.name, u.name)
+		if len(u.groups) > 0 {
+			row += fmt.Sprintf(",%q", strings.Join(u.groups, ","))
+		}
+		tokens += row + "\n"
 	}
 	return writeFiles(map[string][]byte{
 		s.CAFile: ca, s.path("serving.crt"): cert, s.path("serving.key"): key,
@@ -303,4 +311,23 @@ current-context: k8stest
 		s.t.Fatalf("k8stest: %v", err)
 	}
 	return name
+}
+
+// ServiceAccountToken creates service account namespace/name if it does
+// not exist and returns a token for it (TokenRequest, one hour).
+func (s *Server) ServiceAccountToken(namespace, name string) string {
+	s.t.Helper()
+	ctx := context.Background()
+	cs := s.Clientset()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if _, err := cs.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		s.t.Fatalf("k8stest: create service account %s/%s: %v", namespace, name, err)
+	}
+	hour := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
+	if err != nil {
+		s.t.Fatalf("k8stest: token of %s/%s: %v", namespace, name, err)
+	}
+	return tr.Status.Token
 }
