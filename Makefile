@@ -95,8 +95,12 @@ hack/tools/bin/etcd: hack/tools/go.mod
 kube-apiserver: hack/tools/bin/kube-apiserver ## Build kube-apiserver v1.35 from the Go module proxy (the Kubernetes tests run it)
 
 # The first build takes minutes; the Go build cache keeps later ones short.
+# The version goes in as Kubernetes' release builds set it (/version).
 hack/tools/bin/kube-apiserver: hack/tools/kube/go.mod
-	cd hack/tools/kube && $(GO) build -o bin.tmp.kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/tools/kube && v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && \
+	  minor=$$(echo $$v | cut -d. -f2) && pkg=k8s.io/component-base/version && \
+	  $(GO) build -ldflags "-X $$pkg.gitVersion=$$v -X $$pkg.gitMajor=1 -X $$pkg.gitMinor=$$minor -X $$pkg.gitTreeState=clean" \
+	    -o bin.tmp.kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 	@mkdir -p hack/tools/bin && mv hack/tools/kube/bin.tmp.kube-apiserver $@
 
 .PHONY: clean

@@ -58,7 +58,11 @@ func build(dir, bin string) error {
 		return fmt.Errorf("build kube-apiserver: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, "k8s.io/kubernetes/cmd/kube-apiserver")
+	ldflags, err := versionFlags(dir)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", tmp, "k8s.io/kubernetes/cmd/kube-apiserver")
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -70,6 +74,26 @@ func build(dir, bin string) error {
 		return fmt.Errorf("build kube-apiserver: %w", err)
 	}
 	return nil
+}
+
+// versionFlags sets the server's version (/version) as Kubernetes'
+// release builds do, from the k8s.io/kubernetes version of the module:
+// the Makefile does the same.
+func versionFlags(dir string) (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("build kube-apiserver: version of k8s.io/kubernetes: %w", err)
+	}
+	v := strings.TrimSpace(string(out)) // v1.35.4
+	parts := strings.Split(v, ".")
+	if len(parts) < 3 {
+		return "", fmt.Errorf("build kube-apiserver: unexpected version %q", v)
+	}
+	const pkg = "k8s.io/component-base/version"
+	return fmt.Sprintf("-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean",
+		pkg, v, pkg, pkg, parts[1], pkg), nil
 }
 
 // repoRoot finds the directory of the main module's go.mod above the
