@@ -1,6 +1,7 @@
 package k8s_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,11 +116,13 @@ spec:
 `, name, port)
 }
 
-// ruleText is the JSON of the rules, for substring checks.
+// ruleText is the compact JSON of the rules, for substring checks.
 func ruleText(rules []json.RawMessage) string {
 	var b strings.Builder
 	for _, r := range rules {
-		fmt.Fprintf(&b, "%s\n", r)
+		var c bytes.Buffer
+		_ = json.Compact(&c, r)
+		fmt.Fprintf(&b, "%s\n", c.Bytes())
 	}
 	return b.String()
 }
