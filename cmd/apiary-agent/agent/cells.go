@@ -32,9 +32,8 @@ import (
 )
 
 // Infrastructure are the cells every agent needs: its identity, state
-// directory, REST API, metrics, status collector and Kubernetes client
-// (disabled outside Kubernetes). Their order is the order of the lines
-// of `apiary status`.
+// directory, REST API, metrics and status collector. Their order is the
+// order of the lines of `apiary status`.
 var Infrastructure = cell.Group(
 	Info,
 	controller.Cell,
@@ -43,11 +42,12 @@ var Infrastructure = cell.Group(
 	api.Cell,
 	metrics.Cell,
 	status.Cell,
-	k8s.Cell,
 )
 
-// ControlPlane are the cells that share state with other agents.
+// ControlPlane are the cells that share state with other agents, and
+// the Kubernetes client (disabled outside Kubernetes) and watchers.
 var ControlPlane = cell.Group(
+	k8s.Cell,
 	kvstorecell.Cell,
 	store.Cell,
 	identitycell.Cell,
