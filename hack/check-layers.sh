@@ -52,6 +52,7 @@ forbid() {
 }
 forbid cmd/apiary '^go\.etcd\.io/|^go\.uber\.org/dig' "the CLI is a thin client of the API"
 forbid cmd/apiary-cni '^go\.etcd\.io/|^go\.uber\.org/dig' "the CNI plugin is a thin client of the API"
+forbid cmd/apiary "^k8s\.io/" "the CLI is a thin client of the API (no client-go)"
 forbid policy "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "the policy engine holds no agent glue"
 forbid policy/simulate "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "simulate runs offline"
 for p in cells kvstore policy; do

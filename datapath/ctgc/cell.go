@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/loader"
@@ -57,6 +58,7 @@ type gcParams struct {
 	Config    Config
 	Loader    *loader.Loader
 	Endpoints *endpoint.Manager `optional:"true"`
+	K8sCaches k8s.CacheSync     `optional:"true"`
 	Metrics   *Metrics
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group
@@ -98,6 +100,13 @@ func startGC(p gcParams) {
 		},
 	})
 	p.Jobs.Add(job.Timer("conntrack-gc", func(ctx context.Context) error {
+		if p.K8sCaches != nil {
+			// No entry is collected for a policy computed from a
+			// half-filled cache.
+			if err := p.K8sCaches.WaitForCacheSync(ctx); err != nil {
+				return err
+			}
+		}
 		if eps != nil {
 			// Waited for outside the lock, so a stop never waits on it.
 			if err := eps.WaitForLocalRestore(ctx); err != nil {

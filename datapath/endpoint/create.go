@@ -25,7 +25,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	defer m.ops.Unlock()
 	ep := &endpoint{snap: Endpoint{
 		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts,
-		ContainerID: r.owner.containerID, PodNamespace: r.owner.podNamespace, PodName: r.owner.podName,
+		ContainerID: r.owner.containerID, Pod: PodName{Namespace: r.owner.podNamespace, Name: r.owner.podName},
 		State: StateWaitingForIdentity, Created: time.Now(),
 	}}
 	m.mu.Lock()

@@ -68,7 +68,7 @@ func (m *Manager) writeState(ep *endpoint) error {
 	m.mu.RUnlock()
 	sf := stateFile{ID: e.ID, NetNSPath: e.NetNSPath, IfName: e.IfName, IPv4: e.IPv4, IPv6: e.IPv6,
 		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC,
-		ContainerID: e.ContainerID, PodNamespace: e.PodNamespace, PodName: e.PodName}
+		ContainerID: e.ContainerID, PodNamespace: e.Pod.Namespace, PodName: e.Pod.Name}
 	for _, l := range e.Labels {
 		sf.Labels = append(sf.Labels, l.String())
 	}
@@ -187,5 +187,5 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 	}
 	return Endpoint{ID: sf.ID, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
 		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC,
-		ContainerID: sf.ContainerID, PodNamespace: sf.PodNamespace, PodName: sf.PodName}, nil
+		ContainerID: sf.ContainerID, Pod: PodName{Namespace: sf.PodNamespace, Name: sf.PodName}}, nil
 }

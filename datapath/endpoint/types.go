@@ -39,11 +39,10 @@ type Endpoint struct {
 	IPv6   netip.Addr
 	// NamedPorts are the endpoint's named ports.
 	NamedPorts []NamedPort
-	// ContainerID, PodNamespace and PodName say whose endpoint it is
-	// (empty when the creator did not say).
-	ContainerID  string
-	PodNamespace string
-	PodName      string
+	// ContainerID and Pod say whose endpoint it is (empty when the
+	// creator did not say); with Kubernetes, the labels come from Pod.
+	ContainerID string
+	Pod         PodName
 	// Identity is the numeric security identity (0 while waiting).
 	Identity identity.NumericIdentity
 	// HostIfName, HostIfIndex and MAC are the host side of the veth;
@@ -70,3 +69,14 @@ type Endpoint struct {
 	// Created is when the endpoint was created (or restored).
 	Created time.Time
 }
+
+// PodName names a Kubernetes pod.
+type PodName struct {
+	Namespace, Name string
+}
+
+// IsZero reports whether no pod is named.
+func (p PodName) IsZero() bool { return p.Name == "" }
+
+// String is "namespace/name".
+func (p PodName) String() string { return p.Namespace + "/" + p.Name }

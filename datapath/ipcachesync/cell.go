@@ -8,6 +8,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -58,6 +59,7 @@ type startParams struct {
 	IPCache   ipcache.IPCache
 	Endpoints *endpoint.Manager   `optional:"true"`
 	Remotes   datapath.RemoteSync `optional:"true"`
+	K8sCaches k8s.CacheSync       `optional:"true"`
 	Jobs      job.Group
 	Log       *slog.Logger
 }
@@ -79,6 +81,13 @@ func startSyncer(p startParams) {
 					return err
 				}
 				p.Log.Warn("Reconciling the BPF ipcache map without every remote cluster synced", "error", err)
+			}
+		}
+		if p.K8sCaches != nil {
+			// Returns at the latest when --k8s-sync-timeout passed.
+			health.OK("waiting for the Kubernetes caches' sync")
+			if err := p.K8sCaches.WaitForCacheSync(ctx); err != nil {
+				return err
 			}
 		}
 		if p.Endpoints != nil {

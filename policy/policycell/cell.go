@@ -38,6 +38,7 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 		newGetHandler,
 		newDeleteHandler,
 		newTraceHandler,
+		newObjects,
 		newPeerPortsListener,
 	),
 	// The sources load policies even when nothing asks for the

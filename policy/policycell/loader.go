@@ -54,6 +54,7 @@ type loader struct {
 	ipc   ipcache.IPCache // nil without the ipcache cell
 	files fileStates
 	store *apiStore // keeps the API-imported policies; nil without a state dir
+	k8s   *k8sObjects
 }
 
 func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Options, log *slog.Logger) *loader {
@@ -62,6 +63,7 @@ func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Optio
 		regen: newRegenerations(log),
 		cidrs: make(map[netip.Prefix]*identity.Identity),
 		files: fileStates{},
+		k8s:   newK8sObjects(),
 	}
 }
 

@@ -53,6 +53,12 @@ func (l *loader) statusReport() status.Report {
 			details = append(details, fmt.Sprintf("%s rejected: %v%s", name, f.err, f.keptRules()))
 		}
 	}
+	objects, rejectedObjects, objectDetails := l.k8s.status()
+	if objects+len(rejectedObjects) > 0 {
+		msg += fmt.Sprintf(", %d Kubernetes objects", objects)
+	}
+	rejected = append(rejected, rejectedObjects...)
+	details = append(details, objectDetails...)
 	if len(rejected) > 0 {
 		msg += ", rejected: " + strings.Join(rejected, ", ")
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
@@ -14,16 +15,19 @@ import (
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
+	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 	"github.com/apiary-net/apiary/datapath/ipcachesync"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/monitor/monitorcell"
+	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	policyk8s "github.com/apiary-net/apiary/policy/k8s"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
@@ -40,14 +44,18 @@ var Infrastructure = cell.Group(
 	status.Cell,
 )
 
-// ControlPlane are the cells that share state with other agents.
+// ControlPlane are the cells that share state with other agents, and
+// the Kubernetes client (disabled outside Kubernetes) and watchers.
 var ControlPlane = cell.Group(
+	k8s.Cell,
 	kvstorecell.Cell,
 	store.Cell,
 	identitycell.Cell,
 	policycell.Cell,
+	policyk8s.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
 	nodecell.Cell,
+	k8snodes.Cell, // nodes from Kubernetes
 )
 
 // Datapath are the cells that plumb this node's endpoints and routes
@@ -62,6 +70,7 @@ var Datapath = cell.Group(
 	ipcachesync.Cell,
 	ctgc.Cell,
 	endpointcell.Cell,
+	k8spods.Cell,                  // endpoint labels from Kubernetes pods
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
 

@@ -12,9 +12,12 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
+	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 )
 
 // maxRequestBody bounds the body of PUT /v1/endpoint/{id}.
@@ -33,9 +36,21 @@ func parseID(r *http.Request) (datapath.EndpointID, error) {
 	return datapath.EndpointID(n), nil
 }
 
+type putParams struct {
+	cell.In
+
+	Manager   *endpoint.Manager
+	K8sCaches k8s.CacheSync  `optional:"true"`
+	Pods      k8spods.Source `optional:"true"`
+}
+
 // newPutHandler serves PUT /v1/endpoint/{id}: creates the endpoint (201
-// with it); 400 names the wrong fields, 409 says the id is taken.
-func newPutHandler(m *endpoint.Manager) api.HandlerOut {
+// with it); 400 names the wrong fields, 409 says the id is taken. With
+// Kubernetes, an endpoint of a pod (k8s-namespace, k8s-pod-name) takes
+// the pod's labels, and a request waits for the cache-sync gate first (as Cilium's does): the endpoint's
+// first policy is computed from every policy of the API server.
+func newPutHandler(p putParams) api.HandlerOut {
+	m := p.Manager
 	return api.NewHandlerOut(http.MethodPut, "/v1/endpoint/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := parseID(r)
 		if err != nil {
@@ -57,6 +72,23 @@ func newPutHandler(m *endpoint.Manager) api.HandlerOut {
 		if err := dec.Decode(&req); err != nil {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("decode body: %w", err))
 			return
+		}
+		if p.K8sCaches != nil {
+			if err := p.K8sCaches.WaitForCacheSync(r.Context()); err != nil {
+				api.WriteError(w, http.StatusServiceUnavailable, fmt.Errorf("wait for the Kubernetes caches: %w", err))
+				return
+			}
+		}
+		if req.PodName != "" && p.Pods != nil {
+			ls, err := p.Pods.PodLabels(r.Context(), req.PodNamespace, req.PodName)
+			if err != nil {
+				api.WriteError(w, http.StatusServiceUnavailable, err)
+				return
+			}
+			req.Labels = req.Labels[:0]
+			for _, l := range ls {
+				req.Labels = append(req.Labels, l.String())
+			}
 		}
 		ports := make([]endpoint.NamedPort, 0, len(req.NamedPorts))
 		for _, p := range req.NamedPorts {
@@ -168,7 +200,7 @@ func Model(e endpoint.Endpoint) models.Endpoint {
 			Revision: e.PolicyRevision, MapKeys: e.PolicyKeys},
 		HostInterface: e.HostIfName, HostIfIndex: e.HostIfIndex, HostMAC: e.MAC, ContainerMAC: e.ContainerMAC,
 		Created:     e.Created.UTC().Format(time.RFC3339),
-		ContainerID: e.ContainerID, PodNamespace: e.PodNamespace, PodName: e.PodName,
+		ContainerID: e.ContainerID, PodNamespace: e.Pod.Namespace, PodName: e.Pod.Name,
 	}
 	for _, l := range e.Labels {
 		out.Labels = append(out.Labels, l.String())

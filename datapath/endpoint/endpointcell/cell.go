@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/datapath"
@@ -61,6 +62,7 @@ type managerParams struct {
 	Log        *slog.Logger
 	Inc        *incremental
 	Remotes    datapath.RemoteSync `optional:"true"`
+	K8sCaches  k8s.CacheSync       `optional:"true"`
 }
 
 // incremental is the trigger that writes identity-driven map-state
@@ -99,17 +101,18 @@ func newManager(p managerParams) (*endpoint.Manager, error) {
 	})
 	apply := m.ApplyIncremental
 	p.Inc.apply.Store(&apply)
-	remotes := newRemotesGate(p.Remotes, p.Log)
+	gates := syncGates{newRemotesGate(p.Remotes, p.Log), newK8sGate(p.K8sCaches, p.Log)}
 	p.Regen.Subscribe(func(ctx context.Context, reasons []string) error {
-		if err := remotes.wait(ctx); err != nil {
+		if err := gates.wait(ctx); err != nil {
 			return err
 		}
 		return m.Regenerate(ctx, reasons)
 	})
 	p.Lifecycle.Append(cell.Hook{OnStart: func(ctx cell.HookContext) error {
 		m.RestoreLocal(ctx)
-		p.Jobs.Add(remotes.job(), job.OneShot("endpoint-restore", func(ctx context.Context, _ cell.Health) error {
-			if err := remotes.wait(ctx); err != nil {
+		p.Jobs.Add(gates.jobs()...)
+		p.Jobs.Add(job.OneShot("endpoint-restore", func(ctx context.Context, _ cell.Health) error {
+			if err := gates.wait(ctx); err != nil {
 				return err
 			}
 			return m.RestoreIdentities(ctx)

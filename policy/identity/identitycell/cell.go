@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/kvstore"
@@ -92,6 +93,7 @@ type managerParams struct {
 	StoreMetrics *store.Metrics      `optional:"true"`
 	Observers    []identity.Observer `group:"identity-observers"`
 	Metrics      *Metrics
+	K8sCaches    k8s.CacheSync `optional:"true"`
 	Lifecycle    cell.Lifecycle
 	Jobs         job.Group
 	Log          *slog.Logger
@@ -131,6 +133,13 @@ func newManagerCell(p managerParams) *manager {
 		)
 		if p.Config.IdentityGCInterval > 0 {
 			p.Jobs.Add(job.Timer("identity-gc", func(ctx context.Context) error {
+				if p.K8sCaches != nil {
+					// The pods' identities are referenced once their
+					// endpoints have their labels.
+					if err := p.K8sCaches.WaitForCacheSync(ctx); err != nil {
+						return err
+					}
+				}
 				stats, err := a.RunGC(ctx)
 				p.Metrics.GCDeleted.Add(float64(stats.Deleted))
 				return err

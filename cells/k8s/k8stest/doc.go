@@ -1,0 +1,12 @@
+// Package k8stest starts a real kube-apiserver for tests: the binary that
+// `make kube-apiserver` builds from the Go module proxy (hack/tools/kube),
+// on 127.0.0.1 against an etcd embedded in the test process, with token
+// authentication, RBAC and service-account signing keys, as a cluster's
+// control plane would run it (DESIGN.md §6).
+//
+//	srv := k8stest.Start(t)
+//	cs := kubernetes.NewForConfigOrDie(srv.AdminConfig())
+//
+// A test that needs it skips, saying why, only when the binary is missing
+// and cannot be built; everything is torn down when the test ends.
+package k8stest
