@@ -350,7 +350,7 @@ func TestCNIConfWaitsForRestore(t *testing.T) {
 		return err == nil
 	})
 	log := agent.Log()
-	regen, wrote := strings.Index(log, "Regenerating endpoints without every remote cluster synced"), strings.Index(log, "Wrote the CNI configuration")
+	regen, wrote := strings.Index(log, "Regenerating endpoints without the remote clusters' sync"), strings.Index(log, "Wrote the CNI configuration")
 	if regen < 0 || wrote < regen {
 		t.Fatalf("want the endpoints' gate opening (at %d) before the conflist is written (at %d):\n%s", regen, wrote, log)
 	}
