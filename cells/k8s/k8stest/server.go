@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,14 +167,26 @@ func (s *Server) startProcess(bin, etcdURL string) error {
 	cmd := exec.Command(bin, s.args(etcdURL, port)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited, started := make(chan struct{}), make(chan error)
+	go func() {
+		// Pdeathsig fires when the thread that forked the server exits,
+		// not the process, and a test that enters a network namespace
+		// ends its locked thread: fork from a thread kept until the
+		// server exits.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
 		return fmt.Errorf("start kube-apiserver: %w", err)
 	}
-	s.cmd, s.exited = cmd, make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(s.exited)
-	}()
+	s.cmd, s.exited = cmd, exited
 	s.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	if err := s.waitReady(); err != nil {
 		s.kill()

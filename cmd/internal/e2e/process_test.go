@@ -110,7 +110,8 @@ func startAgent(t *testing.T, bin string, args ...string) *agentProcess {
 	return p
 }
 
-// collect reads the log, signals the "Started" line and waits for exit.
+// collect reads the log, signals the "Started" line (text or JSON log
+// format) and waits for exit.
 func (p *agentProcess) collect(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	once := sync.Once{}
@@ -119,7 +120,7 @@ func (p *agentProcess) collect(r io.Reader) {
 		p.mu.Lock()
 		p.log.WriteString(line + "\n")
 		p.mu.Unlock()
-		if strings.Contains(line, "msg=Started") {
+		if strings.Contains(line, "msg=Started") || strings.Contains(line, `"msg":"Started"`) {
 			once.Do(func() { close(p.started) })
 		}
 	}
