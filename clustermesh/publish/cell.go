@@ -25,6 +25,9 @@ type Leadership interface {
 	// Leader reports whether this agent holds the publisher lock and
 	// writes the cluster configuration.
 	Leader() bool
+	// LeaderState reports whether this agent leads and returns a channel
+	// closed at the next change (nil: it never changes).
+	LeaderState() (leader bool, changed <-chan struct{})
 }
 
 var _ Leadership = (*Publisher)(nil)
@@ -43,6 +46,9 @@ type params struct {
 type noLeader struct{}
 
 func (noLeader) Leader() bool { return false }
+
+// LeaderState is false, for good.
+func (noLeader) LeaderState() (bool, <-chan struct{}) { return false, nil }
 
 func newFromParams(p params) (Leadership, error) {
 	if p.KVStore == nil || !p.KVStore.Enabled() {

@@ -67,6 +67,9 @@ type Publisher struct {
 
 	mu   sync.Mutex
 	seen map[string]bool // kept canaries seen since this agent leads
+
+	stateMu sync.Mutex
+	changed chan struct{} // closed at the next leadership change
 }
 
 // New returns a Publisher; Run starts it.
@@ -81,7 +84,7 @@ func New(opts Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode cluster config: %w", err)
 	}
-	return &Publisher{opts: opts, config: config, seen: map[string]bool{}}, nil
+	return &Publisher{opts: opts, config: config, seen: map[string]bool{}, changed: make(chan struct{})}, nil
 }
 
 // Leader reports whether this agent holds the lock and publishes.
@@ -136,9 +139,26 @@ func (p *Publisher) release(lock kvstore.Unlocker) {
 	}
 }
 
+// LeaderState reports whether this agent leads and returns a channel
+// closed at the next change: the writers that only the publisher runs
+// (the global services) start and stop with it.
+func (p *Publisher) LeaderState() (bool, <-chan struct{}) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
+	return p.leader.Load(), p.changed
+}
+
 // setLeader records and reports the leadership.
 func (p *Publisher) setLeader(leader bool) {
-	if p.leader.Swap(leader) != leader && p.opts.OnLeadership != nil {
+	p.stateMu.Lock()
+	if p.leader.Swap(leader) == leader {
+		p.stateMu.Unlock()
+		return
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.stateMu.Unlock()
+	if p.opts.OnLeadership != nil {
 		p.opts.OnLeadership(leader)
 	}
 }
