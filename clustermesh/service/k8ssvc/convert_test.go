@@ -39,7 +39,7 @@ func endpoint(ready *bool, addrs ...string) discoveryv1.Endpoint {
 
 func slice(svc, name string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   eps,
 		Ports: []discoveryv1.EndpointPort{{Name: ptr("http"), Protocol: ptr(corev1.ProtocolTCP), Port: ptr[int32](8080)},
