@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/kvstore"
 )
@@ -40,6 +41,9 @@ type params struct {
 	Health    cell.Health
 	LocalNode localnode.Store
 	KVStore   kvstore.Client `optional:"true"`
+	// Kubernetes, when enabled, means the global services writer
+	// (clustermesh/service/k8ssvc) writes the services canary.
+	Kubernetes k8s.Clientset `optional:"true"`
 }
 
 // noLeader is the Leadership of an agent without a kvstore.
@@ -59,7 +63,8 @@ func newFromParams(p params) (Leadership, error) {
 	standby := "standby: waiting for the publisher lock " + LockPath(cluster.ClusterName)
 	pub, err := New(Options{
 		Backend: p.KVStore, Cluster: cluster, Log: p.Log,
-		Retry: job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		Retry:            job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		NoServicesCanary: p.Kubernetes != nil && p.Kubernetes.IsEnabled(),
 		OnLeadership: func(leader bool) {
 			if leader {
 				p.Health.OK("leader: publishing " + ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")

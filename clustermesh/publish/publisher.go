@@ -22,8 +22,9 @@ const (
 	// IdentitiesSyncedKey is the canary of the identities, written at
 	// once: the identity allocator's keys are always complete.
 	IdentitiesSyncedKey = "cilium/state/identities/v1"
-	// ServicesSyncedKey is the canary of the global services (none yet:
-	// an empty store is complete).
+	// ServicesSyncedKey is the canary of the global services: written by
+	// the services writer with Kubernetes, else at once (an empty store
+	// is complete).
 	ServicesSyncedKey = "cilium/state/services/v1"
 )
 
@@ -56,6 +57,11 @@ type Options struct {
 	// OnLeadership, if set, is called when this agent becomes the
 	// publisher (true) and when it stops being it (false).
 	OnLeadership func(leader bool)
+	// NoServicesCanary leaves the services canary to the writer of the
+	// services (clustermesh/service/k8ssvc, with Kubernetes), which
+	// writes it once they are written; without it the publisher writes
+	// it at once (no services: an empty, complete set).
+	NoServicesCanary bool
 }
 
 // Publisher writes and keeps this cluster's configuration and canaries
@@ -242,7 +248,10 @@ func (p *Publisher) reconcile(ctx context.Context) error {
 	if _, err := b.UpdateIfDifferent(ctx, ClusterConfigKey(p.opts.Cluster.ClusterName), p.config, true); err != nil {
 		return fmt.Errorf("write %s: %w", ClusterConfigKey(p.opts.Cluster.ClusterName), err)
 	}
-	names := []string{IdentitiesSyncedKey, ServicesSyncedKey}
+	names := []string{IdentitiesSyncedKey}
+	if !p.opts.NoServicesCanary {
+		names = append(names, ServicesSyncedKey)
+	}
 	p.mu.Lock()
 	for _, name := range keptCanaries {
 		if p.seen[name] {

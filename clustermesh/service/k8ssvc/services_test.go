@@ -192,11 +192,15 @@ func TestServicesFromAPIServer(t *testing.T) {
 		t.Fatalf("after sync: %q, want %q", got, want)
 	}
 	webKey := service.StorePrefix + "/c1/default/web"
+	// The services canary comes after the services it covers.
+	celltest.Eventually(t, "services canary", func() bool { return c.key(t, "cilium/synced/c1/"+publish.ServicesSyncedKey) != "" })
+	if c.key(t, webKey) == "" {
+		t.Fatal("the services canary is written before the services")
+	}
 	celltest.Eventually(t, "web published", func() bool {
 		s, err := service.Decode("default/web", []byte(c.key(t, webKey)))
 		return err == nil && s.Shared && s.ClusterID == 1 && len(s.Backends) == 1 && s.Backends["10.1.0.1"]["http"].Port == 8080
 	})
-	celltest.Eventually(t, "services canary", func() bool { return c.key(t, "cilium/synced/c1/"+publish.ServicesSyncedKey) != "" })
 
 	// A second slice, one endpoint not ready: the ready one joins.
 	c.applySlice(t, slice("web", "web-2", endpoint(ptr(false), "10.1.0.3"), endpoint(ptr(true), "10.1.0.2")))
