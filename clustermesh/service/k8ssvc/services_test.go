@@ -56,6 +56,7 @@ func newCluster(t *testing.T, name string, id uint32) *cluster {
 // agent is one agent hive of a cluster; it shares nothing with another
 // cluster's agents but etcd.
 type agent struct {
+	hive   interface{ Stop(context.Context) error }
 	client *client.Client
 	sync   k8s.CacheSync
 	lead   publish.Leadership
@@ -75,7 +76,7 @@ func startAgent(t *testing.T, c *cluster, nodeName, meshDir string) *agent {
 	if meshDir != "" {
 		flags = append(flags, "clustermesh-config="+meshDir)
 	}
-	celltest.StartWithFlags(t, flags,
+	a.hive = celltest.StartWithFlags(t, flags,
 		api.Cell, status.Cell, metrics.Cell, controller.Cell, kvstorecell.Cell, store.Cell, localnode.Cell,
 		identitycell.Cell, policycell.Cell, ipcachecell.Cell, nodecell.Cell, clustermeshcell.Cell, publish.Cell,
 		k8s.Cell, k8ssvc.Cell,
@@ -263,6 +264,39 @@ func TestGlobalServiceAcrossClusters(t *testing.T) {
 	}
 	a2.waitView(t, "cluster1's web gone", "default/web="+
 		"cluster2:10.96.1.10:53/UDP (dns)+10.96.1.10:80/TCP (http)>10.2.0.1:5353/UDP (dns)+10.2.0.1:8080/TCP (http)")
+}
+
+// TestPublisherHandover: two agents of a cluster; only the publisher
+// writes: it deletes the key of a service gone while no one wrote, and
+// when it stops the other agent takes over and writes the services
+// again with its own lease.
+func TestPublisherHandover(t *testing.T) {
+	c := newCluster(t, "c1", 1)
+	staleKey, webKey := service.StorePrefix+"/c1/default/old", service.StorePrefix+"/c1/default/web"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.etcd.Client().Put(ctx, staleKey, `{"cluster":"c1","namespace":"default","name":"old","shared":true,"clusterID":1}`); err != nil {
+		t.Fatal(err)
+	}
+	c.apply(t, k8sService("web", global(""), "10.96.0.10"), slice("web", "web-1", endpoint(nil, "10.1.0.1")))
+	a1, a2 := startAgent(t, c, "node-1", ""), startAgent(t, c, "node-2", "")
+	celltest.Eventually(t, "web published, the stale key deleted", func() bool {
+		return c.key(t, webKey) != "" && c.key(t, staleKey) == ""
+	})
+	celltest.Eventually(t, "one leader", func() bool { return a1.lead.Leader() != a2.lead.Leader() })
+	leader, other := a1, a2
+	if a2.lead.Leader() {
+		leader, other = a2, a1
+	}
+	if err := leader.hive.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "the other agent leads and web is published", func() bool {
+		return other.lead.Leader() && c.key(t, webKey) != ""
+	})
+	// The new leader follows changes.
+	c.applySlice(t, slice("web", "web-1", endpoint(nil, "10.1.0.7")))
+	celltest.Eventually(t, "the new backend published", func() bool { return strings.Contains(c.key(t, webKey), "10.1.0.7") })
 }
 
 // writeMeshConfig writes the config file of remote c into dir, with its
