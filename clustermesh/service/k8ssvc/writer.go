@@ -1,6 +1,7 @@
 package k8ssvc
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -51,6 +52,9 @@ func (w *writer) set(key string, cs *service.ClusterService) {
 			w.st.DeleteKey(context.Background(), &store.KVPair{Name: key})
 		}
 		return
+	}
+	if old, ok := w.desired[key]; ok && sameValue(old, cs) {
+		return // an EndpointSlice change that changes no backend
 	}
 	w.desired[key] = cs
 	if w.st != nil {
@@ -135,4 +139,11 @@ func (w *writer) deleteStale(ctx context.Context, st *store.SyncStore) bool {
 		}
 	}
 	return true
+}
+
+// sameValue reports whether a and b are stored as the same value.
+func sameValue(a, b *service.ClusterService) bool {
+	va, errA := a.Marshal()
+	vb, errB := b.Marshal()
+	return errA == nil && errB == nil && bytes.Equal(va, vb)
 }
