@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	"github.com/apiary-net/apiary/cells/cell"
 )
@@ -119,7 +118,7 @@ func newClientset(c Config, lc cell.Lifecycle, log *slog.Logger) (Clientset, err
 		return nil, fmt.Errorf("create the Kubernetes dynamic client: %w", err)
 	}
 	// client-go logs through klog; send it to the agent's log.
-	klog.SetSlogLogger(log.With("subsys", "client-go"))
+	setKlogLogger(log.With("subsys", "client-go"))
 	lc.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
 			log.Info("Kubernetes client configured", "source", source, "server", cfg.Host)

@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/clustermesh"
 	"github.com/apiary-net/apiary/clustermesh/remote"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -20,12 +21,15 @@ import (
 // Cell provides the mesh: with --clustermesh-config set it watches the
 // directory and keeps one connection per remote cluster, feeding the node
 // manager, the ipcache and the identity cache. It provides SyncWaiter,
+// the global service cache (*service.Cache, which the local cluster's
+// watchers feed too),
 // the "ClusterMesh" status line, GET /v1/cluster/mesh and metrics.
 var Cell = cell.Module("clustermesh", "ClusterMesh: remote cluster connections",
 	cell.Config(clustermesh.DefaultConfig),
 	cell.ProvidePrivate(newClusterMesh),
 	cell.Provide(
 		func(cm *clustermesh.ClusterMesh) SyncWaiter { return cm },
+		func(cm *clustermesh.ClusterMesh) *service.Cache { return cm.Services() },
 		newStatusProvider,
 		newStatusHandler,
 		newServiceListHandler,

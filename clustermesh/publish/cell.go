@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/kvstore"
 )
@@ -25,6 +26,9 @@ type Leadership interface {
 	// Leader reports whether this agent holds the publisher lock and
 	// writes the cluster configuration.
 	Leader() bool
+	// LeaderState reports whether this agent leads and returns a channel
+	// closed at the next change (nil: it never changes).
+	LeaderState() (leader bool, changed <-chan struct{})
 }
 
 var _ Leadership = (*Publisher)(nil)
@@ -37,12 +41,18 @@ type params struct {
 	Health    cell.Health
 	LocalNode localnode.Store
 	KVStore   kvstore.Client `optional:"true"`
+	// Kubernetes, when enabled, means the global services writer
+	// (clustermesh/service/k8ssvc) writes the services canary.
+	Kubernetes k8s.Clientset `optional:"true"`
 }
 
 // noLeader is the Leadership of an agent without a kvstore.
 type noLeader struct{}
 
 func (noLeader) Leader() bool { return false }
+
+// LeaderState is false, for good.
+func (noLeader) LeaderState() (bool, <-chan struct{}) { return false, nil }
 
 func newFromParams(p params) (Leadership, error) {
 	if p.KVStore == nil || !p.KVStore.Enabled() {
@@ -53,7 +63,8 @@ func newFromParams(p params) (Leadership, error) {
 	standby := "standby: waiting for the publisher lock " + LockPath(cluster.ClusterName)
 	pub, err := New(Options{
 		Backend: p.KVStore, Cluster: cluster, Log: p.Log,
-		Retry: job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		Retry:            job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		NoServicesCanary: p.Kubernetes != nil && p.Kubernetes.IsEnabled(),
 		OnLeadership: func(leader bool) {
 			if leader {
 				p.Health.OK("leader: publishing " + ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")

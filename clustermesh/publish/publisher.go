@@ -22,8 +22,9 @@ const (
 	// IdentitiesSyncedKey is the canary of the identities, written at
 	// once: the identity allocator's keys are always complete.
 	IdentitiesSyncedKey = "cilium/state/identities/v1"
-	// ServicesSyncedKey is the canary of the global services (none yet:
-	// an empty store is complete).
+	// ServicesSyncedKey is the canary of the global services: written by
+	// the services writer with Kubernetes, else at once (an empty store
+	// is complete).
 	ServicesSyncedKey = "cilium/state/services/v1"
 )
 
@@ -56,6 +57,11 @@ type Options struct {
 	// OnLeadership, if set, is called when this agent becomes the
 	// publisher (true) and when it stops being it (false).
 	OnLeadership func(leader bool)
+	// NoServicesCanary leaves the services canary to the writer of the
+	// services (clustermesh/service/k8ssvc, with Kubernetes), which
+	// writes it once they are written; without it the publisher writes
+	// it at once (no services: an empty, complete set).
+	NoServicesCanary bool
 }
 
 // Publisher writes and keeps this cluster's configuration and canaries
@@ -67,6 +73,9 @@ type Publisher struct {
 
 	mu   sync.Mutex
 	seen map[string]bool // kept canaries seen since this agent leads
+
+	stateMu sync.Mutex
+	changed chan struct{} // closed at the next leadership change
 }
 
 // New returns a Publisher; Run starts it.
@@ -81,7 +90,7 @@ func New(opts Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode cluster config: %w", err)
 	}
-	return &Publisher{opts: opts, config: config, seen: map[string]bool{}}, nil
+	return &Publisher{opts: opts, config: config, seen: map[string]bool{}, changed: make(chan struct{})}, nil
 }
 
 // Leader reports whether this agent holds the lock and publishes.
@@ -136,9 +145,26 @@ func (p *Publisher) release(lock kvstore.Unlocker) {
 	}
 }
 
+// LeaderState reports whether this agent leads and returns a channel
+// closed at the next change: the writers that only the publisher runs
+// (the global services) start and stop with it.
+func (p *Publisher) LeaderState() (bool, <-chan struct{}) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
+	return p.leader.Load(), p.changed
+}
+
 // setLeader records and reports the leadership.
 func (p *Publisher) setLeader(leader bool) {
-	if p.leader.Swap(leader) != leader && p.opts.OnLeadership != nil {
+	p.stateMu.Lock()
+	if p.leader.Swap(leader) == leader {
+		p.stateMu.Unlock()
+		return
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.stateMu.Unlock()
+	if p.opts.OnLeadership != nil {
 		p.opts.OnLeadership(leader)
 	}
 }
@@ -222,7 +248,10 @@ func (p *Publisher) reconcile(ctx context.Context) error {
 	if _, err := b.UpdateIfDifferent(ctx, ClusterConfigKey(p.opts.Cluster.ClusterName), p.config, true); err != nil {
 		return fmt.Errorf("write %s: %w", ClusterConfigKey(p.opts.Cluster.ClusterName), err)
 	}
-	names := []string{IdentitiesSyncedKey, ServicesSyncedKey}
+	names := []string{IdentitiesSyncedKey}
+	if !p.opts.NoServicesCanary {
+		names = append(names, ServicesSyncedKey)
+	}
 	p.mu.Lock()
 	for _, name := range keptCanaries {
 		if p.seen[name] {

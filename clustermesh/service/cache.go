@@ -31,6 +31,13 @@ func (c *Cache) Upsert(s *ClusterService) {
 		c.Delete(s.Cluster, s.NamespacedName())
 		return
 	}
+	c.UpsertLocal(s)
+}
+
+// UpsertLocal puts a global service of the local cluster in the cache,
+// shared or not: its local backends serve this cluster either way;
+// Shared only says whether they are published for the remote ones.
+func (c *Cache) UpsertLocal(s *ClusterService) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byCluster := c.services[s.NamespacedName()]

@@ -3,6 +3,7 @@
 // cilium/state/services/v1/<cluster>/<namespace>/<name> (Cilium's JSON),
 // and merges the shared ones of every remote cluster into a cache keyed by
 // namespace/name (the global services). The remote connections
-// (clustermesh/remote) feed the cache with a ClusterWatcher; the
+// (clustermesh/remote) feed the cache with a ClusterWatcher, this
+// cluster's Kubernetes watcher (k8ssvc) with UpsertLocal; the
 // clustermesh cell serves its merged view. No cells here.
 package service

@@ -1,0 +1,71 @@
+package k8ssvc
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/clustermesh/publish"
+	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/store"
+)
+
+// Cell watches the Kubernetes Services and EndpointSlices into the
+// global service cache and, on the cluster's publisher, publishes the
+// shared global services in the cluster's etcd. It needs the Kubernetes
+// client cell, the clustermesh cell (the cache) and the publish cell;
+// without Kubernetes it does nothing, without a kvstore it publishes
+// nothing.
+var Cell = cell.Module("clustermesh-k8s-services", "Kubernetes global services into the service cache and etcd",
+	cell.Invoke(start),
+)
+
+// SyncName is the name of the watcher's cache in the CacheSync gate.
+const SyncName = "clustermesh-k8s-services"
+
+type params struct {
+	cell.In
+
+	Clientset      k8s.Clientset
+	Services       k8s.Services
+	EndpointSlices k8s.EndpointSlices
+	CacheSync      k8s.CacheSync
+	Cache          *service.Cache
+	Leadership     publish.Leadership
+	Cluster        types.ClusterInfo
+	KVStore        kvstore.Client `optional:"true"`
+	Metrics        *store.Metrics `optional:"true"`
+	Jobs           job.Group
+	Log            *slog.Logger
+}
+
+func start(p params) {
+	if !p.Clientset.IsEnabled() {
+		return
+	}
+	var w *writer
+	if p.KVStore != nil && p.KVStore.Enabled() {
+		w = newWriter(p.KVStore, p.Cluster, p.Leadership, p.Log, p.Metrics)
+	}
+	wt := newWatcher(p.Cache, w, p.Cluster)
+	markSynced := p.CacheSync.Register(SyncName)
+	synced := make(chan struct{})
+	p.Jobs.Add(job.OneShot("k8s-watch-services", func(ctx context.Context, health cell.Health) error {
+		wt.run(ctx, p.Services.Events(ctx), p.EndpointSlices.Events(ctx), func() {
+			markSynced()
+			close(synced)
+			health.OK("synced")
+		})
+		return nil
+	}))
+	if w != nil {
+		p.Jobs.Add(job.OneShot("publish-global-services", func(ctx context.Context, _ cell.Health) error {
+			w.run(ctx, synced)
+			return nil
+		}))
+	}
+}
