@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,6 +46,8 @@ type apiaryAgent struct {
 	nps   k8s.NetworkPolicies
 	cnps  k8s.CiliumNetworkPolicies
 	ccnps k8s.CiliumClusterwideNetworkPolicies
+
+	synced map[string]time.Duration
 }
 
 // newApiaryAgent builds (does not populate) the hive; dir is a fresh
@@ -72,14 +75,17 @@ func newApiaryAgent(kubeconfig, dir string) (*apiaryAgent, error) {
 	return a, nil
 }
 
-// start populates and starts the hive and waits for the CacheSync gate.
-func (a *apiaryAgent) start(ctx context.Context) error {
+// start populates and starts the hive and waits for the CacheSync gate;
+// it records in a.synced when (since begin) each cache left the gate's
+// pending list, polled every millisecond.
+func (a *apiaryAgent) start(ctx context.Context, begin time.Time) error {
 	if err := a.hive.Populate(); err != nil {
 		return fmt.Errorf("populate agent: %w", err)
 	}
 	if err := a.hive.Start(ctx); err != nil {
 		return fmt.Errorf("start agent: %w", err)
 	}
+	a.watchGate(ctx, begin)
 	if err := a.gate.WaitForCacheSync(ctx); err != nil {
 		return fmt.Errorf("wait for the cache-sync gate: %w", err)
 	}
@@ -131,4 +137,29 @@ func (a *apiaryAgent) stop() error {
 		return fmt.Errorf("stop agent: %w", err)
 	}
 	return nil
+}
+
+// watchGate polls the gate until it opens and records when each pending
+// cache synced.
+func (a *apiaryAgent) watchGate(ctx context.Context, begin time.Time) {
+	a.synced = map[string]time.Duration{}
+	first, _ := a.gate.Pending()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		pending, open := a.gate.Pending()
+		for _, name := range first {
+			if _, done := a.synced[name]; !done && !slices.Contains(pending, name) {
+				a.synced[name] = time.Since(begin)
+			}
+		}
+		if open {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,10 +24,21 @@ type Side struct {
 	// Heap is the live heap (after a GC) with the side synced, less the
 	// live heap before it started.
 	Heap []int64
+	// CPU is the process's CPU time (user+system, the embedded etcd's
+	// included, the kube-apiserver's not) during each whole round (sync,
+	// heap measurement, check, stop): less sensitive than wall time to
+	// other load on the machine.
+	CPU []time.Duration
+	// Synced is, for the agent, when each cache of the gate synced in
+	// each round.
+	Synced []map[string]time.Duration
 }
 
 // Median returns the median time and heap.
 func (s Side) Median() (time.Duration, int64) { return median(s.Took), median(s.Heap) }
+
+// MedianCPU returns the median CPU time.
+func (s Side) MedianCPU() time.Duration { return median(s.CPU) }
 
 // Results are one run.
 type Results struct {
@@ -59,15 +72,37 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 	kubeconfig := srv.WriteKubeconfig(k8stest.AdminToken)
 	sides := []func(record bool) error{
 		func(record bool) error {
-			d, heap, err := apiaryRound(ctx, tb, kubeconfig, s)
+			cpu0 := processCPU()
+			var (
+				d      time.Duration
+				heap   int64
+				synced map[string]time.Duration
+				err    error
+			)
+			// Labelled for -cpuprofile: the goroutines the side starts
+			// inherit the label.
+			pprof.Do(ctx, pprof.Labels("side", "apiary"), func(ctx context.Context) {
+				d, heap, synced, err = apiaryRound(ctx, tb, kubeconfig, s)
+			})
 			if record {
+				r.Apiary.CPU = append(r.Apiary.CPU, processCPU()-cpu0)
 				r.Apiary.Took, r.Apiary.Heap = append(r.Apiary.Took, d), append(r.Apiary.Heap, heap)
+				r.Apiary.Synced = append(r.Apiary.Synced, synced)
 			}
 			return err
 		},
 		func(record bool) error {
-			d, heap, err := peerRound(ctx, kubeconfig, s)
+			cpu0 := processCPU()
+			var (
+				d    time.Duration
+				heap int64
+				err  error
+			)
+			pprof.Do(ctx, pprof.Labels("side", "client-go"), func(ctx context.Context) {
+				d, heap, err = peerRound(ctx, kubeconfig, s)
+			})
 			if record {
+				r.Peer.CPU = append(r.Peer.CPU, processCPU()-cpu0)
 				r.Peer.Took, r.Peer.Heap = append(r.Peer.Took, d), append(r.Peer.Heap, heap)
 			}
 			return err
@@ -89,29 +124,29 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 
 // apiaryRound times the agent's hive from populate to the cache-sync
 // gate opening, measures its heap, checks its caches and stops it.
-func apiaryRound(ctx context.Context, tb testing.TB, kubeconfig string, s Size) (time.Duration, int64, error) {
+func apiaryRound(ctx context.Context, tb testing.TB, kubeconfig string, s Size) (time.Duration, int64, map[string]time.Duration, error) {
 	dir, err := os.MkdirTemp(tb.TempDir(), "agent")
 	if err != nil {
-		return 0, 0, fmt.Errorf("create the agent's directory: %w", err)
+		return 0, 0, nil, fmt.Errorf("create the agent's directory: %w", err)
 	}
 	a, err := newApiaryAgent(kubeconfig, dir)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	base := liveHeap()
 	begin := time.Now()
-	err = a.start(ctx)
+	err = a.start(ctx, begin)
 	took := time.Since(begin)
 	if err != nil {
 		_ = a.stop()
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	heap := liveHeap() - base
 	err = a.check(ctx, s)
 	if stopErr := a.stop(); err == nil {
 		err = stopErr
 	}
-	return took, heap, err
+	return took, heap, a.synced, err
 }
 
 // peerRound times client-go from building its clients to every informer
@@ -150,4 +185,13 @@ func median[T time.Duration | int64](xs []T) T {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[n/2]
+}
+
+// processCPU returns the CPU time (user+system) the process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

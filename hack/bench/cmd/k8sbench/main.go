@@ -19,6 +19,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"slices"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -36,10 +38,23 @@ func main() {
 	flag.IntVar(&s.Policies, "policies", s.Policies, "policies (1/2 NP, 4/10 CNP, 1/10 CCNP)")
 	runs := flag.Int("runs", 5, "timed alternating rounds per side (the median is reported)")
 	warmup := flag.Int("warmup", 1, "untimed rounds per side first")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (fill and the embedded etcd included) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "k8sbench: cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	r, err := bench.WithTB(func(tb testing.TB) (k8sbench.Results, error) { return k8sbench.Measure(tb, s, *runs, *warmup) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "k8sbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	report(os.Stdout, r)
@@ -59,6 +74,18 @@ func report(out io.Writer, r k8sbench.Results) {
 	fmt.Fprintf(w, "client-go shared informers -> HasSynced\t%s\t%s\t%v\n", pt.Round(time.Millisecond), mib(ph), rounded(r.Peer.Took))
 	fmt.Fprintf(w, "apiary k8s cells + watchers -> CacheSync gate\t%s\t%s\t%v\n", at.Round(time.Millisecond), mib(ah), rounded(r.Apiary.Took))
 	w.Flush()
+	ac, pc := r.Apiary.MedianCPU(), r.Peer.MedianCPU()
+	fmt.Fprintf(out, "process CPU time per round (median; the whole round: sync, heap GCs, check, stop; the in-process etcd included): client-go %s, apiary %s, ratio %.2f\n",
+		pc.Round(time.Millisecond), ac.Round(time.Millisecond), ratio(float64(ac), float64(pc)))
+	fmt.Fprintln(out, "apiary, when each cache of the gate synced (median over rounds):")
+	for _, name := range cacheNames(r.Apiary.Synced) {
+		var ds []time.Duration
+		for _, m := range r.Apiary.Synced {
+			ds = append(ds, m[name])
+		}
+		slices.Sort(ds)
+		fmt.Fprintf(out, "  %-45s %s\n", name, ds[len(ds)/2].Round(time.Millisecond))
+	}
 	fmt.Fprintf(out, "ratio apiary/client-go: time %.2f (goal <= 1.5), heap %.2f\n", ratio(float64(at), float64(pt)), ratio(float64(ah), float64(ph)))
 }
 
@@ -77,4 +104,17 @@ func rounded(ds []time.Duration) []time.Duration {
 		out[i] = d.Round(time.Millisecond)
 	}
 	return out
+}
+
+func cacheNames(rounds []map[string]time.Duration) []string {
+	var names []string
+	for _, m := range rounds {
+		for name := range m {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
