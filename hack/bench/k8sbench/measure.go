@@ -117,6 +117,7 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 			if err := side(i >= warmup); err != nil {
 				return r, fmt.Errorf("round %d: %w", i+1, err)
 			}
+			settleHeap()
 		}
 	}
 	return r, nil
@@ -163,6 +164,21 @@ func peerRound(ctx context.Context, kubeconfig string, s Size) (time.Duration, i
 	err = p.check(s)
 	p.shutdown()
 	return took, heap, err
+}
+
+// settleHeap waits (up to 5s) until a stopped side's goroutines have
+// let go of its heap: the live heap no longer shrinks by 1 MiB in 100ms.
+// Otherwise the next side's baseline holds the last side's caches.
+func settleHeap() {
+	last := liveHeap()
+	for range 50 {
+		time.Sleep(100 * time.Millisecond)
+		now := liveHeap()
+		if last-now < 1<<20 {
+			return
+		}
+		last = now
+	}
 }
 
 // liveHeap returns the heap in use after a full collection.
