@@ -51,8 +51,10 @@ func (s Size) Validate() error {
 		return fmt.Errorf("namespaces: %d, want >= 1", s.Namespaces)
 	case s.Nodes < 1:
 		return fmt.Errorf("nodes: %d, want >= 1", s.Nodes)
-	case s.Pods < 0 || s.Policies < 0:
-		return fmt.Errorf("pods %d, policies %d: want >= 0", s.Pods, s.Policies)
+	case s.Pods < 0:
+		return fmt.Errorf("pods: %d, want >= 0", s.Pods)
+	case s.Policies < 0:
+		return fmt.Errorf("policies: %d, want >= 0", s.Policies)
 	case s.LocalPods < 0 || s.LocalPods > s.Pods:
 		return fmt.Errorf("local-pods: %d, want 0..%d", s.LocalPods, s.Pods)
 	case s.LocalPods < s.Pods && s.Nodes < 2:
