@@ -62,7 +62,7 @@ manifests-gen: ## Regenerate install/kubernetes/crds from hack/manifests/schema.
 	cd hack/manifests && $(GO) run ./gen-crds
 
 .PHONY: bench
-bench: ## Run the benchmarks and print side-by-side ratios
+bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/hivebench
 	cd hack/bench && $(GO) run ./cmd/kvbench
 	cd hack/bench && $(GO) run ./cmd/ipcachebench
@@ -71,6 +71,7 @@ bench: ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/bpfbench
 	cd hack/bench && $(GO) run ./cmd/bpfmapbench
 	cd hack/bench && $(GO) run ./cmd/cmbench
+	cd hack/bench && $(GO) run ./cmd/k8sbench
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c
