@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/apiary-net/apiary/cells/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -96,33 +97,11 @@ func WriteConflist(path, socket, logFile string) error {
 	return nil
 }
 
-// writeAtomic writes data to a temporary file next to path and renames it
-// over path.
+// writeAtomic replaces path with data (a crash leaves the old file or
+// the new one), creating its directory if needed.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return safefile.WriteFile(path, data, mode)
 }
