@@ -150,7 +150,7 @@ func TestDaemonSet(t *testing.T) {
 }
 
 // TestClusterRoleIsLeastPrivilege pins the agent's permissions: reading
-// what it watches and creating events, nothing else.
+// reading what it watches, nothing else (it writes nothing).
 func TestClusterRoleIsLeastPrivilege(t *testing.T) {
 	var got []string
 	for _, o := range loadInstall(t) {
@@ -171,9 +171,9 @@ func TestClusterRoleIsLeastPrivilege(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		"/events: create", "/namespaces: get,list,watch", "/nodes: get,list,watch", "/pods: get,list,watch", "/services: get,list,watch",
+		"/namespaces: get,list,watch", "/nodes: get,list,watch", "/pods: get,list,watch", "/services: get,list,watch",
 		"cilium.io/ciliumclusterwidenetworkpolicies: get,list,watch", "cilium.io/ciliumnetworkpolicies: get,list,watch",
-		"discovery.k8s.io/endpointslices: get,list,watch", "events.k8s.io/events: create", "networking.k8s.io/networkpolicies: get,list,watch",
+		"discovery.k8s.io/endpointslices: get,list,watch", "networking.k8s.io/networkpolicies: get,list,watch",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("ClusterRole grants\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
