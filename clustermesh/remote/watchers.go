@@ -54,10 +54,6 @@ func newLayout(cluster string, cached bool) layout {
 		services: cache(CanaryServices) + "/" + cluster, canaryServices: cache(CanaryServices)}
 }
 
-func (l layout) canaries() []string {
-	return []string{l.canaryNodes, l.canaryIPCache, l.canaryIdentities, l.canaryServices}
-}
-
 // watchers are the watchers of one remote cluster. They outlive a
 // connection: run starts them on each new backend, and what they hold
 // stays while disconnected.
@@ -67,29 +63,37 @@ type watchers struct {
 	ipcache    *ipcache.ClusterWatcher
 	identities *identitycell.ClusterWatcher
 	services   *service.ClusterWatcher
-	onSynced   func()
+	// all are the four with their canaries, in the order of the status.
+	all      []canaryWatcher
+	onSynced func()
 
 	mu      sync.Mutex
 	started map[string]bool // canary -> watcher started on the current backend
 	synced  int
 }
 
+// canaryWatcher is a watcher and the sync canary that starts it.
+type canaryWatcher struct {
+	canary string
+	store.Watcher
+}
+
 func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func()) *watchers {
 	w := &watchers{layout: l, onSynced: onSynced, started: map[string]bool{}}
 	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
+	params := func(kind, prefix string) store.WatchParams {
+		return store.WatchParams{Scope: cluster.ClusterName + "/" + kind, Prefix: prefix, Log: p.Log, Metrics: p.Metrics,
+			Options: []store.WatchStoreOption{opt}}
+	}
 	w.nodes = node.NewClusterWatcher(node.WatcherParams{
-		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.nodes,
-		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/nodes", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
-	})
+		Manager: p.Nodes, Cluster: cluster, Source: source.ClusterMesh, WatchParams: params("nodes", l.nodes)})
 	w.ipcache = ipcache.NewClusterWatcher(ipcache.WatcherParams{
-		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh, Prefix: l.ipcache,
-		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/ipcache", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
-	})
+		IPCache: p.IPCache, Cluster: cluster, Source: source.ClusterMesh, WatchParams: params("ipcache", l.ipcache)})
 	w.identities = p.Identities.NewWatcher(cluster, l.identities, p.Log, p.Metrics, opt)
 	w.services = service.NewClusterWatcher(service.WatcherParams{
-		Cache: p.Services, Cluster: cluster, Prefix: l.services,
-		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/services", Log: p.Log, Metrics: p.Metrics, Options: []store.WatchStoreOption{opt}},
-	})
+		Cache: p.Services, Cluster: cluster, WatchParams: params("services", l.services)})
+	w.all = []canaryWatcher{{l.canaryNodes, w.nodes}, {l.canaryIPCache, w.ipcache},
+		{l.canaryIdentities, w.identities}, {l.canaryServices, w.services}}
 	return w
 }
 
@@ -98,7 +102,7 @@ func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func())
 func (w *watchers) prefixSynced() {
 	w.mu.Lock()
 	w.synced++
-	all := w.synced == 4
+	all := w.synced == len(w.all)
 	w.mu.Unlock()
 	if all {
 		w.onSynced()
@@ -107,7 +111,12 @@ func (w *watchers) prefixSynced() {
 
 // allSynced reports whether every watcher listed its prefix once.
 func (w *watchers) allSynced() bool {
-	return w.nodes.Store().Synced() && w.ipcache.Store().Synced() && w.identities.Store().Synced() && w.services.Store().Synced()
+	for _, cw := range w.all {
+		if !cw.Store().Synced() {
+			return false
+		}
+	}
+	return true
 }
 
 // run starts the watchers on b until ctx ends: each once its sync canary
@@ -122,30 +131,25 @@ func (w *watchers) run(ctx context.Context, b kvstore.Backend, cluster string, s
 	w.mu.Lock()
 	clear(w.started)
 	w.mu.Unlock()
-	register := func(canary string, watch func(context.Context, kvstore.Backend)) {
+	for _, cw := range w.all {
 		w.mu.Lock()
-		w.started[canary] = false
+		w.started[cw.canary] = false
 		w.mu.Unlock()
-		mgr.Register(canary, func(ctx context.Context) {
+		mgr.Register(cw.canary, func(ctx context.Context) {
 			w.mu.Lock()
-			w.started[canary] = true
+			w.started[cw.canary] = true
 			w.mu.Unlock()
-			watch(ctx, b)
+			cw.Watch(ctx, b)
 		})
 	}
-	register(w.layout.canaryNodes, w.nodes.Watch)
-	register(w.layout.canaryIPCache, w.ipcache.Watch)
-	register(w.layout.canaryIdentities, w.identities.Watch)
-	register(w.layout.canaryServices, w.services.Watch)
 	mgr.Run(ctx)
 }
 
 // drain withdraws everything the watchers learned.
 func (w *watchers) drain() {
-	w.nodes.Drain()
-	w.ipcache.Drain()
-	w.identities.Drain()
-	w.services.Drain()
+	for _, cw := range w.all {
+		cw.Drain()
+	}
 }
 
 // prefixes reports each prefix: its canary, sync state, entries and
@@ -153,33 +157,30 @@ func (w *watchers) drain() {
 func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePrefix {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	row := func(prefix, canary string, s *store.WatchStore) models.RemotePrefix {
+	out := make([]models.RemotePrefix, 0, len(w.all))
+	for _, cw := range w.all {
+		s := cw.Store()
 		sk := s.SkipStats()
-		r := models.RemotePrefix{Prefix: prefix, Synced: s.Synced(), Entries: s.NumEntries(),
+		r := models.RemotePrefix{Prefix: cw.Prefix(), Synced: s.Synced(), Entries: s.NumEntries(),
 			Malformed: sk.Malformed, Refused: sk.Refused}
 		if syncCanaries {
-			r.Canary = kvstore.SyncedPrefix + cluster + "/" + canary
+			r.Canary = kvstore.SyncedPrefix + cluster + "/" + cw.canary
 		}
 		if sk.Total() > 0 {
 			r.LastSkipped = fmt.Sprintf("%s: %v", sk.Last.Key, sk.Last.Err)
 		}
-		return r
+		out = append(out, r)
 	}
-	return []models.RemotePrefix{
-		row(w.nodes.Prefix(), w.layout.canaryNodes, w.nodes.Store()),
-		row(w.ipcache.Prefix(), w.layout.canaryIPCache, w.ipcache.Store()),
-		row(w.identities.Prefix(), w.layout.canaryIdentities, w.identities.Store()),
-		row(w.services.Prefix(), w.layout.canaryServices, w.services.Store()),
-	}
+	return out
 }
 
 // waitingFor returns the first canary whose watcher has not started.
 func (w *watchers) waitingFor() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, c := range w.layout.canaries() {
-		if started, ok := w.started[c]; ok && !started {
-			return c
+	for _, cw := range w.all {
+		if started, ok := w.started[cw.canary]; ok && !started {
+			return cw.canary
 		}
 	}
 	return ""

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
@@ -59,17 +58,7 @@ func (k *kvSync) start(local Node) []job.Job {
 	if err := k.sync.UpsertKey(context.Background(), &local); err != nil {
 		k.log.Warn("Unable to register the local node", "key", NodesPrefix+"/"+local.GetKeyName(), "error", err)
 	}
-	return []job.Job{
-		job.OneShot("kvstore-register", func(ctx context.Context, _ cell.Health) error {
-			k.sync.Synced(ctx)
-			k.sync.Run(ctx)
-			return nil
-		}),
-		job.OneShot("kvstore-watch", func(ctx context.Context, _ cell.Health) error {
-			k.watcher.Watch(ctx, k.client)
-			return nil
-		}),
-	}
+	return store.WriteAndWatchJobs("kvstore-register", k.sync, k.watcher, k.client)
 }
 
 // skipped returns how many kvstore nodes are skipped now, and the last.

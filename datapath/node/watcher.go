@@ -1,11 +1,9 @@
 package node
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
-	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -22,12 +20,10 @@ type WatcherParams struct {
 	Source source.Source
 	// Skip names a node left to another source (this agent's own).
 	Skip string
-	// Prefix overrides the watched prefix (default
+	// WatchParams are the watch store's scope, prefix (default
 	// cilium/state/nodes/v1/<cluster>; a KVStoreMesh cache serves
-	// cilium/cache/nodes/v1/<cluster>).
-	Prefix string
-	// WatchParams are the watch store's scope, logger, metrics, writer
-	// (this agent's SyncStore under the prefix, if any) and options.
+	// cilium/cache/nodes/v1/<cluster>), logger, metrics, writer (this
+	// agent's SyncStore under the prefix, if any) and options.
 	store.WatchParams
 }
 
@@ -38,48 +34,26 @@ type WatcherParams struct {
 // Malformed nodes and nodes of another cluster are skipped, counted and
 // listed by its watch store.
 type ClusterWatcher struct {
-	p     WatcherParams
-	watch *store.WatchStore
+	*store.PrefixWatcher[*Node]
+	p WatcherParams
 }
 
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	w := &ClusterWatcher{p: p}
-	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
+	w.PrefixWatcher = store.NewPrefixWatcher(NodesPrefix+"/"+p.Cluster.ClusterName, &w.p.WatchParams, w.decode, w)
 	return w
 }
 
-// Prefix is the prefix of the cluster's nodes.
-func (w *ClusterWatcher) Prefix() string {
-	if w.p.Prefix != "" {
-		return w.p.Prefix
-	}
-	return NodesPrefix + "/" + w.p.Cluster.ClusterName
-}
-
-// Watch lists and watches the cluster's nodes on backend until ctx ends.
-func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, w.Prefix())
-}
-
-// Drain withdraws every node learned (a remote cluster removed).
-func (w *ClusterWatcher) Drain() { w.watch.Drain() }
-
-// Store is the watch store: entry counts, sync state, skipped entries.
-func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
-
-// decode is the watcher's KeyFactory: name is the node name below
+// decode is the watcher's Decoder: name is the node name below
 // cilium/state/nodes/v1/<cluster>/.
-func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+func (w *ClusterWatcher) decode(name string, value []byte) (*Node, error) {
 	var n Node
 	err := n.UnmarshalJSON(value)
 	if err == nil {
 		err = w.check(name, &n)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &n, nil
+	return &n, err
 }
 
 // check compares a decoded node with its key and the cluster.

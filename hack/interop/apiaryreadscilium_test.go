@@ -3,6 +3,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -12,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	cmstore "github.com/cilium/cilium/pkg/clustermesh/store"
+
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/hack/interop"
@@ -152,6 +156,56 @@ func TestApiaryReadsCilium(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("services", func(t *testing.T) {
+		kvs := listPrefix(t, b, service.StorePrefix+"/cilium1/")
+		if len(kvs) != len(want.Services) {
+			t.Fatalf("%d services, want %d", len(kvs), len(want.Services))
+		}
+		for _, w := range want.Services {
+			name := w.Namespace + "/" + w.Name
+			got, err := service.Decode(name, kvs[name])
+			if err != nil {
+				t.Fatalf("decode service %s: %v", name, err)
+			}
+			if err := got.CheckCluster(remote); err != nil {
+				t.Errorf("service %s refused as cilium1's: %v", name, err)
+			}
+			if err := got.CheckCluster(us); err == nil {
+				t.Errorf("service %s of cilium1 accepted as apiary1's", name)
+			}
+			if got.Cluster != w.Cluster || got.ClusterID != w.ClusterID || got.Shared != w.Shared ||
+				got.IncludeExternal != w.IncludeExternal || render(got.Frontends) != renderCilium(w.Frontends) ||
+				render(got.Backends) != renderCilium(w.Backends) || !maps.Equal(got.Selector, w.Selector) {
+				t.Errorf("service %s decoded as %+v, Cilium wrote %s", name, got, kvs[name])
+			}
+		}
+	})
+}
+
+// render is apiary's frontends or backends as sorted
+// "<ip>:<port>/<protocol>(<name>)".
+func render(m map[string]service.PortConfiguration) string {
+	var out []string
+	for ip, pc := range m {
+		for name, p := range pc {
+			out = append(out, ip+":"+strconv.Itoa(int(p.Port))+"/"+p.Protocol+"("+name+")")
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// renderCilium is render of Cilium's frontends or backends.
+func renderCilium(m map[string]cmstore.PortConfiguration) string {
+	var out []string
+	for ip, pc := range m {
+		for name, p := range pc {
+			out = append(out, ip+":"+strconv.Itoa(int(p.Port))+"/"+string(p.Protocol)+"("+name+")")
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // TestApiaryAgentJoinsCiliumCluster runs a whole apiary agent as one

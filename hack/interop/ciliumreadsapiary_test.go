@@ -162,10 +162,17 @@ func checkMirror(t *testing.T, raw, lraw *clientv3.Client) {
 		{"cilium/state/identities/v1/id/", "cilium/cache/identities/v1/apiary1/id/"},
 	}
 	for _, m := range mirrors {
-		want := list(t, raw, m.state)
-		if !eventually(30*time.Second, func() bool { want = list(t, raw, m.state); return equal(list(t, lraw, m.cache), want) }) {
-			t.Errorf("%s mirrored as %s:\n got %v\nwant %v", m.state, m.cache, list(t, lraw, m.cache), want)
-		}
+		checkPrefixMirror(t, raw, lraw, m.state, m.cache)
+	}
+}
+
+// checkPrefixMirror waits until KVStoreMesh's etcd (lraw) holds under
+// cache exactly what apiary's (raw) holds under state.
+func checkPrefixMirror(t *testing.T, raw, lraw *clientv3.Client, state, cache string) {
+	t.Helper()
+	want := list(t, raw, state)
+	if !eventually(30*time.Second, func() bool { want = list(t, raw, state); return equal(list(t, lraw, cache), want) }) {
+		t.Errorf("%s mirrored as %s:\n got %v\nwant %v", state, cache, list(t, lraw, cache), want)
 	}
 }
 

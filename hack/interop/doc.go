@@ -4,11 +4,15 @@
 //   - Cilium reads apiary: Cilium's KVStoreMesh, composed as the
 //     clustermesh-apiserver's kvstoremesh command composes it, connects to
 //     the etcd of an apiary cluster and must report it ready with its
-//     nodes, endpoints and identities, mirroring what apiary published.
+//     nodes, endpoints and identities, mirroring what apiary published,
+//     and the global services an apiary agent publishes from a real
+//     kube-apiserver, which a Cilium agent's watch store then decodes and
+//     validates.
 //   - apiary reads Cilium: Cilium's writers (clustercfg.Set, the
 //     SyncStores clustermesh-apiserver uses, Cilium's Node,
-//     IPIdentityPair and label encoders) publish a cluster; apiary's
-//     decoders read every entry.
+//     IPIdentityPair, label encoders and ClusterService) publish a
+//     cluster; apiary's decoders and an apiary agent's watchers (services
+//     included) read every entry.
 //
 // It is a module of its own (like hack/bench), so the main module never
 // depends on Cilium.

@@ -19,6 +19,11 @@
 //     re-created at once when someone deletes them.
 //   - WatchStoreManager: starts a prefix's watcher once its canary exists
 //     ("sync" mode) or all at once ("immediate" mode).
+//   - PrefixWatcher: a WatchStore over one prefix of a cluster with a
+//     typed Decoder (Prefix, Watch, Drain, Store), the shape of the node,
+//     ipcache, identity and service cluster watchers, local or remote;
+//     ObserverOf adapts typed functions to Observer, WriteAndWatchJobs
+//     runs an agent's writer and watcher of one prefix.
 //
 // Values are decoded by a per-prefix KeyFactory.
 package store

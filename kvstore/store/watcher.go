@@ -1,13 +1,21 @@
 package store
 
-import "log/slog"
+import (
+	"cmp"
+	"log/slog"
+)
 
 // WatchParams are the watch-store settings every watcher of a kvstore
-// prefix takes (the node and ipcache cluster watchers, local or remote).
+// prefix takes (the node, ipcache, identity and service cluster
+// watchers, local or remote).
 type WatchParams struct {
 	// Scope names the watch store in logs and metrics ("nodes",
 	// "cluster2/ipcache").
-	Scope   string
+	Scope string
+	// Prefix, if set, overrides the watcher's default prefix (a
+	// KVStoreMesh cache serves cilium/cache/... instead of
+	// cilium/state/...).
+	Prefix  string
 	Log     *slog.Logger
 	Metrics *Metrics
 	// Writer, if set, is the SyncStore writing this agent's own keys
@@ -29,3 +37,6 @@ func (p *WatchParams) NewWatchStore(factory KeyFactory, observer Observer) *Watc
 	}
 	return NewWatchStore(p.Scope, factory, observer, append(opts, p.Options...)...)
 }
+
+// prefixOr returns the prefix to watch: p.Prefix, or def when unset.
+func (p *WatchParams) prefixOr(def string) string { return cmp.Or(p.Prefix, def) }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
@@ -62,17 +61,7 @@ func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *
 
 // jobs are the writer and the watcher.
 func (k *kvSync) jobs() []job.Job {
-	return []job.Job{
-		job.OneShot("kvstore-publish", func(ctx context.Context, _ cell.Health) error {
-			k.sync.Synced(ctx)
-			k.sync.Run(ctx)
-			return nil
-		}),
-		job.OneShot("kvstore-watch", func(ctx context.Context, _ cell.Health) error {
-			k.watcher.Watch(ctx, k.client)
-			return nil
-		}),
-	}
+	return store.WriteAndWatchJobs("kvstore-publish", k.sync, k.watcher, k.client)
 }
 
 func kvstoreResource(name string) ResourceID { return ResourceID("kvstore/" + name) }

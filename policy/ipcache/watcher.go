@@ -1,12 +1,10 @@
 package ipcache
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
-	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
@@ -25,12 +23,10 @@ type WatcherParams struct {
 	// SkipHost, if valid, is this node's IP: entries with it as host IP
 	// are this node's own and left to the local source.
 	SkipHost netip.Addr
-	// Prefix overrides the watched prefix (default
+	// WatchParams are the watch store's scope, prefix (default
 	// cilium/state/ip/v1/default; a KVStoreMesh cache serves
-	// cilium/cache/ip/v1/<cluster>).
-	Prefix string
-	// WatchParams are the watch store's scope, logger, metrics, writer
-	// (this agent's SyncStore under the prefix, if any) and options.
+	// cilium/cache/ip/v1/<cluster>), logger, metrics, writer (this
+	// agent's SyncStore under the prefix, if any) and options.
 	store.WatchParams
 }
 
@@ -42,46 +38,24 @@ type WatcherParams struct {
 // (ErrForeignIdentity) are skipped, counted and listed by its watch
 // store.
 type ClusterWatcher struct {
-	p     WatcherParams
-	watch *store.WatchStore
+	*store.PrefixWatcher[*IPIdentityPair]
+	p WatcherParams
 }
 
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	w := &ClusterWatcher{p: p}
-	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), w)
+	w.PrefixWatcher = store.NewPrefixWatcher(KVStorePrefix, &w.p.WatchParams, w.decode, w)
 	return w
 }
 
-// Prefix is the watched prefix.
-func (w *ClusterWatcher) Prefix() string {
-	if w.p.Prefix != "" {
-		return w.p.Prefix
-	}
-	return KVStorePrefix
-}
-
-// Watch lists and watches the entries on backend until ctx ends.
-func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, w.Prefix())
-}
-
-// Drain withdraws every entry learned (a remote cluster removed).
-func (w *ClusterWatcher) Drain() { w.watch.Drain() }
-
-// Store is the watch store: entry counts, sync state, skipped entries.
-func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
-
-// decode is the watcher's KeyFactory.
-func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+// decode is the watcher's Decoder.
+func (w *ClusterWatcher) decode(name string, value []byte) (*IPIdentityPair, error) {
 	p, err := DecodeIPIdentityPair(name, value)
 	if err == nil {
 		err = checkIdentity(w.p.Cluster, p.ID)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, err
 }
 
 // checkIdentity refuses identities that mean nothing in the cluster:

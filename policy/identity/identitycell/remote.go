@@ -115,8 +115,8 @@ func (r *remoteCache) len() int {
 // remote's identities, with this cache as its observer.
 func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *ClusterWatcher {
-	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Prefix: prefix, Observer: r,
-		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Log: log, Metrics: metrics, Options: opts}})
+	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r,
+		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Prefix: prefix, Log: log, Metrics: metrics, Options: opts}})
 }
 
 // OnUpdate adds or replaces an identity.

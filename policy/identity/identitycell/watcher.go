@@ -1,10 +1,7 @@
 package identitycell
 
 import (
-	"context"
-
 	"github.com/apiary-net/apiary/clustermesh/types"
-	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -23,14 +20,13 @@ type WatcherParams struct {
 	// cluster's (the allocator's cache observes them), source.ClusterMesh
 	// for a remote cluster's (the remote identity cache does).
 	Source source.Source
-	// Prefix overrides the watched prefix (default IDPrefix; a
-	// KVStoreMesh cache serves cilium/cache/identities/v1/<cluster>/id).
-	Prefix string
 	// Observer gets the changes, as *MasterKey keys.
 	Observer store.BatchObserver
 	// WatchParams are the watch store's scope (default "identities" for
-	// source.KVStore, "<cluster>/identities" for the others), logger,
-	// metrics and options.
+	// source.KVStore, "<cluster>/identities" for the others), prefix
+	// (default IDPrefix; a KVStoreMesh cache serves
+	// cilium/cache/identities/v1/<cluster>/id), logger, metrics and
+	// options.
 	store.WatchParams
 }
 
@@ -44,17 +40,14 @@ type WatcherParams struct {
 // cluster are refused, names that are no id and values that are no label
 // list are malformed: both are skipped and counted by its watch store.
 type ClusterWatcher struct {
-	p     WatcherParams
-	watch *store.WatchStore
+	*store.PrefixWatcher[*MasterKey]
+	p WatcherParams
 }
 
 var _ allocator.MasterWatcher = (*ClusterWatcher)(nil)
 
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
-	if p.Prefix == "" {
-		p.Prefix = IDPrefix
-	}
 	if p.Scope == "" {
 		p.Scope = "identities" // this cluster's, as the allocator's scope
 		if p.Source != source.KVStore {
@@ -62,27 +55,13 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 		}
 	}
 	w := &ClusterWatcher{p: p}
-	w.watch = w.p.NewWatchStore(store.KeyFactoryFunc(w.decode), p.Observer)
+	w.PrefixWatcher = store.NewPrefixWatcher(IDPrefix, &w.p.WatchParams, w.decode, p.Observer)
 	return w
 }
 
-// Prefix is the watched prefix.
-func (w *ClusterWatcher) Prefix() string { return w.p.Prefix }
-
-// Watch lists and watches the identities on backend until ctx ends.
-func (w *ClusterWatcher) Watch(ctx context.Context, backend kvstore.Backend) {
-	w.watch.Watch(ctx, backend, w.p.Prefix)
-}
-
-// Drain withdraws every identity learned (a remote cluster removed).
-func (w *ClusterWatcher) Drain() { w.watch.Drain() }
-
-// Store is the watch store: entry counts, sync state, skipped entries.
-func (w *ClusterWatcher) Store() *store.WatchStore { return w.watch }
-
-// decode is the watcher's KeyFactory: name is the id below the prefix,
+// decode is the watcher's Decoder: name is the id below the prefix,
 // checked as the allocator's cache checks it (allocator.CheckMaster).
-func (w *ClusterWatcher) decode(name string, value []byte) (store.Key, error) {
+func (w *ClusterWatcher) decode(name string, value []byte) (*MasterKey, error) {
 	id, err := allocator.CheckMaster(name, value)
 	if err != nil {
 		return nil, err
