@@ -76,6 +76,8 @@ func (b *sizeBudget) convert(v any) (any, error) {
 	switch v := v.(type) {
 	case map[any]any:
 		return b.convertMap(v)
+	case map[string]any:
+		return b.convertStringMap(v)
 	case []any:
 		if err := b.count(2); err != nil { // [ ]
 			return nil, err
@@ -119,6 +121,30 @@ func (b *sizeBudget) convertMap(m map[any]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("key %q appears twice once converted to a string", key)
+		}
+		if err := b.add(len(key) + 4); err != nil { // "key":,
+			return nil, err
+		}
+		c, err := b.convert(e)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = c
+	}
+	return out, nil
+}
+
+// convertStringMap converts a map already keyed by strings (a value
+// decoded from JSON), as convertMap does.
+func (b *sizeBudget) convertStringMap(m map[string]any) (any, error) {
+	if err := b.count(2); err != nil { // { }
+		return nil, err
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		key := jsonString(k)
 		if _, dup := out[key]; dup {
 			return nil, fmt.Errorf("key %q appears twice once converted to a string", key)
 		}
