@@ -80,17 +80,20 @@ func ParseDocumentsContext(ctx context.Context, name string, data []byte, opts O
 // decoded into the values Kubernetes' unstructured objects hold
 // (map[string]any, []any, string, bool, nil, int64, float64): a
 // watcher's object, parsed without writing it out as JSON and reading
-// that back. It validates, translates and reports exactly as
+// that back, and without copying it (v is only read, never changed). It validates, translates and reports exactly as
 // ParseDocumentsContext does for the JSON encoding/json writes for v
 // (document 1 of name), and counts the size of that JSON against
-// opts.Limits.
+// opts.Limits, with one difference: strings are taken as they are, where
+// that JSON read as YAML refuses a document with a C1 control character
+// (U+007F to U+009F but U+0085) or U+FFFE/U+FFFF in any string and folds
+// U+0085 into a space.
 func ParseValueContext(ctx context.Context, name string, v any, opts Options) ([]*Policy, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("parse %s: options: %w", name, err)
 	}
 	budget := newSizeBudget(ctx, opts.Limits)
 	budget.startDocument()
-	v, err := budget.convert(v)
+	v, _, err := budget.share(v)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("parse %s: %w", name, ctxErr)

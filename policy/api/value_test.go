@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -83,9 +85,16 @@ func checkParseValue(t *testing.T, doc []byte) {
 	if err != nil {
 		t.Fatalf("marshal %#v: %v", v, err)
 	}
+	if bytes.ContainsFunc(text, yamlQuirk) {
+		return // the JSON round trip refused or folded it; see ParseValueContext
+	}
 	want, wantErr := api.ParseDocuments("obj", text, opts)
 	wantJSON, _ := json.Marshal(want)
+	before, _ := decodeUnstructured(doc)
 	got, gotErr := api.ParseValueContext(context.Background(), "obj", v, opts)
+	if !reflect.DeepEqual(v, before) {
+		t.Fatalf("ParseValueContext changed its input:\n%#v\nwas\n%#v", v, before)
+	}
 	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 		t.Fatalf("error\n%v\nwant (from %s)\n%v", gotErr, text, wantErr)
 	}
@@ -137,4 +146,79 @@ func numbers(v any) (any, error) {
 		return v.Float64()
 	}
 	return v, nil
+}
+
+// TestParseValueInvalidUTF8: keys and strings that are not valid UTF-8
+// (which no JSON decoder produces, but a value built in Go may hold) are
+// read as encoding/json writes them, without changing the input; two
+// keys that become the same are refused.
+func TestParseValueInvalidUTF8(t *testing.T) {
+	value := func(bad any) map[string]any {
+		return map[string]any{
+			"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+			"metadata": map[string]any{"name": "p", "namespace": "ns", "annotations": map[string]any{"a\xff": "b\xfe"}},
+			"spec": map[string]any{"endpointSelector": map[string]any{"matchLabels": map[string]any{"app": bad}}},
+		}
+	}
+	for name, bad := range map[string]any{"valid": "web", "invalid": "w\xffb"} {
+		t.Run(name, func(t *testing.T) {
+			v := value(bad)
+			text, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := api.ParseDocuments("obj", text, opts)
+			got, gotErr := api.ParseValueContext(context.Background(), "obj", v, opts)
+			if fmtErr(gotErr) != fmtErr(wantErr) {
+				t.Fatalf("error %v, want %v", gotErr, wantErr)
+			}
+			gotJSON, _ := json.Marshal(got)
+			wantJSON, _ := json.Marshal(want)
+			if !bytes.Equal(gotJSON, wantJSON) {
+				t.Fatalf("policies\n%s\nwant\n%s", gotJSON, wantJSON)
+			}
+			if !reflect.DeepEqual(v, value(bad)) {
+				t.Fatalf("the input changed: %#v", v)
+			}
+		})
+	}
+	v := value("web")
+	v["metadata"].(map[string]any)["annotations"] = map[string]any{"a\xff": "1", "a\ufffd": "2"}
+	_, err := api.ParseValueContext(context.Background(), "obj", v, opts)
+	if err == nil || !strings.Contains(err.Error(), "appears twice once converted to a string") {
+		t.Fatalf("keys that convert to the same: %v, want them refused", err)
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// yamlQuirk reports the characters that go.yaml.in/yaml/v2 refuses
+// ("control characters are not allowed") or folds into a space (U+0085)
+// when encoding/json writes them raw in a string.
+func yamlQuirk(r rune) bool {
+	return r >= 0x7f && r <= 0x9f || r == 0xfffe || r == 0xffff
+}
+
+// TestParseValueTakesStringsAsTheyAre: a C1 control character in an
+// annotation (and U+0085 in the description), for which the JSON read as
+// YAML refuses the object, does not refuse it.
+func TestParseValueTakesStringsAsTheyAre(t *testing.T) {
+	v := map[string]any{
+		"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+		"metadata": map[string]any{"name": "p", "namespace": "ns", "annotations": map[string]any{"note": "x\u0080y"}},
+		"spec":     map[string]any{"endpointSelector": map[string]any{}, "description": "a\u0085b"},
+	}
+	text, _ := json.Marshal(v)
+	if _, err := api.ParseDocuments("obj", text, opts); err == nil || !strings.Contains(err.Error(), "control characters are not allowed") {
+		t.Fatalf("the JSON read as YAML: %v, want the YAML decoder's refusal", err)
+	}
+	pols, err := api.ParseValueContext(context.Background(), "obj", v, opts)
+	if err != nil || len(pols) != 1 {
+		t.Fatalf("ParseValueContext = %d policies, %v; want the policy", len(pols), err)
+	}
 }
