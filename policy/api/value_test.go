@@ -157,7 +157,7 @@ func TestParseValueInvalidUTF8(t *testing.T) {
 		return map[string]any{
 			"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
 			"metadata": map[string]any{"name": "p", "namespace": "ns", "annotations": map[string]any{"a\xff": "b\xfe"}},
-			"spec": map[string]any{"endpointSelector": map[string]any{"matchLabels": map[string]any{"app": bad}}},
+			"spec":     map[string]any{"endpointSelector": map[string]any{"matchLabels": map[string]any{"app": bad}}},
 		}
 	}
 	for name, bad := range map[string]any{"valid": "web", "invalid": "w\xffb"} {
