@@ -13,22 +13,36 @@ import (
 // peers select local CIDR identities (identity.CIDRLabels of a prefix),
 // so the caller allocates an identity for each of these prefixes and
 // releases those no revision needs any more.
+//
+// The repository counts the rules naming each prefix as they are added
+// and deleted, so this costs the number of distinct prefixes, not of
+// rules: the policy cell calls it after every change.
 func (r *Repository) CIDRPrefixes() []netip.Prefix {
-	var out []netip.Prefix
-	for _, rule := range r.Rules() {
-		for _, prs := range [][]api.PeerRule{rule.Ingress, rule.IngressDeny, rule.Egress, rule.EgressDeny} {
-			for _, pr := range prs {
-				for _, p := range pr.Peers {
-					if p.CIDR != nil {
-						out = append(out, p.CIDR.Prefix)
-						out = append(out, p.CIDR.Except...)
+	r.mu.Lock()
+	out := make([]netip.Prefix, 0, len(r.rules.prefixes))
+	for p := range r.rules.prefixes {
+		out = append(out, p)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, ComparePrefixes)
+	return out
+}
+
+// rulePrefixes calls fn for each prefix rule names in a CIDR peer, except
+// lists included, once per mention.
+func rulePrefixes(rule *api.Rule, fn func(netip.Prefix)) {
+	for _, prs := range [][]api.PeerRule{rule.Ingress, rule.IngressDeny, rule.Egress, rule.EgressDeny} {
+		for _, pr := range prs {
+			for _, p := range pr.Peers {
+				if p.CIDR != nil {
+					fn(p.CIDR.Prefix)
+					for _, e := range p.CIDR.Except {
+						fn(e)
 					}
 				}
 			}
 		}
 	}
-	slices.SortFunc(out, ComparePrefixes)
-	return slices.Compact(out)
 }
 
 // ComparePrefixes orders prefixes by address, then length.

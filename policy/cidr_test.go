@@ -3,7 +3,11 @@ package policy_test
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/labels"
 )
 
 func TestCIDRPrefixes(t *testing.T) {
@@ -31,5 +35,38 @@ func TestCIDRPrefixes(t *testing.T) {
 				t.Errorf("CIDRPrefixes() = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestCIDRPrefixesCounted: a prefix stays while any rule in force names
+// it and goes with the last one, through every kind of change.
+func TestCIDRPrefixesCounted(t *testing.T) {
+	e := newEngine()
+	rule := func(name, cidr string) []*api.Rule {
+		doc := strings.Replace(cnpHeader, "name: test", "name: "+name, 1) + "  egress:\n  - toCIDR: [" + cidr + "]\n"
+		return parseRules(t, doc)
+	}
+	a, b := rule("a", "10.0.0.0/8"), rule("b", "10.0.0.0/8, 192.0.2.0/24")
+	steps := []struct {
+		name   string
+		change func()
+		want   []string
+	}{
+		{"add a", func() { e.repo.Add(a...) }, []string{"10.0.0.0/8"}},
+		{"add a again", func() { e.repo.Add(a...) }, []string{"10.0.0.0/8"}},
+		{"add b", func() { e.repo.Add(b...) }, []string{"10.0.0.0/8", "192.0.2.0/24"}},
+		{"delete a", func() { e.repo.DeleteByLabels(a[0].Labels) }, []string{"10.0.0.0/8", "192.0.2.0/24"}},
+		{"replace b", func() { e.repo.ReplaceByLabels(b[0].Labels, rule("b", "198.51.100.0/24")...) }, []string{"198.51.100.0/24"}},
+		{"replace any", func() { e.repo.ReplaceMatchingAny([]labels.Labels{b[0].Labels}) }, nil},
+	}
+	for _, st := range steps {
+		st.change()
+		var want []netip.Prefix
+		for _, s := range st.want {
+			want = append(want, netip.MustParsePrefix(s))
+		}
+		if got := e.repo.CIDRPrefixes(); !slices.Equal(got, want) {
+			t.Fatalf("after %s: CIDRPrefixes() = %v, want %v", st.name, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 
 	"github.com/apiary-net/apiary/policy/api"
@@ -9,16 +10,24 @@ import (
 )
 
 // ruleSet is the repository's rules, indexed by label so that deleting
-// a policy's rules by its origin labels does not scan every rule.
+// a policy's rules by its origin labels does not scan every rule, with
+// the CIDR prefixes they name counted. A rule must not change once
+// added: its prefixes are counted when it is added and uncounted when it
+// is deleted.
 type ruleSet struct {
-	seq     uint64
-	order   map[*api.Rule]uint64
-	byLabel map[labels.Label]map[*api.Rule]struct{}
-	list    []*api.Rule // the rules in insertion order; nil after a change
+	seq      uint64
+	order    map[*api.Rule]uint64
+	byLabel  map[labels.Label]map[*api.Rule]struct{}
+	prefixes map[netip.Prefix]int // mentions in CIDR peers of the rules
+	list     []*api.Rule          // the rules in insertion order; nil after a change
 }
 
 func newRuleSet() ruleSet {
-	return ruleSet{order: make(map[*api.Rule]uint64), byLabel: make(map[labels.Label]map[*api.Rule]struct{})}
+	return ruleSet{
+		order:    make(map[*api.Rule]uint64),
+		byLabel:  make(map[labels.Label]map[*api.Rule]struct{}),
+		prefixes: make(map[netip.Prefix]int),
+	}
 }
 
 // add adds rules; a rule already in the set stays where it was.
@@ -37,6 +46,7 @@ func (rs *ruleSet) add(rules ...*api.Rule) {
 			}
 			set[rule] = struct{}{}
 		}
+		rulePrefixes(rule, func(p netip.Prefix) { rs.prefixes[p]++ })
 		rs.list = nil
 	}
 }
@@ -67,6 +77,11 @@ func (rs *ruleSet) deleteMatching(origin labels.Labels) int {
 				delete(rs.byLabel, l)
 			}
 		}
+		rulePrefixes(rule, func(p netip.Prefix) {
+			if rs.prefixes[p]--; rs.prefixes[p] <= 0 {
+				delete(rs.prefixes, p)
+			}
+		})
 		rs.list = nil
 	}
 	return len(doomed)

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 )
@@ -56,6 +57,9 @@ func keyOf(obj any) Key {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		ns, name, _ := cache.SplitMetaNamespaceKey(t.Key)
 		return Key{Namespace: ns, Name: name}
+	}
+	if m, ok := obj.(metav1.Object); ok { // without building "ns/name"
+		return Key{Namespace: m.GetNamespace(), Name: m.GetName()}
 	}
 	key, _ := cache.MetaNamespaceKeyFunc(obj)
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)

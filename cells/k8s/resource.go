@@ -160,8 +160,10 @@ func (r *resource[T]) event(kind EventKind, obj any) Event[T] {
 }
 
 // syncPoll is how often a subscription checks that its initial listing
-// has been delivered.
-const syncPoll = 20 * time.Millisecond
+// has been delivered, and Store that the cache has synced: client-go
+// says neither, and the gate opens no sooner than the last check. The
+// polling stops with the sync.
+const syncPoll = time.Millisecond
 
 // forward sends the queued events to out, and Sync once the handler has
 // seen the initial listing, until ctx ends or the hive stops.

@@ -14,7 +14,8 @@ import (
 // endpoint's policy, writes its state and releases the old identity. It
 // reports whether anything changed; the same labels change nothing. On
 // an error before the regeneration the endpoint keeps its old labels and
-// identity.
+// identity. A restored endpoint still waiting for its identity just
+// takes the labels: its identity, when restored, is theirs.
 func (m *Manager) UpdateLabels(ctx context.Context, id datapath.EndpointID, ls labels.Labels) (bool, error) {
 	if len(ls) == 0 {
 		return false, fmt.Errorf("update labels of endpoint %d: %w", id, fieldErr("labels", "empty: an endpoint needs labels for its identity"))
@@ -30,11 +31,21 @@ func (m *Manager) UpdateLabels(ctx context.Context, id datapath.EndpointID, ls l
 	if !ok {
 		return false, fmt.Errorf("update labels of endpoint %d: %w", id, ErrNotFound)
 	}
-	if ep.ident == nil {
-		return false, fmt.Errorf("update labels of endpoint %d: waiting for its identity", id)
-	}
 	if ep.snap.Labels.Equal(ls) {
 		return false, nil
+	}
+	if ep.ident == nil && ep.snap.State == StateWaitingForIdentity {
+		// Restored, its identity not allocated yet: RestoreIdentities
+		// allocates the identity of these labels.
+		m.update(ep, func(e *Endpoint) { e.Labels = ls })
+		if err := m.writeState(ep); err != nil {
+			return true, fmt.Errorf("update labels of endpoint %d: %w", id, err)
+		}
+		m.p.Log.Info("Restored endpoint labels changed before its identity", "endpoint", id)
+		return true, nil
+	}
+	if ep.ident == nil {
+		return false, fmt.Errorf("update labels of endpoint %d: waiting for its identity", id)
 	}
 	old := ep.ident
 	ident, _, err := m.p.Identities.AllocateIdentity(ctx, ls)

@@ -66,22 +66,67 @@ func ParseDocumentsContext(ctx context.Context, name string, data []byte, opts O
 			}
 			continue
 		}
-		ps, err := parseDocument(name, n, v, opts)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for i, p := range ps {
-			if err := checkDuplicate(seen, p, name, n, i, len(ps) > 1 || isList(v)); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		ps, docErrs := parseDecoded(name, n, v, opts, seen)
+		errs = append(errs, docErrs...)
 		policies = append(policies, ps...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return policies, nil
+}
+
+// ParseValueContext is ParseDocumentsContext for one document already
+// decoded into the values Kubernetes' unstructured objects hold
+// (map[string]any, []any, string, bool, nil, int64, float64): a
+// watcher's object, parsed without writing it out as JSON and reading
+// that back, and without copying it (v is only read, never changed). It validates, translates and reports exactly as
+// ParseDocumentsContext does for the JSON encoding/json writes for v
+// (document 1 of name), and counts the size of that JSON against
+// opts.Limits, with one difference: strings are taken as they are, where
+// that JSON read as YAML refuses a document with a C1 control character
+// (U+007F to U+009F but U+0085) or U+FFFE/U+FFFF in any string and folds
+// U+0085 into a space.
+func ParseValueContext(ctx context.Context, name string, v any, opts Options) ([]*Policy, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("parse %s: options: %w", name, err)
+	}
+	budget := newSizeBudget(ctx, opts.Limits)
+	budget.startDocument()
+	v, _, err := budget.share(v)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, ctxErr)
+		}
+		if !errors.Is(err, ErrTooLarge) {
+			err = fmt.Errorf("invalid value: %w", err)
+		}
+		return nil, &DocumentError{File: name, Document: 1, Item: -1, Errs: []*FieldError{{Err: err}}}
+	}
+	if v == nil {
+		return nil, nil
+	}
+	ps, errs := parseDecoded(name, 1, v, opts, make(map[string]*Policy))
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ps, nil
+}
+
+// parseDecoded parses decoded document n and checks its policies for
+// duplicates of those in seen, recording them there.
+func parseDecoded(name string, n int, v any, opts Options, seen map[string]*Policy) ([]*Policy, []error) {
+	ps, err := parseDocument(name, n, v, opts)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var errs []error
+	for i, p := range ps {
+		if err := checkDuplicate(seen, p, name, n, i, len(ps) > 1 || isList(v)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return ps, errs
 }
 
 // checkDuplicate records p in seen and rejects a second policy with the

@@ -99,7 +99,14 @@ type EndpointSelector struct {
 func NewSelector(reqs ...Requirement) EndpointSelector {
 	out := make([]Requirement, 0, len(reqs))
 	for _, r := range reqs {
-		r.Values = slices.Compact(slices.Sorted(slices.Values(r.Values)))
+		if len(r.Values) == 0 {
+			r.Values = nil
+		}
+		r.Values = slices.Clone(r.Values) // never the caller's
+		if !sortedUnique(r.Values) {
+			slices.Sort(r.Values)
+			r.Values = slices.Compact(r.Values)
+		}
 		out = append(out, r)
 	}
 	slices.SortFunc(out, compareRequirements)
@@ -161,7 +168,18 @@ func (s EndpointSelector) MarshalJSON() ([]byte, error) { return json.Marshal(s.
 
 // with returns s with reqs added.
 func (s EndpointSelector) with(reqs ...Requirement) EndpointSelector {
-	return NewSelector(append(s.Requirements(), reqs...)...)
+	// NewSelector copies the values: s's need no copy first.
+	return NewSelector(append(slices.Clone(s.requirements), reqs...)...)
+}
+
+// sortedUnique reports whether vs is sorted without duplicates.
+func sortedUnique(vs []string) bool {
+	for i := 1; i < len(vs); i++ {
+		if vs[i-1] >= vs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // hasKey reports whether a requirement is about key with one of sources.

@@ -59,6 +59,16 @@ func (d *decoder) object(path string, v any, spec objectSpec) (m map[string]any,
 		d.failf(path, "must be an object, not %s", typeName(v))
 		return nil, false
 	}
+	known := true
+	for name := range m {
+		if !slices.Contains(spec.fields, name) {
+			known = false
+			break
+		}
+	}
+	if known {
+		return m, true // the usual case, without sorting the keys
+	}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if slices.Contains(spec.fields, name) {
 			continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -76,6 +78,8 @@ func (b *sizeBudget) convert(v any) (any, error) {
 	switch v := v.(type) {
 	case map[any]any:
 		return b.convertMap(v)
+	case map[string]any:
+		return b.convertStringMap(v)
 	case []any:
 		if err := b.count(2); err != nil { // [ ]
 			return nil, err
@@ -132,6 +136,123 @@ func (b *sizeBudget) convertMap(m map[any]any) (any, error) {
 		out[key] = c
 	}
 	return out, nil
+}
+
+// convertStringMap converts a map already keyed by strings (a value
+// decoded from JSON), as convertMap does.
+func (b *sizeBudget) convertStringMap(m map[string]any) (any, error) {
+	if err := b.count(2); err != nil { // { }
+		return nil, err
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		key := jsonString(k)
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("key %q appears twice once converted to a string", key)
+		}
+		if err := b.add(len(key) + 4); err != nil { // "key":,
+			return nil, err
+		}
+		c, err := b.convert(e)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = c
+	}
+	return out, nil
+}
+
+// share is convert for a value decoded from JSON (ParseValueContext),
+// which it must not change: it returns v itself wherever v already is
+// what convert would return (keys and strings valid UTF-8, no number), so
+// that only the maps and lists holding numbers or invalid UTF-8 are
+// copied; changed says whether the result is not v. It counts exactly as
+// convert does.
+func (b *sizeBudget) share(v any) (_ any, changed bool, _ error) {
+	switch v := v.(type) {
+	case map[string]any:
+		return b.shareMap(v)
+	case []any:
+		if err := b.count(2); err != nil { // [ ]
+			return nil, false, err
+		}
+		var out []any // a copy, once an item changes
+		for i, e := range v {
+			if err := b.add(1); err != nil { // ,
+				return nil, false, err
+			}
+			c, changed, err := b.share(e)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed && out == nil {
+				out = slices.Clone(v)
+			}
+			if out != nil {
+				out[i] = c
+			}
+		}
+		if out == nil {
+			return v, false, nil
+		}
+		return out, true, nil
+	case string:
+		if err := b.count(len(v) + 2); err != nil {
+			return nil, false, err
+		}
+		if utf8.ValidString(v) {
+			return v, false, nil
+		}
+		return jsonString(v), true, nil
+	case bool:
+		return v, false, b.count(5)
+	case nil:
+		return nil, false, b.count(4)
+	}
+	c, err := b.convert(v)
+	return c, true, err
+}
+
+// shareMap is share for a map, copied once a key or a value changes.
+func (b *sizeBudget) shareMap(m map[string]any) (any, bool, error) {
+	if err := b.count(2); err != nil { // { }
+		return nil, false, err
+	}
+	var (
+		out     map[string]any  // a copy, once a key or a value changes
+		renamed map[string]bool // keys that were invalid UTF-8, converted
+	)
+	for k, e := range m {
+		key := jsonString(k)
+		if err := b.add(len(key) + 4); err != nil { // "key":,
+			return nil, false, err
+		}
+		c, changed, err := b.share(e)
+		if err != nil {
+			return nil, false, err
+		}
+		if !changed && key == k {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		if key != k {
+			if _, dup := m[key]; dup || renamed[key] {
+				return nil, false, fmt.Errorf("key %q appears twice once converted to a string", key)
+			}
+			if renamed == nil {
+				renamed = map[string]bool{}
+			}
+			renamed[key] = true
+			delete(out, k)
+		}
+		out[key] = c
+	}
+	if out == nil {
+		return m, false, nil
+	}
+	return out, true, nil
 }
 
 // jsonKey converts a YAML map key to a JSON object key as

@@ -2,7 +2,6 @@ package k8s
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,30 +45,37 @@ func startWatchers(p watcherParams) {
 		return
 	}
 	p.Jobs.Add(
-		watchJob(p, api.KindNetworkPolicy, p.NPs, networkPolicyJSON),
-		watchJob(p, api.KindCiliumNetworkPolicy, p.CNPs, unstructuredJSON),
-		watchJob(p, api.KindCiliumClusterwideNetworkPolicy, p.CCNPs, unstructuredJSON),
+		watchJob(p, api.KindNetworkPolicy, p.NPs, networkPolicyValue),
+		watchJob(p, api.KindCiliumNetworkPolicy, p.CNPs, unstructuredValue),
+		watchJob(p, api.KindCiliumClusterwideNetworkPolicy, p.CCNPs, unstructuredValue),
 	)
 }
 
-// watchJob applies the events of one resource until the hive stops.
-func watchJob[T runtime.Object](p watcherParams, kind api.Kind, res k8sclient.Resource[T], encode func(T) ([]byte, error)) job.Job {
+// watchJob applies the events of one resource until the hive stops: the
+// initial listing as one batch when it ends (one revision, one
+// regeneration request), then each change as it comes.
+func watchJob[T runtime.Object](p watcherParams, kind api.Kind, res k8sclient.Resource[T], value func(T) (map[string]any, error)) job.Job {
 	w := &watcher{objects: p.Objects, log: p.Log.With("kind", kind), kind: kind}
 	synced := p.Gate.Register(res.Name())
 	return job.OneShot("k8s-watch-"+string(kind), func(ctx context.Context, health cell.Health) error {
 		health.OK("listing")
+		listing := newListing()
 		for ev := range res.Events(ctx) {
-			switch ev.Kind {
-			case k8sclient.Sync:
+			switch {
+			case ev.Kind == k8sclient.Sync:
+				if listing != nil {
+					w.apply(ctx, listing)
+					listing = nil
+				}
 				synced()
 				health.OK("synced")
-			case k8sclient.Upsert:
-				data, err := encode(ev.Object)
-				if err != nil {
-					err = fmt.Errorf("encode %s %s: %w", kind, ev.Key, err)
-				}
-				w.upsert(ctx, ev.Key, data, err)
-			case k8sclient.Delete:
+			case ev.Kind == k8sclient.Upsert && listing != nil:
+				listing.set(w.key(ev.Key), parse(ctx, w, ev.Key, ev.Object, value))
+			case ev.Kind == k8sclient.Delete && listing != nil:
+				listing.set(w.key(ev.Key), parsed{deleted: true})
+			case ev.Kind == k8sclient.Upsert:
+				w.upsert(ctx, parse(ctx, w, ev.Key, ev.Object, value))
+			case ev.Kind == k8sclient.Delete:
 				w.delete(ctx, ev.Key)
 			}
 		}
@@ -77,15 +83,21 @@ func watchJob[T runtime.Object](p watcherParams, kind api.Kind, res k8sclient.Re
 	})
 }
 
-// networkPolicyJSON encodes a NetworkPolicy as the document the decoder
-// reads (informers leave apiVersion and kind out).
-func networkPolicyJSON(np *networkingv1.NetworkPolicy) ([]byte, error) {
-	np = np.DeepCopy()
-	np.APIVersion, np.Kind = "networking.k8s.io/v1", string(api.KindNetworkPolicy)
-	return json.Marshal(np)
+// networkPolicyValue returns a NetworkPolicy as the document the decoder
+// reads (informers leave apiVersion and kind out), in the values
+// encoding/json would decode from its JSON.
+func networkPolicyValue(np *networkingv1.NetworkPolicy) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(np)
+	if err != nil {
+		return nil, err
+	}
+	m["apiVersion"], m["kind"] = "networking.k8s.io/v1", string(api.KindNetworkPolicy)
+	return m, nil
 }
 
-func unstructuredJSON(u *unstructured.Unstructured) ([]byte, error) { return u.MarshalJSON() }
+// unstructuredValue returns the object's content, which the decoder only
+// reads.
+func unstructuredValue(u *unstructured.Unstructured) (map[string]any, error) { return u.Object, nil }
 
 // watcher applies the objects of one kind.
 type watcher struct {
@@ -98,34 +110,55 @@ func (w *watcher) key(k k8sclient.Key) policycell.ObjectKey {
 	return policycell.ObjectKey{Kind: w.kind, Namespace: k.Namespace, Name: k.Name}
 }
 
-// upsert parses an object and replaces its rules; a refused object is
-// logged and rejected, keeping its previous rules.
-func (w *watcher) upsert(ctx context.Context, k k8sclient.Key, data []byte, encodeErr error) {
+// parsed is an object parsed: its policy, or why it is refused, or that
+// it was deleted.
+type parsed struct {
+	key     policycell.ObjectKey
+	policy  *api.Policy
+	err     error
+	deleted bool
+}
+
+// parse parses an object into its policy; a refusal is logged.
+func parse[T runtime.Object](ctx context.Context, w *watcher, k k8sclient.Key, obj T, value func(T) (map[string]any, error)) parsed {
 	key := w.key(k)
-	err := encodeErr
+	v, err := value(obj)
+	if err != nil {
+		err = fmt.Errorf("convert %s: %w", key, err)
+	}
 	var pols []*api.Policy
 	if err == nil {
-		pols, err = api.ParseDocumentsContext(ctx, "kubernetes "+key.String(), data, w.objects.Options())
+		pols, err = api.ParseValueContext(ctx, "kubernetes "+key.String(), v, w.objects.Options())
 	}
 	if err == nil && len(pols) != 1 {
 		err = fmt.Errorf("parse %s: %d policies, want 1", key, len(pols))
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return
+		if ctx.Err() == nil {
+			w.log.Warn("Rejected Kubernetes policy", "object", key.String(), "reason", err)
 		}
-		w.log.Warn("Rejected Kubernetes policy", "object", key.String(), "reason", err)
-		w.objects.Reject(key, err)
-		return
+		return parsed{key: key, err: err}
 	}
 	for _, warn := range pols[0].Warnings {
 		w.log.Warn("Kubernetes policy accepted with a warning", "object", key.String(), "warning", warn.String())
 	}
-	rev, err := w.objects.Upsert(ctx, pols[0])
-	if err != nil && !errors.Is(err, context.Canceled) {
-		w.log.Error("Applying Kubernetes policy", "object", key.String(), "error", err)
+	return parsed{key: key, policy: pols[0]}
+}
+
+// upsert replaces the rules of a parsed object; a refused object is
+// rejected, keeping its previous rules.
+func (w *watcher) upsert(ctx context.Context, p parsed) {
+	if p.err != nil {
+		if ctx.Err() == nil {
+			w.objects.Reject(p.key, p.err)
+		}
+		return
 	}
-	w.log.Debug("Kubernetes policy applied", "object", key.String(), "rules", len(pols[0].Rules), "revision", rev)
+	rev, err := w.objects.Upsert(ctx, p.policy)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.log.Error("Applying Kubernetes policy", "object", p.key.String(), "error", err)
+	}
+	w.log.Debug("Kubernetes policy applied", "object", p.key.String(), "rules", len(p.policy.Rules), "revision", rev)
 }
 
 func (w *watcher) delete(ctx context.Context, k k8sclient.Key) {
@@ -135,4 +168,55 @@ func (w *watcher) delete(ctx context.Context, k k8sclient.Key) {
 		w.log.Error("Deleting Kubernetes policy", "object", key.String(), "error", err)
 	}
 	w.log.Debug("Kubernetes policy deleted", "object", key.String(), "revision", rev)
+}
+
+// apply applies the initial listing as one batch.
+func (w *watcher) apply(ctx context.Context, l *listing) {
+	if ctx.Err() != nil {
+		return
+	}
+	b := l.batch()
+	if b.Len() == 0 {
+		return
+	}
+	reason := fmt.Sprintf("kubernetes %s listing (%d objects)", w.kind, b.Len())
+	rev, err := w.objects.Apply(ctx, reason, b)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.log.Error("Applying the listed Kubernetes policies", "objects", b.Len(), "error", err)
+	}
+	w.log.Debug("Listed Kubernetes policies applied", "applied", len(b.Upserts), "rejected", len(b.Rejects),
+		"deleted", len(b.Deletes), "revision", rev)
+}
+
+// listing is the objects of the initial listing, the last state of each,
+// in the order they first came.
+type listing struct {
+	order   []policycell.ObjectKey
+	objects map[policycell.ObjectKey]parsed
+}
+
+func newListing() *listing { return &listing{objects: map[policycell.ObjectKey]parsed{}} }
+
+func (l *listing) set(key policycell.ObjectKey, p parsed) {
+	if _, ok := l.objects[key]; !ok {
+		l.order = append(l.order, key)
+	}
+	p.key = key
+	l.objects[key] = p
+}
+
+// batch returns the listing as a batch.
+func (l *listing) batch() policycell.Batch {
+	var b policycell.Batch
+	for _, key := range l.order {
+		switch p := l.objects[key]; {
+		case p.deleted:
+			b.Deletes = append(b.Deletes, key)
+		case p.err != nil:
+			b.Rejects = append(b.Rejects, policycell.Rejection{Key: key, Err: p.err})
+		default:
+			b.Upserts = append(b.Upserts, p.policy)
+		}
+	}
+	return b
 }

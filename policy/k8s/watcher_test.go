@@ -200,3 +200,56 @@ func TestInvalidPolicies(t *testing.T) {
 		return len(a.rules(t, "broken")) == 1 && a.probe(t, "Policy").State == status.Ok
 	})
 }
+
+// TestListingAppliedAsBatch: the policies already in the API server when
+// the agent starts, one of them refused by the decoder, are applied as
+// each kind's listing ends: at the gate the good ones are all in force
+// and the bad one is named in status; deleting a listed object then
+// removes exactly its rules.
+func TestListingAppliedAsBatch(t *testing.T) {
+	srv := k8stest.Start(t)
+	srv.InstallCRDs()
+	dyn := srv.Dynamic()
+	for _, name := range []string{"one", "two", "three"} {
+		applyCNP(t, dyn, cnp(name, "80"))
+	}
+	applyCNP(t, dyn, cnp("broken", "99999"))
+	np := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "np", Namespace: "default"},
+		Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{
+			Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("http"))}},
+		}}},
+	}
+	ctx := context.Background()
+	if _, err := srv.Clientset().NetworkingV1().NetworkPolicies("default").Create(ctx, np, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	a := startAgent(t, srv)
+	if err := a.gate.WaitForCacheSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two", "three", "np"} {
+		if n := len(a.rules(t, name)); n != 1 {
+			t.Fatalf("listed policy %s: %d rules at the gate, want 1", name, n)
+		}
+	}
+	if n := len(a.rules(t, "broken")); n != 0 {
+		t.Fatalf("refused policy: %d rules, want 0", n)
+	}
+	celltest.Eventually(t, "the bad CNP is named in status", func() bool {
+		r := a.probe(t, "Policy")
+		return r.State == status.Warning && strings.Contains(r.Message, "4 Kubernetes objects, rejected: CiliumNetworkPolicy default/broken") &&
+			slices.ContainsFunc(r.Details, func(d string) bool { return strings.Contains(d, "99999") })
+	})
+
+	if err := dyn.Resource(cnpResource).Namespace("default").Delete(ctx, "two", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "the deleted CNP's rules go", func() bool { return len(a.rules(t, "two")) == 0 })
+	for _, name := range []string{"one", "three", "np"} {
+		if n := len(a.rules(t, name)); n != 1 {
+			t.Fatalf("policy %s after deleting another: %d rules, want 1", name, n)
+		}
+	}
+}

@@ -27,10 +27,11 @@ import (
 // policyAgent is a hive with the policy cell on a standalone identity
 // allocator, the API server and the status collector.
 type policyAgent struct {
-	client *client.Client
-	repo   *policy.Repository
-	alloc  identity.Allocator
-	regen  policycell.RegenerationRequests
+	client  *client.Client
+	repo    *policy.Repository
+	alloc   identity.Allocator
+	regen   policycell.RegenerationRequests
+	objects policycell.Objects
 }
 
 func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
@@ -40,7 +41,7 @@ func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
 	t.Cleanup(a.client.Close)
 	celltest.StartWithFlags(t, append([]string{"socket-path=" + socket}, flags...),
 		api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell,
-		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen))
+		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen), celltest.Capture(&a.objects))
 	return a
 }
 

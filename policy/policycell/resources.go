@@ -36,6 +36,52 @@ type Objects interface {
 	// rules of its previous content, if any, stay in force); the "Policy"
 	// status line names it until it is fixed or deleted.
 	Reject(obj ObjectKey, err error)
+	// Apply applies the changes of several objects (a watcher's initial
+	// listing) as Upsert, Delete and Reject would one by one, but in one
+	// revision, which it returns, with one CIDR identity sync and one
+	// regeneration request, named by reason. An object may appear once in
+	// a batch; a batch naming one twice is refused whole.
+	Apply(ctx context.Context, reason string, b Batch) (uint64, error)
+}
+
+// Batch is the changes of several objects that Objects.Apply applies
+// together.
+type Batch struct {
+	// Upserts replace the rules of the objects they were parsed from.
+	Upserts []*api.Policy
+	// Deletes lose their rules.
+	Deletes []ObjectKey
+	// Rejects are refused objects, recorded as Objects.Reject does.
+	Rejects []Rejection
+}
+
+// Rejection is an object refused with a reason.
+type Rejection struct {
+	Key ObjectKey
+	Err error
+}
+
+// Len is the number of objects in b.
+func (b Batch) Len() int { return len(b.Upserts) + len(b.Deletes) + len(b.Rejects) }
+
+// check refuses a batch naming an object twice.
+func (b Batch) check() error {
+	seen := make(map[ObjectKey]bool, b.Len())
+	keys := make([]ObjectKey, 0, b.Len())
+	for _, p := range b.Upserts {
+		keys = append(keys, policyKey(p))
+	}
+	keys = append(keys, b.Deletes...)
+	for _, r := range b.Rejects {
+		keys = append(keys, r.Key)
+	}
+	for _, k := range keys {
+		if seen[k] {
+			return fmt.Errorf("apply batch: %s appears twice", k)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // ObjectKey names a Kubernetes policy object.
@@ -88,16 +134,26 @@ func newObjects(l *loader) Objects { return objectsSource{l} }
 
 func (o objectsSource) Options() api.Options { return o.l.opts }
 
-func (o objectsSource) Upsert(ctx context.Context, p *api.Policy) (uint64, error) {
-	key := ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
-	origin := key.labels()
+// policyKey is the key of the object p was parsed from.
+func policyKey(p *api.Policy) ObjectKey {
+	return ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
+}
+
+// k8sRules returns p's rules marked as rules of a Kubernetes object.
+func k8sRules(p *api.Policy) []*api.Rule {
 	rules := make([]*api.Rule, 0, len(p.Rules))
 	for _, r := range p.Rules {
 		r.Labels = r.Labels.With(k8sSourceLabel)
 		rules = append(rules, r)
 	}
+	return rules
+}
+
+func (o objectsSource) Upsert(ctx context.Context, p *api.Policy) (uint64, error) {
+	key := policyKey(p)
+	rules := k8sRules(p)
 	rev, err := o.l.change(ctx, key.String(), func() uint64 {
-		return o.l.repo.ReplaceMatchingAny([]labels.Labels{origin}, rules...)
+		return o.l.repo.ReplaceMatchingAny([]labels.Labels{key.labels()}, rules...)
 	})
 	k := o.l.k8s
 	k.mu.Lock()
@@ -117,6 +173,49 @@ func (o objectsSource) Delete(ctx context.Context, key ObjectKey) (uint64, error
 	defer k.mu.Unlock()
 	delete(k.rules, key)
 	delete(k.rejected, key)
+	return rev, err
+}
+
+func (o objectsSource) Apply(ctx context.Context, reason string, b Batch) (uint64, error) {
+	if err := b.check(); err != nil {
+		return 0, err
+	}
+	origins := make([]labels.Labels, 0, len(b.Upserts)+len(b.Deletes))
+	counts := make(map[ObjectKey]int, len(b.Upserts))
+	var rules []*api.Rule
+	for _, p := range b.Upserts {
+		key := policyKey(p)
+		pr := k8sRules(p)
+		origins = append(origins, key.labels())
+		counts[key] = len(pr)
+		rules = append(rules, pr...)
+	}
+	for _, key := range b.Deletes {
+		origins = append(origins, key.labels())
+	}
+	var (
+		rev uint64
+		err error
+	)
+	if len(origins) > 0 {
+		rev, err = o.l.change(ctx, reason, func() uint64 { return o.l.repo.ReplaceMatchingAny(origins, rules...) })
+	} else {
+		rev = o.l.repo.Revision()
+	}
+	k := o.l.k8s
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, n := range counts {
+		k.rules[key] = n
+		delete(k.rejected, key)
+	}
+	for _, key := range b.Deletes {
+		delete(k.rules, key)
+		delete(k.rejected, key)
+	}
+	for _, r := range b.Rejects {
+		k.rejected[r.Key] = r.Err
+	}
 	return rev, err
 }
 

@@ -55,21 +55,29 @@ type watcher struct {
 }
 
 // newWatcher starts the pod and namespace watchers; it returns a nil
-// Source without Kubernetes.
+// Source without Kubernetes. The endpoints are relabelled once when a
+// watcher's initial listing ends, then for each change: not once per
+// listed object, which would cost the listing times the endpoints.
 func newWatcher(p watcherParams) Source {
 	if !p.Clientset.IsEnabled() {
 		return nil
 	}
 	w := &watcher{p: p}
 	podsSynced, nsSynced := p.Gate.Register(p.Pods.Name()), p.Gate.Register(p.Namespaces.Name())
+	every := func(endpoint.PodName) bool { return true }
 	p.Jobs.Add(
 		job.OneShot("k8s-watch-pods", func(ctx context.Context, health cell.Health) error {
+			listing := true
 			for ev := range p.Pods.Events(ctx) {
-				switch ev.Kind {
-				case k8s.Sync:
+				switch {
+				case ev.Kind == k8s.Sync:
+					if listing { // the listing's pods, in one pass
+						w.relabel(ctx, every)
+						listing = false
+					}
 					podsSynced()
 					health.OK("synced")
-				case k8s.Upsert:
+				case ev.Kind == k8s.Upsert && !listing:
 					w.relabel(ctx, func(pod endpoint.PodName) bool {
 						return pod.Namespace == ev.Key.Namespace && pod.Name == ev.Key.Name
 					})
@@ -78,12 +86,17 @@ func newWatcher(p watcherParams) Source {
 			return nil
 		}),
 		job.OneShot("k8s-watch-namespaces", func(ctx context.Context, health cell.Health) error {
+			listing := true
 			for ev := range p.Namespaces.Events(ctx) {
-				switch ev.Kind {
-				case k8s.Sync:
+				switch {
+				case ev.Kind == k8s.Sync:
+					if listing {
+						w.relabel(ctx, every)
+						listing = false
+					}
 					nsSynced()
 					health.OK("synced")
-				case k8s.Upsert:
+				case ev.Kind == k8s.Upsert && !listing:
 					w.relabel(ctx, func(pod endpoint.PodName) bool { return pod.Namespace == ev.Key.Name })
 				}
 			}
