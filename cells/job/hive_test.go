@@ -136,7 +136,8 @@ func TestJobsStartInHookOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		order := &hookOrder{}
 		// The constructor appends hook a, adds job j1, appends hook b;
-		// b's start adds job j2, which runs at once and stops with the
+		// b's start (after noting itself, so the order does not depend on
+		// the scheduler) adds job j2, which runs at once and stops with the
 		// group (whose hook precedes a: the group exists before the
 		// constructor runs).
 		newCell := func(lc cell.Lifecycle, g job.Group) *hookOrder {
@@ -146,8 +147,10 @@ func TestJobsStartInHookOrder(t *testing.T) {
 			lc.Append(cell.Hook{
 				OnStart: func(ctx cell.HookContext) error {
 					synctest.Wait() // let the jobs started so far note it
+					err := b.OnStart(ctx)
 					g.Add(order.job("j2"))
-					return b.OnStart(ctx)
+					synctest.Wait() // j2 runs before the start goes on
+					return err
 				},
 				OnStop: b.OnStop,
 			})
