@@ -79,6 +79,10 @@ func etcdConfig(args []string, stderr io.Writer) (*embed.Config, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("demo etcd: --data-dir is required")
 	}
+	// The agents speak gRPC. The HTTP/JSON gateway would hold a gRPC
+	// connection to the server itself, which keeps a TLS server's
+	// shutdown waiting for its request timeout (about 5 s).
+	cfg.EnableGRPCGateway = false
 	return cfg, nil
 }
 
