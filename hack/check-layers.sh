@@ -53,6 +53,8 @@ forbid() {
 forbid cmd/apiary '^go\.etcd\.io/|^go\.uber\.org/dig' "the CLI is a thin client of the API"
 forbid cmd/apiary-cni '^go\.etcd\.io/|^go\.uber\.org/dig' "the CNI plugin is a thin client of the API"
 forbid cmd/apiary "^k8s\.io/" "the CLI is a thin client of the API (no client-go)"
+forbid cmd/apiary-agent '^k8s\.io/client-go/(kubernetes|discovery|applyconfigurations)(/|$)' \
+	"cells/k8s builds REST clients of the few API groups it reads; client-go's clientset links all of k8s.io/api and doubles the build"
 forbid policy "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "the policy engine holds no agent glue"
 forbid policy/simulate "^$mod/(cells|kvstore)|^go\.etcd\.io/|^go\.uber\.org/dig" "simulate runs offline"
 for p in cells kvstore policy; do

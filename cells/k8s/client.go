@@ -7,22 +7,33 @@ import (
 	"net/http"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiary-net/apiary/cells/cell"
 )
 
-// Clientset is the agent's Kubernetes client: the typed clientset, the
-// dynamic client (for CRDs read as unstructured objects) and where its
-// configuration came from.
+// Clientset is the agent's Kubernetes client: REST clients of the
+// built-in API groups it reads (protobuf), the dynamic client (for CRDs
+// read as unstructured objects) and where its configuration came from.
+// It is not client-go's kubernetes.Interface on purpose: that clientset
+// links every API group of k8s.io/api (hack/check-layers.sh keeps it out
+// of the agent); tests may use it through k8stest.
 type Clientset interface {
-	kubernetes.Interface
 	// IsEnabled reports whether Kubernetes is configured. When it is not,
 	// no other method may be called.
 	IsEnabled() bool
+	// CoreV1 returns the REST client of the core/v1 API (/api/v1); it
+	// also serves paths outside the groups (AbsPath("/version")).
+	CoreV1() rest.Interface
+	// DiscoveryV1 returns the REST client of discovery.k8s.io/v1.
+	DiscoveryV1() rest.Interface
+	// NetworkingV1 returns the REST client of networking.k8s.io/v1.
+	NetworkingV1() rest.Interface
 	// Dynamic returns the dynamic client.
 	Dynamic() dynamic.Interface
 	// RestConfig returns a copy of the client configuration.
@@ -41,7 +52,8 @@ var ErrDisabled = errors.New("kubernetes is not configured (no --k8s-kubeconfig-
 var serviceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 type clientset struct {
-	kubernetes.Interface
+	core, discovery, networking rest.Interface
+
 	dyn    dynamic.Interface
 	cfg    *rest.Config
 	http   *http.Client
@@ -50,10 +62,13 @@ type clientset struct {
 
 var _ Clientset = (*clientset)(nil)
 
-func (c *clientset) IsEnabled() bool            { return c.cfg != nil }
-func (c *clientset) Dynamic() dynamic.Interface { return c.dyn }
-func (c *clientset) RestConfig() *rest.Config   { return rest.CopyConfig(c.cfg) }
-func (c *clientset) Source() string             { return c.source }
+func (c *clientset) IsEnabled() bool              { return c.cfg != nil }
+func (c *clientset) CoreV1() rest.Interface       { return c.core }
+func (c *clientset) DiscoveryV1() rest.Interface  { return c.discovery }
+func (c *clientset) NetworkingV1() rest.Interface { return c.networking }
+func (c *clientset) Dynamic() dynamic.Interface   { return c.dyn }
+func (c *clientset) RestConfig() *rest.Config     { return rest.CopyConfig(c.cfg) }
+func (c *clientset) Source() string               { return c.source }
 
 // restConfig builds the client configuration from the flags, or from the
 // pod's service account; nil (and no error) means Kubernetes is not
@@ -109,17 +124,19 @@ func newClientset(c Config, lc cell.Lifecycle, log *slog.Logger) (Clientset, err
 	if err != nil {
 		return nil, fmt.Errorf("create the Kubernetes HTTP client: %w", err)
 	}
-	// The built-in types travel as protobuf (as client-go's informer
-	// factories ask for them): decoding 10,000 pods from JSON costs
-	// several times the CPU. Custom resources only speak JSON (dynamic).
-	typed := rest.CopyConfig(cfg)
-	typed.ContentType = "application/vnd.kubernetes.protobuf"
-	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfigAndClient(typed, hc)
-	if err != nil {
-		return nil, fmt.Errorf("create the Kubernetes clientset: %w", err)
+	cs := &clientset{cfg: cfg, http: hc, source: source}
+	// The built-in types travel as protobuf (typedREST); custom resources
+	// only speak JSON (dynamic).
+	if cs.core, err = typedREST(cfg, hc, corev1.SchemeGroupVersion, "/api"); err != nil {
+		return nil, err
 	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if cs.discovery, err = typedREST(cfg, hc, discoveryv1.SchemeGroupVersion, "/apis"); err != nil {
+		return nil, err
+	}
+	if cs.networking, err = typedREST(cfg, hc, networkingv1.SchemeGroupVersion, "/apis"); err != nil {
+		return nil, err
+	}
+	cs.dyn, err = dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("create the Kubernetes dynamic client: %w", err)
 	}
@@ -135,5 +152,5 @@ func newClientset(c Config, lc cell.Lifecycle, log *slog.Logger) (Clientset, err
 			return nil
 		},
 	})
-	return &clientset{Interface: cs, dyn: dyn, cfg: cfg, http: hc, source: source}, nil
+	return cs, nil
 }

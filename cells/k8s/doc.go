@@ -1,5 +1,8 @@
 // Package k8s is the agent's Kubernetes client: a clientset cell
-// (k8s.io/client-go) configured from --k8s-kubeconfig-path,
+// (k8s.io/client-go REST clients of core/v1, discovery.k8s.io/v1 and
+// networking.k8s.io/v1 on a scheme of those groups only, plus the dynamic
+// client; not client-go's full clientset, which links every API group)
+// configured from --k8s-kubeconfig-path,
 // --k8s-api-server or the pod's service account, typed informer-backed
 // resources that cells subscribe to as event streams, the cache-sync gate
 // and the "Kubernetes" and "Kubernetes APIs" status lines.

@@ -72,7 +72,7 @@ func typedListWatch(get func(Clientset) cache.Getter, plural string, modify func
 	}
 }
 
-func coreV1(cs Clientset) cache.Getter { return cs.CoreV1().RESTClient() }
+func coreV1(cs Clientset) cache.Getter { return cs.CoreV1() }
 
 func newPods(p resourceParams, node localnode.Store) Pods {
 	name := node.Get().Name
@@ -105,14 +105,14 @@ func newServices(p resourceParams) Services {
 func newEndpointSlices(p resourceParams) EndpointSlices {
 	return newResource[*discoveryv1.EndpointSlice](resourceSpec{
 		name: "discovery/v1::EndpointSlice", object: &discoveryv1.EndpointSlice{},
-		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.DiscoveryV1().RESTClient() }, "endpointslices", nil),
+		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.DiscoveryV1() }, "endpointslices", nil),
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 
 func newNetworkPolicies(p resourceParams) NetworkPolicies {
 	return newResource[*networkingv1.NetworkPolicy](resourceSpec{
 		name: "networking.k8s.io/v1::NetworkPolicy", object: &networkingv1.NetworkPolicy{},
-		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.NetworkingV1().RESTClient() }, "networkpolicies", nil),
+		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.NetworkingV1() }, "networkpolicies", nil),
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 

@@ -62,7 +62,7 @@ func serverReport(ctx context.Context, p statusParams) status.Report {
 
 // serverVersion asks the server for its version.
 func serverVersion(ctx context.Context, cs Clientset) (*version.Info, error) {
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	raw, err := cs.CoreV1().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
 		return nil, err
 	}

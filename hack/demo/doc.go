@@ -10,7 +10,8 @@
 // drop line) is compared with simulate's on the same file.
 //
 // It is `make demo` (docs/demo.md). Subcommands used internally: `serve`
-// (the pods' server) and `nsexec` (exec a program in a namespace).
+// (the pods' server), `nsexec` (exec a program in a namespace) and
+// `etcd` (a cluster's etcd server, etcd's embed package).
 // Everything is named with the prefix apiary-lab: network namespaces
 // apiary-lab-*, the directory /run/apiary-lab and the bpffs directory
 // /sys/fs/bpf/apiary-lab; a run sweeps leftovers first, and `demo down`

@@ -16,9 +16,11 @@ import (
 	"github.com/apiary-net/apiary/cells/api/client"
 )
 
-// binaries are the programs the lab runs.
+// binaries are the programs the lab runs; etcd is a command (the
+// program and its first arguments: `demo etcd` or an etcd binary).
 type binaries struct {
-	agent, cli, etcd string
+	agent, cli string
+	etcd       []string
 }
 
 // lab is a plan being built and run.
@@ -152,13 +154,14 @@ func (l *lab) startEtcd(c *cluster) error {
 	}
 	client, peer := "https://"+c.etcdIP.String()+":2379", "http://"+c.etcdIP.String()+":2380"
 	name := "etcd-" + c.name
-	p, err := startIn("etcd of "+c.name, nsPath(labPrefix), filepath.Join(d, "etcd.log"), l.bins.etcd,
+	args := append(l.bins.etcd[1:len(l.bins.etcd):len(l.bins.etcd)],
 		"--name", name, "--data-dir", filepath.Join(d, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", name+"="+peer,
 		"--cert-file", l.ca.path(name+".crt"), "--key-file", l.ca.path(name+".key"),
 		"--trusted-ca-file", l.ca.path("ca.crt"), "--client-cert-auth")
+	p, err := startIn("etcd of "+c.name, nsPath(labPrefix), filepath.Join(d, "etcd.log"), l.bins.etcd[0], args...)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func wantNothingLeft(t *testing.T) {
 // ICMP among them); every verdict from real packets must equal
 // simulate's.
 func TestScenarios(t *testing.T) {
-	binDir, etcd := buildBinaries(t)
+	binDir := buildBinaries(t)
 	tests := []struct {
 		name  string
 		file  string
@@ -87,7 +87,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--bin-dir", binDir, "--etcd", etcd, "--keep=false"}, tt.flags...)
+			args := append([]string{"--bin-dir", binDir, "--keep=false"}, tt.flags...)
 			code, out, _ := runDemo(t, append(args, scenarios+tt.file)...)
 			if code != 0 {
 				t.Errorf("exit status %d, want 0", code)
@@ -134,7 +134,7 @@ func wantVerdicts(t *testing.T, file, out string) {
 // lab runs a real scenario whose expected verdict of one query is
 // flipped, as a datapath bug would show.
 func TestDifferenceExitsNonZero(t *testing.T) {
-	binDir, etcd := buildBinaries(t)
+	binDir := buildBinaries(t)
 	file := scenarios + "cilium-star-wars.yaml"
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -149,7 +149,7 @@ func TestDifferenceExitsNonZero(t *testing.T) {
 		t.Fatalf("queries[1] is %s, want a denied query", q.result.String())
 	}
 	q.result.Verdict = simulate.Allowed
-	bins, err := findBinaries(options{binDir: binDir, etcd: etcd})
+	bins, err := findBinaries(options{binDir: binDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ queries:
 // TestStartFailures: an etcd or an agent that does not start is named,
 // with its log, and the lab is removed.
 func TestStartFailures(t *testing.T) {
-	binDir, etcd := buildBinaries(t)
+	binDir := buildBinaries(t)
 	dir := t.TempDir()
 	failing := filepath.Join(dir, "fails")
 	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'cannot start: no such flag' >&2\nexit 2\n"), 0o700); err != nil {
@@ -228,7 +228,7 @@ func TestStartFailures(t *testing.T) {
 	}{
 		{"etcd", []string{"--bin-dir", binDir, "--etcd", failing},
 			regexp.MustCompile(`etcd of cluster cluster1 failed to start: etcd of cluster1 exited \(exit status 2\); the end of /run/apiary-lab/etcd-cluster1/etcd.log:\n  cannot start: no such flag`)},
-		{"agent", []string{"--bin-dir", badBin, "--etcd", etcd},
+		{"agent", []string{"--bin-dir", badBin},
 			regexp.MustCompile(`apiary-agent of node cluster1-node1 failed to start: apiary-agent of cluster1-node1 exited \(exit status 2\); the end of /run/apiary-lab/cluster1-node1/agent.log:\n  cannot start: no such flag`)},
 	}
 	for _, tt := range tests {

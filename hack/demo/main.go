@@ -41,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = serve(args[1:])
 		case "nsexec":
 			err = nsexec(args[1:])
+		case "etcd":
+			err = etcdServer(args[1:], stderr)
 		case "down":
 			err = sweep(stdout)
 		default:
@@ -62,7 +64,7 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	var o options
 	self, _ := os.Executable()
 	fs.StringVar(&o.binDir, "bin-dir", filepath.Dir(self), "directory of apiary-agent and apiary")
-	fs.StringVar(&o.etcd, "etcd", "hack/tools/bin/etcd", "etcd server binary (make etcd)")
+	fs.StringVar(&o.etcd, "etcd", "", "etcd server binary (make etcd); empty: the etcd built into this program (demo etcd)")
 	fs.BoolVar(&o.keep, "keep", os.Getenv("KEEP") == "1", "leave the lab up (KEEP=1); `demo down` removes it")
 	fs.BoolVar(&o.bench, "bench", false, "after the queries, kill another cluster's etcd, start it again and time until the mesh and the cross-cluster verdicts are right")
 	fs.BoolVar(&o.restart, "restart-round", false, "after the queries, stop and start the agent of a pod with an open connection and check again")
@@ -129,17 +131,30 @@ func lockLab(out io.Writer) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// findBinaries checks that the programs the lab runs exist.
+// findBinaries checks that the programs the lab runs exist. Without
+// --etcd the etcds are this program's `demo etcd`.
 func findBinaries(o options) (binaries, error) {
-	b := binaries{agent: filepath.Join(o.binDir, "apiary-agent"), cli: filepath.Join(o.binDir, "apiary"), etcd: o.etcd}
+	b := binaries{agent: filepath.Join(o.binDir, "apiary-agent"), cli: filepath.Join(o.binDir, "apiary")}
 	var errs []error
-	for _, p := range []string{b.agent, b.cli, b.etcd} {
-		if _, err := os.Stat(p); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w (make build etcd)", p, err))
+	check := []string{b.agent, b.cli}
+	if o.etcd != "" {
+		check = append(check, o.etcd)
+		abs, err := filepath.Abs(o.etcd)
+		if err != nil {
+			abs = o.etcd
 		}
+		b.etcd = []string{abs}
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("find the demo executable: %w", err))
+		}
+		b.etcd = []string{self, "etcd"}
 	}
-	if abs, err := filepath.Abs(b.etcd); err == nil {
-		b.etcd = abs
+	for _, p := range check {
+		if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w (make build)", p, err))
+		}
 	}
 	return b, errors.Join(errs...)
 }

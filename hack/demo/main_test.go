@@ -12,10 +12,11 @@ import (
 )
 
 // TestMain runs the subcommands the lab executes this binary for (the
-// pods' server, entering a namespace), so that the tests run the lab
-// in-process; otherwise the tests, then removes the shared build.
+// pods' server, entering a namespace, the clusters' etcds), so that the
+// tests run the lab in-process; otherwise the tests, then removes the
+// shared build.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "nsexec") {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "nsexec" || os.Args[1] == "etcd") {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
@@ -34,9 +35,9 @@ var shared struct {
 }
 
 // buildBinaries builds apiary-agent and apiary once per test binary and
-// returns their directory, with the etcd of `make etcd` (built the same
-// way when missing).
-func buildBinaries(t *testing.T) (binDir, etcd string) {
+// returns their directory. The etcds are this test binary's `etcd`
+// subcommand, as they are the demo's.
+func buildBinaries(t *testing.T) (binDir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the lab needs root (network namespaces, BPF)")
@@ -54,21 +55,12 @@ func buildBinaries(t *testing.T) (binDir, etcd string) {
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
 			shared.err = &buildError{what: "apiary-agent and apiary", out: string(out), err: err}
-			return
-		}
-		etcd := filepath.Join(root, "hack/tools/bin/etcd")
-		if _, err := os.Stat(etcd); err != nil {
-			build := exec.Command(goBin, "build", "-o", "bin/etcd", "go.etcd.io/etcd/server/v3")
-			build.Dir = filepath.Join(root, "hack/tools")
-			if out, err := build.CombinedOutput(); err != nil {
-				shared.err = &buildError{what: "etcd (make etcd)", out: string(out), err: err}
-			}
 		}
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
-	return shared.dir, filepath.Join(root, "hack/tools/bin/etcd")
+	return shared.dir
 }
 
 type buildError struct {

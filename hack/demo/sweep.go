@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -26,9 +27,7 @@ const (
 func sweep(w io.Writer) error {
 	names := labNetNS()
 	slices.SortStableFunc(names, func(a, b string) int { return sweepRank(a) - sweepRank(b) })
-	for _, name := range names {
-		killIn(nsPath(name), 15*time.Second)
-	}
+	killRanks(names)
 	var errs []string
 	for _, name := range names {
 		if err := netns.DeleteNamed(name); err != nil {
@@ -49,6 +48,24 @@ func sweep(w io.Writer) error {
 		return fmt.Errorf("sweep the lab: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// killRanks ends the processes of the namespaces, sorted by sweepRank:
+// the namespaces of one rank at the same time, each rank after the one
+// before has ended.
+func killRanks(names []string) {
+	for len(names) > 0 {
+		n := 1
+		for n < len(names) && sweepRank(names[n]) == sweepRank(names[0]) {
+			n++
+		}
+		var wg sync.WaitGroup
+		for _, name := range names[:n] {
+			wg.Go(func() { killIn(nsPath(name), 15*time.Second) })
+		}
+		wg.Wait()
+		names = names[n:]
+	}
 }
 
 // sweepRank orders the namespaces: pods, nodes, the outside host, the
