@@ -32,15 +32,7 @@ test: lint kube-apiserver ## Run every test (race detector on), the benchmark an
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target from its corpus, sharing FUZZ_BUDGET seconds (default 60, at least 3 each)
-	@files=$$(grep -rl --include='*_test.go' --exclude-dir=hack --exclude-dir=.git '^func Fuzz' .); \
-	  targets=$$(for f in $$files; do sed -n "s|^func \(Fuzz[A-Za-z0-9_]*\)(.*|$$(dirname $$f) \1|p" $$f; done); \
-	  n=$$(echo "$$targets" | grep -c .); each=$$(( $(FUZZ_BUDGET) / (n > 0 ? n : 1) )); [ $$each -ge 3 ] || each=3; \
-	  echo "$$n fuzz targets, $${each}s each"; \
-	  echo "$$targets" | while read -r dir target; do \
-	    [ -n "$$target" ] || continue; \
-	    echo "fuzz $$dir $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $${each}s "$$dir" || exit 1; \
-	  done
+	hack/fuzz.sh $(GO) $(FUZZ_BUDGET)
 
 .PHONY: lint
 lint: ## gofmt, go vet (and staticcheck when installed)
