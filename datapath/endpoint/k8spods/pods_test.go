@@ -2,32 +2,17 @@ package k8spods_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/k8s/k8stest"
-	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/cells/statedir"
-	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/datapathtest"
-	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
-	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
-	"github.com/apiary-net/apiary/kvstore/kvstorecell"
-	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // TestPodLabels runs against a real kube-apiserver: an endpoint created
@@ -38,31 +23,14 @@ func TestPodLabels(t *testing.T) {
 	srv := k8stest.Start(t)
 	cs := srv.Clientset()
 	ctx := context.Background()
-	mustCreate(t, cs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{"team": "a"}}})
-	_, err := cs.CoreV1().Pods("prod").Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "web-1", Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{NodeName: "node-a", ServiceAccountName: "web-sa",
-			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/pause"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	createWebPod(t, cs, "web-sa")
 
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
-	celltest.StartWithFlags(t, []string{
-		"socket-path=" + socket, "state-dir=" + t.TempDir(), "cluster-name=c1", "cluster-id=1",
-		"node-name=node-a", "node-ip=192.0.2.10", "pod-cidr=10.0.1.0/24",
-		"k8s-kubeconfig-path=" + srv.WriteKubeconfig(k8stest.AdminToken),
-	}, api.Cell, status.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell,
-		identitycell.Cell, policycell.Cell, ipcachecell.Cell, endpointcell.Cell, datapathtest.CellOf(datapathtest.New()),
-		k8s.Cell, k8spods.Cell)
+	celltest.StartWithFlags(t, podAgentFlags(srv, socket, t.TempDir()), podAgentCells(datapathtest.New())...)
 	c := client.New(socket)
 	t.Cleanup(c.Close)
 
-	netns := filepath.Join(t.TempDir(), "web-1")
-	if err := os.WriteFile(netns, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	netns := fakeNetNS(t, "web-1")
 	ep, err := c.EndpointPut(ctx, 1, models.EndpointRequest{NetNSPath: netns, PodNamespace: "prod", PodName: "web-1"})
 	if err != nil {
 		t.Fatalf("PUT /v1/endpoint/1: %v", err)
@@ -111,11 +79,4 @@ func waitLabel(t *testing.T, c *client.Client, want string, old uint32) uint32 {
 		return err == nil && slices.Contains(ep.Labels, want) && ep.Identity != old && ep.State == "ready"
 	})
 	return ep.Identity
-}
-
-func mustCreate(t *testing.T, cs kubernetes.Interface, ns *corev1.Namespace) {
-	t.Helper()
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
