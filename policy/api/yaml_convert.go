@@ -114,50 +114,39 @@ func (b *sizeBudget) convert(v any) (any, error) {
 }
 
 func (b *sizeBudget) convertMap(m map[any]any) (any, error) {
-	if err := b.count(2); err != nil { // { }
-		return nil, err
-	}
-	out := make(map[string]any, len(m))
-	for k, e := range m {
-		key, err := jsonKey(k)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("key %q appears twice once converted to a string", key)
-		}
-		if err := b.add(len(key) + 4); err != nil { // "key":,
-			return nil, err
-		}
-		c, err := b.convert(e)
-		if err != nil {
-			return nil, err
-		}
-		out[key] = c
-	}
-	return out, nil
+	return convertMapOf(b, m, jsonKey)
 }
 
 // convertStringMap converts a map already keyed by strings (a value
 // decoded from JSON), as convertMap does.
 func (b *sizeBudget) convertStringMap(m map[string]any) (any, error) {
+	return convertMapOf(b, m, func(k string) (string, error) { return jsonString(k), nil })
+}
+
+// convertMapOf converts a map to one keyed by the JSON strings key gives
+// its keys, counting it as its JSON text; two keys giving one string are
+// refused.
+func convertMapOf[K comparable](b *sizeBudget, m map[K]any, key func(K) (string, error)) (any, error) {
 	if err := b.count(2); err != nil { // { }
 		return nil, err
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {
-		key := jsonString(k)
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("key %q appears twice once converted to a string", key)
+		name, err := key(k)
+		if err != nil {
+			return nil, err
 		}
-		if err := b.add(len(key) + 4); err != nil { // "key":,
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("key %q appears twice once converted to a string", name)
+		}
+		if err := b.add(len(name) + 4); err != nil { // "key":,
 			return nil, err
 		}
 		c, err := b.convert(e)
 		if err != nil {
 			return nil, err
 		}
-		out[key] = c
+		out[name] = c
 	}
 	return out, nil
 }
