@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -36,21 +35,16 @@ func main() {
 	d := flag.Duration("steady", 5*time.Second, "steady-state duration")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded etcd included) to this file")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "cmbench: cpuprofile:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := bench.CPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmbench:", err)
+		os.Exit(1)
 	}
+	defer stopProfile()
 	r, err := bench.WithTB(func(tb testing.TB) (cmbench.Results, error) { return cmbench.Measure(tb, s, *runs, *rate, *d) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmbench:", err)
-		pprof.StopCPUProfile()
+		stopProfile()
 		os.Exit(1)
 	}
 	print(r)

@@ -19,7 +19,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"testing"
 	"text/tabwriter"
@@ -40,21 +39,16 @@ func main() {
 	warmup := flag.Int("warmup", 1, "untimed rounds per side first")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (fill and the embedded etcd included) to this file")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "k8sbench: cpuprofile:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := bench.CPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "k8sbench:", err)
+		os.Exit(1)
 	}
+	defer stopProfile()
 	r, err := bench.WithTB(func(tb testing.TB) (k8sbench.Results, error) { return k8sbench.Measure(tb, s, *runs, *warmup) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "k8sbench:", err)
-		pprof.StopCPUProfile()
+		stopProfile()
 		os.Exit(1)
 	}
 	report(os.Stdout, r)
