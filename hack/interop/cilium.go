@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"testing"
@@ -112,13 +113,7 @@ func globalService(cluster string, id uint32) cmstore.ClusterService {
 func PublishCiliumCluster(t *testing.T, srv *kvstoretest.Server, c CiliumCluster) *CiliumPublisher {
 	t.Helper()
 	log := celltest.Logger(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	backend, errs := kvstore.NewClient(ctx, log, kvstore.EtcdBackendName,
-		map[string]string{kvstore.EtcdOptionConfig: srv.WriteConfigFile()}, kvstore.ExtraOptions{})
-	if err := <-errs; err != nil {
-		cancel()
-		t.Fatalf("cilium kvstore client: %v", err)
-	}
+	ctx, cancel, backend := ciliumClient(t, log, srv)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait(); backend.Close() })
 
@@ -220,4 +215,18 @@ func upsert(t *testing.T, ctx context.Context, s store.SyncStore, keys ...store.
 			t.Fatalf("upsert %s: %v", k.GetKeyName(), err)
 		}
 	}
+}
+
+// ciliumClient connects Cilium's own kvstore client to srv; cancel stops
+// it (the caller closes backend after its users are done).
+func ciliumClient(t *testing.T, log *slog.Logger, srv *kvstoretest.Server) (context.Context, context.CancelFunc, kvstore.BackendOperations) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	backend, errs := kvstore.NewClient(ctx, log, kvstore.EtcdBackendName,
+		map[string]string{kvstore.EtcdOptionConfig: srv.WriteConfigFile()}, kvstore.ExtraOptions{})
+	if err := <-errs; err != nil {
+		cancel()
+		t.Fatalf("cilium kvstore client: %v", err)
+	}
+	return ctx, cancel, backend
 }

@@ -57,13 +57,7 @@ func (s *CiliumServices) Snapshot() (map[string]cmstore.ClusterService, bool) {
 func WatchCiliumServices(t *testing.T, srv *kvstoretest.Server, name string, id uint32) *CiliumServices {
 	t.Helper()
 	log := celltest.Logger(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	backend, errs := kvstore.NewClient(ctx, log, kvstore.EtcdBackendName,
-		map[string]string{kvstore.EtcdOptionConfig: srv.WriteConfigFile()}, kvstore.ExtraOptions{})
-	if err := <-errs; err != nil {
-		cancel()
-		t.Fatalf("cilium kvstore client: %v", err)
-	}
+	ctx, cancel, backend := ciliumClient(t, log, srv)
 	s := &CiliumServices{services: map[string]cmstore.ClusterService{}}
 	clusterID := id
 	ws := store.NewFactory(log, store.MetricsProvider()).NewWatchStore(name,
