@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -91,7 +91,7 @@ func BenchmarkAddIdentities(b *testing.B) {
 func BenchmarkParseAndInsertPolicies(b *testing.B) {
 	doc := benchPolicyYAML()
 	for b.Loop() {
-		pols, err := api.ParseDocuments("bench.yaml", doc, api.DefaultOptions())
+		pols, err := policyapi.ParseDocuments("bench.yaml", doc, policyapi.DefaultOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

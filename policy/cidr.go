@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // CIDRPrefixes returns every prefix the rules in force name in CIDR
@@ -30,8 +30,8 @@ func (r *Repository) CIDRPrefixes() []netip.Prefix {
 
 // rulePrefixes calls fn for each prefix rule names in a CIDR peer, except
 // lists included, once per mention.
-func rulePrefixes(rule *api.Rule, fn func(netip.Prefix)) {
-	for _, prs := range [][]api.PeerRule{rule.Ingress, rule.IngressDeny, rule.Egress, rule.EgressDeny} {
+func rulePrefixes(rule *policyapi.Rule, fn func(netip.Prefix)) {
+	for _, prs := range [][]policyapi.PeerRule{rule.Ingress, rule.IngressDeny, rule.Egress, rule.EgressDeny} {
 		for _, pr := range prs {
 			for _, p := range pr.Peers {
 				if p.CIDR != nil {

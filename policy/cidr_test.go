@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 func TestCIDRPrefixes(t *testing.T) {
@@ -42,7 +42,7 @@ func TestCIDRPrefixes(t *testing.T) {
 // it and goes with the last one, through every kind of change.
 func TestCIDRPrefixesCounted(t *testing.T) {
 	e := newEngine()
-	rule := func(name, cidr string) []*api.Rule {
+	rule := func(name, cidr string) []*policyapi.Rule {
 		doc := strings.Replace(cnpHeader, "name: test", "name: "+name, 1) + "  egress:\n  - toCIDR: [" + cidr + "]\n"
 		return parseRules(t, doc)
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // TestConcurrentChanges churns identities while policies are replaced
@@ -25,10 +25,10 @@ func TestConcurrentChanges(t *testing.T) {
 			}
 		}
 	})
-	rules := make(map[string][]*api.Rule)
+	rules := make(map[string][]*policyapi.Rule)
 	for i := range 20 {
 		name := fmt.Sprintf("p%d", i%3)
-		rules[name] = []*api.Rule{w.randomRule(name)}
+		rules[name] = []*policyapi.Rule{w.randomRule(name)}
 	}
 	ep := e.endpoint(propEndpoint, propNamed...)
 	for i := range 20 {

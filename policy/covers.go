@@ -3,8 +3,8 @@ package policy
 import (
 	"slices"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Covers reports whether the peer rule e covers traffic with a peer
@@ -15,15 +15,15 @@ import (
 // ICMP and ICMPv6 port is the message type, which one of the rule's
 // icmps of that family must be (as the datapath keys them). It is
 // the rule evaluation behind trace and simulate --explain.
-func Covers(e api.PeerRule, named []api.NamedPort, peer labels.Labels, port uint16, proto api.Protocol) bool {
-	if !slices.ContainsFunc(e.Peers, func(p api.Peer) bool { return p.Kind == api.PeerAny || p.Matches(peer) }) {
+func Covers(e policyapi.PeerRule, named []policyapi.NamedPort, peer labels.Labels, port uint16, proto policyapi.Protocol) bool {
+	if !slices.ContainsFunc(e.Peers, func(p policyapi.Peer) bool { return p.Kind == policyapi.PeerAny || p.Matches(peer) }) {
 		return false
 	}
 	if e.IsL3Only() {
 		return true
 	}
 	if family, ok := proto.ICMPFamily(); ok { // port is the ICMP type
-		return slices.ContainsFunc(e.ICMPs, func(f api.ICMPField) bool { return f.Family == family && uint16(f.Type) == port })
+		return slices.ContainsFunc(e.ICMPs, func(f policyapi.ICMPField) bool { return f.Family == family && uint16(f.Type) == port })
 	}
 	for _, pp := range e.Ports {
 		for _, resolved := range pp.Resolve(named) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // TestEvaluateICMP checks the rule evaluation behind trace and simulate
@@ -28,17 +28,17 @@ func TestEvaluateICMP(t *testing.T) {
 	tests := []struct {
 		name  string
 		peer  policy.Side
-		proto api.Protocol
+		proto policyapi.Protocol
 		typ   uint16
 		want  bool
 	}{
-		{name: "echo request by name", peer: employee, proto: api.ProtoICMP, typ: 8, want: true},
-		{name: "another type", peer: employee, proto: api.ProtoICMP, typ: 13, want: false},
-		{name: "the IPv6 type is not an IPv4 one", peer: employee, proto: api.ProtoICMP, typ: 128, want: false},
-		{name: "ICMPv6 echo request by number", peer: employee, proto: api.ProtoICMPv6, typ: 128, want: true},
-		{name: "the IPv4 type is not an ICMPv6 one", peer: employee, proto: api.ProtoICMPv6, typ: 8, want: false},
-		{name: "L3 rule: every type", peer: admin, proto: api.ProtoICMPv6, typ: 129, want: true},
-		{name: "deny beats the L3 rule", peer: admin, proto: api.ProtoICMP, typ: 13, want: false},
+		{name: "echo request by name", peer: employee, proto: policyapi.ProtoICMP, typ: 8, want: true},
+		{name: "another type", peer: employee, proto: policyapi.ProtoICMP, typ: 13, want: false},
+		{name: "the IPv6 type is not an IPv4 one", peer: employee, proto: policyapi.ProtoICMP, typ: 128, want: false},
+		{name: "ICMPv6 echo request by number", peer: employee, proto: policyapi.ProtoICMPv6, typ: 128, want: true},
+		{name: "the IPv4 type is not an ICMPv6 one", peer: employee, proto: policyapi.ProtoICMPv6, typ: 8, want: false},
+		{name: "L3 rule: every type", peer: admin, proto: policyapi.ProtoICMPv6, typ: 129, want: true},
+		{name: "deny beats the L3 rule", peer: admin, proto: policyapi.ProtoICMP, typ: 13, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package policy is the policy engine: it turns the rules parsed by
-// policy/api into the map state of each local endpoint, the key ->
+// policy/policyapi into the map state of each local endpoint, the key ->
 // allow/deny table the datapath enforces (DESIGN.md, policy flow).
 //
 // The flow, for the policy cell and the endpoint code that drive it:
@@ -13,7 +13,7 @@
 //     identity: the entries of every rule selecting it, peers registered
 //     as selectors in a selectorcache.Cache, and the default-deny
 //     direction flags (api.Rule.DefaultDeny; enableDefaultDeny is already
-//     folded into them by policy/api).
+//     folded into them by policy/policyapi).
 //   - SelectorPolicy.DistillPolicy(namedPorts) returns the endpoint's
 //     EndpointPolicy: its MapState, with port ranges split into port
 //     prefixes and named ports resolved: in ingress entries against the

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Egress named ports. A named port in an egress rule names a port of the
@@ -76,7 +76,7 @@ func (ep *EndpointPolicy) splitPortsLocked(i int, e policyEntry) {
 		return
 	}
 	ep.portKeys[i] = portKeys(*e.rule, nil)
-	var named []api.PortProtocol
+	var named []policyapi.PortProtocol
 	for _, pp := range e.rule.Ports {
 		if pp.Name != "" {
 			named = append(named, pp)
@@ -86,7 +86,7 @@ func (ep *EndpointPolicy) splitPortsLocked(i int, e policyEntry) {
 		return
 	}
 	if ep.peerNamed == nil {
-		ep.peerNamed = make(map[int][]api.PortProtocol)
+		ep.peerNamed = make(map[int][]policyapi.PortProtocol)
 		ep.peerKeys = make(map[int]map[identity.NumericIdentity][]portKey)
 	}
 	ep.peerNamed[i] = named
@@ -133,7 +133,7 @@ func (ep *EndpointPolicy) peerKeysOf(i int, id identity.NumericIdentity) []portK
 	if len(ports) == 0 {
 		return nil
 	}
-	return portKeys(api.PeerRule{Ports: ep.peerNamed[i]}, ports)
+	return portKeys(policyapi.PeerRule{Ports: ep.peerNamed[i]}, ports)
 }
 
 // setPeerKeysLocked replaces the keys entry i's named ports give the

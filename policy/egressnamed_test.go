@@ -4,37 +4,37 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 var (
-	webTCP80   = api.NamedPort{Name: "web", Port: 80, Protocol: api.ProtoTCP}
-	webTCP8080 = api.NamedPort{Name: "web", Port: 8080, Protocol: api.ProtoTCP}
-	webTCP9090 = api.NamedPort{Name: "web", Port: 9090, Protocol: api.ProtoTCP}
-	webUDP8080 = api.NamedPort{Name: "web", Port: 8080, Protocol: api.ProtoUDP}
+	webTCP80   = policyapi.NamedPort{Name: "web", Port: 80, Protocol: policyapi.ProtoTCP}
+	webTCP8080 = policyapi.NamedPort{Name: "web", Port: 8080, Protocol: policyapi.ProtoTCP}
+	webTCP9090 = policyapi.NamedPort{Name: "web", Port: 9090, Protocol: policyapi.ProtoTCP}
+	webUDP8080 = policyapi.NamedPort{Name: "web", Port: 8080, Protocol: policyapi.ProtoUDP}
 )
 
 // peerEndpoint is an endpoint of a peer identity declaring ports.
 type peerEndpoint struct {
 	key   string
 	id    identity.NumericIdentity
-	ports []api.NamedPort
+	ports []policyapi.NamedPort
 }
 
 func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 	tests := []struct {
 		name  string
 		give  string // spec body after the endpoint selector (app: db)
-		own   []api.NamedPort
+		own   []policyapi.NamedPort
 		peers []peerEndpoint
 		want  []packet
 	}{
 		{
 			name:  "the destination's number, not the source's",
 			give:  "  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: web}]}]\n",
-			own:   []api.NamedPort{webTCP80},
-			peers: []peerEndpoint{{"employee-0", employee.ID, []api.NamedPort{webTCP8080}}},
+			own:   []policyapi.NamedPort{webTCP80},
+			peers: []peerEndpoint{{"employee-0", employee.ID, []policyapi.NamedPort{webTCP8080}}},
 			want: []packet{
 				{employee.ID, policy.Egress, policy.ProtoTCP, 8080, true},
 				{employee.ID, policy.Egress, policy.ProtoTCP, 80, false},
@@ -44,8 +44,8 @@ func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 			name: "union over the endpoints of one identity",
 			give: "  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: web, protocol: TCP}]}]\n",
 			peers: []peerEndpoint{
-				{"employee-0", employee.ID, []api.NamedPort{webTCP8080}},
-				{"employee-1", employee.ID, []api.NamedPort{webTCP9090, webUDP8080}},
+				{"employee-0", employee.ID, []policyapi.NamedPort{webTCP8080}},
+				{"employee-1", employee.ID, []policyapi.NamedPort{webTCP9090, webUDP8080}},
 				{"employee-2", employee.ID, nil},
 			},
 			want: []packet{
@@ -59,8 +59,8 @@ func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 			name: "each selected identity its own numbers",
 			give: "  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}, {matchLabels: {app: stranger}}]\n    toPorts: [{ports: [{port: web}]}]\n",
 			peers: []peerEndpoint{
-				{"employee-0", employee.ID, []api.NamedPort{webTCP8080}},
-				{"stranger-0", stranger.ID, []api.NamedPort{webTCP9090}},
+				{"employee-0", employee.ID, []policyapi.NamedPort{webTCP8080}},
+				{"stranger-0", stranger.ID, []policyapi.NamedPort{webTCP9090}},
 			},
 			want: []packet{
 				{employee.ID, policy.Egress, policy.ProtoTCP, 8080, true},
@@ -72,7 +72,7 @@ func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 		{
 			name:  "any peer: every identity declaring the name, the world none",
 			give:  "  egress:\n  - toPorts: [{ports: [{port: web}, {port: \"53\", protocol: UDP}]}]\n",
-			peers: []peerEndpoint{{"employee-0", employee.ID, []api.NamedPort{webTCP8080}}},
+			peers: []peerEndpoint{{"employee-0", employee.ID, []policyapi.NamedPort{webTCP8080}}},
 			want: []packet{
 				{employee.ID, policy.Egress, policy.ProtoTCP, 8080, true},
 				{stranger.ID, policy.Egress, policy.ProtoTCP, 8080, false},
@@ -83,7 +83,7 @@ func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 		{
 			name: "a CIDR peer opens nothing by name",
 			give: "  egress:\n  - toCIDR: [192.0.2.0/24]\n    toPorts: [{ports: [{port: web}]}]\n",
-			own:  []api.NamedPort{webTCP80},
+			own:  []policyapi.NamedPort{webTCP80},
 			want: []packet{
 				{outside.ID, policy.Egress, policy.ProtoTCP, 80, false},
 				{outside.ID, policy.Egress, policy.ProtoTCP, 8080, false},
@@ -93,8 +93,8 @@ func TestEgressNamedPortsResolvePerDestination(t *testing.T) {
 			name: "egress deny by name, ingress still by the own port",
 			give: "  ingress:\n  - fromEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: web}]}]\n" +
 				"  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}]\n  egressDeny:\n  - toEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: web}]}]\n",
-			own:   []api.NamedPort{webTCP80},
-			peers: []peerEndpoint{{"employee-0", employee.ID, []api.NamedPort{webTCP8080}}},
+			own:   []policyapi.NamedPort{webTCP80},
+			peers: []peerEndpoint{{"employee-0", employee.ID, []policyapi.NamedPort{webTCP8080}}},
 			want: []packet{
 				{employee.ID, policy.Ingress, policy.ProtoTCP, 80, true},
 				{employee.ID, policy.Ingress, policy.ProtoTCP, 8080, false},
@@ -191,8 +191,8 @@ func TestEgressNamedPortsFollowPeerChanges(t *testing.T) {
 
 func TestEvaluateResolvesEgressNamesAgainstThePeer(t *testing.T) {
 	rules := parseRules(t, cnpHeader+"  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: web}]}]\n")
-	subject := policy.Side{Labels: db.Labels, NamedPorts: []api.NamedPort{webTCP80}}
-	peer := policy.Side{Labels: employee.Labels, NamedPorts: []api.NamedPort{webTCP8080}}
+	subject := policy.Side{Labels: db.Labels, NamedPorts: []policyapi.NamedPort{webTCP80}}
+	peer := policy.Side{Labels: employee.Labels, NamedPorts: []policyapi.NamedPort{webTCP8080}}
 	tests := []struct {
 		name string
 		peer policy.Side
@@ -205,7 +205,7 @@ func TestEvaluateResolvesEgressNamesAgainstThePeer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := policy.Evaluate(rules, subject, tt.peer, policy.Egress, tt.port, api.ProtoTCP)
+			v := policy.Evaluate(rules, subject, tt.peer, policy.Egress, tt.port, policyapi.ProtoTCP)
 			if v.Allowed != tt.want {
 				t.Errorf("Evaluate = %+v, want allowed %v", v, tt.want)
 			}

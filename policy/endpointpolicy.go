@@ -3,8 +3,8 @@ package policy
 import (
 	"maps"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // contributions counts the entries that allow and deny one key; a key
@@ -21,14 +21,14 @@ func (c contributions) entry() Entry { return Entry{Deny: c.deny > 0} }
 // changes incrementally; ConsumeMapChanges returns what changed.
 type EndpointPolicy struct {
 	sp    *SelectorPolicy
-	named []api.NamedPort
+	named []policyapi.NamedPort
 	// portKeys are, per policy entry, the port keys of every identity
 	// the entry selects.
 	portKeys [][]portKey
 	// peerNamed are the named ports of the egress policy entries that
 	// have some (by entry index), resolved per destination identity; nil
 	// when none has.
-	peerNamed map[int][]api.PortProtocol
+	peerNamed map[int][]policyapi.PortProtocol
 
 	// Guarded by the cache lock:
 	// peerKeys are, per entry in peerNamed, the port keys its named
@@ -62,7 +62,7 @@ const smallBefore = 8
 // with identity changes and, through the repository, with changes of
 // the peers' named ports (Repository.PeerNamedPortsChanged) until
 // Detach.
-func (sp *SelectorPolicy) DistillPolicy(named []api.NamedPort) *EndpointPolicy {
+func (sp *SelectorPolicy) DistillPolicy(named []policyapi.NamedPort) *EndpointPolicy {
 	ep := &EndpointPolicy{
 		sp:       sp,
 		named:    named,

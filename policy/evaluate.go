@@ -3,8 +3,8 @@ package policy
 import (
 	"slices"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // RuleVerdict is what the rules say of one direction of a connection,
@@ -13,11 +13,11 @@ type RuleVerdict struct {
 	Allowed bool
 	// Rule and Entry decided: the first deny entry covering the traffic,
 	// else the first allow entry; nil when no entry covers it.
-	Rule  *api.Rule
-	Entry *api.PeerRule
+	Rule  *policyapi.Rule
+	Entry *policyapi.PeerRule
 	// Isolating is the first rule that puts the subject in default deny
 	// in the direction; nil when none does.
-	Isolating *api.Rule
+	Isolating *policyapi.Rule
 }
 
 // Side is one end of a connection, for Evaluate: the labels of its
@@ -26,13 +26,13 @@ type RuleVerdict struct {
 // (PeerNamedPorts), which is what the map state can tell apart.
 type Side struct {
 	Labels     labels.Labels
-	NamedPorts []api.NamedPort
+	NamedPorts []policyapi.NamedPort
 }
 
 // ResolvingPorts returns the named ports the rules of direction dir
 // resolve port names against: the subject's own for ingress, the peer's
 // (the destination's) for egress, as the NetworkPolicy spec says.
-func ResolvingPorts(dir Direction, subject, peer Side) []api.NamedPort {
+func ResolvingPorts(dir Direction, subject, peer Side) []policyapi.NamedPort {
 	if dir == Egress {
 		return peer.NamedPorts
 	}
@@ -47,10 +47,10 @@ func ResolvingPorts(dir Direction, subject, peer Side) []api.NamedPort {
 // agrees with the map state's Verdict (tested over every scenario and by
 // fuzzing); it needs no identity, so it answers for label sets no
 // endpoint has.
-func Evaluate(rules []*api.Rule, subject, peer Side, dir Direction, port uint16, proto api.Protocol) RuleVerdict {
+func Evaluate(rules []*policyapi.Rule, subject, peer Side, dir Direction, port uint16, proto policyapi.Protocol) RuleVerdict {
 	var v RuleVerdict
 	named := ResolvingPorts(dir, subject, peer)
-	covers := func(e api.PeerRule) bool { return Covers(e, named, peer.Labels, port, proto) }
+	covers := func(e policyapi.PeerRule) bool { return Covers(e, named, peer.Labels, port, proto) }
 	for _, r := range rules {
 		if !r.Subject.Selects(subject.Labels) {
 			continue

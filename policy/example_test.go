@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -12,9 +12,9 @@ import (
 // identity's policy resolved and distilled into an endpoint's map state,
 // identity churn applied incrementally, and verdicts read off.
 func Example() {
-	pols, err := api.ParseDocuments("l4.yaml", []byte(cnpHeader+
+	pols, err := policyapi.ParseDocuments("l4.yaml", []byte(cnpHeader+
 		"  ingress:\n  - fromEndpoints: [{matchLabels: {app: employee}}]\n    toPorts: [{ports: [{port: \"6379\", protocol: TCP}]}]\n"),
-		api.DefaultOptions())
+		policyapi.DefaultOptions())
 	if err != nil {
 		panic(err)
 	}

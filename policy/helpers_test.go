@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -53,13 +53,13 @@ func deleted(idents ...*identity.Identity) []identity.Change {
 
 // parseRules parses policy documents with the default options and
 // returns their rules.
-func parseRules(t testing.TB, doc string) []*api.Rule {
+func parseRules(t testing.TB, doc string) []*policyapi.Rule {
 	t.Helper()
-	pols, err := api.ParseDocuments("test.yaml", []byte(doc), api.DefaultOptions())
+	pols, err := policyapi.ParseDocuments("test.yaml", []byte(doc), policyapi.DefaultOptions())
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	var rules []*api.Rule
+	var rules []*policyapi.Rule
 	for _, p := range pols {
 		rules = append(rules, p.Rules...)
 	}
@@ -86,11 +86,11 @@ func newEngine(idents ...*identity.Identity) engine {
 
 // setPeerPorts records that the endpoint key of identity id declares
 // ports and tells the repository.
-func (e engine) setPeerPorts(key string, id identity.NumericIdentity, ports ...api.NamedPort) {
+func (e engine) setPeerPorts(key string, id identity.NumericIdentity, ports ...policyapi.NamedPort) {
 	e.repo.PeerNamedPortsChanged(e.ports.Upsert(key, id, ports)...)
 }
 
 // endpoint distills the policy of an endpoint with ident and named ports.
-func (e engine) endpoint(ident *identity.Identity, named ...api.NamedPort) *policy.EndpointPolicy {
+func (e engine) endpoint(ident *identity.Identity, named ...policyapi.NamedPort) *policy.EndpointPolicy {
 	return e.repo.Resolve(ident).DistillPolicy(named)
 }

@@ -4,9 +4,9 @@ import (
 	"slices"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // The oracle decides a packet straight from the rules, the way
@@ -17,9 +17,9 @@ import (
 // (subjectPorts); in an egress rule, a port of the destination: any of
 // the numbers the endpoints of the peer's identity give it (peerPorts).
 
-var oracleProtos = map[policy.Proto]api.Protocol{policy.ProtoTCP: api.ProtoTCP, policy.ProtoUDP: api.ProtoUDP, policy.ProtoSCTP: api.ProtoSCTP}
+var oracleProtos = map[policy.Proto]policyapi.Protocol{policy.ProtoTCP: policyapi.ProtoTCP, policy.ProtoUDP: policyapi.ProtoUDP, policy.ProtoSCTP: policyapi.ProtoSCTP}
 
-func oracleVerdict(rules []*api.Rule, subject labels.Labels, subjectPorts []api.NamedPort, peer labels.Labels, peerPorts []api.NamedPort, p packet) bool {
+func oracleVerdict(rules []*policyapi.Rule, subject labels.Labels, subjectPorts []policyapi.NamedPort, peer labels.Labels, peerPorts []policyapi.NamedPort, p packet) bool {
 	named := subjectPorts
 	if p.dir == policy.Egress {
 		named = peerPorts
@@ -36,16 +36,16 @@ func oracleVerdict(rules []*api.Rule, subject labels.Labels, subjectPorts []api.
 		} else {
 			defaultDeny = defaultDeny || r.DefaultDeny.Ingress
 		}
-		if slices.ContainsFunc(deny, func(pr api.PeerRule) bool { return oracleCovers(pr, named, peer, p) }) {
+		if slices.ContainsFunc(deny, func(pr policyapi.PeerRule) bool { return oracleCovers(pr, named, peer, p) }) {
 			return false
 		}
-		allowed = allowed || slices.ContainsFunc(allow, func(pr api.PeerRule) bool { return oracleCovers(pr, named, peer, p) })
+		allowed = allowed || slices.ContainsFunc(allow, func(pr policyapi.PeerRule) bool { return oracleCovers(pr, named, peer, p) })
 	}
 	return allowed || !defaultDeny
 }
 
-func oracleCovers(pr api.PeerRule, named []api.NamedPort, peer labels.Labels, p packet) bool {
-	if !slices.ContainsFunc(pr.Peers, func(x api.Peer) bool { return x.Kind == api.PeerAny || x.Matches(peer) }) {
+func oracleCovers(pr policyapi.PeerRule, named []policyapi.NamedPort, peer labels.Labels, p packet) bool {
+	if !slices.ContainsFunc(pr.Peers, func(x policyapi.Peer) bool { return x.Kind == policyapi.PeerAny || x.Matches(peer) }) {
 		return false
 	}
 	if pr.IsL3Only() {
@@ -60,7 +60,7 @@ func oracleCovers(pr api.PeerRule, named []api.NamedPort, peer labels.Labels, p 
 	}
 	for _, icmp := range pr.ICMPs {
 		want := policy.ProtoICMP
-		if icmp.Family == api.ICMPv6 {
+		if icmp.Family == policyapi.ICMPv6 {
 			want = policy.ProtoICMPv6
 		}
 		if p.proto == want && p.port == uint16(icmp.Type) {

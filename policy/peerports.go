@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // PeerNamedPorts is what the engine knows of the named ports of peers.
@@ -24,7 +24,7 @@ type PeerNamedPorts interface {
 	// declare: the union over those endpoints, so one name may come
 	// with several numbers. Nil when none declares any. The slice must
 	// not be modified.
-	NamedPorts(id identity.NumericIdentity) []api.NamedPort
+	NamedPorts(id identity.NumericIdentity) []policyapi.NamedPort
 	// IdentitiesWithPort returns the identities some endpoint of which
 	// declares a port named name, for rules whose peer is any identity.
 	IdentitiesWithPort(name string) []identity.NumericIdentity
@@ -38,15 +38,15 @@ type PeerPortTable struct {
 	mu        sync.RWMutex
 	endpoints map[string]peerEndpoint
 	// counts counts, per identity, the endpoints declaring each port.
-	counts map[identity.NumericIdentity]map[api.NamedPort]int
+	counts map[identity.NumericIdentity]map[policyapi.NamedPort]int
 	// union caches the sorted keys of counts[id].
-	union  map[identity.NumericIdentity][]api.NamedPort
+	union  map[identity.NumericIdentity][]policyapi.NamedPort
 	byName map[string]map[identity.NumericIdentity]int
 }
 
 type peerEndpoint struct {
 	id    identity.NumericIdentity
-	ports []api.NamedPort
+	ports []policyapi.NamedPort
 }
 
 var _ PeerNamedPorts = (*PeerPortTable)(nil)
@@ -55,8 +55,8 @@ var _ PeerNamedPorts = (*PeerPortTable)(nil)
 func NewPeerPortTable() *PeerPortTable {
 	return &PeerPortTable{
 		endpoints: make(map[string]peerEndpoint),
-		counts:    make(map[identity.NumericIdentity]map[api.NamedPort]int),
-		union:     make(map[identity.NumericIdentity][]api.NamedPort),
+		counts:    make(map[identity.NumericIdentity]map[policyapi.NamedPort]int),
+		union:     make(map[identity.NumericIdentity][]policyapi.NamedPort),
 		byName:    make(map[string]map[identity.NumericIdentity]int),
 	}
 }
@@ -64,7 +64,7 @@ func NewPeerPortTable() *PeerPortTable {
 // Upsert records that the endpoint key (an address, "ns/pod"...) has
 // identity id and declares ports, replacing what it said before, and
 // returns the identities whose ports changed (sorted).
-func (t *PeerPortTable) Upsert(key string, id identity.NumericIdentity, ports []api.NamedPort) []identity.NumericIdentity {
+func (t *PeerPortTable) Upsert(key string, id identity.NumericIdentity, ports []policyapi.NamedPort) []identity.NumericIdentity {
 	ports = dedupPorts(ports)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -101,7 +101,7 @@ func (t *PeerPortTable) Delete(key string) []identity.NumericIdentity {
 }
 
 // NamedPorts implements PeerNamedPorts.
-func (t *PeerPortTable) NamedPorts(id identity.NumericIdentity) []api.NamedPort {
+func (t *PeerPortTable) NamedPorts(id identity.NumericIdentity) []policyapi.NamedPort {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.union[id]
@@ -117,7 +117,7 @@ func (t *PeerPortTable) IdentitiesWithPort(name string) []identity.NumericIdenti
 func (t *PeerPortTable) addLocked(ep peerEndpoint, changed map[identity.NumericIdentity]bool) {
 	c := t.counts[ep.id]
 	if c == nil {
-		c = make(map[api.NamedPort]int)
+		c = make(map[policyapi.NamedPort]int)
 		t.counts[ep.id] = c
 	}
 	for _, p := range ep.ports {
@@ -172,12 +172,12 @@ func (t *PeerPortTable) refreshLocked(changed map[identity.NumericIdentity]bool)
 }
 
 // dedupPorts returns ports sorted without duplicates and without port 0.
-func dedupPorts(ports []api.NamedPort) []api.NamedPort {
-	out := slices.DeleteFunc(slices.Clone(ports), func(p api.NamedPort) bool { return p.Port == 0 || p.Name == "" })
+func dedupPorts(ports []policyapi.NamedPort) []policyapi.NamedPort {
+	out := slices.DeleteFunc(slices.Clone(ports), func(p policyapi.NamedPort) bool { return p.Port == 0 || p.Name == "" })
 	slices.SortFunc(out, compareNamedPorts)
 	return slices.Compact(out)
 }
 
-func compareNamedPorts(a, b api.NamedPort) int {
+func compareNamedPorts(a, b policyapi.NamedPort) int {
 	return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
 }

@@ -5,73 +5,75 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 func TestPeerPortTable(t *testing.T) {
-	dns := api.NamedPort{Name: "dns", Port: 53, Protocol: api.ProtoUDP}
+	dns := policyapi.NamedPort{Name: "dns", Port: 53, Protocol: policyapi.ProtoUDP}
 	tbl := policy.NewPeerPortTable()
 	type step struct {
 		name        string
 		do          func() []identity.NumericIdentity
 		wantChanged []identity.NumericIdentity
-		wantPorts   map[identity.NumericIdentity][]api.NamedPort
+		wantPorts   map[identity.NumericIdentity][]policyapi.NamedPort
 		wantWeb     []identity.NumericIdentity
 	}
 	steps := []step{
 		{
 			name: "first endpoint",
 			do: func() []identity.NumericIdentity {
-				return tbl.Upsert("a", 1000, []api.NamedPort{webTCP8080, webTCP8080})
+				return tbl.Upsert("a", 1000, []policyapi.NamedPort{webTCP8080, webTCP8080})
 			},
 			wantChanged: []identity.NumericIdentity{1000},
-			wantPorts:   map[identity.NumericIdentity][]api.NamedPort{1000: {webTCP8080}},
+			wantPorts:   map[identity.NumericIdentity][]policyapi.NamedPort{1000: {webTCP8080}},
 			wantWeb:     []identity.NumericIdentity{1000},
 		},
 		{
 			name:      "same ports again changes nothing",
-			do:        func() []identity.NumericIdentity { return tbl.Upsert("a", 1000, []api.NamedPort{webTCP8080}) },
-			wantPorts: map[identity.NumericIdentity][]api.NamedPort{1000: {webTCP8080}},
+			do:        func() []identity.NumericIdentity { return tbl.Upsert("a", 1000, []policyapi.NamedPort{webTCP8080}) },
+			wantPorts: map[identity.NumericIdentity][]policyapi.NamedPort{1000: {webTCP8080}},
 			wantWeb:   []identity.NumericIdentity{1000},
 		},
 		{
 			name:      "a second endpoint with a port the identity has changes nothing",
-			do:        func() []identity.NumericIdentity { return tbl.Upsert("b", 1000, []api.NamedPort{webTCP8080}) },
-			wantPorts: map[identity.NumericIdentity][]api.NamedPort{1000: {webTCP8080}},
+			do:        func() []identity.NumericIdentity { return tbl.Upsert("b", 1000, []policyapi.NamedPort{webTCP8080}) },
+			wantPorts: map[identity.NumericIdentity][]policyapi.NamedPort{1000: {webTCP8080}},
 			wantWeb:   []identity.NumericIdentity{1000},
 		},
 		{
-			name:        "a third with another number: the union",
-			do:          func() []identity.NumericIdentity { return tbl.Upsert("c", 1000, []api.NamedPort{webTCP9090, dns}) },
+			name: "a third with another number: the union",
+			do: func() []identity.NumericIdentity {
+				return tbl.Upsert("c", 1000, []policyapi.NamedPort{webTCP9090, dns})
+			},
 			wantChanged: []identity.NumericIdentity{1000},
-			wantPorts:   map[identity.NumericIdentity][]api.NamedPort{1000: {dns, webTCP8080, webTCP9090}},
+			wantPorts:   map[identity.NumericIdentity][]policyapi.NamedPort{1000: {dns, webTCP8080, webTCP9090}},
 			wantWeb:     []identity.NumericIdentity{1000},
 		},
 		{
 			name:        "an endpoint moves to another identity",
-			do:          func() []identity.NumericIdentity { return tbl.Upsert("c", 1001, []api.NamedPort{webTCP9090}) },
+			do:          func() []identity.NumericIdentity { return tbl.Upsert("c", 1001, []policyapi.NamedPort{webTCP9090}) },
 			wantChanged: []identity.NumericIdentity{1000, 1001},
-			wantPorts:   map[identity.NumericIdentity][]api.NamedPort{1000: {webTCP8080}, 1001: {webTCP9090}},
+			wantPorts:   map[identity.NumericIdentity][]policyapi.NamedPort{1000: {webTCP8080}, 1001: {webTCP9090}},
 			wantWeb:     []identity.NumericIdentity{1000, 1001},
 		},
 		{
 			name:      "one of two endpoints with the port goes",
 			do:        func() []identity.NumericIdentity { return tbl.Delete("a") },
-			wantPorts: map[identity.NumericIdentity][]api.NamedPort{1000: {webTCP8080}, 1001: {webTCP9090}},
+			wantPorts: map[identity.NumericIdentity][]policyapi.NamedPort{1000: {webTCP8080}, 1001: {webTCP9090}},
 			wantWeb:   []identity.NumericIdentity{1000, 1001},
 		},
 		{
 			name:        "the last one goes",
 			do:          func() []identity.NumericIdentity { return tbl.Upsert("b", 1000, nil) },
 			wantChanged: []identity.NumericIdentity{1000},
-			wantPorts:   map[identity.NumericIdentity][]api.NamedPort{1001: {webTCP9090}},
+			wantPorts:   map[identity.NumericIdentity][]policyapi.NamedPort{1001: {webTCP9090}},
 			wantWeb:     []identity.NumericIdentity{1001},
 		},
 		{
 			name:      "deleting an unknown endpoint changes nothing",
 			do:        func() []identity.NumericIdentity { return tbl.Delete("zz") },
-			wantPorts: map[identity.NumericIdentity][]api.NamedPort{1001: {webTCP9090}},
+			wantPorts: map[identity.NumericIdentity][]policyapi.NamedPort{1001: {webTCP9090}},
 			wantWeb:   []identity.NumericIdentity{1001},
 		},
 	}

@@ -3,7 +3,7 @@ package policy
 import (
 	"math/bits"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // portKey is the protocol and port part of a key.
@@ -16,14 +16,14 @@ type portKey struct {
 // allTraffic is the port key of an L3-only rule.
 var allTraffic = portKey{proto: ProtoAny}
 
-var protoNumbers = map[api.Protocol]Proto{
-	api.ProtoTCP: ProtoTCP, api.ProtoUDP: ProtoUDP, api.ProtoSCTP: ProtoSCTP,
-	api.ProtoICMP: ProtoICMP, api.ProtoICMPv6: ProtoICMPv6,
+var protoNumbers = map[policyapi.Protocol]Proto{
+	policyapi.ProtoTCP: ProtoTCP, policyapi.ProtoUDP: ProtoUDP, policyapi.ProtoSCTP: ProtoSCTP,
+	policyapi.ProtoICMP: ProtoICMP, policyapi.ProtoICMPv6: ProtoICMPv6,
 }
 
 // ProtoOf returns the engine's number of a traffic protocol (TCP, UDP,
 // SCTP, ICMP, ICMPv6); ok is false for others (ANY included).
-func ProtoOf(p api.Protocol) (proto Proto, ok bool) {
+func ProtoOf(p policyapi.Protocol) (proto Proto, ok bool) {
 	proto, ok = protoNumbers[p]
 	return proto, ok
 }
@@ -32,7 +32,7 @@ func ProtoOf(p api.Protocol) (proto Proto, ok bool) {
 // named: one for an L3-only rule, else each resolved port (ranges split
 // into prefixes) on each protocol, and each ICMP type. A named port the
 // endpoint does not declare yields nothing.
-func portKeys(r api.PeerRule, named []api.NamedPort) []portKey {
+func portKeys(r policyapi.PeerRule, named []policyapi.NamedPort) []portKey {
 	if r.IsL3Only() {
 		return []portKey{allTraffic}
 	}
@@ -49,7 +49,7 @@ func portKeys(r api.PeerRule, named []api.NamedPort) []portKey {
 	}
 	for _, icmp := range r.ICMPs {
 		proto := ProtoICMP
-		if icmp.Family == api.ICMPv6 {
+		if icmp.Family == policyapi.ICMPv6 {
 			proto = ProtoICMPv6
 		}
 		out = append(out, portKey{proto: proto, port: uint16(icmp.Type), prefixLen: 16})

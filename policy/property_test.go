@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // The property: after any sequence of rule, identity and peer named-port
@@ -20,17 +20,17 @@ import (
 var (
 	propApps     = []string{"a0", "a1", "a2", "a3"}
 	propPrefixes = []string{"10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.2.0.0/16", "192.0.2.0/24", "0.0.0.0/0"}
-	propNamed    = []api.NamedPort{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}, {Name: "dns", Port: 53, Protocol: api.ProtoUDP}}
+	propNamed    = []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: policyapi.ProtoTCP}, {Name: "dns", Port: 53, Protocol: policyapi.ProtoUDP}}
 	propEndpoint = pod(999, "app=a0")
 	// propPeerPorts are the port sets a peer endpoint may declare: one
 	// name with different numbers on endpoints of one identity, names
 	// on some endpoints and not others, the same name on two protocols.
-	propPeerPorts = [][]api.NamedPort{
+	propPeerPorts = [][]policyapi.NamedPort{
 		nil,
-		{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}},
-		{{Name: "http", Port: 80, Protocol: api.ProtoTCP}},
-		{{Name: "http", Port: 8100, Protocol: api.ProtoTCP}, {Name: "dns", Port: 53, Protocol: api.ProtoUDP}},
-		{{Name: "dns", Port: 53, Protocol: api.ProtoTCP}, {Name: "http", Port: 8080, Protocol: api.ProtoUDP}},
+		{{Name: "http", Port: 8080, Protocol: policyapi.ProtoTCP}},
+		{{Name: "http", Port: 80, Protocol: policyapi.ProtoTCP}},
+		{{Name: "http", Port: 8100, Protocol: policyapi.ProtoTCP}, {Name: "dns", Port: 53, Protocol: policyapi.ProtoUDP}},
+		{{Name: "dns", Port: 53, Protocol: policyapi.ProtoTCP}, {Name: "http", Port: 8080, Protocol: policyapi.ProtoUDP}},
 	}
 )
 
@@ -51,14 +51,14 @@ type propWorld struct {
 	rnd       *rand.Rand
 	pool      []*identity.Identity
 	present   map[identity.NumericIdentity]*identity.Identity
-	policies  map[string][]*api.Rule
-	peerPorts map[peerSlot][]api.NamedPort
+	policies  map[string][]*policyapi.Rule
+	peerPorts map[peerSlot][]policyapi.NamedPort
 }
 
 func newPropWorld(seed int64) *propWorld {
 	w := &propWorld{
 		rnd: rand.New(rand.NewSource(seed)), present: map[identity.NumericIdentity]*identity.Identity{},
-		policies: map[string][]*api.Rule{}, peerPorts: map[peerSlot][]api.NamedPort{},
+		policies: map[string][]*policyapi.Rule{}, peerPorts: map[peerSlot][]policyapi.NamedPort{},
 	}
 	for i := range 24 {
 		w.pool = append(w.pool, pod(identity.NumericIdentity(1000+i), "app="+propApps[i%len(propApps)], fmt.Sprintf("tier=t%d", i%3)))
@@ -71,53 +71,53 @@ func newPropWorld(seed int64) *propWorld {
 
 func (w *propWorld) pick(list []string) string { return list[w.rnd.Intn(len(list))] }
 
-func (w *propWorld) randomPeer() api.Peer {
+func (w *propWorld) randomPeer() policyapi.Peer {
 	switch w.rnd.Intn(5) {
 	case 0:
-		return api.Peer{Kind: api.PeerAny}
+		return policyapi.Peer{Kind: policyapi.PeerAny}
 	case 1:
-		sels, _ := api.EntityWorld.Selectors("default")
+		sels, _ := policyapi.EntityWorld.Selectors("default")
 		sel := sels[w.rnd.Intn(len(sels))]
-		return api.Peer{Kind: api.PeerEntity, Entity: api.EntityWorld, Selector: &sel}
+		return policyapi.Peer{Kind: policyapi.PeerEntity, Entity: policyapi.EntityWorld, Selector: &sel}
 	case 2:
-		c := &api.CIDRRule{Prefix: netip.MustParsePrefix("10.0.0.0/8")}
+		c := &policyapi.CIDRRule{Prefix: netip.MustParsePrefix("10.0.0.0/8")}
 		if w.rnd.Intn(2) == 0 {
 			c.Except = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}
 		}
-		return api.Peer{Kind: api.PeerCIDR, CIDR: c}
+		return policyapi.Peer{Kind: policyapi.PeerCIDR, CIDR: c}
 	}
-	sel := api.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps)))
-	return api.Peer{Kind: api.PeerEndpoints, Selector: &sel}
+	sel := policyapi.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps)))
+	return policyapi.Peer{Kind: policyapi.PeerEndpoints, Selector: &sel}
 }
 
-func (w *propWorld) randomPeerRules() []api.PeerRule {
-	out := make([]api.PeerRule, w.rnd.Intn(3))
+func (w *propWorld) randomPeerRules() []policyapi.PeerRule {
+	out := make([]policyapi.PeerRule, w.rnd.Intn(3))
 	for i := range out {
 		for range 1 + w.rnd.Intn(2) {
 			out[i].Peers = append(out[i].Peers, w.randomPeer())
 		}
 		switch w.rnd.Intn(6) {
 		case 0:
-			out[i].Ports = []api.PortProtocol{{Port: 80, Protocol: api.ProtoTCP}}
+			out[i].Ports = []policyapi.PortProtocol{{Port: 80, Protocol: policyapi.ProtoTCP}}
 		case 1:
-			out[i].Ports = []api.PortProtocol{{Port: 8000, EndPort: 8100, Protocol: api.ProtoAny}}
+			out[i].Ports = []policyapi.PortProtocol{{Port: 8000, EndPort: 8100, Protocol: policyapi.ProtoAny}}
 		case 2:
-			out[i].Ports = []api.PortProtocol{{Name: "http", Protocol: api.ProtoTCP}, {Name: "dns", Protocol: api.ProtoAny}}
+			out[i].Ports = []policyapi.PortProtocol{{Name: "http", Protocol: policyapi.ProtoTCP}, {Name: "dns", Protocol: policyapi.ProtoAny}}
 		case 3:
-			out[i].ICMPs = []api.ICMPField{{Family: api.ICMPv4, Type: 8}}
+			out[i].ICMPs = []policyapi.ICMPField{{Family: policyapi.ICMPv4, Type: 8}}
 		}
 	}
 	return out
 }
 
-func (w *propWorld) randomRule(name string) *api.Rule {
-	return &api.Rule{
-		Subject:     api.Subject{Kind: api.SubjectEndpoints, Selector: api.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps[:2])))},
+func (w *propWorld) randomRule(name string) *policyapi.Rule {
+	return &policyapi.Rule{
+		Subject:     policyapi.Subject{Kind: policyapi.SubjectEndpoints, Selector: policyapi.SelectLabels(labels.New(labels.SourceK8s, "app", w.pick(propApps[:2])))},
 		Ingress:     w.randomPeerRules(),
 		IngressDeny: w.randomPeerRules(),
 		Egress:      w.randomPeerRules(),
 		EgressDeny:  w.randomPeerRules(),
-		DefaultDeny: api.DefaultDeny{Ingress: w.rnd.Intn(3) > 0, Egress: w.rnd.Intn(3) > 0},
+		DefaultDeny: policyapi.DefaultDeny{Ingress: w.rnd.Intn(3) > 0, Egress: w.rnd.Intn(3) > 0},
 		Labels:      origin(name),
 	}
 }
@@ -141,8 +141,8 @@ func (w *propWorld) fromScratch() (policy.MapState, int) {
 
 // peerPortsOf returns the union of the ports the endpoints of id
 // declare, as the oracle resolves egress port names against them.
-func (w *propWorld) peerPortsOf(id identity.NumericIdentity) []api.NamedPort {
-	var out []api.NamedPort
+func (w *propWorld) peerPortsOf(id identity.NumericIdentity) []policyapi.NamedPort {
+	var out []policyapi.NamedPort
 	for slot := range propPeerSlots {
 		out = append(out, w.peerPorts[peerSlot{id, slot}]...)
 	}
@@ -209,7 +209,7 @@ func TestIncrementalEqualsFromScratch(t *testing.T) {
 					e.repo.DeleteByLabels(origin(name))
 					what = "delete policy " + name
 				} else {
-					w.policies[name] = []*api.Rule{w.randomRule(name), w.randomRule(name)}
+					w.policies[name] = []*policyapi.Rule{w.randomRule(name), w.randomRule(name)}
 					e.repo.ReplaceByLabels(origin(name), w.policies[name]...)
 					what = "replace policy " + name
 				}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -64,7 +64,7 @@ func (r *Repository) WaitForRevision(ctx context.Context, rev uint64) error {
 }
 
 // Rules returns the rules in force, in insertion order.
-func (r *Repository) Rules() []*api.Rule {
+func (r *Repository) Rules() []*policyapi.Rule {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.rules.all())
@@ -72,7 +72,7 @@ func (r *Repository) Rules() []*api.Rule {
 
 // Add adds rules and returns the new revision. Adding a rule (the same
 // pointer) twice has no effect.
-func (r *Repository) Add(rules ...*api.Rule) uint64 {
+func (r *Repository) Add(rules ...*policyapi.Rule) uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules.add(rules...)
@@ -82,7 +82,7 @@ func (r *Repository) Add(rules ...*api.Rule) uint64 {
 // ReplaceByLabels deletes the rules carrying every label of origin (the
 // origin labels of a policy: name, namespace, uid...) and adds rules in
 // their place, in one revision, which it returns.
-func (r *Repository) ReplaceByLabels(origin labels.Labels, rules ...*api.Rule) uint64 {
+func (r *Repository) ReplaceByLabels(origin labels.Labels, rules ...*policyapi.Rule) uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules.deleteMatching(origin)

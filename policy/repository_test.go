@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -31,8 +31,8 @@ spec:
 
 func origin(name string) labels.Labels {
 	return labels.FromSlice([]labels.Label{
-		labels.New(labels.SourceK8s, api.LabelPolicyName, name),
-		labels.New(labels.SourceK8s, api.LabelPolicyNamespace, "default"),
+		labels.New(labels.SourceK8s, policyapi.LabelPolicyName, name),
+		labels.New(labels.SourceK8s, policyapi.LabelPolicyNamespace, "default"),
 	})
 }
 
@@ -72,7 +72,7 @@ func TestRepositoryChanges(t *testing.T) {
 		{
 			name: "delete by namespace label deletes both",
 			give: func(r *policy.Repository) int {
-				_, n := r.DeleteByLabels(labels.Labels{labels.New(labels.SourceK8s, api.LabelPolicyNamespace, "default")})
+				_, n := r.DeleteByLabels(labels.Labels{labels.New(labels.SourceK8s, policyapi.LabelPolicyNamespace, "default")})
 				return n
 			},
 			wantRules: 0, wantDeleted: 2,

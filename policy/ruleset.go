@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // ruleSet is the repository's rules, indexed by label so that deleting
@@ -16,22 +16,22 @@ import (
 // is deleted.
 type ruleSet struct {
 	seq      uint64
-	order    map[*api.Rule]uint64
-	byLabel  map[labels.Label]map[*api.Rule]struct{}
+	order    map[*policyapi.Rule]uint64
+	byLabel  map[labels.Label]map[*policyapi.Rule]struct{}
 	prefixes map[netip.Prefix]int // mentions in CIDR peers of the rules
-	list     []*api.Rule          // the rules in insertion order; nil after a change
+	list     []*policyapi.Rule    // the rules in insertion order; nil after a change
 }
 
 func newRuleSet() ruleSet {
 	return ruleSet{
-		order:    make(map[*api.Rule]uint64),
-		byLabel:  make(map[labels.Label]map[*api.Rule]struct{}),
+		order:    make(map[*policyapi.Rule]uint64),
+		byLabel:  make(map[labels.Label]map[*policyapi.Rule]struct{}),
 		prefixes: make(map[netip.Prefix]int),
 	}
 }
 
 // add adds rules; a rule already in the set stays where it was.
-func (rs *ruleSet) add(rules ...*api.Rule) {
+func (rs *ruleSet) add(rules ...*policyapi.Rule) {
 	for _, rule := range rules {
 		if _, ok := rs.order[rule]; ok {
 			continue
@@ -41,7 +41,7 @@ func (rs *ruleSet) add(rules ...*api.Rule) {
 		for _, l := range rule.Labels {
 			set, ok := rs.byLabel[l]
 			if !ok {
-				set = make(map[*api.Rule]struct{})
+				set = make(map[*policyapi.Rule]struct{})
 				rs.byLabel[l] = set
 			}
 			set[rule] = struct{}{}
@@ -63,7 +63,7 @@ func (rs *ruleSet) deleteMatching(origin labels.Labels) int {
 			smallest = set
 		}
 	}
-	var doomed []*api.Rule
+	var doomed []*policyapi.Rule
 	for rule := range smallest {
 		if rule.Labels.HasAll(origin) {
 			doomed = append(doomed, rule)
@@ -89,13 +89,13 @@ func (rs *ruleSet) deleteMatching(origin labels.Labels) int {
 
 // all returns the rules in insertion order; the slice must not be
 // modified.
-func (rs *ruleSet) all() []*api.Rule {
+func (rs *ruleSet) all() []*policyapi.Rule {
 	if rs.list == nil {
-		rs.list = make([]*api.Rule, 0, len(rs.order))
+		rs.list = make([]*policyapi.Rule, 0, len(rs.order))
 		for rule := range rs.order {
 			rs.list = append(rs.list, rule)
 		}
-		slices.SortFunc(rs.list, func(a, b *api.Rule) int { return cmp.Compare(rs.order[a], rs.order[b]) })
+		slices.SortFunc(rs.list, func(a, b *policyapi.Rule) int { return cmp.Compare(rs.order[a], rs.order[b]) })
 	}
 	return rs.list
 }

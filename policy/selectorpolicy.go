@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -14,7 +14,7 @@ type policyEntry struct {
 	dir  Direction
 	deny bool
 	sel  *selectorcache.CachedSelector
-	rule *api.PeerRule
+	rule *policyapi.PeerRule
 }
 
 // SelectorPolicy is the policy of one identity at one revision: the
@@ -40,7 +40,7 @@ type SelectorPolicy struct {
 
 var _ selectorcache.SelectionUser = (*SelectorPolicy)(nil)
 
-func newSelectorPolicy(cache *selectorcache.Cache, peers *peerPortState, ident *identity.Identity, rev uint64, rules []*api.Rule) *SelectorPolicy {
+func newSelectorPolicy(cache *selectorcache.Cache, peers *peerPortState, ident *identity.Identity, rev uint64, rules []*policyapi.Rule) *SelectorPolicy {
 	sp := &SelectorPolicy{
 		cache:      cache,
 		peers:      peers,
@@ -59,7 +59,7 @@ func newSelectorPolicy(cache *selectorcache.Cache, peers *peerPortState, ident *
 	return sp
 }
 
-func (sp *SelectorPolicy) addRuleLocked(rule *api.Rule) {
+func (sp *SelectorPolicy) addRuleLocked(rule *policyapi.Rule) {
 	sp.defaultDeny[Ingress] = sp.defaultDeny[Ingress] || rule.DefaultDeny.Ingress
 	sp.defaultDeny[Egress] = sp.defaultDeny[Egress] || rule.DefaultDeny.Egress
 	sp.addPeerRulesLocked(Ingress, false, rule.Ingress)
@@ -68,7 +68,7 @@ func (sp *SelectorPolicy) addRuleLocked(rule *api.Rule) {
 	sp.addPeerRulesLocked(Egress, true, rule.EgressDeny)
 }
 
-func (sp *SelectorPolicy) addPeerRulesLocked(dir Direction, deny bool, prs []api.PeerRule) {
+func (sp *SelectorPolicy) addPeerRulesLocked(dir Direction, deny bool, prs []policyapi.PeerRule) {
 	for i := range prs {
 		pr := &prs[i]
 		for _, peer := range pr.Peers {

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 const cnpHeader = "apiVersion: cilium.io/v2\nkind: CiliumNetworkPolicy\nmetadata:\n  name: test\nspec:\n  endpointSelector:\n    matchLabels:\n      app: db\n"
@@ -32,7 +32,7 @@ func TestVerdict(t *testing.T) {
 	tests := []struct {
 		name  string
 		give  string // spec body after the endpoint selector; "" is no policy
-		named []api.NamedPort
+		named []policyapi.NamedPort
 		want  []packet
 	}{
 		{
@@ -65,7 +65,7 @@ func TestVerdict(t *testing.T) {
 		{
 			name:  "named port resolved per endpoint",
 			give:  "  ingress:\n  - fromEndpoints:\n    - matchLabels: {app: employee}\n    toPorts:\n    - ports: [{port: http, protocol: TCP}]\n",
-			named: []api.NamedPort{{Name: "http", Port: 8080, Protocol: api.ProtoTCP}},
+			named: []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: policyapi.ProtoTCP}},
 			want: []packet{
 				{employee.ID, policy.Ingress, policy.ProtoTCP, 8080, true},
 				{employee.ID, policy.Ingress, policy.ProtoTCP, 80, false},

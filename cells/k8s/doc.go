@@ -20,7 +20,7 @@
 // types.
 //
 // The watchers that turn objects into agent state live in their domain's
-// layer and import this package: policy/k8s (NetworkPolicy, CNP, CCNP),
+// layer and import this package: policy/k8spolicy (NetworkPolicy, CNP, CCNP),
 // datapath/endpoint/k8s (pod and namespace labels), and so on. Each
 // registers its caches with the CacheSync gate (Register) when it is
 // constructed; endpoint regeneration, identity GC, CT GC and the ipcache

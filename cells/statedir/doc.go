@@ -1,6 +1,6 @@
 // Package statedir owns the agent's state directory (--state-dir), where
 // cells keep what must survive an agent restart: endpoint state for
-// restore, the policies imported through the API (policy/api.json), and
+// restore, the policies imported through the API (policy/policyapi.json), and
 // by default the API socket.
 //
 // The statedir cell provides a Dir; the directory is created (mode 0750)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 )
 
@@ -39,7 +39,7 @@ func newCTHandler(m *maps) api.HandlerOut {
 
 // ct reads both conntrack maps.
 func (m *maps) ct() ([]keyed[models.BPFCTEntry], error) {
-	cm, err := ct.Open(m.log, m.root)
+	cm, err := ctmap.Open(m.log, m.root)
 	if err != nil {
 		return nil, fmt.Errorf("open BPF conntrack maps: %w", err)
 	}
@@ -48,7 +48,7 @@ func (m *maps) ct() ([]keyed[models.BPFCTEntry], error) {
 	if err != nil {
 		return nil, err
 	}
-	now := ct.Now()
+	now := ctmap.Now()
 	out := make([]keyed[models.BPFCTEntry], 0, len(entries))
 	for _, e := range entries {
 		out = append(out, keyed[models.BPFCTEntry]{key: ctKey(e.Tuple), item: ctModel(e, now)})
@@ -57,7 +57,7 @@ func (m *maps) ct() ([]keyed[models.BPFCTEntry], error) {
 }
 
 // ctKey orders tuples: family, source, destination, protocol, direction.
-func ctKey(t ct.Tuple) string {
+func ctKey(t ctmap.Tuple) string {
 	fam := 6
 	if t.Src.Addr().Is4() {
 		fam = 4
@@ -66,7 +66,7 @@ func ctKey(t ct.Tuple) string {
 		t.Dst.Addr().As16(), t.Dst.Port(), uint8(t.Proto), uint8(t.Direction))
 }
 
-func ctModel(e ct.Entry, now uint64) models.BPFCTEntry {
+func ctModel(e ctmap.Entry, now uint64) models.BPFCTEntry {
 	out := models.BPFCTEntry{
 		Protocol: monitor.ProtoName(e.Tuple.Proto), Source: e.Tuple.Src.String(), Destination: e.Tuple.Dst.String(),
 		Direction: e.Tuple.Direction.String(), EndpointID: e.Value.EndpointID, PeerIdentity: e.Value.PeerIdentity,
@@ -76,7 +76,7 @@ func ctModel(e ct.Entry, now uint64) models.BPFCTEntry {
 		TxPackets:        e.Value.TxPackets, TxBytes: e.Value.TxBytes,
 		RxPackets: e.Value.RxPackets, RxBytes: e.Value.RxBytes,
 	}
-	if e.Value.Flags&ct.FlagClosing != 0 {
+	if e.Value.Flags&ctmap.FlagClosing != 0 {
 		out.Flags = append(out.Flags, "closing")
 	}
 	return out

@@ -7,7 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 )
 
 const ipcacheKind = "bpf-ipcache"
@@ -36,7 +36,7 @@ func newIPCacheHandler(m *maps) api.HandlerOut {
 
 // ipcache reads the ipcache map.
 func (m *maps) ipcache() ([]keyed[models.BPFIPCacheEntry], error) {
-	im, err := ipcache.Open(m.log, m.root)
+	im, err := ipcachemap.Open(m.log, m.root)
 	if err != nil {
 		return nil, fmt.Errorf("open BPF ipcache map: %w", err)
 	}

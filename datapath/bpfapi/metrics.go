@@ -8,7 +8,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/datapath/maps/metrics"
+	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
 )
 
 // newMetricsHandler serves GET /v1/bpf/metrics: the datapath's counters
@@ -29,7 +29,7 @@ func newMetricsHandler(m *maps) api.HandlerOut {
 }
 
 func (m *maps) metrics() ([]models.BPFMetric, error) {
-	mm, err := metrics.Open(m.log, m.root)
+	mm, err := metricsmap.Open(m.log, m.root)
 	if err != nil {
 		return nil, fmt.Errorf("open BPF metrics map: %w", err)
 	}
@@ -38,7 +38,7 @@ func (m *maps) metrics() ([]models.BPFMetric, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(ms, func(a, b metrics.Metric) int {
+	slices.SortFunc(ms, func(a, b metricsmap.Metric) int {
 		return cmp.Or(cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Direction, b.Direction))
 	})
 	out := make([]models.BPFMetric, 0, len(ms))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
-	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/policy"
 )

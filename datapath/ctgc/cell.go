@@ -15,7 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/loader"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 )
 
 // Cell runs the conntrack GC every --conntrack-gc-interval on the maps
@@ -70,7 +70,7 @@ type gcParams struct {
 func startGC(p gcParams) {
 	var (
 		mu   sync.Mutex
-		maps *ct.Maps
+		maps *ctmap.Maps
 	)
 	var eps Endpoints
 	if p.Endpoints != nil {
@@ -79,7 +79,7 @@ func startGC(p gcParams) {
 	var gc *GC
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
-			m, err := ct.Open(p.Log, p.Loader.Root())
+			m, err := ctmap.Open(p.Log, p.Loader.Root())
 			if err != nil {
 				return fmt.Errorf("open conntrack maps: %w", err)
 			}

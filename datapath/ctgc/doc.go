@@ -1,6 +1,6 @@
 // Package ctgc is the conntrack garbage collector (Cilium's
 // EnableConntrackGC): a job that every --conntrack-gc-interval deletes
-// the expired entries of the BPF conntrack maps (datapath/maps/ct) and
+// the expired entries of the BPF conntrack maps (datapath/maps/ctmap) and
 // counts what it did in Prometheus metrics. Its first run after an agent
 // start also deletes the live entries whose endpoint address belongs to
 // no endpoint the endpoint manager restored (or created since): flows of

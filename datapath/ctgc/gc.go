@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 )
 
 // Endpoints is what the first run needs of the endpoint manager
@@ -21,7 +21,7 @@ type Endpoints interface {
 // GC runs the conntrack garbage collection. Run is called by one
 // goroutine at a time.
 type GC struct {
-	maps    *ct.Maps
+	maps    *ctmap.Maps
 	eps     Endpoints // nil: no orphan pass
 	metrics *Metrics
 	log     *slog.Logger
@@ -32,23 +32,23 @@ type GC struct {
 
 // New returns a collector of maps; eps (optional) gives the endpoints
 // whose entries the first run keeps.
-func New(maps *ct.Maps, eps Endpoints, m *Metrics, log *slog.Logger) *GC {
-	return &GC{maps: maps, eps: eps, metrics: m, log: log, now: ct.Now}
+func New(maps *ctmap.Maps, eps Endpoints, m *Metrics, log *slog.Logger) *GC {
+	return &GC{maps: maps, eps: eps, metrics: m, log: log, now: ctmap.Now}
 }
 
 // Run deletes the expired entries; the first successful run also
 // deletes the entries of endpoints that were not restored.
-func (g *GC) Run(ctx context.Context) (ct.GCStats, error) {
-	var filter ct.GCFilter
+func (g *GC) Run(ctx context.Context) (ctmap.GCStats, error) {
+	var filter ctmap.GCFilter
 	if !g.firstDone && g.eps != nil {
 		if err := g.eps.WaitForLocalRestore(ctx); err != nil {
-			return ct.GCStats{}, err
+			return ctmap.GCStats{}, err
 		}
 		keep := map[netip.Addr]bool{}
 		for _, a := range g.eps.EndpointAddrs() {
 			keep[a] = true
 		}
-		filter.Keep = func(e ct.Entry) bool { return keep[e.Tuple.EndpointAddr()] }
+		filter.Keep = func(e ctmap.Entry) bool { return keep[e.Tuple.EndpointAddr()] }
 	}
 	start := time.Now()
 	st, err := g.maps.GC(g.now(), filter)

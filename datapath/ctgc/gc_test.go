@@ -10,7 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
@@ -22,17 +22,17 @@ func (r restored) EndpointAddrs() []netip.Addr             { return r }
 
 // put writes an IPv4 entry src -> dst:80 of direction dir expiring at
 // expires.
-func put(t *testing.T, m *ct.Maps, src, dst string, dir policy.Direction, expires uint64) {
+func put(t *testing.T, m *ctmap.Maps, src, dst string, dir policy.Direction, expires uint64) {
 	t.Helper()
-	k := ct.Key4{Saddr: netip.MustParseAddr(src).As4(), Daddr: netip.MustParseAddr(dst).As4(),
-		Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: uint8(policy.ProtoTCP), Direction: uint8(dir)}
+	k := ctmap.Key4{Saddr: netip.MustParseAddr(src).As4(), Daddr: netip.MustParseAddr(dst).As4(),
+		Sport: ctmap.NetworkPort(40000), Dport: ctmap.NetworkPort(80), Proto: uint8(policy.ProtoTCP), Direction: uint8(dir)}
 	ct4, _ := m.EBPF()
-	if err := ct4.Put(k, ct.Value{Expires: expires}); err != nil {
+	if err := ct4.Put(k, ctmap.Value{Expires: expires}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func count(t *testing.T, m *ct.Maps) int {
+func count(t *testing.T, m *ctmap.Maps) int {
 	t.Helper()
 	all, err := m.Dump()
 	if err != nil {
@@ -46,12 +46,12 @@ func count(t *testing.T, m *ct.Maps) int {
 // later ones only expired entries; the metrics count it.
 func TestGC(t *testing.T) {
 	root := bpfmaptest.Root(t)
-	m, err := ct.Open(celltest.Logger(t), root)
+	m, err := ctmap.Open(celltest.Logger(t), root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	now := ct.Now()
+	now := ctmap.Now()
 	live := now + 3600e9
 	put(t, m, "10.0.1.2", "10.0.2.9", policy.Egress, live)  // restored endpoint's egress flow
 	put(t, m, "10.0.2.9", "10.0.1.2", policy.Ingress, live) // restored endpoint's ingress flow

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // NamedPort is a named port of an endpoint (a pod's container port):
@@ -27,7 +27,7 @@ func checkNamedPorts(ps []NamedPort) ([]NamedPort, error) {
 	for i, p := range ps {
 		p.Protocol = strings.ToUpper(p.Protocol)
 		if p.Protocol == "" {
-			p.Protocol = string(api.ProtoTCP)
+			p.Protocol = string(policyapi.ProtoTCP)
 		}
 		if msg := portNameProblem(p.Name); msg != "" {
 			errs = append(errs, fmt.Errorf("[%d].name: %q %s", i, p.Name, msg))
@@ -35,8 +35,8 @@ func checkNamedPorts(ps []NamedPort) ([]NamedPort, error) {
 		if p.Port == 0 {
 			errs = append(errs, fmt.Errorf("[%d].port: 0 is not a port", i))
 		}
-		switch api.Protocol(p.Protocol) {
-		case api.ProtoTCP, api.ProtoUDP, api.ProtoSCTP:
+		switch policyapi.Protocol(p.Protocol) {
+		case policyapi.ProtoTCP, policyapi.ProtoUDP, policyapi.ProtoSCTP:
 		default:
 			errs = append(errs, fmt.Errorf("[%d].protocol: %q is not TCP, UDP or SCTP", i, p.Protocol))
 		}
@@ -71,10 +71,10 @@ func portNameProblem(s string) string {
 }
 
 // policyPorts are the named ports as the policy engine takes them.
-func policyPorts(ps []NamedPort) []api.NamedPort {
-	out := make([]api.NamedPort, 0, len(ps))
+func policyPorts(ps []NamedPort) []policyapi.NamedPort {
+	out := make([]policyapi.NamedPort, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, api.NamedPort{Name: p.Name, Port: p.Port, Protocol: api.Protocol(p.Protocol)})
+		out = append(out, policyapi.NamedPort{Name: p.Name, Port: p.Port, Protocol: policyapi.Protocol(p.Protocol)})
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
@@ -16,7 +16,7 @@ func TestConntrackLifetimes(t *testing.T) {
 	h := newHarness(t)
 	progs := h.endpoint(t, policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow}, true)
 	syn := tcp("10.0.0.7", "10.0.1.1", 40000, 80)
-	lifetime := func() (time.Duration, ct.Value) {
+	lifetime := func() (time.Duration, ctmap.Value) {
 		t.Helper()
 		entries, err := h.ct.Dump()
 		if err != nil {
@@ -26,11 +26,11 @@ func TestConntrackLifetimes(t *testing.T) {
 			t.Fatalf("conntrack holds %+v, want one entry", entries)
 		}
 		e := entries[0]
-		want := ct.Tuple{Src: netipAP("10.0.0.7:40000"), Dst: netipAP("10.0.1.1:80"), Proto: policy.ProtoTCP, Direction: policy.Egress}
+		want := ctmap.Tuple{Src: netipAP("10.0.0.7:40000"), Dst: netipAP("10.0.1.1:80"), Proto: policy.ProtoTCP, Direction: policy.Egress}
 		if e.Tuple != want || e.Value.PeerIdentity != uint32(peerAID) || e.Value.EndpointID != epID {
 			t.Fatalf("entry %+v, want tuple %+v peer %d endpoint %d", e, want, peerAID, epID)
 		}
-		return time.Duration(e.Value.Expires - ct.Now()), e.Value
+		return time.Duration(e.Value.Expires - ctmap.Now()), e.Value
 	}
 	steps := []struct {
 		name     string
@@ -56,7 +56,7 @@ func TestConntrackLifetimes(t *testing.T) {
 		if left < s.min || left > s.max {
 			t.Errorf("%s: entry expires in %v, want %v..%v", s.name, left, s.min, s.max)
 		}
-		if closing := v.Flags&ct.FlagClosing != 0; closing != s.closing {
+		if closing := v.Flags&ctmap.FlagClosing != 0; closing != s.closing {
 			t.Errorf("%s: closing flag %v, want %v", s.name, closing, s.closing)
 		}
 	}
@@ -66,7 +66,7 @@ func TestConntrackLifetimes(t *testing.T) {
 	}
 	run(t, progs.FromContainer, syn)
 	run(t, progs.ToContainer, withFlags(syn.Reply(), testpkt.RST|testpkt.ACK))
-	if left, v := lifetime(); left > 10*time.Second || v.Flags&ct.FlagClosing == 0 {
+	if left, v := lifetime(); left > 10*time.Second || v.Flags&ctmap.FlagClosing == 0 {
 		t.Errorf("after RST: expires in %v, flags %#x; want <= 10s and closing", left, v.Flags)
 	}
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
-	"github.com/apiary-net/apiary/datapath/maps/config"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/events"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
-	"github.com/apiary-net/apiary/datapath/maps/metrics"
+	"github.com/apiary-net/apiary/datapath/maps/configmap"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -53,11 +53,11 @@ func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 type harness struct {
 	root    string
 	loader  *loader.Loader
-	ipcache *ipcache.Map
-	ct      *ct.Maps
-	events  *events.Reader
-	metrics *metrics.Map
-	config  *config.Map
+	ipcache *ipcachemap.Map
+	ct      *ctmap.Maps
+	events  *eventsmap.Reader
+	metrics *metricsmap.Map
+	config  *configmap.Map
 }
 
 func newHarness(t *testing.T, opts ...loader.Option) *harness {
@@ -73,28 +73,28 @@ func newHarness(t *testing.T, opts ...loader.Option) *harness {
 	}
 	t.Cleanup(func() { l.Close() })
 	h := &harness{root: root, loader: l}
-	if h.ipcache, err = ipcache.Open(log, root); err != nil {
+	if h.ipcache, err = ipcachemap.Open(log, root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.ipcache.Close() })
-	if h.ct, err = ct.Open(log, root); err != nil {
+	if h.ct, err = ctmap.Open(log, root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.ct.Close() })
-	if h.events, err = events.Open(log, root); err != nil {
+	if h.events, err = eventsmap.Open(log, root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.events.Close() })
-	if h.metrics, err = metrics.Open(log, root); err != nil {
+	if h.metrics, err = metricsmap.Open(log, root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.metrics.Close() })
 	// As with a monitor client listening: verdicts of allowed flows too.
-	if h.config, err = config.Open(log, root); err != nil {
+	if h.config, err = configmap.Open(log, root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.config.Close() })
-	if err := h.config.SetFlag(config.FlagVerdictEvents, true); err != nil {
+	if err := h.config.SetFlag(configmap.FlagVerdictEvents, true); err != nil {
 		t.Fatal(err)
 	}
 	for p, id := range map[string]identity.NumericIdentity{
@@ -139,9 +139,9 @@ func run(t *testing.T, prog *ebpf.Program, p testpkt.Packet) uint32 {
 }
 
 // drain returns the events the programs have written so far.
-func (h *harness) drain(t *testing.T) []events.Event {
+func (h *harness) drain(t *testing.T) []eventsmap.Event {
 	t.Helper()
-	var out []events.Event
+	var out []eventsmap.Event
 	for {
 		h.events.SetDeadline(time.Now()) // the records are already there: poll, do not wait
 		ev, err := h.events.Read()
@@ -172,9 +172,9 @@ func flowPorts(p testpkt.Packet) (sport, dport uint16) {
 
 // wantEvent returns the event the programs write for p through the
 // program of direction dir whose peer has identity peer.
-func wantEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, typ events.Type) events.Event {
+func wantEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, typ eventsmap.Type) eventsmap.Event {
 	sport, dport := flowPorts(p)
-	ev := events.Event{
+	ev := eventsmap.Event{
 		Type: typ, Direction: dir, EndpointID: epID, Proto: policy.Proto(p.Proto),
 		Src: netip.AddrPortFrom(p.Src, sport), Dst: netip.AddrPortFrom(p.Dst, dport),
 		SrcIdentity: epIdentity, DstIdentity: peer,
@@ -194,14 +194,14 @@ func wantEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIden
 	return ev
 }
 
-func verdictEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, allowed bool, match events.MatchType, reason events.Reason) events.Event {
-	ev := wantEvent(p, dir, peer, events.TypePolicyVerdict)
+func verdictEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, allowed bool, match eventsmap.MatchType, reason eventsmap.Reason) eventsmap.Event {
+	ev := wantEvent(p, dir, peer, eventsmap.TypePolicyVerdict)
 	ev.Allowed, ev.MatchType, ev.Reason = allowed, match, reason
 	return ev
 }
 
-func dropEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, reason events.Reason) events.Event {
-	ev := wantEvent(p, dir, peer, events.TypeDrop)
+func dropEvent(p testpkt.Packet, dir policy.Direction, peer identity.NumericIdentity, reason eventsmap.Reason) eventsmap.Event {
+	ev := wantEvent(p, dir, peer, eventsmap.TypeDrop)
 	ev.Reason = reason
 	return ev
 }

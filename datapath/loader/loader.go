@@ -10,20 +10,20 @@ import (
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
-	"github.com/apiary-net/apiary/datapath/maps/config"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/endpoints"
-	"github.com/apiary-net/apiary/datapath/maps/events"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
-	"github.com/apiary-net/apiary/datapath/maps/metrics"
-	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/datapath/maps/configmap"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
+	"github.com/apiary-net/apiary/datapath/maps/endpointsmap"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 )
 
 // sharedMaps are the maps every endpoint's programs use, pinned once under
 // the root.
 var sharedMaps = []string{
-	ipcache.MapName, ct.MapName4, ct.MapName6, endpoints.MapName, config.MapName,
-	FragsMapName, metrics.MapName, events.MapName,
+	ipcachemap.MapName, ctmap.MapName4, ctmap.MapName6, endpointsmap.MapName, configmap.MapName,
+	FragsMapName, metricsmap.MapName, eventsmap.MapName,
 }
 
 // FragsMapName is the shared map of fragment ports (no Go access needed:
@@ -39,7 +39,7 @@ type Loader struct {
 
 	mu         sync.Mutex
 	shared     map[string]*ebpf.Map
-	revs       *endpoints.Map // over shared[endpoints.MapName]
+	revs       *endpointsmap.Map // over shared[endpoints.MapName]
 	links      map[uint16]*endpointLinks
 	policyMaps map[uint16]*policymap.Map // open for the policy-map writer
 }
@@ -88,7 +88,7 @@ func (l *Loader) Open() error {
 	}
 	l.mu.Lock()
 	l.shared = shared
-	l.revs = endpoints.New(shared[endpoints.MapName])
+	l.revs = endpointsmap.New(shared[endpointsmap.MapName])
 	l.mu.Unlock()
 	return nil
 }

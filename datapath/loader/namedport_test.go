@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -44,13 +44,13 @@ func namedPortMapState(t *testing.T) policy.MapState {
 	repo := policy.NewRepository(cache)
 	ports := policy.NewPeerPortTable()
 	repo.SetPeerNamedPorts(ports)
-	repo.PeerNamedPortsChanged(ports.Upsert("employee-0", peerAID, []api.NamedPort{{Name: "web", Port: 8080, Protocol: api.ProtoTCP}})...)
-	repo.PeerNamedPortsChanged(ports.Upsert("stranger-0", peerBID, []api.NamedPort{{Name: "web", Port: 9090, Protocol: api.ProtoTCP}})...)
+	repo.PeerNamedPortsChanged(ports.Upsert("employee-0", peerAID, []policyapi.NamedPort{{Name: "web", Port: 8080, Protocol: policyapi.ProtoTCP}})...)
+	repo.PeerNamedPortsChanged(ports.Upsert("stranger-0", peerBID, []policyapi.NamedPort{{Name: "web", Port: 9090, Protocol: policyapi.ProtoTCP}})...)
 	doc := "apiVersion: cilium.io/v2\nkind: CiliumNetworkPolicy\nmetadata:\n  name: web\nspec:\n" +
 		"  endpointSelector:\n    matchLabels:\n      app: db\n" +
 		"  egress:\n  - toEndpoints: [{matchLabels: {app: employee}}, {matchLabels: {app: stranger}}]\n" +
 		"    toPorts: [{ports: [{port: web}]}]\n"
-	pols, err := api.ParseDocuments("web.yaml", []byte(doc), api.DefaultOptions())
+	pols, err := policyapi.ParseDocuments("web.yaml", []byte(doc), policyapi.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestEgressNamedPortTwoIdentities(t *testing.T) {
 	ms := namedPortMapState(t)
 	progs := h.endpoint(t, ms, true)
 	steps := []step{
-		egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8080), peerAID, true, events.MatchL3L4, fwd),
-		egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 9090), peerAID, false, events.MatchNone, noPolicy),
-		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 9090), peerBID, true, events.MatchL3L4, fwd),
-		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 8080), peerBID, false, events.MatchNone, noPolicy),
-		egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 8080), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
+		egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8080), peerAID, true, eventsmap.MatchL3L4, fwd),
+		egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 9090), peerAID, false, eventsmap.MatchNone, noPolicy),
+		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 9090), peerBID, true, eventsmap.MatchL3L4, fwd),
+		egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 8080), peerBID, false, eventsmap.MatchNone, noPolicy),
+		egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 8080), identity.ReservedWorldIPv4, false, eventsmap.MatchNone, noPolicy),
 	}
 	for i, s := range steps {
 		ret := run(t, progs.FromContainer, s.pkt)
@@ -107,9 +107,9 @@ func TestMetricsCount(t *testing.T) {
 	}
 	n := uint64(len(ok.MustFrame()))
 	want := map[[2]int][2]uint64{
-		{int(events.ReasonForwarded), int(policy.Egress)}:  {2, 2 * n},
-		{int(events.ReasonPolicy), int(policy.Egress)}:     {2, 2 * n}, // bad, and the reply sent as egress: new flow, no policy
-		{int(events.ReasonForwarded), int(policy.Ingress)}: {1, n},
+		{int(eventsmap.ReasonForwarded), int(policy.Egress)}:  {2, 2 * n},
+		{int(eventsmap.ReasonPolicy), int(policy.Egress)}:     {2, 2 * n}, // bad, and the reply sent as egress: new flow, no policy
+		{int(eventsmap.ReasonForwarded), int(policy.Ingress)}: {1, n},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("metrics %+v, want %v", got, want)

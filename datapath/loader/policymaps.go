@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
 

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -35,9 +35,9 @@ func TestICMPErrorsOfTrackedFlows(t *testing.T) {
 	out6 := tcp("fd00::7", "fd00::1:1", 40000, 443)
 	in := udp("10.0.1.1", "10.0.0.7", 5353, 53)
 	steps := []step{
-		egressStep(out, peerAID, true, events.MatchL3L4, fwd),
-		egressStep(out6, peerAID, true, events.MatchL3L4, fwd),
-		ingressStep(in, peerAID, true, events.MatchL3L4, fwd),
+		egressStep(out, peerAID, true, eventsmap.MatchL3L4, fwd),
+		egressStep(out6, peerAID, true, eventsmap.MatchL3L4, fwd),
+		ingressStep(in, peerAID, true, eventsmap.MatchL3L4, fwd),
 		// a router says the egress flow's packets are too big: related, passes
 		quiet(false, icmpError(t, "192.0.2.1", "10.0.0.7", 3, 4, out)),
 		quiet(false, icmpError(t, "2001:db8::1", "fd00::7", 2, 0, out6)),
@@ -48,7 +48,7 @@ func TestICMPErrorsOfTrackedFlows(t *testing.T) {
 	}
 	// an error about a flow never seen is a new ICMP message: denied by policy
 	unknown := icmpError(t, "192.0.2.1", "10.0.0.7", 3, 4, tcp("10.0.0.7", "10.0.1.1", 40000, 8080))
-	steps = append(steps, ingressStep(unknown, identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy))
+	steps = append(steps, ingressStep(unknown, identity.ReservedWorldIPv4, false, eventsmap.MatchNone, noPolicy))
 	h.drain(t)
 	for i, s := range steps {
 		prog := progs.ToContainer

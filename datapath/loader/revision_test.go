@@ -7,9 +7,9 @@ import (
 
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/config"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/configmap"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
@@ -43,7 +43,7 @@ func (h *harness) revision(t *testing.T) uint32 {
 }
 
 // onlyEntry returns the one conntrack entry.
-func (h *harness) onlyEntry(t *testing.T) ct.Entry {
+func (h *harness) onlyEntry(t *testing.T) ctmap.Entry {
 	t.Helper()
 	entries, err := h.ct.Dump()
 	if err != nil {
@@ -57,7 +57,7 @@ func (h *harness) onlyEntry(t *testing.T) ct.Entry {
 
 // drainNoLen is drain with the lengths zeroed (the events the tests
 // build have none).
-func (h *harness) drainNoLen(t *testing.T) []events.Event {
+func (h *harness) drainNoLen(t *testing.T) []eventsmap.Event {
 	t.Helper()
 	got := h.drain(t)
 	for i := range got {
@@ -118,7 +118,7 @@ func TestPolicyChangeReachesEstablishedFlows(t *testing.T) {
 	if e := h.onlyEntry(t); e.Value.PolicyRev != rev1 {
 		t.Errorf("entry revision %d after revalidation, want %d", e.Value.PolicyRev, rev1)
 	}
-	want := []events.Event{verdictEvent(data, policy.Egress, peerAID, true, events.MatchL3L4, events.ReasonForwarded)}
+	want := []eventsmap.Event{verdictEvent(data, policy.Egress, peerAID, true, eventsmap.MatchL3L4, eventsmap.ReasonForwarded)}
 	if got := h.drainNoLen(t); !slices.Equal(got, want) {
 		t.Errorf("revalidation events %+v, want %+v", got, want)
 	}
@@ -128,9 +128,9 @@ func TestPolicyChangeReachesEstablishedFlows(t *testing.T) {
 	if ret := run(t, progs.FromContainer, data); ret != actShot {
 		t.Fatalf("data after the allow was removed: verdict %d, want drop", ret)
 	}
-	want = []events.Event{
-		verdictEvent(data, policy.Egress, peerAID, false, events.MatchNone, events.ReasonPolicy),
-		dropEvent(data, policy.Egress, peerAID, events.ReasonPolicy),
+	want = []eventsmap.Event{
+		verdictEvent(data, policy.Egress, peerAID, false, eventsmap.MatchNone, eventsmap.ReasonPolicy),
+		dropEvent(data, policy.Egress, peerAID, eventsmap.ReasonPolicy),
 	}
 	if got := h.drainNoLen(t); !slices.Equal(got, want) {
 		t.Errorf("events of the denied packet %+v, want %+v", got, want)
@@ -173,7 +173,7 @@ func TestPolicyChangeReachesRepliesFirst(t *testing.T) {
 		t.Fatalf("echo reply after the allow was removed: verdict %d, want drop", ret)
 	}
 	got := h.drain(t)
-	if n := len(got); n == 0 || got[n-1].Type != events.TypeDrop || got[n-1].Direction != policy.Ingress {
+	if n := len(got); n == 0 || got[n-1].Type != eventsmap.TypeDrop || got[n-1].Direction != policy.Ingress {
 		t.Errorf("events %+v, want an ingress drop last", got)
 	}
 	if ret := run(t, progs.FromContainer, ping); ret != actShot {
@@ -189,7 +189,7 @@ func TestConntrackCounters(t *testing.T) {
 	syn := tcp("10.0.0.7", "10.0.1.1", 40000, 80)
 	fwd := []testpkt.Packet{syn, withFlagsACK(syn), withFlags(syn, testpkt.ACK|testpkt.FIN)}
 	rev := []testpkt.Packet{syn.Reply(), withFlagsACK(syn.Reply())}
-	var want ct.Value
+	var want ctmap.Value
 	for _, p := range fwd {
 		run(t, progs.FromContainer, p)
 		want.TxPackets++
@@ -201,7 +201,7 @@ func TestConntrackCounters(t *testing.T) {
 		want.RxBytes += uint64(len(p.MustFrame()))
 	}
 	v := h.onlyEntry(t).Value
-	got := ct.Value{TxPackets: v.TxPackets, TxBytes: v.TxBytes, RxPackets: v.RxPackets, RxBytes: v.RxBytes}
+	got := ctmap.Value{TxPackets: v.TxPackets, TxBytes: v.TxBytes, RxPackets: v.RxPackets, RxBytes: v.RxBytes}
 	if got != want {
 		t.Errorf("counters %+v, want %+v", got, want)
 	}
@@ -214,7 +214,7 @@ func TestConntrackCounters(t *testing.T) {
 // new flow writes no event; a denied one still writes its drop.
 func TestVerdictEventsOnlyWhileListening(t *testing.T) {
 	h := newHarness(t)
-	if err := h.config.SetFlag(config.FlagVerdictEvents, false); err != nil {
+	if err := h.config.SetFlag(configmap.FlagVerdictEvents, false); err != nil {
 		t.Fatal(err)
 	}
 	progs := h.syncedEndpoint(t, policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow})
@@ -225,7 +225,7 @@ func TestVerdictEventsOnlyWhileListening(t *testing.T) {
 	if ret := run(t, progs.FromContainer, denied); ret != actShot {
 		t.Fatalf("denied flow: verdict %d", ret)
 	}
-	want := []events.Event{dropEvent(denied, policy.Egress, peerBID, events.ReasonPolicy)}
+	want := []eventsmap.Event{dropEvent(denied, policy.Egress, peerBID, eventsmap.ReasonPolicy)}
 	if got := h.drainNoLen(t); !slices.Equal(got, want) {
 		t.Errorf("events %+v, want only %+v", got, want)
 	}
@@ -265,9 +265,9 @@ func TestIPCacheChangeReachesEstablishedFlows(t *testing.T) {
 	if ret := run(t, progs.FromContainer, data); ret != actShot {
 		t.Fatalf("data after the peer changed identity: verdict %d, want drop", ret)
 	}
-	want := []events.Event{
-		verdictEvent(data, policy.Egress, peerBID, false, events.MatchNone, events.ReasonPolicy),
-		dropEvent(data, policy.Egress, peerBID, events.ReasonPolicy),
+	want := []eventsmap.Event{
+		verdictEvent(data, policy.Egress, peerBID, false, eventsmap.MatchNone, eventsmap.ReasonPolicy),
+		dropEvent(data, policy.Egress, peerBID, eventsmap.ReasonPolicy),
 	}
 	if got := h.drainNoLen(t); !slices.Equal(got, want) {
 		t.Errorf("events %+v, want %+v", got, want)

@@ -12,7 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/datapath/loader"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
@@ -199,9 +199,9 @@ func waitDrop(t *testing.T, h *harness, dir policy.Direction, port uint16) {
 		if err != nil {
 			t.Fatalf("waiting for the drop of UDP to port %d: %v", port, err)
 		}
-		if ev.Type == events.TypeDrop && ev.Direction == dir && ev.Proto == policy.ProtoUDP && ev.Dst.Port() == port {
-			if ev.Reason != events.ReasonPolicy || ev.SrcIdentity == 0 || ev.DstIdentity == 0 {
-				t.Errorf("drop event %+v, want reason %v with both identities", ev, events.ReasonPolicy)
+		if ev.Type == eventsmap.TypeDrop && ev.Direction == dir && ev.Proto == policy.ProtoUDP && ev.Dst.Port() == port {
+			if ev.Reason != eventsmap.ReasonPolicy || ev.SrcIdentity == 0 || ev.DstIdentity == 0 {
+				t.Errorf("drop event %+v, want reason %v with both identities", ev, eventsmap.ReasonPolicy)
 			}
 			return
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -15,7 +15,7 @@ type step struct {
 	egress bool
 	pkt    testpkt.Packet
 	pass   bool
-	events []events.Event
+	events []eventsmap.Event
 }
 
 func key(id identity.NumericIdentity, dir policy.Direction, proto policy.Proto, port uint16, plen uint8) policy.Key {
@@ -43,16 +43,16 @@ func icmp(src, dst string, proto, typ uint8, id uint16) testpkt.Packet {
 
 // egressStep and ingressStep build steps with the events of a new flow:
 // a verdict, and a drop when denied.
-func egressStep(p testpkt.Packet, peer identity.NumericIdentity, pass bool, match events.MatchType, reason events.Reason) step {
-	evs := []events.Event{verdictEvent(p, policy.Egress, peer, pass, match, reason)}
+func egressStep(p testpkt.Packet, peer identity.NumericIdentity, pass bool, match eventsmap.MatchType, reason eventsmap.Reason) step {
+	evs := []eventsmap.Event{verdictEvent(p, policy.Egress, peer, pass, match, reason)}
 	if !pass {
 		evs = append(evs, dropEvent(p, policy.Egress, peer, reason))
 	}
 	return step{egress: true, pkt: p, pass: pass, events: evs}
 }
 
-func ingressStep(p testpkt.Packet, peer identity.NumericIdentity, pass bool, match events.MatchType, reason events.Reason) step {
-	evs := []events.Event{verdictEvent(p, policy.Ingress, peer, pass, match, reason)}
+func ingressStep(p testpkt.Packet, peer identity.NumericIdentity, pass bool, match eventsmap.MatchType, reason eventsmap.Reason) step {
+	evs := []eventsmap.Event{verdictEvent(p, policy.Ingress, peer, pass, match, reason)}
 	if !pass {
 		evs = append(evs, dropEvent(p, policy.Ingress, peer, reason))
 	}
@@ -63,9 +63,9 @@ func ingressStep(p testpkt.Packet, peer identity.NumericIdentity, pass bool, mat
 func quiet(egress bool, p testpkt.Packet) step { return step{egress: egress, pkt: p, pass: true} }
 
 const (
-	fwd      = events.ReasonForwarded
-	noPolicy = events.ReasonPolicy
-	denied   = events.ReasonPolicyDenied
+	fwd      = eventsmap.ReasonForwarded
+	noPolicy = eventsmap.ReasonPolicy
+	denied   = eventsmap.ReasonPolicyDenied
 )
 
 func TestVerdicts(t *testing.T) {
@@ -80,28 +80,28 @@ func TestVerdicts(t *testing.T) {
 			name:  "L3 allow",
 			state: policy.MapState{key(peerAID, policy.Egress, 0, 0, 0): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, events.MatchL3Only, fwd),
-				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, events.MatchL3Only, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 80), peerBID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, eventsmap.MatchL3Only, fwd),
+				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, eventsmap.MatchL3Only, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.2", 40000, 80), peerBID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
 			name:  "L4 allow",
 			state: policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, events.MatchL3L4, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 81), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 81), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
 			name:  "port range 8080-8087",
 			state: policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 8080, 13): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8080), peerAID, true, events.MatchL3L4, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8087), peerAID, true, events.MatchL3L4, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8088), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8079), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8080), peerAID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8087), peerAID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8088), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 8079), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -111,8 +111,8 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoTCP, 22, 16): deny,
 			},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 22), peerAID, false, events.MatchL3L4, denied),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, events.MatchL3Only, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 22), peerAID, false, eventsmap.MatchL3L4, denied),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, eventsmap.MatchL3Only, fwd),
 			},
 		},
 		{
@@ -123,8 +123,8 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoUDP, 53, 16): allow,
 			},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, events.MatchL3L4, denied),
-				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, eventsmap.MatchL3L4, denied),
+				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, eventsmap.MatchL3L4, fwd),
 			},
 		},
 		{
@@ -136,16 +136,16 @@ func TestVerdicts(t *testing.T) {
 				key(0, policy.Egress, policy.ProtoUDP, 5003, 16):     allow,
 			},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, events.MatchL3L4, denied),
-				egressStep(udp("10.0.0.7", "10.0.1.2", 40000, 5003), peerBID, false, events.MatchL4Only, denied),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, eventsmap.MatchL3L4, denied),
+				egressStep(udp("10.0.0.7", "10.0.1.2", 40000, 5003), peerBID, false, eventsmap.MatchL4Only, denied),
 			},
 		},
 		{
 			name:  "default deny",
 			state: policy.MapState{},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, events.MatchNone, noPolicy),
-				ingressStep(tcp("10.0.1.1", "10.0.0.7", 40000, 80), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, false, eventsmap.MatchNone, noPolicy),
+				ingressStep(tcp("10.0.1.1", "10.0.0.7", 40000, 80), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -164,46 +164,46 @@ func TestVerdicts(t *testing.T) {
 				key(0, policy.Egress, 0, 0, 0):                   allow,
 			},
 			steps: []step{
-				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 443), peerBID, true, events.MatchL4Only, fwd),
-				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 444), peerBID, false, events.MatchNone, noPolicy),
-				egressStep(udp("10.0.0.7", "192.0.2.1", 40000, 53), identity.ReservedWorldIPv4, true, events.MatchAll, fwd),
+				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 443), peerBID, true, eventsmap.MatchL4Only, fwd),
+				ingressStep(tcp("10.0.1.2", "10.0.0.7", 40000, 444), peerBID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(udp("10.0.0.7", "192.0.2.1", 40000, 53), identity.ReservedWorldIPv4, true, eventsmap.MatchAll, fwd),
 			},
 		},
 		{
 			name:  "unknown IPv4 peer is world-ipv4",
 			state: policy.MapState{key(identity.ReservedWorldIPv4, policy.Egress, policy.ProtoTCP, 443, 16): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, true, events.MatchL3L4, fwd),
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 443), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, true, eventsmap.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 443), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
 			name:  "unknown IPv6 peer is world-ipv6",
 			state: policy.MapState{key(identity.ReservedWorldIPv6, policy.Egress, policy.ProtoTCP, 443, 16): allow},
 			steps: []step{
-				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, true, events.MatchL3L4, fwd),
-				egressStep(tcp("fd00::7", "fd00::1:1", 40000, 443), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, true, eventsmap.MatchL3L4, fwd),
+				egressStep(tcp("fd00::7", "fd00::1:1", 40000, 443), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
 			name:  "reserved:world (2) is never a miss's identity",
 			state: policy.MapState{key(identity.ReservedWorld, policy.Egress, policy.ProtoTCP, 443, 16): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, events.MatchNone, noPolicy),
-				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, events.MatchNone, noPolicy),
+				egressStep(tcp("10.0.0.7", "192.0.2.1", 40000, 443), identity.ReservedWorldIPv4, false, eventsmap.MatchNone, noPolicy),
+				egressStep(tcp("fd00::7", "2001:db8::1", 40000, 443), identity.ReservedWorldIPv6, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
 			name:  "CT: replies and established packets pass though ingress denies",
 			state: policy.MapState{key(peerAID, policy.Egress, policy.ProtoTCP, 80, 16): allow},
 			steps: []step{
-				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(tcp("10.0.0.7", "10.0.1.1", 40000, 80), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(false, tcp("10.0.0.7", "10.0.1.1", 40000, 80).Reply()),
 				quiet(true, withFlags(tcp("10.0.0.7", "10.0.1.1", 40000, 80), testpkt.ACK)),
 				// the same peer opening its own flow to the endpoint is new, and denied
-				ingressStep(tcp("10.0.1.1", "10.0.0.7", 80, 40001), peerAID, false, events.MatchNone, noPolicy),
+				ingressStep(tcp("10.0.1.1", "10.0.0.7", 80, 40001), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -212,10 +212,10 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoICMP, 8, 16): allow,
 			},
 			steps: []step{
-				egressStep(icmp("10.0.0.7", "10.0.1.1", testpkt.ProtoICMP, 8, 77), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(icmp("10.0.0.7", "10.0.1.1", testpkt.ProtoICMP, 8, 77), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(false, icmp("10.0.0.7", "10.0.1.1", testpkt.ProtoICMP, 8, 77).Reply()),
-				egressStep(icmp("10.0.0.7", "10.0.1.1", testpkt.ProtoICMP, 13, 0), peerAID, false, events.MatchNone, noPolicy),
-				ingressStep(icmp("10.0.1.1", "10.0.0.7", testpkt.ProtoICMP, 8, 78), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(icmp("10.0.0.7", "10.0.1.1", testpkt.ProtoICMP, 13, 0), peerAID, false, eventsmap.MatchNone, noPolicy),
+				ingressStep(icmp("10.0.1.1", "10.0.0.7", testpkt.ProtoICMP, 8, 78), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -225,10 +225,10 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoICMPv6, 128, 16): allow,
 			},
 			steps: []step{
-				egressStep(tcp("fd00::7", "fd00::1:1", 40000, 80), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(tcp("fd00::7", "fd00::1:1", 40000, 80), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(false, tcp("fd00::7", "fd00::1:1", 40000, 80).Reply()),
-				egressStep(udp("fd00::7", "fd00::1:1", 40000, 80), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(icmp("fd00::7", "fd00::1:1", testpkt.ProtoICMPv6, 128, 9), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(udp("fd00::7", "fd00::1:1", 40000, 80), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(icmp("fd00::7", "fd00::1:1", testpkt.ProtoICMPv6, 128, 9), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(false, icmp("fd00::7", "fd00::1:1", testpkt.ProtoICMPv6, 128, 9).Reply()),
 				quiet(true, icmp("fd00::7", "fd00::1:1", testpkt.ProtoICMPv6, 135, 0)),
 			},
@@ -240,10 +240,10 @@ func TestVerdicts(t *testing.T) {
 				key(peerBID, policy.Egress, policy.ProtoUDP, 0, 0):   allow,
 			},
 			steps: []step{
-				egressStep(hopByHop(tcp("fd00::7", "fd00::1:1", 40000, 80)), peerAID, true, events.MatchL3L4, fwd),
-				egressStep(fragment(tcp("10.0.0.7", "10.0.1.1", 40001, 80)), peerAID, false, events.MatchNone, noPolicy),
-				egressStep(fragment(udp("10.0.0.7", "10.0.1.2", 40000, 53)), peerBID, true, events.MatchL3L4, fwd),
-				egressStep(hopByHop(fragment(tcp("fd00::7", "fd00::1:1", 40002, 80))), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(hopByHop(tcp("fd00::7", "fd00::1:1", 40000, 80)), peerAID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(fragment(tcp("10.0.0.7", "10.0.1.1", 40001, 80)), peerAID, false, eventsmap.MatchNone, noPolicy),
+				egressStep(fragment(udp("10.0.0.7", "10.0.1.2", 40000, 53)), peerBID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(hopByHop(fragment(tcp("fd00::7", "fd00::1:1", 40002, 80))), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -252,12 +252,12 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoUDP, 53, 16): allow,
 			},
 			steps: []step{
-				egressStep(firstFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 7), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(firstFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 7), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(true, laterFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 7)),
-				egressStep(firstFragment(udp("fd00::7", "fd00::1:1", 40000, 53), 70000), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(firstFragment(udp("fd00::7", "fd00::1:1", 40000, 53), 70000), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(true, laterFragment(udp("fd00::7", "fd00::1:1", 40000, 53), 70000)),
 				// a later fragment of another id: no ports, no policy entry
-				egressStep(laterFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 8), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(laterFragment(udp("10.0.0.7", "10.0.1.1", 40000, 53), 8), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 		{
@@ -267,10 +267,10 @@ func TestVerdicts(t *testing.T) {
 				key(peerAID, policy.Egress, policy.ProtoSCTP, 9, 16): allow,
 			},
 			steps: []step{
-				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, events.MatchL3L4, fwd),
+				egressStep(udp("10.0.0.7", "10.0.1.1", 40000, 53), peerAID, true, eventsmap.MatchL3L4, fwd),
 				quiet(false, udp("10.0.0.7", "10.0.1.1", 40000, 53).Reply()),
-				egressStep(sctp("10.0.0.7", "10.0.1.1", 40000, 9), peerAID, true, events.MatchL3L4, fwd),
-				egressStep(sctp("10.0.0.7", "10.0.1.1", 40000, 10), peerAID, false, events.MatchNone, noPolicy),
+				egressStep(sctp("10.0.0.7", "10.0.1.1", 40000, 9), peerAID, true, eventsmap.MatchL3L4, fwd),
+				egressStep(sctp("10.0.0.7", "10.0.1.1", 40000, 10), peerAID, false, eventsmap.MatchNone, noPolicy),
 			},
 		},
 	}
@@ -296,7 +296,7 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-func checkEvents(t *testing.T, step int, got, want []events.Event) {
+func checkEvents(t *testing.T, step int, got, want []eventsmap.Event) {
 	t.Helper()
 	for i := range got {
 		got[i].Len = 0

@@ -3,10 +3,10 @@ package loader_test
 import (
 	"testing"
 
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -24,7 +24,7 @@ func egressCIDRMapState(t *testing.T, prefix string) policy.MapState {
 	doc := "apiVersion: cilium.io/v2\nkind: CiliumNetworkPolicy\nmetadata:\n  name: out\nspec:\n" +
 		"  endpointSelector:\n    matchLabels:\n      app: db\n" +
 		"  egress:\n  - toCIDR: [\"" + prefix + "\"]\n"
-	pols, err := api.ParseDocuments("out.yaml", []byte(doc), api.DefaultOptions())
+	pols, err := policyapi.ParseDocuments("out.yaml", []byte(doc), policyapi.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestEgressWorldPerFamily(t *testing.T) {
 			h := newHarness(t)
 			ms := egressCIDRMapState(t, tc.give)
 			progs := h.endpoint(t, ms, true)
-			match := map[bool]events.MatchType{true: events.MatchL3Only, false: events.MatchNone}
-			reason := map[bool]events.Reason{true: fwd, false: noPolicy}
+			match := map[bool]eventsmap.MatchType{true: eventsmap.MatchL3Only, false: eventsmap.MatchNone}
+			reason := map[bool]eventsmap.Reason{true: fwd, false: noPolicy}
 			steps := []struct {
 				s    step
 				peer identity.NumericIdentity

@@ -1,5 +1,5 @@
 // Package monitor fans the datapath's events (drops and policy verdicts
-// from the events ring buffer, package datapath/maps/events) out to any
+// from the events ring buffer, package datapath/maps/eventsmap) out to any
 // number of subscribers, each event enriched with both identities'
 // labels. One goroutine reads the ring buffer (Run); every subscriber
 // has a bounded buffer, and a subscriber that falls behind loses events

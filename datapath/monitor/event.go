@@ -3,14 +3,14 @@ package monitor
 import (
 	"time"
 
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
 // Event is a datapath event with the labels of its identities.
 type Event struct {
-	events.Event
+	eventsmap.Event
 	// Time is when the monitor read the event.
 	Time time.Time
 	// SrcLabels and DstLabels are the labels of SrcIdentity and
@@ -32,21 +32,21 @@ type Types struct {
 var AllTypes = Types{Drop: true, PolicyVerdict: true}
 
 // has reports whether t selects events of type typ.
-func (t Types) has(typ events.Type) bool {
+func (t Types) has(typ eventsmap.Type) bool {
 	if t == (Types{}) {
 		return true
 	}
 	switch typ {
-	case events.TypeDrop:
+	case eventsmap.TypeDrop:
 		return t.Drop
-	case events.TypePolicyVerdict:
+	case eventsmap.TypePolicyVerdict:
 		return t.PolicyVerdict
 	}
 	return false
 }
 
 // enrich adds the labels of ev's identities.
-func enrich(ids Identities, ev events.Event, now time.Time) Event {
+func enrich(ids Identities, ev eventsmap.Event, now time.Time) Event {
 	out := Event{Event: ev, Time: now}
 	out.SrcLabels = labelsOf(ids, ev.SrcIdentity)
 	out.DstLabels = labelsOf(ids, ev.DstIdentity)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 )
 
 // DefaultBuffer is the number of events a subscriber may be behind
@@ -105,7 +105,7 @@ func (m *Monitor) Subscribe(types Types, buffer int) (*Subscription, error) {
 		return nil, ErrStopped
 	}
 	m.subs[s] = struct{}{}
-	if types.has(events.TypePolicyVerdict) {
+	if types.has(eventsmap.TypePolicyVerdict) {
 		m.addVerdictSub()
 	}
 	return s, nil
@@ -122,9 +122,9 @@ func (m *Monitor) Subscribers() int {
 // subscriber whose buffer is full loses it (see TakeLost).
 func (m *Monitor) Publish(ev Event) {
 	switch ev.Type {
-	case events.TypeDrop:
+	case eventsmap.TypeDrop:
 		m.drops.Add(1)
-	case events.TypePolicyVerdict:
+	case eventsmap.TypePolicyVerdict:
 		m.verdicts.Add(1)
 	}
 	m.mu.Lock()
@@ -182,7 +182,7 @@ func (s *Subscription) Close() {
 	s.m.mu.Lock()
 	if _, ok := s.m.subs[s]; ok {
 		delete(s.m.subs, s)
-		if s.types.has(events.TypePolicyVerdict) {
+		if s.types.has(eventsmap.TypePolicyVerdict) {
 			s.m.dropVerdictSub()
 		}
 	}

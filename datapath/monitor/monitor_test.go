@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -16,16 +16,16 @@ import (
 
 // chanSource is a Source fed by a test.
 type chanSource struct {
-	ch chan events.Event
+	ch chan eventsmap.Event
 }
 
-func (s chanSource) Read() (events.Event, error) {
+func (s chanSource) Read() (eventsmap.Event, error) {
 	ev, ok := <-s.ch
 	if !ok {
-		return events.Event{}, events.ErrClosed
+		return eventsmap.Event{}, eventsmap.ErrClosed
 	}
 	if ev.Type == 0 {
-		return events.Event{}, fmt.Errorf("decode event: garbage")
+		return eventsmap.Event{}, fmt.Errorf("decode event: garbage")
 	}
 	return ev, nil
 }
@@ -45,18 +45,18 @@ var ids = idTable{
 	2001: labels.Labels{{Source: "k8s", Key: "app", Value: "client"}},
 }
 
-func drop(n uint32) events.Event {
-	return events.Event{Type: events.TypeDrop, Reason: events.ReasonPolicy, SrcIdentity: 2001, DstIdentity: 1000, Len: n}
+func drop(n uint32) eventsmap.Event {
+	return eventsmap.Event{Type: eventsmap.TypeDrop, Reason: eventsmap.ReasonPolicy, SrcIdentity: 2001, DstIdentity: 1000, Len: n}
 }
 
-func verdict(n uint32) events.Event {
-	return events.Event{Type: events.TypePolicyVerdict, Allowed: true, SrcIdentity: 2001, DstIdentity: 1000, Len: n}
+func verdict(n uint32) eventsmap.Event {
+	return eventsmap.Event{Type: eventsmap.TypePolicyVerdict, Allowed: true, SrcIdentity: 2001, DstIdentity: 1000, Len: n}
 }
 
 // running starts m.Run on a test source; the returned function closes
 // the source and waits for Run to return.
-func running(m *monitor.Monitor) (chan<- events.Event, func()) {
-	src := chanSource{ch: make(chan events.Event)}
+func running(m *monitor.Monitor) (chan<- eventsmap.Event, func()) {
+	src := chanSource{ch: make(chan eventsmap.Event)}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -93,10 +93,10 @@ func TestFanOutWithLabelsAndTypes(t *testing.T) {
 	defer stop()
 
 	src <- verdict(1)
-	src <- events.Event{} // does not decode: skipped
+	src <- eventsmap.Event{} // does not decode: skipped
 	src <- drop(2)
 
-	for _, want := range []events.Event{verdict(1), drop(2)} {
+	for _, want := range []eventsmap.Event{verdict(1), drop(2)} {
 		got := receive(t, all)
 		if got.Event != want {
 			t.Errorf("all-types subscriber got %+v, want %+v", got.Event, want)
@@ -122,7 +122,7 @@ func TestUnknownIdentityHasNoLabels(t *testing.T) {
 	defer sub.Close()
 	src, stop := running(m)
 	defer stop()
-	src <- events.Event{Type: events.TypeDrop, SrcIdentity: 4242, DstIdentity: 1000}
+	src <- eventsmap.Event{Type: eventsmap.TypeDrop, SrcIdentity: 4242, DstIdentity: 1000}
 	got := receive(t, sub)
 	if got.SrcLabels != nil || got.DstLabels.String() != ids[1000].String() {
 		t.Errorf("labels %v -> %v, want none -> %v", got.SrcLabels, got.DstLabels, ids[1000])

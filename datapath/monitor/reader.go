@@ -5,17 +5,17 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 )
 
 // Source is where events come from: an *events.Reader. Read blocks until
 // an event arrives and returns events.ErrClosed once the source is
 // closed.
 type Source interface {
-	Read() (events.Event, error)
+	Read() (eventsmap.Event, error)
 }
 
-var _ Source = (*events.Reader)(nil)
+var _ Source = (*eventsmap.Reader)(nil)
 
 // Run reads src until it is closed and publishes each event with the
 // labels of its identities looked up in ids (which may be nil). A record
@@ -28,7 +28,7 @@ func (m *Monitor) Run(log *slog.Logger, src Source, ids Identities, now func() t
 	for {
 		ev, err := src.Read()
 		switch {
-		case errors.Is(err, events.ErrClosed):
+		case errors.Is(err, eventsmap.ErrClosed):
 			return
 		case err != nil:
 			log.Warn("Skipping a datapath event that does not decode", "error", err)

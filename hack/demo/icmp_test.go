@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -52,7 +52,7 @@ func TestQueryFam(t *testing.T) {
 		{"ICMP", a6, netip.Addr{}, v4},
 	}
 	for _, tt := range tests {
-		qm := simulate.QueryModel{Protocol: api.Protocol(tt.proto), From: simulate.SideModel{IP: tt.from}, To: simulate.SideModel{IP: tt.to}}
+		qm := simulate.QueryModel{Protocol: policyapi.Protocol(tt.proto), From: simulate.SideModel{IP: tt.from}, To: simulate.SideModel{IP: tt.to}}
 		if got := queryFam(qm); got != tt.want {
 			t.Errorf("%s %v -> %v: %s, want %s", tt.proto, tt.from, tt.to, got, tt.want)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -24,9 +24,9 @@ import (
 // line; with ipcache.Cell, the ipcache's named ports are the peer named
 // ports egress rules resolve against. With the state dir cell, the
 // policies imported through the API are kept in
-// <state-dir>/policy/api.json and restored at start. It needs the identity cell (and the cluster name of the local-node cell).
+// <state-dir>/policy/policyapi.json and restored at start. It needs the identity cell (and the cluster name of the local-node cell).
 var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
-	cell.Config(api.DefaultConfig),
+	cell.Config(policyapi.DefaultConfig),
 	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newLoaderCell),
 	cell.Provide(
@@ -101,7 +101,7 @@ type loaderParams struct {
 	cell.In
 
 	Config      Config
-	APIConfig   api.Config
+	APIConfig   policyapi.Config
 	ClusterInfo types.ClusterInfo
 	Cache       *selectorcache.Cache
 	Allocator   identity.Allocator
@@ -117,7 +117,7 @@ type loaderParams struct {
 // restore the API-imported policies kept in the state dir, then load
 // --policy-dir once and start watching it.
 func newLoaderCell(p loaderParams) *loader {
-	opts := api.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
+	opts := policyapi.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
 	l := newLoader(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})

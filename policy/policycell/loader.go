@@ -11,10 +11,10 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Labels the loader adds to every rule, saying where it was loaded from
@@ -45,7 +45,7 @@ func fileLabels(name string) labels.Labels {
 type loader struct {
 	repo  *policy.Repository
 	alloc identity.Allocator
-	opts  api.Options
+	opts  policyapi.Options
 	log   *slog.Logger
 	regen *regenerations
 
@@ -57,7 +57,7 @@ type loader struct {
 	k8s   *k8sObjects
 }
 
-func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Options, log *slog.Logger) *loader {
+func newLoader(repo *policy.Repository, alloc identity.Allocator, opts policyapi.Options, log *slog.Logger) *loader {
 	return &loader{
 		repo: repo, alloc: alloc, opts: opts, log: log,
 		regen: newRegenerations(log),
@@ -69,8 +69,8 @@ func newLoader(repo *policy.Repository, alloc identity.Allocator, opts api.Optio
 
 // parse parses documents named name and logs their warnings; it stops
 // when ctx ends.
-func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*api.Policy, error) {
-	pols, err := api.ParseDocumentsContext(ctx, name, data, l.opts)
+func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*policyapi.Policy, error) {
+	pols, err := policyapi.ParseDocumentsContext(ctx, name, data, l.opts)
 	for _, p := range pols {
 		for _, w := range p.Warnings {
 			l.log.Warn("Policy accepted with a warning", "warning", w.String())
@@ -82,9 +82,9 @@ func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*api.Po
 // importAPI replaces the API-imported policies with the same origins as
 // pols (parsed from doc) by pols, in one revision; with a state dir, the
 // change is kept there first.
-func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*api.Policy) (uint64, error) {
+func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*policyapi.Policy) (uint64, error) {
 	origins := make([]labels.Labels, 0, len(pols))
-	var rules []*api.Rule
+	var rules []*policyapi.Rule
 	for _, p := range pols {
 		origins = append(origins, p.Labels.With(apiSourceLabel))
 		for _, r := range p.Rules {
@@ -92,7 +92,7 @@ func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*api.Policy) 
 			rules = append(rules, r)
 		}
 	}
-	gone := func(r *api.Rule) bool {
+	gone := func(r *policyapi.Rule) bool {
 		return slices.ContainsFunc(origins, func(o labels.Labels) bool { return len(o) > 0 && r.Labels.HasAll(o) })
 	}
 	return l.changeKept(ctx, "api import", gone, func() *storedImport { return newImport(doc, pols) },
@@ -105,7 +105,7 @@ func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, 
 	if len(sel) == 0 {
 		sel = labels.FromSlice([]labels.Label{apiSourceLabel})
 	}
-	gone := func(r *api.Rule) bool { return r.Labels.HasAll(sel) }
+	gone := func(r *policyapi.Rule) bool { return r.Labels.HasAll(sel) }
 	rev, err = l.changeKept(ctx, "api delete", gone, func() *storedImport { return nil }, func() uint64 {
 		var r uint64
 		r, deleted = l.repo.DeleteByLabels(sel)
@@ -116,9 +116,9 @@ func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, 
 
 // replaceFile replaces the rules of file name by those of pols (none:
 // the file is gone).
-func (l *loader) replaceFile(ctx context.Context, name string, pols []*api.Policy) (uint64, error) {
+func (l *loader) replaceFile(ctx context.Context, name string, pols []*policyapi.Policy) (uint64, error) {
 	origin := fileLabels(name)
-	var rules []*api.Rule
+	var rules []*policyapi.Rule
 	for _, p := range pols {
 		for _, r := range p.Rules {
 			r.Labels = r.Labels.With(origin...)
@@ -141,12 +141,12 @@ func (l *loader) change(ctx context.Context, reason string, fn func() uint64) (u
 // that gone does not match, and add's) in the file; when that fails the
 // repository is not changed. Both happen under the lock, so the file
 // and the repository never disagree in a way a restart would show.
-func (l *loader) changeKept(ctx context.Context, reason string, gone func(*api.Rule) bool, add func() *storedImport,
+func (l *loader) changeKept(ctx context.Context, reason string, gone func(*policyapi.Rule) bool, add func() *storedImport,
 	fn func() uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.store != nil {
-		inForce := map[*api.Rule]bool{}
+		inForce := map[*policyapi.Rule]bool{}
 		for _, r := range l.repo.Rules() {
 			inForce[r] = true
 		}

@@ -9,20 +9,20 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // k8sObject parses a CiliumNetworkPolicy default/name selecting app,
 // with an egress CIDR peer when cidr is set.
-func k8sObject(t *testing.T, name, cidr string) *api.Policy {
+func k8sObject(t *testing.T, name, cidr string) *policyapi.Policy {
 	t.Helper()
 	doc := "apiVersion: cilium.io/v2\nkind: CiliumNetworkPolicy\nmetadata: {name: " + name + ", namespace: default}\n" +
 		"spec:\n  endpointSelector: {matchLabels: {app: " + name + "}}\n  ingress: [{fromEndpoints: [{matchLabels: {app: x}}]}]\n"
 	if cidr != "" {
 		doc += "  egress: [{toCIDR: [" + cidr + "]}]\n"
 	}
-	pols, err := api.ParseDocuments("kubernetes "+name, []byte(doc), api.DefaultOptions())
+	pols, err := policyapi.ParseDocuments("kubernetes "+name, []byte(doc), policyapi.DefaultOptions())
 	if err != nil || len(pols) != 1 {
 		t.Fatalf("parse %s: %d policies, %v", name, len(pols), err)
 	}
@@ -30,7 +30,7 @@ func k8sObject(t *testing.T, name, cidr string) *api.Policy {
 }
 
 func cnpKey(name string) policycell.ObjectKey {
-	return policycell.ObjectKey{Kind: api.KindCiliumNetworkPolicy, Namespace: "default", Name: name}
+	return policycell.ObjectKey{Kind: policyapi.KindCiliumNetworkPolicy, Namespace: "default", Name: name}
 }
 
 // TestObjectsApplyBatch: a batch (a watcher's initial listing) applies
@@ -46,7 +46,7 @@ func TestObjectsApplyBatch(t *testing.T) {
 
 	refused := errors.New("spec.ingress[0].toPorts[0].ports[0].port: 99999 is not a port")
 	rev, err := objects.Apply(ctx, "listing", policycell.Batch{
-		Upserts: []*api.Policy{k8sObject(t, "a", "10.1.0.0/16"), k8sObject(t, "b", ""), k8sObject(t, "c", "10.2.0.0/16")},
+		Upserts: []*policyapi.Policy{k8sObject(t, "a", "10.1.0.0/16"), k8sObject(t, "b", ""), k8sObject(t, "c", "10.2.0.0/16")},
 		Rejects: []policycell.Rejection{{Key: cnpKey("bad"), Err: refused}},
 	})
 	if err != nil || rev != rev0+1 {
@@ -76,7 +76,7 @@ func TestObjectsApplyBatch(t *testing.T) {
 	})
 
 	_, err = objects.Apply(ctx, "changes", policycell.Batch{
-		Upserts: []*api.Policy{k8sObject(t, "bad", ""), k8sObject(t, "c", "")},
+		Upserts: []*policyapi.Policy{k8sObject(t, "bad", ""), k8sObject(t, "c", "")},
 		Deletes: []policycell.ObjectKey{cnpKey("b")},
 	})
 	if err != nil {
@@ -92,7 +92,7 @@ func TestObjectsApplyBatch(t *testing.T) {
 
 	rev = a.repo.Revision()
 	_, err = objects.Apply(ctx, "twice", policycell.Batch{
-		Upserts: []*api.Policy{k8sObject(t, "d", "")},
+		Upserts: []*policyapi.Policy{k8sObject(t, "d", "")},
 		Rejects: []policycell.Rejection{{Key: cnpKey("d"), Err: refused}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "CiliumNetworkPolicy default/d appears twice") {

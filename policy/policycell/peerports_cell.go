@@ -5,10 +5,10 @@ import (
 	"strings"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // newPeerPortsListener makes the ipcache the repository's source of peer
@@ -56,14 +56,14 @@ func peerPortChanges(table *policy.PeerPortTable, changes []ipcache.Change) []id
 
 // engineNamedPorts converts the ipcache's named ports; an empty protocol
 // is TCP, as for a Kubernetes container port.
-func engineNamedPorts(ports []ipcache.NamedPort) []api.NamedPort {
-	out := make([]api.NamedPort, 0, len(ports))
+func engineNamedPorts(ports []ipcache.NamedPort) []policyapi.NamedPort {
+	out := make([]policyapi.NamedPort, 0, len(ports))
 	for _, p := range ports {
-		proto := api.Protocol(strings.ToUpper(p.Protocol))
+		proto := policyapi.Protocol(strings.ToUpper(p.Protocol))
 		if proto == "" {
-			proto = api.ProtoTCP
+			proto = policyapi.ProtoTCP
 		}
-		out = append(out, api.NamedPort{Name: p.Name, Port: p.Port, Protocol: proto})
+		out = append(out, policyapi.NamedPort{Name: p.Name, Port: p.Port, Protocol: proto})
 	}
 	return out
 }

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/safefile"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Where and how the API-imported policies are kept.
 const (
-	// apiStateSubdir and apiStateName: <state-dir>/policy/api.json.
+	// apiStateSubdir and apiStateName: <state-dir>/policy/policyapi.json.
 	apiStateSubdir = "policy"
 	apiStateName   = "api.json"
 	// apiStateVersion is the version of the file's format.
@@ -76,7 +76,7 @@ type storedImport struct {
 // policy's i-th rule has left the repository.
 type storedPolicy struct {
 	origin []string
-	rules  []*api.Rule
+	rules  []*policyapi.Rule
 }
 
 func newAPIStore(stateDir string, log *slog.Logger) *apiStore {
@@ -85,7 +85,7 @@ func newAPIStore(stateDir string, log *slog.Logger) *apiStore {
 
 // newImport records the policies of an import, with their rules as
 // they enter the repository.
-func newImport(doc []byte, pols []*api.Policy) *storedImport {
+func newImport(doc []byte, pols []*policyapi.Policy) *storedImport {
 	imp := &storedImport{doc: string(doc)}
 	for _, p := range pols {
 		imp.policies = append(imp.policies, storedPolicy{
@@ -100,7 +100,7 @@ func newImport(doc []byte, pols []*api.Policy) *storedImport {
 // (inForce) and not removed by the change (gone), then add. It replaces
 // the file before the caller changes the repository; on error nothing
 // changed.
-func (s *apiStore) commit(inForce map[*api.Rule]bool, gone func(*api.Rule) bool, add *storedImport) error {
+func (s *apiStore) commit(inForce map[*policyapi.Rule]bool, gone func(*policyapi.Rule) bool, add *storedImport) error {
 	next := s.plan(inForce, gone, add)
 	if err := s.write(next); err != nil {
 		return err
@@ -110,12 +110,12 @@ func (s *apiStore) commit(inForce map[*api.Rule]bool, gone func(*api.Rule) bool,
 }
 
 // plan returns the imports that keep a rule after the change.
-func (s *apiStore) plan(inForce map[*api.Rule]bool, gone func(*api.Rule) bool, add *storedImport) []*storedImport {
+func (s *apiStore) plan(inForce map[*policyapi.Rule]bool, gone func(*policyapi.Rule) bool, add *storedImport) []*storedImport {
 	var next []*storedImport
 	for _, imp := range s.imports {
 		var kept []storedPolicy
 		for _, p := range imp.policies {
-			rules, n := make([]*api.Rule, len(p.rules)), 0
+			rules, n := make([]*policyapi.Rule, len(p.rules)), 0
 			for i, r := range p.rules {
 				if r != nil && inForce[r] && !gone(r) {
 					rules[i] = r

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // TestMatchStored: which rules of a re-parsed import are restored, from
@@ -19,7 +19,7 @@ specs:
 - endpointSelector: {matchLabels: {app: b}}
   ingress: [{fromEntities: [cluster]}]
 `
-	pols, err := api.ParseDocuments("test", []byte(doc), api.DefaultOptions())
+	pols, err := policyapi.ParseDocuments("test", []byte(doc), policyapi.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ specs:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pols, err := api.ParseDocuments("test", []byte(doc), api.DefaultOptions())
+			pols, err := policyapi.ParseDocuments("test", []byte(doc), policyapi.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

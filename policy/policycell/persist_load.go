@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/apiary-net/apiary/cells/safefile"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // restoreAPI loads the API-imported policies kept in the state dir into
@@ -93,10 +93,10 @@ func (l *loader) setAside(what string, err error) {
 // parseStored parses every import of the file and returns what loads:
 // the imports (with the rules of their policies), the rules in import
 // order and what could not be restored.
-func (l *loader) parseStored(ctx context.Context, st apiState) ([]*storedImport, []*api.Rule, []string) {
+func (l *loader) parseStored(ctx context.Context, st apiState) ([]*storedImport, []*policyapi.Rule, []string) {
 	var (
 		imports  []*storedImport
-		all      []*api.Rule
+		all      []*policyapi.Rule
 		problems []string
 	)
 	for i, ai := range st.Imports {
@@ -127,14 +127,14 @@ func (l *loader) parseStored(ctx context.Context, st apiState) ([]*storedImport,
 
 // matchStored picks, from the policies of an import parsed again, the
 // rules the file says are in force, labelled as imported.
-func matchStored(n int, ai apiImport, pols []*api.Policy) (*storedImport, []*api.Rule, []string) {
-	parsed := map[string]*api.Policy{}
+func matchStored(n int, ai apiImport, pols []*policyapi.Policy) (*storedImport, []*policyapi.Rule, []string) {
+	parsed := map[string]*policyapi.Policy{}
 	for _, p := range pols {
 		parsed[strings.Join(labelStrings(p.Labels.With(apiSourceLabel)), ",")] = p
 	}
 	imp := &storedImport{doc: ai.Document}
 	var (
-		all      []*api.Rule
+		all      []*policyapi.Rule
 		problems []string
 	)
 	for _, ap := range ai.Policies {
@@ -149,7 +149,7 @@ func matchStored(n int, ai apiImport, pols []*api.Policy) (*storedImport, []*api
 				n, origin, len(p.Rules), ap.Rules))
 			continue
 		}
-		sp := storedPolicy{origin: ap.Origin, rules: make([]*api.Rule, len(p.Rules))}
+		sp := storedPolicy{origin: ap.Origin, rules: make([]*policyapi.Rule, len(p.Rules))}
 		for i, r := range p.Rules {
 			if len(ap.Kept) == ap.Rules || slices.Contains(ap.Kept, i) {
 				r.Labels = r.Labels.With(apiSourceLabel)

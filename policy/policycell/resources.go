@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // PolicySourceK8s is the value of the source label
@@ -22,14 +22,14 @@ var k8sSourceLabel = labels.New(SourceApiary, LabelPolicySource, PolicySourceK8s
 // Objects is the policy source of Kubernetes objects (NetworkPolicy,
 // CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy): each object's
 // rules are replaced whole when it changes and deleted with it, apart
-// from every other source's. The watchers of package policy/k8s feed it.
+// from every other source's. The watchers of package policy/k8spolicy feed it.
 type Objects interface {
 	// Options are the parser options of the agent.
-	Options() api.Options
+	Options() policyapi.Options
 	// Upsert replaces the rules of the object p was parsed from (its
 	// kind, namespace and name) by p's, in one revision, which it returns.
 	// It clears an earlier rejection of the object.
-	Upsert(ctx context.Context, p *api.Policy) (uint64, error)
+	Upsert(ctx context.Context, p *policyapi.Policy) (uint64, error)
 	// Delete deletes the rules of an object and forgets its rejection.
 	Delete(ctx context.Context, obj ObjectKey) (uint64, error)
 	// Reject records that the object's current content was refused (the
@@ -48,7 +48,7 @@ type Objects interface {
 // together.
 type Batch struct {
 	// Upserts replace the rules of the objects they were parsed from.
-	Upserts []*api.Policy
+	Upserts []*policyapi.Policy
 	// Deletes lose their rules.
 	Deletes []ObjectKey
 	// Rejects are refused objects, recorded as Objects.Reject does.
@@ -86,7 +86,7 @@ func (b Batch) check() error {
 
 // ObjectKey names a Kubernetes policy object.
 type ObjectKey struct {
-	Kind      api.Kind
+	Kind      policyapi.Kind
 	Namespace string
 	Name      string
 }
@@ -105,11 +105,11 @@ func (k ObjectKey) String() string {
 func (k ObjectKey) labels() labels.Labels {
 	ls := []labels.Label{
 		k8sSourceLabel,
-		labels.New(labels.SourceK8s, api.LabelPolicyDerivedFrom, string(k.Kind)),
-		labels.New(labels.SourceK8s, api.LabelPolicyName, k.Name),
+		labels.New(labels.SourceK8s, policyapi.LabelPolicyDerivedFrom, string(k.Kind)),
+		labels.New(labels.SourceK8s, policyapi.LabelPolicyName, k.Name),
 	}
 	if k.Namespace != "" {
-		ls = append(ls, labels.New(labels.SourceK8s, api.LabelPolicyNamespace, k.Namespace))
+		ls = append(ls, labels.New(labels.SourceK8s, policyapi.LabelPolicyNamespace, k.Namespace))
 	}
 	return labels.FromSlice(ls)
 }
@@ -132,16 +132,16 @@ var _ Objects = objectsSource{}
 
 func newObjects(l *loader) Objects { return objectsSource{l} }
 
-func (o objectsSource) Options() api.Options { return o.l.opts }
+func (o objectsSource) Options() policyapi.Options { return o.l.opts }
 
 // policyKey is the key of the object p was parsed from.
-func policyKey(p *api.Policy) ObjectKey {
+func policyKey(p *policyapi.Policy) ObjectKey {
 	return ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
 }
 
 // k8sRules returns p's rules marked as rules of a Kubernetes object.
-func k8sRules(p *api.Policy) []*api.Rule {
-	rules := make([]*api.Rule, 0, len(p.Rules))
+func k8sRules(p *policyapi.Policy) []*policyapi.Rule {
+	rules := make([]*policyapi.Rule, 0, len(p.Rules))
 	for _, r := range p.Rules {
 		r.Labels = r.Labels.With(k8sSourceLabel)
 		rules = append(rules, r)
@@ -149,7 +149,7 @@ func k8sRules(p *api.Policy) []*api.Rule {
 	return rules
 }
 
-func (o objectsSource) Upsert(ctx context.Context, p *api.Policy) (uint64, error) {
+func (o objectsSource) Upsert(ctx context.Context, p *policyapi.Policy) (uint64, error) {
 	key := policyKey(p)
 	rules := k8sRules(p)
 	rev, err := o.l.change(ctx, key.String(), func() uint64 {
@@ -182,7 +182,7 @@ func (o objectsSource) Apply(ctx context.Context, reason string, b Batch) (uint6
 	}
 	origins := make([]labels.Labels, 0, len(b.Upserts)+len(b.Deletes))
 	counts := make(map[ObjectKey]int, len(b.Upserts))
-	var rules []*api.Rule
+	var rules []*policyapi.Rule
 	for _, p := range b.Upserts {
 		key := policyKey(p)
 		pr := k8sRules(p)

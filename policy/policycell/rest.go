@@ -10,8 +10,8 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/policy"
-	policyapi "github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // newPutHandler serves PUT /v1/policy: the body's documents replace the

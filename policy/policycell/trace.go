@@ -13,10 +13,10 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/policy"
-	papi "github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // traceParams are what the trace handler needs: the loader and, to name
@@ -51,7 +51,7 @@ func newTraceHandler(p traceParams) api.HandlerOut {
 // traceQuery is a parsed trace request.
 type traceQuery struct {
 	src, dst tracePeer
-	proto    papi.Protocol
+	proto    policyapi.Protocol
 	port     uint16
 	dport    string
 	mapMax   int // --bpf-policy-map-max
@@ -80,7 +80,7 @@ func (l *loader) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) 
 
 // checkICMPFamily refuses an ICMP trace to or from an IPv6 address, and
 // an ICMPv6 one with an IPv4 address: no such packet exists.
-func checkICMPFamily(proto papi.Protocol, sides ...[]string) error {
+func checkICMPFamily(proto policyapi.Protocol, sides ...[]string) error {
 	family, ok := proto.ICMPFamily()
 	if !ok {
 		return nil
@@ -89,7 +89,7 @@ func checkICMPFamily(proto papi.Protocol, sides ...[]string) error {
 		if len(ss) != 1 {
 			continue
 		}
-		if a, err := netip.ParseAddr(ss[0]); err == nil && a.Unmap().Is6() != (family == papi.ICMPv6) {
+		if a, err := netip.ParseAddr(ss[0]); err == nil && a.Unmap().Is6() != (family == policyapi.ICMPv6) {
 			return fmt.Errorf("dport: protocol %s is %s only, and %s is not an %s address", proto, family, a, family)
 		}
 	}
@@ -130,17 +130,17 @@ func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (trace
 // parseDPort reads "6379/TCP" or "6379" (TCP), or for ICMP and ICMPv6
 // the message type in the port's place, a number or a name icmps rules
 // accept: "8/ICMP", "EchoRequest/ICMPv6".
-func parseDPort(s string) (papi.Protocol, uint16, error) {
+func parseDPort(s string) (policyapi.Protocol, uint16, error) {
 	portStr, protoStr, found := strings.Cut(s, "/")
-	proto := papi.ProtoTCP
+	proto := policyapi.ProtoTCP
 	if found {
-		proto = papi.Protocol(strings.ToUpper(protoStr))
+		proto = policyapi.Protocol(strings.ToUpper(protoStr))
 		if proto == "ICMPV6" {
-			proto = papi.ProtoICMPv6
+			proto = policyapi.ProtoICMPv6
 		}
 	}
 	if family, ok := proto.ICMPFamily(); ok {
-		t, err := papi.ParseICMPType(family, portStr)
+		t, err := policyapi.ParseICMPType(family, portStr)
 		if err != nil {
 			return "", 0, fmt.Errorf("dport %q: the ICMP type: %w", s, err)
 		}
@@ -224,7 +224,7 @@ func (l *loader) traceSides(p tracePeer, id *identity.Identity) (subject, peer p
 // traceDirection lists the rules selecting subject in direction dir and
 // their entries covering the traffic with peer, and decides it from the
 // rules.
-func traceDirection(rules []*papi.Rule, subject, peer policy.Side, dir policy.Direction, q traceQuery) models.PolicyTraceDirection {
+func traceDirection(rules []*policyapi.Rule, subject, peer policy.Side, dir policy.Direction, q traceQuery) models.PolicyTraceDirection {
 	v := policy.Evaluate(rules, subject, peer, dir, q.port, q.proto)
 	named := policy.ResolvingPorts(dir, subject, peer)
 	out := models.PolicyTraceDirection{Rules: []models.PolicyTraceRule{}, Allowed: v.Allowed, VerdictFrom: models.VerdictFromRules}
@@ -248,7 +248,7 @@ func traceDirection(rules []*papi.Rule, subject, peer policy.Side, dir policy.Di
 
 // mapStateVerdict replaces the rules' verdict of a direction with the one
 // read off the subject's map state, and records its size.
-func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []papi.NamedPort, dir policy.Direction, q traceQuery) {
+func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []policyapi.NamedPort, dir policy.Direction, q traceQuery) {
 	sp := l.repo.Resolve(subject)
 	ep := sp.DistillPolicy(named)
 	defer ep.Detach()
@@ -260,7 +260,7 @@ func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer
 
 // ruleName names a rule for people: "CiliumNetworkPolicy
 // default/l4-policy spec (file l4.yaml)".
-func ruleName(rule *papi.Rule) string {
+func ruleName(rule *policyapi.Rule) string {
 	value := func(source, key string) string {
 		l, ok := rule.Labels.Get(key)
 		if !ok || l.Source != source {
@@ -268,21 +268,21 @@ func ruleName(rule *papi.Rule) string {
 		}
 		return l.Value
 	}
-	name := value(labels.SourceK8s, papi.LabelPolicyName)
-	if ns := value(labels.SourceK8s, papi.LabelPolicyNamespace); ns != "" {
+	name := value(labels.SourceK8s, policyapi.LabelPolicyName)
+	if ns := value(labels.SourceK8s, policyapi.LabelPolicyNamespace); ns != "" {
 		name = ns + "/" + name
 	}
 	from := value(SourceApiary, LabelPolicySource)
 	if file := value(SourceApiary, LabelPolicyFile); file != "" {
 		from += " " + file
 	}
-	return fmt.Sprintf("%s %s %s (%s)", value(labels.SourceK8s, papi.LabelPolicyDerivedFrom), name, rule.Field, from)
+	return fmt.Sprintf("%s %s %s (%s)", value(labels.SourceK8s, policyapi.LabelPolicyDerivedFrom), name, rule.Field, from)
 }
 
 // coveringEntries returns the fields of the entries covering traffic
 // with a peer labelled ls on the query's port, named ports resolved
 // against named (ResolvingPorts).
-func coveringEntries(entries []papi.PeerRule, named []papi.NamedPort, ls labels.Labels, q traceQuery) []string {
+func coveringEntries(entries []policyapi.PeerRule, named []policyapi.NamedPort, ls labels.Labels, q traceQuery) []string {
 	var out []string
 	for _, e := range entries {
 		if policy.Covers(e, named, ls, q.port, q.proto) {

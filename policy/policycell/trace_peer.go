@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	papi "github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // tracePeer is one side of a trace: the labels of its identity and, when
@@ -24,7 +24,7 @@ type tracePeer struct {
 	pod string
 	// named are the pod's own named ports, for its ingress rules (its
 	// egress rules resolve names against the destination's).
-	named []papi.NamedPort
+	named []policyapi.NamedPort
 }
 
 // isPodRef reports whether s is "ns/pod" or "cluster/ns/pod" rather than
@@ -111,7 +111,7 @@ func peerOfEntry(alloc identity.Allocator, e ipcache.Entry, addr netip.Addr) (tr
 		p.pod += " (in " + e.Prefix.String() + ")"
 	}
 	for _, np := range e.NamedPorts {
-		p.named = append(p.named, papi.NamedPort{Name: np.Name, Port: np.Port, Protocol: papi.Protocol(strings.ToUpper(np.Protocol))})
+		p.named = append(p.named, policyapi.NamedPort{Name: np.Name, Port: np.Port, Protocol: policyapi.Protocol(strings.ToUpper(np.Protocol))})
 	}
 	return p, nil
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -42,11 +42,11 @@ func change(kind identity.ChangeKind, idents ...*identity.Identity) []identity.C
 }
 
 func appSelector(app string) selectorcache.Selector {
-	return selectorcache.EndpointSelector{EndpointSelector: api.SelectLabels(labels.New(labels.SourceK8s, "app", app))}
+	return selectorcache.EndpointSelector{EndpointSelector: policyapi.SelectLabels(labels.New(labels.SourceK8s, "app", app))}
 }
 
 func cidrSelector(prefix string, except ...string) selectorcache.Selector {
-	r := api.CIDRRule{Prefix: netip.MustParsePrefix(prefix)}
+	r := policyapi.CIDRRule{Prefix: netip.MustParsePrefix(prefix)}
 	for _, e := range except {
 		r.Except = append(r.Except, netip.MustParsePrefix(e))
 	}
@@ -153,17 +153,17 @@ func TestSelectorsAreSharedAndReleased(t *testing.T) {
 }
 
 func TestPeerSelector(t *testing.T) {
-	app := api.SelectLabels(labels.New(labels.SourceK8s, "app", "web"))
-	all := api.EndpointSelector{}
+	app := policyapi.SelectLabels(labels.New(labels.SourceK8s, "app", "web"))
+	all := policyapi.EndpointSelector{}
 	tests := []struct {
 		name   string
-		give   api.Peer
+		give   policyapi.Peer
 		wantOK bool
 	}{
-		{"endpoints", api.Peer{Kind: api.PeerEndpoints, Selector: &app}, true},
-		{"cidr", api.Peer{Kind: api.PeerCIDR, CIDR: &api.CIDRRule{Prefix: netip.MustParsePrefix("10.0.0.0/8")}}, true},
-		{"any", api.Peer{Kind: api.PeerAny}, false},
-		{"entity all", api.Peer{Kind: api.PeerEntity, Entity: api.EntityAll, Selector: &all}, false},
+		{"endpoints", policyapi.Peer{Kind: policyapi.PeerEndpoints, Selector: &app}, true},
+		{"cidr", policyapi.Peer{Kind: policyapi.PeerCIDR, CIDR: &policyapi.CIDRRule{Prefix: netip.MustParsePrefix("10.0.0.0/8")}}, true},
+		{"any", policyapi.Peer{Kind: policyapi.PeerAny}, false},
+		{"entity all", policyapi.Peer{Kind: policyapi.PeerEntity, Entity: policyapi.EntityAll, Selector: &all}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,9 +1,9 @@
 package selectorcache
 
 import (
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // labelIndex maps "key=value" of every label of the known identities
@@ -44,7 +44,7 @@ func (ix labelIndex) remove(id identity.NumericIdentity, ls labels.Labels) {
 // carries one of them); ok is false when sel has no In requirement to
 // narrow the search by.
 func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, keys []string, ok bool) {
-	var reqs []api.Requirement
+	var reqs []policyapi.Requirement
 	switch s := sel.(type) {
 	case EndpointSelector:
 		reqs = s.Requirements()
@@ -54,14 +54,14 @@ func (ix labelIndex) candidates(sel Selector) (out []identity.NumericIdentity, k
 		if s.Prefix.Bits() == 0 {
 			return nil, nil, false
 		}
-		reqs = []api.Requirement{{Key: labels.CIDRKey(s.Prefix), Operator: api.OpIn, Values: []string{""}}}
+		reqs = []policyapi.Requirement{{Key: labels.CIDRKey(s.Prefix), Operator: policyapi.OpIn, Values: []string{""}}}
 	default:
 		return nil, nil, false
 	}
 	var best []string
 	bestSize := -1
 	for _, r := range reqs {
-		if r.Operator != api.OpIn {
+		if r.Operator != policyapi.OpIn {
 			continue
 		}
 		size := 0

@@ -1,8 +1,8 @@
 package selectorcache
 
 import (
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Selector is a peer selector the cache can hold: it names itself with a
@@ -18,7 +18,7 @@ type Selector interface {
 
 // EndpointSelector adapts api.EndpointSelector (endpoint peers and the
 // selectors entities stand for) to Selector.
-type EndpointSelector struct{ api.EndpointSelector }
+type EndpointSelector struct{ policyapi.EndpointSelector }
 
 // Key returns "sel:" and the selector's canonical string.
 func (s EndpointSelector) Key() string { return "sel:" + s.String() }
@@ -26,7 +26,7 @@ func (s EndpointSelector) Key() string { return "sel:" + s.String() }
 // CIDRSelector adapts api.CIDRRule to Selector: it selects the CIDR
 // identities (and world identities for /0) inside Prefix and outside
 // every Except.
-type CIDRSelector struct{ api.CIDRRule }
+type CIDRSelector struct{ policyapi.CIDRRule }
 
 // Key returns "cidr:" and the rule's canonical string.
 func (s CIDRSelector) Key() string { return "cidr:" + s.String() }
@@ -34,7 +34,7 @@ func (s CIDRSelector) Key() string { return "cidr:" + s.String() }
 // PeerSelector returns the selector of a rule peer; ok is false for
 // api.PeerAny and for wildcard selectors (the entity all), which select
 // every identity and which the engine keys as identity 0 instead.
-func PeerSelector(p api.Peer) (sel Selector, ok bool) {
+func PeerSelector(p policyapi.Peer) (sel Selector, ok bool) {
 	switch {
 	case p.CIDR != nil:
 		return CIDRSelector{*p.CIDR}, true

@@ -2,8 +2,8 @@ package simulate
 
 import (
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // explain evaluates rules for the endpoint subject in direction dir, for
@@ -12,7 +12,7 @@ import (
 // peer identity's), and returns the reason (the deciding rule, or the
 // first rule isolating the subject) and whether the traffic is allowed,
 // which the caller checks against the engine.
-func explain(rules []*api.Rule, subject, peer policy.Side, dir policy.Direction, pkt packet) (reason string, allowed bool) {
+func explain(rules []*policyapi.Rule, subject, peer policy.Side, dir policy.Direction, pkt packet) (reason string, allowed bool) {
 	v := policy.Evaluate(rules, subject, peer, dir, pkt.port, pkt.proto)
 	switch {
 	case v.Entry != nil && !v.Allowed:
@@ -31,7 +31,7 @@ func explain(rules []*api.Rule, subject, peer policy.Side, dir policy.Direction,
 
 // ruleName names a rule by its origin ("CiliumNetworkPolicy
 // default/l4-policy") and the peer rule's field ("spec.ingress[0]").
-func ruleName(r *api.Rule, pr api.PeerRule) string {
+func ruleName(r *policyapi.Rule, pr policyapi.PeerRule) string {
 	field := pr.Field
 	if r.Field != "" {
 		field = r.Field + "." + field
@@ -40,12 +40,12 @@ func ruleName(r *api.Rule, pr api.PeerRule) string {
 }
 
 // policyName names a rule's policy: "CiliumNetworkPolicy default/l4-policy".
-func policyName(r *api.Rule) string {
-	name := label(r.Labels, api.LabelPolicyName)
-	if ns := label(r.Labels, api.LabelPolicyNamespace); ns != "" {
+func policyName(r *policyapi.Rule) string {
+	name := label(r.Labels, policyapi.LabelPolicyName)
+	if ns := label(r.Labels, policyapi.LabelPolicyNamespace); ns != "" {
 		name = ns + "/" + name
 	}
-	if kind := label(r.Labels, api.LabelPolicyDerivedFrom); kind != "" {
+	if kind := label(r.Labels, policyapi.LabelPolicyDerivedFrom); kind != "" {
 		name = kind + " " + name
 	}
 	return name

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -27,7 +27,7 @@ func FuzzScenario(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sim, err := simulate.Load("fuzz.yaml", data)
 		if err != nil {
-			var de *api.DocumentError
+			var de *policyapi.DocumentError
 			if !errors.Is(err, simulate.ErrInvalid) && !errors.As(err, &de) {
 				t.Fatalf("error %v is neither about the scenario nor about a policy document", err)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -41,7 +41,7 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			_, err := simulate.Load("scenario.yaml", []byte(tt.give))
 			runtime.ReadMemStats(&after)
-			if !errors.Is(err, api.ErrTooLarge) || err.Error() != tt.want {
+			if !errors.Is(err, policyapi.ErrTooLarge) || err.Error() != tt.want {
 				t.Errorf("Load = %.300v\nwant %s", err, tt.want)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 128<<20 {
@@ -52,8 +52,8 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 }
 
 func TestParseScenarioLimits(t *testing.T) {
-	small := api.Limits{MaxDocumentSize: 100, MaxInputSize: 1000}
-	if _, err := simulate.ParseScenarioLimits("s.yaml", []byte("cluster: c1\n# "+strings.Repeat("c", 1000)+"\n"), small); !errors.Is(err, api.ErrTooLarge) ||
+	small := policyapi.Limits{MaxDocumentSize: 100, MaxInputSize: 1000}
+	if _, err := simulate.ParseScenarioLimits("s.yaml", []byte("cluster: c1\n# "+strings.Repeat("c", 1000)+"\n"), small); !errors.Is(err, policyapi.ErrTooLarge) ||
 		!strings.HasPrefix(err.Error(), "s.yaml: too large: 1015 bytes, over the limit of 1000 bytes set by --policy-max-input-size") {
 		t.Errorf("ParseScenarioLimits(1015 bytes) = %v", err)
 	}
@@ -61,7 +61,7 @@ func TestParseScenarioLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := simulate.New("s.yaml", s); !errors.Is(err, api.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 100 bytes set by --policy-max-document-size") {
+	if _, err := simulate.New("s.yaml", s); !errors.Is(err, policyapi.ErrTooLarge) || !strings.Contains(err.Error(), "limit of 100 bytes set by --policy-max-document-size") {
 		t.Errorf("New with a 100-byte document limit = %v", err)
 	}
 	if _, err := simulate.Load("s.yaml", []byte("a: &a [*a]\n")); err == nil || !strings.Contains(err.Error(), "s.yaml: decode: ") {

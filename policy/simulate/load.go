@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // endpoint is a validated scenario endpoint.
@@ -17,7 +17,7 @@ type endpoint struct {
 	cluster string
 	spec    Endpoint
 	ips     []netip.Addr
-	ports   []api.NamedPort
+	ports   []policyapi.NamedPort
 }
 
 // local reports whether the endpoint belongs to the simulated cluster,
@@ -141,19 +141,19 @@ func (v *validator) endpointPorts(entry string, ep *endpoint) {
 		case err != nil:
 			v.errorf(entry, "%s: %v", field, err)
 		default:
-			ep.ports = append(ep.ports, api.NamedPort{Name: p.Name, Port: uint16(p.Port), Protocol: proto})
+			ep.ports = append(ep.ports, policyapi.NamedPort{Name: p.Name, Port: uint16(p.Port), Protocol: proto})
 		}
 	}
 }
 
 // parseQueryProtocol parses a query's protocol: a port's, or ICMP or
 // ICMPv6 (any case).
-func parseQueryProtocol(s string) (api.Protocol, error) {
+func parseQueryProtocol(s string) (policyapi.Protocol, error) {
 	switch strings.ToUpper(s) {
 	case "ICMP":
-		return api.ProtoICMP, nil
+		return policyapi.ProtoICMP, nil
 	case "ICMPV6":
-		return api.ProtoICMPv6, nil
+		return policyapi.ProtoICMPv6, nil
 	}
 	p, err := parseProtocol(s)
 	if err != nil {
@@ -163,11 +163,11 @@ func parseQueryProtocol(s string) (api.Protocol, error) {
 }
 
 // parseProtocol parses a declared port's protocol; empty is TCP.
-func parseProtocol(s string) (api.Protocol, error) {
-	switch p := api.Protocol(strings.ToUpper(s)); p {
+func parseProtocol(s string) (policyapi.Protocol, error) {
+	switch p := policyapi.Protocol(strings.ToUpper(s)); p {
 	case "":
-		return api.ProtoTCP, nil
-	case api.ProtoTCP, api.ProtoUDP, api.ProtoSCTP:
+		return policyapi.ProtoTCP, nil
+	case policyapi.ProtoTCP, policyapi.ProtoUDP, policyapi.ProtoSCTP:
 		return p, nil
 	}
 	return "", fmt.Errorf("protocol %q is not TCP, UDP or SCTP", s)
@@ -176,13 +176,13 @@ func parseProtocol(s string) (api.Protocol, error) {
 // policies parses every policy object with the scenario's cluster as the
 // local cluster and its cluster defaulting, and rejects the same policy
 // twice.
-func (v *validator) policies(s *Scenario) []*api.Policy {
-	opts := api.DefaultOptions()
+func (v *validator) policies(s *Scenario) []*policyapi.Policy {
+	opts := policyapi.DefaultOptions()
 	opts.ClusterName = s.Cluster
 	opts.DefaultLocalCluster = s.PolicyDefaultLocalCluster == nil || *s.PolicyDefaultLocalCluster
 	opts.Limits = s.Limits
 	seen := map[string]int{}
-	var out []*api.Policy
+	var out []*policyapi.Policy
 	for i, raw := range s.Policies {
 		entry := fmt.Sprintf("policies[%d]", i)
 		doc, err := yaml.Marshal(&raw)
@@ -190,7 +190,7 @@ func (v *validator) policies(s *Scenario) []*api.Policy {
 			v.errorf(entry, "encode: %v", err)
 			continue
 		}
-		pols, err := api.ParseDocuments(v.file+": "+entry, doc, opts)
+		pols, err := policyapi.ParseDocuments(v.file+": "+entry, doc, opts)
 		if err != nil {
 			v.errs = append(v.errs, err)
 			continue

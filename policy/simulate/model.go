@@ -5,12 +5,12 @@ import (
 	"net/netip"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // The model is the simulation's resolved state, for a datapath that
-// answers the same queries by other means (datapath/simulate runs them
+// answers the same queries by other means (datapath/bpfsim runs them
 // through the BPF programs): the endpoints with their identities,
 // addresses and map states, the prefixes the ipcache would hold, and
 // each query resolved to its two sides.
@@ -49,7 +49,7 @@ type SideModel struct {
 type QueryModel struct {
 	Query    Query
 	From, To SideModel
-	Protocol api.Protocol
+	Protocol policyapi.Protocol
 	// Port is the destination port, or for ICMP and ICMPv6 the message
 	// type.
 	Port uint16

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 var (
@@ -46,14 +46,14 @@ func checkLabelKey(k string) string {
 }
 
 // checkNames checks a cluster name and a namespace name (either may be
-// empty) as policy/api checks its options.
+// empty) as policy/policyapi checks its options.
 func checkNames(cluster, namespace string) error {
 	var errs []error
 	if cluster != "" {
-		errs = append(errs, api.Options{ClusterName: cluster}.Validate())
+		errs = append(errs, policyapi.Options{ClusterName: cluster}.Validate())
 	}
 	if namespace != "" {
-		if err := (api.Options{ClusterName: defaultCluster, DefaultNamespace: namespace}).Validate(); err != nil {
+		if err := (policyapi.Options{ClusterName: defaultCluster, DefaultNamespace: namespace}).Validate(); err != nil {
 			errs = append(errs, errors.New(strings.TrimPrefix(err.Error(), "default ")))
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Verdicts of a query or a direction.
@@ -83,7 +83,7 @@ func (sim *Simulation) validateQuery(v *validator, i int, q Query) {
 	v.check(entry, errs...)
 	if family, ok := proto.ICMPFamily(); ok {
 		for _, side := range []struct{ field, ref string }{{"from", q.From}, {"to", q.To}} {
-			if p, err := sim.resolve(side.ref); err == nil && p.ip.IsValid() && p.ip.Is6() != (family == api.ICMPv6) {
+			if p, err := sim.resolve(side.ref); err == nil && p.ip.IsValid() && p.ip.Is6() != (family == policyapi.ICMPv6) {
 				v.errorf(entry, "%s: %s is not an %s address, and protocol %s is %s only", side.field, p.ip, family, proto, family)
 			}
 		}
@@ -93,7 +93,7 @@ func (sim *Simulation) validateQuery(v *validator, i int, q Query) {
 // queryTraffic returns a query's protocol and its port, which for ICMP
 // and ICMPv6 is the message type (as the datapath's policy keys have
 // it), with an error per bad field.
-func queryTraffic(q Query) (api.Protocol, uint16, []error) {
+func queryTraffic(q Query) (policyapi.Protocol, uint16, []error) {
 	proto, err := parseQueryProtocol(q.Protocol)
 	family, isICMP := proto.ICMPFamily()
 	switch {
@@ -102,7 +102,7 @@ func queryTraffic(q Query) (api.Protocol, uint16, []error) {
 	case isICMP && q.Type == "":
 		return proto, 0, []error{fmt.Errorf("type is required with protocol %s (a number or a name like %s)", proto, echoRequestName)}
 	case isICMP:
-		t, err := api.ParseICMPType(family, q.Type)
+		t, err := policyapi.ParseICMPType(family, q.Type)
 		if err != nil {
 			return proto, 0, []error{fmt.Errorf("type: %w", err)}
 		}
@@ -157,7 +157,7 @@ func (sim *Simulation) query(q Query, explain bool) Result {
 
 // packet is the protocol and destination port (ICMP: type) of a query.
 type packet struct {
-	proto api.Protocol
+	proto policyapi.Protocol
 	port  uint16
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Scenario is a simulation input file: a cluster's namespaces,
@@ -24,14 +24,14 @@ type Scenario struct {
 	PolicyDefaultLocalCluster *bool       `json:"policyDefaultLocalCluster,omitempty" yaml:"policyDefaultLocalCluster,omitempty"`
 	Namespaces                []Namespace `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
 	Endpoints                 []Endpoint  `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
-	// Policies are whole Kubernetes objects of the kinds policy/api
-	// parses, or Lists of them, kept as YAML nodes for policy/api, which
+	// Policies are whole Kubernetes objects of the kinds policy/policyapi
+	// parses, or Lists of them, kept as YAML nodes for policy/policyapi, which
 	// decodes them as Kubernetes does (YAML 1.1 scalars).
 	Policies []yaml.Node `json:"-" yaml:"policies,omitempty"`
 	Queries  []Query     `json:"queries,omitempty" yaml:"queries,omitempty"`
 	// Limits bound the policies' documents as the agent's flags do; set
 	// by ParseScenarioLimits (the CLI's flags), not by the file.
-	Limits api.Limits `json:"-" yaml:"-"`
+	Limits policyapi.Limits `json:"-" yaml:"-"`
 }
 
 // Namespace is a namespace with its labels; kubernetes.io/metadata.name
@@ -100,13 +100,13 @@ func (e *ScenarioError) Unwrap() []error { return []error{e.Err, ErrInvalid} }
 // no stays a string, within the default api.Limits. It does not validate
 // the content; Load does.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
-	return ParseScenarioLimits(name, data, api.DefaultLimits())
+	return ParseScenarioLimits(name, data, policyapi.DefaultLimits())
 }
 
 // ParseScenarioLimits is ParseScenario within limits: the file, aliases
 // expanded, within MaxInputSize, and its policies within both limits
 // when the simulation is built.
-func ParseScenarioLimits(name string, data []byte, limits api.Limits) (*Scenario, error) {
+func ParseScenarioLimits(name string, data []byte, limits policyapi.Limits) (*Scenario, error) {
 	if int64(len(data)) > limits.MaxInput() {
 		return nil, &ScenarioError{File: name, Err: limits.InputTooLarge(int64(len(data)))}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // checkExpandedSize refuses YAML that is over limits.MaxInputSize with
@@ -15,7 +15,7 @@ import (
 // file of aliases to a large value would take gigabytes. The YAML is
 // parsed into nodes, where an alias is one node pointing at its anchor,
 // and each anchor's size is computed once.
-func checkExpandedSize(data []byte, limits api.Limits) error {
+func checkExpandedSize(data []byte, limits policyapi.Limits) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil // the decoder reports it

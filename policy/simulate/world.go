@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -93,7 +93,7 @@ func New(name string, s *Scenario) (*Simulation, error) {
 // every endpoint's named ports (of every cluster, as the ipcache knows
 // them), adds the policies and distills every local endpoint's map
 // state.
-func (sim *Simulation) build(namespaces map[string]Namespace, pols []*api.Policy) {
+func (sim *Simulation) build(namespaces map[string]Namespace, pols []*policyapi.Policy) {
 	sim.repo = policy.NewRepository(sim.cache)
 	sim.repo.SetPeerNamedPorts(sim.peerPorts)
 	sim.cache.OnIdentitiesChanged(added(identity.ReservedIdentities()...))
@@ -212,7 +212,7 @@ func (sim *Simulation) distill() {
 func (sim *Simulation) Warnings() []string { return sim.warnings }
 
 // Rules returns the rules in force in the simulation.
-func (sim *Simulation) Rules() []*api.Rule { return sim.repo.Rules() }
+func (sim *Simulation) Rules() []*policyapi.Rule { return sim.repo.Rules() }
 
 // peer is one side of a query: an endpoint, or an address that is none.
 type peer struct {

@@ -28,7 +28,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	policyk8s "github.com/apiary-net/apiary/policy/k8s"
+	"github.com/apiary-net/apiary/policy/k8spolicy"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
@@ -53,7 +53,7 @@ var ControlPlane = cell.Group(
 	store.Cell,
 	identitycell.Cell,
 	policycell.Cell,
-	policyk8s.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
+	k8spolicy.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
 	nodecell.Cell,
 	k8snodes.Cell, // nodes from Kubernetes

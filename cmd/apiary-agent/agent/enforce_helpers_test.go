@@ -20,7 +20,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -180,13 +180,13 @@ func linkIDs(t *testing.T, root string, id uint16) [2]link.ID {
 
 // ctEntriesOf returns the conntrack entries owned by the endpoint
 // address addr.
-func ctEntriesOf(t *testing.T, m *ct.Maps, addr netip.Addr) []ct.Entry {
+func ctEntriesOf(t *testing.T, m *ctmap.Maps, addr netip.Addr) []ctmap.Entry {
 	t.Helper()
 	all, err := m.Dump()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []ct.Entry
+	var out []ctmap.Entry
 	for _, e := range all {
 		if e.Tuple.EndpointAddr() == addr {
 			out = append(out, e)

@@ -17,8 +17,8 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
-	ipcachemap "github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -212,7 +212,7 @@ func TestEnforcement(t *testing.T) {
 		return netlink.LinkDel(l)
 	})
 
-	cts, err := ct.Open(celltest.Logger(t), n.bpfRoot)
+	cts, err := ctmap.Open(celltest.Logger(t), n.bpfRoot)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
-	ipcachemap "github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiary-net/apiary/cells/safefile"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -20,7 +20,7 @@ func newPolicySimulateCommand() *cobra.Command {
 		file         string
 		explain      bool
 		localCluster bool
-		limits       = api.DefaultLimits()
+		limits       = policyapi.DefaultLimits()
 		output       outputFormat
 		dp           = simulateDatapath(datapathEngine)
 	)
@@ -84,9 +84,9 @@ func newPolicySimulateCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&localCluster, flagDefaultLocalCluster, true,
 		"Peer selectors that name no cluster select the local cluster only, as the agent's flag "+
 			"(overrides the scenario's policyDefaultLocalCluster)")
-	cmd.Flags().Int64Var(&limits.MaxDocumentSize, api.FlagMaxDocumentSize, limits.MaxDocumentSize,
+	cmd.Flags().Int64Var(&limits.MaxDocumentSize, policyapi.FlagMaxDocumentSize, limits.MaxDocumentSize,
 		"Most bytes one policy document may decode to, as JSON with YAML aliases expanded, as the agent's flag")
-	cmd.Flags().Int64Var(&limits.MaxInputSize, api.FlagMaxInputSize, limits.MaxInputSize,
+	cmd.Flags().Int64Var(&limits.MaxInputSize, policyapi.FlagMaxInputSize, limits.MaxInputSize,
 		"Most bytes of the scenario file, read and decoded, as the agent's flag")
 	cmd.Flags().Var(&dp, "datapath", "What decides the verdicts: engine (the policy engine's map states) or bpf "+
 		"(crafted packets through the endpoint programs in the kernel with BPF_PROG_TEST_RUN; needs root)")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	dpsim "github.com/apiary-net/apiary/datapath/simulate"
+	"github.com/apiary-net/apiary/datapath/bpfsim"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -42,14 +42,14 @@ func (d *simulateDatapath) Set(s string) error {
 }
 
 // runSimulateBPF answers sim's queries with the endpoint programs in the
-// kernel (package datapath/simulate). It runs past the CLI's request
+// kernel (package datapath/bpfsim). It runs past the CLI's request
 // timeout (it talks to no agent) but stops on SIGINT or SIGTERM between
 // two queries, so that its private bpffs is always unmounted.
 func runSimulateBPF(ctx context.Context, sim *simulate.Simulation, explain bool, stderr io.Writer) ([]simulate.Result, error) {
 	ctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	d, err := dpsim.New(log, sim.Model())
+	d, err := bpfsim.New(log, sim.Model())
 	if err != nil {
 		return nil, fmt.Errorf("simulate with --datapath=bpf: %w", err)
 	}

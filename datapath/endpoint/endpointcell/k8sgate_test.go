@@ -28,7 +28,7 @@ import (
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	policyk8s "github.com/apiary-net/apiary/policy/k8s"
+	"github.com/apiary-net/apiary/policy/k8spolicy"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
@@ -88,7 +88,7 @@ func TestK8sGate1000Policies(t *testing.T) {
 		"k8s-kubeconfig-path=" + srv.WriteKubeconfig(k8stest.AdminToken),
 	},
 		api.Cell, status.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell,
-		identitycell.Cell, policycell.Cell, ipcachecell.Cell, k8s.Cell, policyk8s.Cell,
+		identitycell.Cell, policycell.Cell, ipcachecell.Cell, k8s.Cell, k8spolicy.Cell,
 		cell.Decorate(func(w datapath.PolicyMapWriter) datapath.PolicyMapWriter {
 			sizes.PolicyMapWriter = w
 			return sizes

@@ -10,7 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -121,9 +121,9 @@ func EventModel(ev monitor.Event) *models.MonitorEvent {
 		out.TCPFlags = monitor.TCPFlagNames(ev.TCPFlags)
 	}
 	switch ev.Type {
-	case events.TypeDrop:
+	case eventsmap.TypeDrop:
 		out.Reason, out.ReasonCode = ev.Reason.String(), uint8(ev.Reason)
-	case events.TypePolicyVerdict:
+	case eventsmap.TypePolicyVerdict:
 		out.Verdict, out.Match = "deny", ev.MatchType.String()
 		if ev.Allowed {
 			out.Verdict = "allow"

@@ -9,8 +9,8 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath/loader"
-	"github.com/apiary-net/apiary/datapath/maps/config"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/configmap"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -64,27 +64,27 @@ func newMonitor(p monitorParams) *service {
 		return &service{m: m, err: ErrNoDatapath}
 	}
 	var (
-		rd  *events.Reader
-		cfg *config.Map
+		rd  *eventsmap.Reader
+		cfg *configmap.Map
 		wg  sync.WaitGroup
 	)
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
 			var err error
-			if cfg, err = config.Open(p.Log, p.Loader.Root()); err != nil {
+			if cfg, err = configmap.Open(p.Log, p.Loader.Root()); err != nil {
 				return fmt.Errorf("open datapath config: %w", err)
 			}
 			// A flag left set by an agent that died with clients attached.
-			if err := cfg.SetFlag(config.FlagVerdictEvents, false); err != nil {
+			if err := cfg.SetFlag(configmap.FlagVerdictEvents, false); err != nil {
 				cfg.Close()
 				return err
 			}
 			m.OnVerdictSubscribers(func(listening bool) {
-				if err := cfg.SetFlag(config.FlagVerdictEvents, listening); err != nil {
+				if err := cfg.SetFlag(configmap.FlagVerdictEvents, listening); err != nil {
 					p.Log.Warn("Cannot switch the datapath's policy-verdict events", "on", listening, "error", err)
 				}
 			})
-			if rd, err = events.Open(p.Log, p.Loader.Root()); err != nil {
+			if rd, err = eventsmap.Open(p.Log, p.Loader.Root()); err != nil {
 				cfg.Close()
 				return fmt.Errorf("open datapath events: %w", err)
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/datapath/maps/events"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 )
 
@@ -42,7 +42,7 @@ func TestStreamTellsSlowClientHowManyLost(t *testing.T) {
 	}
 	defer sub.Close()
 	for i := range uint32(5) {
-		m.Publish(monitor.Event{Event: events.Event{Type: events.TypeDrop, Reason: events.ReasonPolicy, Len: i}})
+		m.Publish(monitor.Event{Event: eventsmap.Event{Type: eventsmap.TypeDrop, Reason: eventsmap.ReasonPolicy, Len: i}})
 	}
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -110,9 +110,9 @@ func TestMetrics(t *testing.T) {
 	m := monitor.New()
 	sub, _ := m.Subscribe(monitor.AllTypes, 1)
 	defer sub.Close()
-	m.Publish(monitor.Event{Event: events.Event{Type: events.TypeDrop}})
-	m.Publish(monitor.Event{Event: events.Event{Type: events.TypeDrop}})
-	m.Publish(monitor.Event{Event: events.Event{Type: events.TypePolicyVerdict}})
+	m.Publish(monitor.Event{Event: eventsmap.Event{Type: eventsmap.TypeDrop}})
+	m.Publish(monitor.Event{Event: eventsmap.Event{Type: eventsmap.TypeDrop}})
+	m.Publish(monitor.Event{Event: eventsmap.Event{Type: eventsmap.TypePolicyVerdict}})
 	out := newMetricsOut(&service{m: m})
 	want := `
 # HELP apiary_monitor_events_lost_total Datapath events dropped for monitor clients that read too slowly (one per client)

@@ -20,7 +20,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/datapath/monitor/monitorcell"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -95,7 +95,7 @@ func (a *Agent) NewScene(t *testing.T) *Scene {
 		WebIP:      netip.MustParseAddr("10.0.0.7"), ClientIP: netip.MustParseAddr("10.0.1.1"), DBIP: netip.MustParseAddr("10.0.1.2"),
 	}
 	s.Web, s.Client, s.DB = a.identity(t, "k8s:app=web"), a.identity(t, "k8s:app=client"), a.identity(t, "k8s:app=db")
-	im, err := ipcache.Open(celltest.Logger(t), a.Root)
+	im, err := ipcachemap.Open(celltest.Logger(t), a.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
-	policyk8s "github.com/apiary-net/apiary/policy/k8s"
+	"github.com/apiary-net/apiary/policy/k8spolicy"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
@@ -56,7 +56,7 @@ func newApiaryAgent(kubeconfig, dir string) (*apiaryAgent, error) {
 	a := &apiaryAgent{}
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
 		api.Cell, status.Cell, localnode.Cell, statedir.Cell,
-		k8s.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell, policycell.Cell, policyk8s.Cell,
+		k8s.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell, policycell.Cell, k8spolicy.Cell,
 		ipcachecell.Cell, nodecell.Cell, k8snodes.Cell,
 		endpointcell.Cell, k8spods.Cell, datapathtest.CellOf(datapathtest.New()),
 		cell.Invoke(func(g k8s.CacheSync, p k8s.Pods, ns k8s.Namespaces, np k8s.NetworkPolicies,

@@ -13,7 +13,7 @@ import (
 	"github.com/cilium/cilium/pkg/u8proto"
 
 	"github.com/apiary-net/apiary/hack/bench/ciliumpolicy"
-	"github.com/apiary-net/apiary/policy/api"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -272,8 +272,8 @@ func (r *ciliumRun) query(q simulate.Query) (Verdicts, error) {
 		return Verdicts{}, fmt.Errorf("protocol %q is not generated", q.Protocol)
 	}
 	port := uint16(q.Port)
-	if family, icmp := map[string]api.ICMPFamily{"ICMP": api.ICMPv4, "ICMPv6": api.ICMPv6}[q.Protocol]; icmp {
-		t, err := api.ParseICMPType(family, q.Type)
+	if family, icmp := map[string]policyapi.ICMPFamily{"ICMP": policyapi.ICMPv4, "ICMPv6": policyapi.ICMPv6}[q.Protocol]; icmp {
+		t, err := policyapi.ParseICMPType(family, q.Type)
 		if err != nil {
 			return Verdicts{}, fmt.Errorf("query type: %w", err)
 		}

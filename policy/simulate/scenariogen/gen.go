@@ -1,7 +1,7 @@
 // Package scenariogen draws random simulation scenarios (the file format
 // of policy/simulate) from a seed, for the property tests that compare
 // two ways of answering the same queries: the BPF datapath against the
-// engine (datapath/simulate) and apiary's engine against Cilium's
+// engine (datapath/bpfsim) and apiary's engine against Cilium's
 // (hack/bench/policydiff). The same seed and Options always give the
 // same scenario.
 //

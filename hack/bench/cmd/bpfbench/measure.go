@@ -16,10 +16,10 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
-	"github.com/apiary-net/apiary/datapath/maps/config"
-	"github.com/apiary-net/apiary/datapath/maps/ct"
-	"github.com/apiary-net/apiary/datapath/maps/events"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
+	"github.com/apiary-net/apiary/datapath/maps/configmap"
+	"github.com/apiary-net/apiary/datapath/maps/ctmap"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/hack/bench/bpffloor"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -67,7 +67,7 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 	}
 	defer peer.close()
 	frame, ciliumFrame := pkt.MustFrame(), ciliumPkt.MustFrame()
-	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: 6, Direction: 1}
+	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ctmap.NetworkPort(40000), Dport: ctmap.NetworkPort(80), Proto: 6, Direction: 1}
 	var newOurs, newFloor, newCilium, estOurs, estFloor, estFloorCT, estCilium []float64
 	// Rounds alternate the programs, so drift on a shared machine hits both.
 	for range rounds {
@@ -132,8 +132,8 @@ type ours struct {
 	progs  *loader.Programs
 	prog   *ebpf.Program
 	ct4    *ebpf.Map
-	cts    *ct.Maps
-	events *events.Reader
+	cts    *ctmap.Maps
+	events *eventsmap.Reader
 	n      int
 }
 
@@ -147,7 +147,7 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 		return nil, err
 	}
 	o := &ours{l: l}
-	ipc, err := ipcache.Open(log, root)
+	ipc, err := ipcachemap.Open(log, root)
 	if err != nil {
 		return nil, err
 	}
@@ -167,19 +167,19 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 		return nil, err
 	}
 	o.prog = o.progs.FromContainer
-	if o.cts, err = ct.Open(log, root); err != nil {
+	if o.cts, err = ctmap.Open(log, root); err != nil {
 		return nil, err
 	}
 	o.ct4, _ = o.cts.EBPF()
-	if o.events, err = events.Open(log, root); err != nil {
+	if o.events, err = eventsmap.Open(log, root); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Open(log, root)
+	cfg, err := configmap.Open(log, root)
 	if err != nil {
 		return nil, err
 	}
 	defer cfg.Close()
-	if err := cfg.SetFlag(config.FlagVerdictEvents, verdictEvents); err != nil {
+	if err := cfg.SetFlag(configmap.FlagVerdictEvents, verdictEvents); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -188,7 +188,7 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 // reset empties conntrack of the benchmark's flow and, now and then, the
 // events ring (with -verdict-events, so that they keep being written).
 func (o *ours) reset() error {
-	k := ct.Key4{Saddr: src.As4(), Daddr: dst.As4(), Sport: ct.NetworkPort(40000), Dport: ct.NetworkPort(80), Proto: 6, Direction: 1}
+	k := ctmap.Key4{Saddr: src.As4(), Daddr: dst.As4(), Sport: ctmap.NetworkPort(40000), Dport: ctmap.NetworkPort(80), Proto: 6, Direction: 1}
 	if err := o.ct4.Delete(&k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("empty conntrack: %w", err)
 	}

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
-	"github.com/apiary-net/apiary/datapath/maps/ipcache"
-	policymap "github.com/apiary-net/apiary/datapath/maps/policy"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -86,25 +86,25 @@ func median(ds []time.Duration) time.Duration {
 func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err error) {
 	// The same entries for both, in an order that is not the trie's (as
 	// an ipcache's changes arrive).
-	entries := make([]ipcache.Entry, 0, n)
+	entries := make([]ipcachemap.Entry, 0, n)
 	for i := range n {
 		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		entries = append(entries, ipcache.Entry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
+		entries = append(entries, ipcachemap.Entry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
 	}
 	rng := rand.New(rand.NewPCG(uint64(round), 1))
 	rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
-	keys := make([]ipcache.Key, 0, n)
-	values := make([]ipcache.Value, 0, n)
+	keys := make([]ipcachemap.Key, 0, n)
+	values := make([]ipcachemap.Value, 0, n)
 	for _, e := range entries {
-		k, _ := ipcache.NewKey(e.Prefix)
-		keys, values = append(keys, k), append(values, ipcache.NewValue(e.Identity))
+		k, _ := ipcachemap.NewKey(e.Prefix)
+		keys, values = append(keys, k), append(values, ipcachemap.NewValue(e.Identity))
 	}
-	m, err := ipcache.Open(log, dir)
+	m, err := ipcachemap.Open(log, dir)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer m.Close()
-	spec, err := bpfmap.MapSpec(ipcache.MapName)
+	spec, err := bpfmap.MapSpec(ipcachemap.MapName)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/apiary-net/apiary/hack/bench/policyload"
 	"github.com/apiary-net/apiary/policy"
-	"github.com/apiary-net/apiary/policy/api"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -16,7 +16,7 @@ import (
 type apiarySide struct {
 	doc    []byte
 	idents []*identity.Identity // the workload's identities
-	pols   []*api.Policy        // the workload's policies, parsed once
+	pols   []*policyapi.Policy  // the workload's policies, parsed once
 	full   *apiaryEngine        // identities and policies in, shared by the steps
 }
 
@@ -51,8 +51,8 @@ func added(ids ...*identity.Identity) []identity.Change {
 	return out
 }
 
-func (s *apiarySide) parse() ([]*api.Policy, error) {
-	pols, err := api.ParseDocuments("bench.yaml", s.doc, api.DefaultOptions())
+func (s *apiarySide) parse() ([]*policyapi.Policy, error) {
+	pols, err := policyapi.ParseDocuments("bench.yaml", s.doc, policyapi.DefaultOptions())
 	if err != nil {
 		return nil, fmt.Errorf("apiary: parse: %w", err)
 	}
@@ -69,14 +69,14 @@ func newEngine() *apiaryEngine {
 	return &apiaryEngine{cache: c, repo: policy.NewRepository(c)}
 }
 
-func (e *apiaryEngine) insert(pols []*api.Policy) {
+func (e *apiaryEngine) insert(pols []*policyapi.Policy) {
 	for _, p := range pols {
 		e.repo.ReplaceByLabels(p.Labels, p.Rules...)
 	}
 }
 
 // build returns an engine with idents and pols.
-func (s *apiarySide) build(pols []*api.Policy, idents []*identity.Identity) *apiaryEngine {
+func (s *apiarySide) build(pols []*policyapi.Policy, idents []*identity.Identity) *apiaryEngine {
 	e := newEngine()
 	for _, id := range idents {
 		e.cache.OnIdentitiesChanged(added(id))

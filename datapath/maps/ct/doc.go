@@ -1,6 +1,0 @@
-// Package ct is the BPF connection-tracking maps ct4 and ct6 (LRU
-// hashes): typed keys and values, a dump for `apiary bpf ct list`, and
-// GC, which the conntrack GC job runs periodically to delete expired
-// entries and, on its first run after a restore, entries of endpoints that
-// were not restored.
-package ct

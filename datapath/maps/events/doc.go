@@ -1,4 +1,0 @@
-// Package events reads the programs' events ring buffer: drop and
-// policy-verdict records decoded into Event values, which the monitor
-// streams to `apiary monitor`.
-package events

@@ -1,0 +1,179 @@
+package eventsmap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/identity"
+)
+
+// MapName is the ring buffer's name in the programs (and its pin name).
+const MapName = "events"
+
+// Type is an event's kind.
+type Type uint8
+
+// Event types (EVENT_* in bpf/lib/events.h).
+const (
+	TypeDrop          Type = 1
+	TypePolicyVerdict Type = 2
+)
+
+// String returns "drop" or "policy-verdict".
+func (t Type) String() string {
+	switch t {
+	case TypeDrop:
+		return "drop"
+	case TypePolicyVerdict:
+		return "policy-verdict"
+	}
+	return fmt.Sprintf("type-%d", uint8(t))
+}
+
+// Reason is why a packet was dropped (0: forwarded).
+type Reason uint8
+
+// Reasons (bpf/lib/events.h), numbered like Cilium's drop reasons.
+const (
+	ReasonForwarded    Reason = 0
+	ReasonPolicy       Reason = 133
+	ReasonInvalid      Reason = 134
+	ReasonUnknownL3    Reason = 139
+	ReasonPolicyDenied Reason = 181
+)
+
+var reasonNames = map[Reason]string{
+	ReasonForwarded:    "Forwarded",
+	ReasonPolicy:       "Policy denied",
+	ReasonInvalid:      "Invalid packet",
+	ReasonUnknownL3:    "Unknown L3 protocol",
+	ReasonPolicyDenied: "Policy denied by denylist",
+}
+
+// String names the reason as Cilium's monitor does.
+func (r Reason) String() string {
+	if n, ok := reasonNames[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("reason %d", uint8(r))
+}
+
+// MatchType says which kind of policy entry decided a new flow.
+type MatchType uint8
+
+// Match types (MATCH_* in bpf/lib/events.h).
+const (
+	MatchNone   MatchType = 0
+	MatchL3Only MatchType = 1
+	MatchL3L4   MatchType = 2
+	MatchL4Only MatchType = 3
+	MatchAll    MatchType = 4
+)
+
+// String returns Cilium's spelling: "L3-Only", "L3-L4", "L4-Only", "all".
+func (m MatchType) String() string {
+	switch m {
+	case MatchL3Only:
+		return "L3-Only"
+	case MatchL3L4:
+		return "L3-L4"
+	case MatchL4Only:
+		return "L4-Only"
+	case MatchAll:
+		return "all"
+	}
+	return "none"
+}
+
+// Record is struct event (bpf/lib/events.h), as read off the ring.
+type Record struct {
+	Type        uint8
+	Reason      uint8
+	Verdict     uint8
+	MatchType   uint8
+	Direction   uint8
+	Family      uint8
+	Proto       uint8
+	ICMPType    uint8
+	EndpointID  uint16
+	Sport       uint16
+	Dport       uint16
+	TCPFlags    uint8
+	Pad         uint8
+	SrcIdentity uint32
+	DstIdentity uint32
+	Len         uint32
+	Saddr       [16]byte
+	Daddr       [16]byte
+}
+
+// RecordSize is the size of a record on the ring.
+const RecordSize = 60
+
+// Event is a decoded record.
+type Event struct {
+	Type        Type
+	Reason      Reason // drops; for verdicts, the reason a denied flow will be dropped with
+	Allowed     bool   // policy verdicts
+	MatchType   MatchType
+	Direction   policy.Direction
+	EndpointID  uint16
+	SrcIdentity identity.NumericIdentity
+	DstIdentity identity.NumericIdentity
+	Proto       policy.Proto
+	ICMPType    uint8 // ICMP and ICMPv6
+	TCPFlags    uint8 // TCP: the packet's flags (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ...)
+	Src, Dst    netip.AddrPort
+	Len         uint32
+}
+
+// Decode parses one ring buffer record.
+func Decode(b []byte) (Event, error) {
+	if len(b) < RecordSize {
+		return Event{}, fmt.Errorf("decode event: %d bytes, want %d", len(b), RecordSize)
+	}
+	var r Record
+	if _, err := binary.Decode(b[:RecordSize], binary.NativeEndian, &r); err != nil {
+		return Event{}, fmt.Errorf("decode event: %w", err)
+	}
+	return r.Event()
+}
+
+// Event converts the record into an Event.
+func (r Record) Event() (Event, error) {
+	var src, dst netip.Addr
+	switch r.Family {
+	case 4:
+		src, dst = netip.AddrFrom4([4]byte(r.Saddr[:4])), netip.AddrFrom4([4]byte(r.Daddr[:4]))
+	case 6:
+		src, dst = netip.AddrFrom16(r.Saddr), netip.AddrFrom16(r.Daddr)
+	case 0: // not an IP packet (drops of unknown L3 or invalid frames)
+	default:
+		return Event{}, fmt.Errorf("decode event: family %d is neither 4 nor 6", r.Family)
+	}
+	return Event{
+		Type:        Type(r.Type),
+		Reason:      Reason(r.Reason),
+		Allowed:     r.Verdict == 1,
+		MatchType:   MatchType(r.MatchType),
+		Direction:   policy.Direction(r.Direction),
+		EndpointID:  r.EndpointID,
+		SrcIdentity: identity.NumericIdentity(r.SrcIdentity),
+		DstIdentity: identity.NumericIdentity(r.DstIdentity),
+		Proto:       policy.Proto(r.Proto),
+		ICMPType:    r.ICMPType,
+		TCPFlags:    r.TCPFlags,
+		Src:         netip.AddrPortFrom(src, be16(r.Sport)),
+		Dst:         netip.AddrPortFrom(dst, be16(r.Dport)),
+		Len:         r.Len,
+	}, nil
+}
+
+// be16 converts a network-byte-order field to a host value.
+func be16(v uint16) uint16 {
+	var b [2]byte
+	binary.NativeEndian.PutUint16(b[:], v)
+	return binary.BigEndian.Uint16(b[:])
+}

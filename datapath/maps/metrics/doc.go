@@ -1,4 +1,0 @@
-// Package metrics reads the programs' per-CPU metrics map: packets and
-// bytes per (reason, direction), summed over CPUs, for `apiary bpf
-// metrics` and the agent's Prometheus metrics.
-package metrics
