@@ -11,9 +11,9 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -24,7 +24,7 @@ import (
 type Params struct {
 	Config Config
 	// Local is this cluster.
-	Local      types.ClusterInfo
+	Local      cluster.Info
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
 	Identities identitycell.RemoteIdentities

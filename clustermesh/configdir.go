@@ -18,8 +18,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"gopkg.in/yaml.v3"
 
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/cells/safefile"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -211,7 +211,7 @@ func (w *dirWatcher) readFile(ctx context.Context, name, path string) (clusterFi
 		w.log.Debug("Ignoring a file that is no cluster config (no endpoints)", "file", path)
 		return clusterFile{}, false, nil
 	}
-	if err := types.ValidateClusterName(name); err != nil {
+	if err := cluster.ValidateName(name); err != nil {
 		return clusterFile{}, false, fmt.Errorf("file %s: cluster name: %w", path, err)
 	}
 	cfg, err := kvstore.ParseEtcdConfig(path, data)

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 )
 
 // Cell provides the Store of the local node and the cluster's
@@ -13,14 +13,14 @@ import (
 // address (when the flags do not give them) stops the agent at once,
 // naming the flag to set.
 var Cell = cell.Module("local-node", "This node: name, address, pod CIDRs and cluster",
-	cell.Config(types.DefaultClusterInfo),
+	cell.Config(cluster.DefaultInfo),
 	cell.Config(DefaultConfig),
 	cell.Provide(newStoreFromConfig),
 )
 
 // newStoreFromConfig builds the local node from the flags, reading the
 // host name and the interface addresses when they are not given.
-func newStoreFromConfig(cfg Config, cluster types.ClusterInfo, log *slog.Logger) (Store, error) {
+func newStoreFromConfig(cfg Config, cluster cluster.Info, log *slog.Logger) (Store, error) {
 	name, err := nodeName(cfg.NodeName, log)
 	if err != nil {
 		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-name: %w", err)}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -73,7 +73,7 @@ func TestStore(t *testing.T) {
 	n := st.Get()
 	want := localnode.LocalNode{
 		Name: "node-a", IP: netip.MustParseAddr("fd00::5"), SecondaryIP: netip.MustParseAddr("192.0.2.5"),
-		Cluster:       types.ClusterInfo{ClusterName: "cluster1", ClusterID: 7, MaxConnectedClusters: 255},
+		Cluster:       cluster.Info{ClusterName: "cluster1", ClusterID: 7, MaxConnectedClusters: 255},
 		IPv4AllocCIDR: netip.MustParsePrefix("10.0.1.0/24"), IPv6AllocCIDR: netip.MustParsePrefix("fd00:1::/64"),
 	}
 	if n != want {

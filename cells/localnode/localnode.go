@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 )
 
 // LocalNode is this agent's node.
@@ -13,7 +13,7 @@ type LocalNode struct {
 	// Name is the node's name (a DNS subdomain).
 	Name string
 	// Cluster is the cluster the node belongs to.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// IP is the address other nodes reach this one at (the node's
 	// InternalIP).
 	IP netip.Addr

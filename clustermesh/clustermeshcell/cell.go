@@ -8,10 +8,10 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh"
 	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -51,7 +51,7 @@ type params struct {
 	cell.In
 
 	Config     clustermesh.Config
-	Cluster    types.ClusterInfo
+	Cluster    cluster.Info
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
 	Identities identitycell.RemoteIdentities

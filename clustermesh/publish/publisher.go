@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -46,7 +46,7 @@ type Options struct {
 	// Backend is this agent's kvstore.
 	Backend kvstore.Backend
 	// Cluster is this cluster.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// Log gets the leadership changes and failures.
 	Log *slog.Logger
 	// Resync is how often the leader checks every key even without a

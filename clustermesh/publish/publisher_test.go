@@ -10,13 +10,13 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/publish"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
-var testCluster = types.ClusterInfo{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
+var testCluster = cluster.Info{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
 
 const (
 	configKey  = "cilium/cluster-config/apiary1"

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/controller"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -77,7 +77,7 @@ type Params struct {
 	// Name is the remote cluster's name.
 	Name string
 	// Local is this cluster.
-	Local types.ClusterInfo
+	Local cluster.Info
 	// Nodes, IPCache and Identities get what the remote holds.
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
@@ -126,7 +126,7 @@ type state struct {
 
 type configState struct {
 	found bool
-	cfg   types.CiliumClusterConfig
+	cfg   cluster.CiliumClusterConfig
 }
 
 // ErrRemoved is returned by WaitSynced for a removed cluster.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -92,8 +92,8 @@ func (c *Cluster) waitConnected(ctx context.Context, b kvstore.Backend) error {
 
 // readClusterConfig waits (bounded by ConfigTimeout) for the remote's
 // cilium/cluster-config/<cluster> and validates it.
-func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (types.CiliumClusterConfig, error) {
-	key := types.ClusterConfigKey(c.p.Name)
+func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (cluster.CiliumClusterConfig, error) {
+	key := cluster.ClusterConfigKey(c.p.Name)
 	ctx, cancel := context.WithTimeout(ctx, c.p.Options.ConfigTimeout)
 	defer cancel()
 	c.setStatus("cluster config: waiting for " + key)
@@ -102,7 +102,7 @@ func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (typ
 	for {
 		data, err := b.Get(ctx, key)
 		if err == nil && data != nil {
-			cfg, err := types.ParseClusterConfig(c.p.Name, data)
+			cfg, err := cluster.ParseClusterConfig(c.p.Name, data)
 			if err != nil {
 				return cfg, fmt.Errorf("cluster config: %w", err)
 			}
@@ -117,9 +117,9 @@ func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (typ
 		select {
 		case <-ctx.Done():
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return types.CiliumClusterConfig{}, fmt.Errorf("cluster config: read %s: %w", key, err)
+				return cluster.CiliumClusterConfig{}, fmt.Errorf("cluster config: read %s: %w", key, err)
 			}
-			return types.CiliumClusterConfig{}, fmt.Errorf("cluster config: %s not found within %s (required)", key, c.p.Options.ConfigTimeout)
+			return cluster.CiliumClusterConfig{}, fmt.Errorf("cluster config: %s not found within %s (required)", key, c.p.Options.ConfigTimeout)
 		case <-tick.C:
 		}
 	}
@@ -127,7 +127,7 @@ func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (typ
 
 // claim takes the remote's cluster id; a remote using the id of another
 // connected remote is refused.
-func (c *Cluster) claim(cfg types.CiliumClusterConfig) error {
+func (c *Cluster) claim(cfg cluster.CiliumClusterConfig) error {
 	if err := c.p.Claims.Claim(c.p.Name, cfg.ID); err != nil {
 		return fmt.Errorf("cluster config: %w", err)
 	}
@@ -136,7 +136,7 @@ func (c *Cluster) claim(cfg types.CiliumClusterConfig) error {
 
 // start builds (or reuses) the watchers and runs them on b, with the
 // watchdog.
-func (c *Cluster) start(b kvstore.Backend, cfg types.CiliumClusterConfig) {
+func (c *Cluster) start(b kvstore.Backend, cfg cluster.CiliumClusterConfig) {
 	c.mu.Lock()
 	old, oldID := c.watchers, c.clusterID
 	changed := old != nil && (oldID != cfg.ID || old.layout.cached != cfg.Capabilities.Cached)

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -78,7 +78,7 @@ type canaryWatcher struct {
 	store.Watcher
 }
 
-func newWatchers(p Params, cluster types.ClusterInfo, l layout, onSynced func()) *watchers {
+func newWatchers(p Params, cluster cluster.Info, l layout, onSynced func()) *watchers {
 	w := &watchers{layout: l, onSynced: onSynced, started: map[string]bool{}}
 	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
 	params := func(kind, prefix string) store.WatchParams {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -26,7 +26,7 @@ func TestDecode(t *testing.T) {
 		s.Backends["10.2.0.1"]["http"].Port != 8080 || s.Labels["app"] != "web" || s.Selector["app"] != "web" {
 		t.Errorf("decoded = %+v", s)
 	}
-	if err := s.CheckCluster(types.ClusterInfo{ClusterName: "cluster2", ClusterID: 2}); err != nil {
+	if err := s.CheckCluster(cluster.Info{ClusterName: "cluster2", ClusterID: 2}); err != nil {
 		t.Errorf("CheckCluster: %v", err)
 	}
 
@@ -55,7 +55,7 @@ func TestCheckCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []types.ClusterInfo{{ClusterName: "cluster3", ClusterID: 2}, {ClusterName: "cluster2", ClusterID: 3}} {
+	for _, c := range []cluster.Info{{ClusterName: "cluster3", ClusterID: 2}, {ClusterName: "cluster2", ClusterID: 3}} {
 		if err := s.CheckCluster(c); !errors.Is(err, service.ErrForeignService) || !errors.Is(err, store.ErrRefused) {
 			t.Errorf("CheckCluster(%+v) = %v, want ErrForeignService", c, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -109,7 +109,7 @@ func validatePorts(field string, m map[string]PortConfiguration) error {
 
 // CheckCluster refuses a service whose cluster name or id is not the
 // remote's it was read from (ErrForeignService).
-func (s *ClusterService) CheckCluster(c types.ClusterInfo) error {
+func (s *ClusterService) CheckCluster(c cluster.Info) error {
 	if s.Cluster != c.ClusterName {
 		return fmt.Errorf("field cluster: %w: %q, read from cluster %q", ErrForeignService, s.Cluster, c.ClusterName)
 	}

@@ -1,7 +1,7 @@
 package service
 
 import (
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -10,7 +10,7 @@ type WatcherParams struct {
 	// Cache gets the cluster's shared services.
 	Cache *Cache
 	// Cluster is the remote cluster: every entry must name it and its id.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// WatchParams are the watch store's scope, prefix (default
 	// cilium/state/services/v1/<cluster>; a KVStoreMesh cache serves
 	// cilium/cache/services/v1/<cluster>), logger, metrics and options.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -19,7 +19,7 @@ type Params struct {
 	Health cell.Health
 	// Local is this agent's node, in Cluster.
 	Local   Node
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// IPCache gets every node's addresses.
 	IPCache ipcache.IPCache
 	// Handlers hear of every node change.

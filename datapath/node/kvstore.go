@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
@@ -29,14 +29,14 @@ var ErrForeignNode = store.KindError(store.ErrRefused, "node of another cluster"
 type kvSync struct {
 	m       *NodeManager
 	client  kvstore.Client
-	cluster types.ClusterInfo
+	cluster cluster.Info
 	log     *slog.Logger
 	sync    *store.SyncStore
 	watcher *ClusterWatcher
 	watch   *store.WatchStore
 }
 
-func newKVSync(m *NodeManager, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, metrics *store.Metrics,
+func newKVSync(m *NodeManager, client kvstore.Client, cluster cluster.Info, log *slog.Logger, metrics *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{m: m, client: client, cluster: cluster, log: log}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, NodesPrefix,

@@ -3,7 +3,7 @@ package node
 import (
 	"fmt"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -14,7 +14,7 @@ type WatcherParams struct {
 	Manager Manager
 	// Cluster is the cluster whose nodes are watched: every node must
 	// carry its name and id.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// Source tags the nodes: source.KVStore for this cluster's,
 	// source.ClusterMesh for a remote cluster's.
 	Source source.Source

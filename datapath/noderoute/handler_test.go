@@ -6,7 +6,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/datapath/datapathtest"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/noderoute"
@@ -31,7 +31,7 @@ func mkNode(name, ip, cidr4, ip6, cidr6 string) node.Node {
 
 func TestHandlerRoutes(t *testing.T) {
 	f := datapathtest.New()
-	local := localnode.NewStore(localnode.LocalNode{Name: "a", Cluster: types.ClusterInfo{ClusterName: "c1"}})
+	local := localnode.NewStore(localnode.LocalNode{Name: "a", Cluster: cluster.Info{ClusterName: "c1"}})
 	h := noderoute.New(f, local, celltest.Logger(t))
 	want := func(what string, routes map[string]string) {
 		t.Helper()

@@ -17,9 +17,9 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/hack/interop"
 	"github.com/apiary-net/apiary/kvstore"
@@ -41,15 +41,15 @@ func TestApiaryReadsCilium(t *testing.T) {
 	interop.PublishCiliumCluster(t, srv, want)
 	b := srv.NewBackend()
 	ctx := context.Background()
-	remote := types.ClusterInfo{ClusterName: "cilium1", ClusterID: 2, MaxConnectedClusters: 255}
-	us := types.ClusterInfo{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
+	remote := cluster.Info{ClusterName: "cilium1", ClusterID: 2, MaxConnectedClusters: 255}
+	us := cluster.Info{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
 
 	t.Run("cluster config", func(t *testing.T) {
 		v, err := b.Get(ctx, kvstore.ClusterConfigPrefix+"cilium1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cfg types.CiliumClusterConfig
+		var cfg cluster.CiliumClusterConfig
 		if err := json.Unmarshal(v, &cfg); err != nil {
 			t.Fatalf("decode %s: %v", v, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
@@ -28,13 +28,13 @@ func TestReservedIdentities(t *testing.T) {
 func TestClusterLayout(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		give        types.ClusterInfo
+		give        cluster.Info
 		first, last identity.NumericIdentity
 	}{
-		{"cluster 0", types.ClusterInfo{ClusterName: "c0", MaxConnectedClusters: 255}, 256, 65535},
-		{"cluster 1", types.ClusterInfo{ClusterName: "c1", ClusterID: 1, MaxConnectedClusters: 255}, 65536 + 256, 131071},
-		{"cluster 255", types.ClusterInfo{ClusterName: "c255", ClusterID: 255, MaxConnectedClusters: 255}, 255<<16 + 256, 255<<16 + 65535},
-		{"511 clusters, id 3", types.ClusterInfo{ClusterName: "c3", ClusterID: 3, MaxConnectedClusters: 511}, 3<<15 + 256, 4<<15 - 1},
+		{"cluster 0", cluster.Info{ClusterName: "c0", MaxConnectedClusters: 255}, 256, 65535},
+		{"cluster 1", cluster.Info{ClusterName: "c1", ClusterID: 1, MaxConnectedClusters: 255}, 65536 + 256, 131071},
+		{"cluster 255", cluster.Info{ClusterName: "c255", ClusterID: 255, MaxConnectedClusters: 255}, 255<<16 + 256, 255<<16 + 65535},
+		{"511 clusters, id 3", cluster.Info{ClusterName: "c3", ClusterID: 3, MaxConnectedClusters: 511}, 3<<15 + 256, 4<<15 - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.give.Validate(); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -27,7 +27,7 @@ type Cache struct {
 	alloc     identity.Allocator
 	listeners []Listener
 	local     LocalNode
-	cluster   types.ClusterInfo
+	cluster   cluster.Info
 	kv        *kvSync // nil without a kvstore
 	wake      chan struct{}
 
@@ -64,7 +64,7 @@ type Params struct {
 	Listeners []Listener
 	// Local is this node; Cluster its cluster.
 	Local   LocalNode
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// KVStore, when enabled, publishes local endpoints and watches the
 	// cluster's entries; Metrics (optional) counts its store operations.
 	KVStore kvstore.Client

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
@@ -45,7 +45,7 @@ type kvSync struct {
 	published map[string]struct{}
 }
 
-func newKVSync(c *Cache, client kvstore.Client, cluster types.ClusterInfo, log *slog.Logger, m *store.Metrics,
+func newKVSync(c *Cache, client kvstore.Client, cluster cluster.Info, log *slog.Logger, m *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
 	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix, store.WithSyncedKey(KVStoreSyncedKey),

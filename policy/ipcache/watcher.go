@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
@@ -16,7 +16,7 @@ type WatcherParams struct {
 	IPCache IPCache
 	// Cluster is the cluster whose entries are watched: every global
 	// identity must be of its range.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// Source tags the entries: source.KVStore for this cluster's,
 	// source.ClusterMesh for a remote cluster's.
 	Source source.Source
@@ -60,7 +60,7 @@ func (w *ClusterWatcher) decode(name string, value []byte) (*IPIdentityPair, err
 
 // checkIdentity refuses identities that mean nothing in the cluster:
 // global identities of another cluster's range, and node-local ones.
-func checkIdentity(cluster types.ClusterInfo, id identity.NumericIdentity) error {
+func checkIdentity(cluster cluster.Info, id identity.NumericIdentity) error {
 	switch {
 	case id.IsReserved() || id < identity.MinAllocationIdentity:
 		return nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/cells/statedir"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/policyapi"
@@ -102,7 +102,7 @@ type loaderParams struct {
 
 	Config      Config
 	APIConfig   policyapi.Config
-	ClusterInfo types.ClusterInfo
+	ClusterInfo cluster.Info
 	Cache       *selectorcache.Cache
 	Allocator   identity.Allocator
 	// StateDir keeps the API-imported policies across restarts; without

@@ -7,9 +7,9 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
@@ -36,7 +36,7 @@ type params struct {
 	CacheSync      k8s.CacheSync
 	Cache          *service.Cache
 	Leadership     publish.Leadership
-	Cluster        types.ClusterInfo
+	Cluster        cluster.Info
 	KVStore        kvstore.Client `optional:"true"`
 	Metrics        *store.Metrics `optional:"true"`
 	Jobs           job.Group

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 )
 
 // The annotations of a global service (Cilium's, with their old names).
@@ -49,7 +49,7 @@ func IsShared(svc *corev1.Service) bool {
 
 // Convert returns the ClusterService of svc in cluster, with the
 // backends of its endpoint slices.
-func Convert(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, cluster types.ClusterInfo) *service.ClusterService {
+func Convert(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, cluster cluster.Info) *service.ClusterService {
 	cs := &service.ClusterService{
 		Cluster: cluster.ClusterName, ClusterID: cluster.ClusterID,
 		Namespace: svc.Namespace, Name: svc.Name,

@@ -10,9 +10,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/clustermesh/service/k8ssvc"
-	"github.com/apiary-net/apiary/clustermesh/types"
 )
 
 func k8sService(name string, annotations map[string]string, clusterIPs ...string) *corev1.Service {
@@ -95,7 +95,7 @@ func TestConvert(t *testing.T) {
 		slice("web", "web-1", endpoint(nil, "10.1.0.1"), endpoint(ptr(true), "10.1.0.2"), endpoint(ptr(false), "10.1.0.3")),
 		slice("web", "web-2", endpoint(ptr(true), "10.1.0.4", "bogus")),
 	}
-	cs := k8ssvc.Convert(svc, sls, types.ClusterInfo{ClusterName: "c1", ClusterID: 1})
+	cs := k8ssvc.Convert(svc, sls, cluster.Info{ClusterName: "c1", ClusterID: 1})
 	if cs.Cluster != "c1" || cs.ClusterID != 1 || cs.Namespace != "default" || cs.Name != "web" ||
 		!cs.IncludeExternal || !cs.Shared || cs.Labels["app"] != "web" || cs.Selector["app"] != "web" {
 		t.Errorf("got %+v", cs)
@@ -122,7 +122,7 @@ func TestConvert(t *testing.T) {
 	}
 
 	headless := k8sService("db", nil, "None")
-	if cs := k8ssvc.Convert(headless, nil, types.ClusterInfo{ClusterName: "c1"}); len(cs.Frontends) != 0 || len(cs.Backends) != 0 {
+	if cs := k8ssvc.Convert(headless, nil, cluster.Info{ClusterName: "c1"}); len(cs.Frontends) != 0 || len(cs.Backends) != 0 {
 		t.Errorf("headless without slices: %+v", cs)
 	}
 }

@@ -38,8 +38,8 @@ import (
 	"github.com/apiary-net/apiary/policy/policycell"
 )
 
-// cluster is one cluster: its own etcd and kube-apiserver.
-type cluster struct {
+// meshCluster is one cluster: its own etcd and kube-apiserver.
+type meshCluster struct {
 	name string
 	id   uint32
 	etcd *kvstoretest.Server
@@ -47,10 +47,10 @@ type cluster struct {
 	cs   kubernetes.Interface
 }
 
-func newCluster(t *testing.T, name string, id uint32) *cluster {
+func newCluster(t *testing.T, name string, id uint32) *meshCluster {
 	t.Helper()
 	kube := k8stest.Start(t)
-	return &cluster{name: name, id: id, etcd: kvstoretest.StartServer(t, kvstoretest.WithTLS()), kube: kube, cs: kube.Clientset()}
+	return &meshCluster{name: name, id: id, etcd: kvstoretest.StartServer(t, kvstoretest.WithTLS()), kube: kube, cs: kube.Clientset()}
 }
 
 // agent is one agent hive of a cluster; it shares nothing with another
@@ -64,7 +64,7 @@ type agent struct {
 
 // startAgent starts an agent of c; meshDir, when set, holds the config
 // files of the remote clusters.
-func startAgent(t *testing.T, c *cluster, nodeName, meshDir string) *agent {
+func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string) *agent {
 	t.Helper()
 	a := &agent{}
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
@@ -118,7 +118,7 @@ func (a *agent) waitView(t *testing.T, what, want string) {
 	})
 }
 
-func (c *cluster) apply(t *testing.T, svc *corev1.Service, sls ...*discoveryv1.EndpointSlice) {
+func (c *meshCluster) apply(t *testing.T, svc *corev1.Service, sls ...*discoveryv1.EndpointSlice) {
 	t.Helper()
 	ctx := context.Background()
 	if old, err := c.cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
@@ -134,7 +134,7 @@ func (c *cluster) apply(t *testing.T, svc *corev1.Service, sls ...*discoveryv1.E
 	}
 }
 
-func (c *cluster) applySlice(t *testing.T, sl *discoveryv1.EndpointSlice) {
+func (c *meshCluster) applySlice(t *testing.T, sl *discoveryv1.EndpointSlice) {
 	t.Helper()
 	ctx := context.Background()
 	api := c.cs.DiscoveryV1().EndpointSlices(sl.Namespace)
@@ -149,7 +149,7 @@ func (c *cluster) applySlice(t *testing.T, sl *discoveryv1.EndpointSlice) {
 }
 
 // key returns the value at key in the cluster's etcd ("" when none).
-func (c *cluster) key(t *testing.T, key string) string {
+func (c *meshCluster) key(t *testing.T, key string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -301,7 +301,7 @@ func TestPublisherHandover(t *testing.T) {
 
 // writeMeshConfig writes the config file of remote c into dir, with its
 // TLS files copied in.
-func writeMeshConfig(t *testing.T, dir string, c *cluster) {
+func writeMeshConfig(t *testing.T, dir string, c *meshCluster) {
 	t.Helper()
 	tls := c.etcd.TLS()
 	for from, to := range map[string]string{tls.CA.CertFile: c.name + "-ca.crt", tls.Client.CertFile: c.name + ".crt", tls.Client.KeyFile: c.name + ".key"} {

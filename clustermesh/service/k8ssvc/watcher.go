@@ -7,22 +7,22 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 )
 
 // watcher joins the Services and their EndpointSlices.
 type watcher struct {
 	cache   *service.Cache
 	writer  *writer // nil: no kvstore
-	cluster types.ClusterInfo
+	cluster cluster.Info
 
 	services map[k8s.Key]*corev1.Service
 	slices   map[k8s.Key]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
 	owner    map[k8s.Key]k8s.Key                               // slice -> its service
 }
 
-func newWatcher(cache *service.Cache, w *writer, cluster types.ClusterInfo) *watcher {
+func newWatcher(cache *service.Cache, w *writer, cluster cluster.Info) *watcher {
 	return &watcher{cache: cache, writer: w, cluster: cluster,
 		services: map[k8s.Key]*corev1.Service{},
 		slices:   map[k8s.Key]map[string]*discoveryv1.EndpointSlice{},

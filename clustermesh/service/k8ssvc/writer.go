@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
@@ -20,7 +20,7 @@ import (
 // while this agent is the cluster's publisher.
 type writer struct {
 	backend kvstore.Backend
-	cluster types.ClusterInfo
+	cluster cluster.Info
 	lead    publish.Leadership
 	log     *slog.Logger
 	metrics *store.Metrics
@@ -30,7 +30,7 @@ type writer struct {
 	st      *store.SyncStore                   // the current term's store; nil when not leading
 }
 
-func newWriter(backend kvstore.Backend, cluster types.ClusterInfo, lead publish.Leadership, log *slog.Logger, m *store.Metrics) *writer {
+func newWriter(backend kvstore.Backend, cluster cluster.Info, lead publish.Leadership, log *slog.Logger, m *store.Metrics) *writer {
 	return &writer{backend: backend, cluster: cluster, lead: lead, log: log, metrics: m,
 		desired: map[string]*service.ClusterService{}}
 }

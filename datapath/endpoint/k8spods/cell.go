@@ -12,7 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/k8s"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -44,7 +44,7 @@ type watcherParams struct {
 	Namespaces k8s.Namespaces
 	Gate       k8s.CacheSync
 	Manager    *endpoint.Manager
-	Cluster    types.ClusterInfo
+	Cluster    cluster.Info
 	Jobs       job.Group
 	Log        *slog.Logger
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/k8s"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -25,7 +25,7 @@ type watcherParams struct {
 	Clientset k8s.Clientset
 	Nodes     k8s.Nodes
 	Manager   node.Manager
-	Cluster   types.ClusterInfo
+	Cluster   cluster.Info
 	Jobs      job.Group
 	Log       *slog.Logger
 }

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -15,7 +15,7 @@ import (
 // cluster: its InternalIP and ExternalIP addresses (others are names),
 // its first pod CIDR of each family and its labels; source kubernetes.
 // Unparsable addresses and CIDRs are left out.
-func Convert(k *corev1.Node, cluster types.ClusterInfo) node.Node {
+func Convert(k *corev1.Node, cluster cluster.Info) node.Node {
 	n := node.Node{
 		Name: k.Name, Cluster: cluster.ClusterName, ClusterID: cluster.ClusterID,
 		Source: source.Kubernetes, Labels: maps.Clone(k.Labels),

@@ -12,7 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/k8s/k8stest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
@@ -50,7 +50,7 @@ func TestConvert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := k8snodes.Convert(tt.give, types.ClusterInfo{ClusterName: "c1", ClusterID: 1})
+			n := k8snodes.Convert(tt.give, cluster.Info{ClusterName: "c1", ClusterID: 1})
 			if n.Source != source.Kubernetes || n.Cluster != "c1" || n.Name != tt.give.Name {
 				t.Fatalf("got %+v", n)
 			}

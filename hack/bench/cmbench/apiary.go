@@ -13,8 +13,8 @@ import (
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/remote"
-	"github.com/apiary-net/apiary/clustermesh/types"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore"
@@ -26,7 +26,7 @@ import (
 )
 
 // local is cluster1, the cluster whose agent reads cluster2.
-var local = types.ClusterInfo{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
+var local = cluster.Info{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
 
 // agent is the part of an apiary agent a remote cluster feeds: node
 // manager, ipcache (with one listener) and identity cache, composed from
@@ -44,9 +44,9 @@ type agent struct {
 func startAgent(ctx context.Context, onChange ipcache.ListenerFunc) (*agent, error) {
 	a := &agent{}
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		controller.Cell, kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell, cell.Config(types.DefaultClusterInfo),
+		controller.Cell, kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell, cell.Config(cluster.DefaultInfo),
 		cell.Provide(
-			func(c types.ClusterInfo) localnode.Store {
+			func(c cluster.Info) localnode.Store {
 				return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1"), Cluster: c})
 			},
 			func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: onChange} },

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -21,7 +21,7 @@ import (
 // an identity when it becomes known by either way and of its deletion
 // when it is known by neither.
 type kvstoreGlobal struct {
-	cfg    types.ClusterInfo
+	cfg    cluster.Info
 	notify *notifier
 
 	ready chan struct{} // closed once alloc is set
@@ -38,7 +38,7 @@ type knownIdentity struct {
 	held     int // local references
 }
 
-func newKVStoreGlobal(cfg types.ClusterInfo, n *notifier) *kvstoreGlobal {
+func newKVStoreGlobal(cfg cluster.Info, n *notifier) *kvstoreGlobal {
 	return &kvstoreGlobal{cfg: cfg, notify: n, ready: make(chan struct{}),
 		known: map[identity.NumericIdentity]*knownIdentity{}, byKey: map[string]identity.NumericIdentity{}}
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -54,7 +54,7 @@ func isLabelSource(s string) bool {
 // ("k8s:app=web;k8s:io.kubernetes.pod.namespace=default;"). Values that
 // are no label list fail with ErrMalformed; ids outside this cluster's
 // range and labels naming another cluster fail with ErrRefused.
-func DecodeKVStoreIdentity(c types.ClusterInfo, id uint64, value string) (*identity.Identity, error) {
+func DecodeKVStoreIdentity(c cluster.Info, id uint64, value string) (*identity.Identity, error) {
 	first, last := identity.ClusterRange(c)
 	if id > math.MaxUint32 || !identity.InClusterRange(c, identity.NumericIdentity(id)) {
 		return nil, fmt.Errorf("%w: id %d is outside the range %d..%d of cluster %q (cluster id %d)",

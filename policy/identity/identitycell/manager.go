@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -21,7 +21,7 @@ const (
 // sets get local identities, every other set a global identity of this
 // cluster from the kvstore (or, in standalone mode, from memory).
 type manager struct {
-	cfg        types.ClusterInfo
+	cfg        cluster.Info
 	filter     *labels.Filter
 	notify     *notifier
 	local      *memAllocator
@@ -35,7 +35,7 @@ var _ identity.Allocator = (*manager)(nil)
 // newManager returns the allocator of cluster cfg; filter (--labels)
 // decides which labels of an endpoint make its identity (nil: Cilium's
 // defaults).
-func newManager(cfg types.ClusterInfo, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *manager {
+func newManager(cfg cluster.Info, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *manager {
 	if filter == nil {
 		filter = labels.DefaultFilter()
 	}

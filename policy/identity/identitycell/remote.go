@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -22,7 +22,7 @@ type RemoteIdentities interface {
 	// cluster (its name, id and this mesh's size) under prefix (IDPrefix,
 	// or a KVStoreMesh cache's cilium/cache/identities/v1/<cluster>/id);
 	// opts are further options of its watch store (WithOnSync).
-	NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *ClusterWatcher
+	NewWatcher(cluster cluster.Info, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *ClusterWatcher
 }
 
 // remoteCache is the part of the identity cache learned from remote
@@ -113,7 +113,7 @@ func (r *remoteCache) len() int {
 
 // NewWatcher implements RemoteIdentities: the cluster watcher of the
 // remote's identities, with this cache as its observer.
-func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
+func (r *remoteCache) NewWatcher(cluster cluster.Info, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *ClusterWatcher {
 	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r,
 		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Prefix: prefix, Log: log, Metrics: metrics, Options: opts}})

@@ -9,7 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -38,7 +38,7 @@ func TestRemoteIdentities(t *testing.T) {
 	put(fmt.Sprintf("cilium/state/identities/v1/id/%d", 3<<16+300), "k8s:app=other;")                                    // cluster 3's range
 	put(fmt.Sprintf("cilium/state/identities/v1/id/%d", first+2), "k8s:app=x;k8s:"+labels.KeyPolicyCluster+"=cluster3;") // labels of another cluster
 
-	cluster2 := types.ClusterInfo{ClusterName: "cluster2", ClusterID: 2, MaxConnectedClusters: 255}
+	cluster2 := cluster.Info{ClusterName: "cluster2", ClusterID: 2, MaxConnectedClusters: 255}
 	w := remote.NewWatcher(cluster2, identitycell.IDPrefix, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -1,7 +1,7 @@
 package identitycell
 
 import (
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -15,7 +15,7 @@ const IDPrefix = KVStoreBasePath + "/id"
 type WatcherParams struct {
 	// Cluster is the cluster whose identities are watched: every id must
 	// be of its range, labels naming a cluster must name it.
-	Cluster types.ClusterInfo
+	Cluster cluster.Info
 	// Source says whose identities these are: source.KVStore for this
 	// cluster's (the allocator's cache observes them), source.ClusterMesh
 	// for a remote cluster's (the remote identity cache does).

@@ -12,7 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -150,7 +150,7 @@ func TestCiliumWrittenIdentities(t *testing.T) {
 }
 
 func TestDecodeKVStoreIdentity(t *testing.T) {
-	cfg := types.DefaultClusterInfo
+	cfg := cluster.DefaultInfo
 	for _, tc := range []struct {
 		name    string
 		id      uint64

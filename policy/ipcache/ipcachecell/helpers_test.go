@@ -12,7 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -166,7 +166,7 @@ var testNode = ipcache.LocalNode{Name: "node-a", IP: netip.MustParseAddr("192.0.
 // baseCells are what the ipcache cell needs besides the allocator: the
 // local-node store of node, in cluster "default".
 func baseCells(alloc identity.Allocator, node ipcache.LocalNode) cell.Cell {
-	local := localnode.LocalNode{Name: node.Name, IP: node.IP, Cluster: types.DefaultClusterInfo}
+	local := localnode.LocalNode{Name: node.Name, IP: node.IP, Cluster: cluster.DefaultInfo}
 	return cell.Provide(
 		func() identity.Allocator { return alloc },
 		func() localnode.Store { return localnode.NewStore(local) },

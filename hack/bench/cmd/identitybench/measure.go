@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
@@ -91,8 +91,8 @@ func startAgent(srv *kvstoretest.Server, ip string) (identity.Allocator, func(),
 	addr := netip.MustParseAddr(ip)
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
 		kvstorecell.Cell, identitycell.Cell, celltest.Capture(&alloc),
-		cell.Config(types.DefaultClusterInfo),
-		cell.Provide(func(c types.ClusterInfo) localnode.Store {
+		cell.Config(cluster.DefaultInfo),
+		cell.Provide(func(c cluster.Info) localnode.Store {
 			return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: addr, Cluster: c})
 		}))
 	flags := []string{"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),

@@ -14,7 +14,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -79,9 +79,9 @@ func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, 
 	var c ipcache.IPCache
 	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
 		kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell,
-		cell.Config(types.DefaultClusterInfo),
+		cell.Config(cluster.DefaultInfo),
 		cell.Provide(
-			func(c types.ClusterInfo) localnode.Store {
+			func(c cluster.Info) localnode.Store {
 				return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1"), Cluster: c})
 			},
 			func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: l} },

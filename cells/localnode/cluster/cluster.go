@@ -1,4 +1,4 @@
-package types
+package cluster
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// DefaultClusterName is the name of a cluster that was not given one.
-const DefaultClusterName = "default"
+// DefaultName is the name of a cluster that was not given one.
+const DefaultName = "default"
 
 // The sizes a mesh can have (--max-connected-clusters).
 const (
@@ -17,8 +17,8 @@ const (
 	MaxConnectedClusters511 = 511
 )
 
-// ClusterInfo identifies this cluster in a mesh, with Cilium's flags.
-type ClusterInfo struct {
+// Info identifies this cluster in a mesh, with Cilium's flags.
+type Info struct {
 	// ClusterName is the name of the cluster; every endpoint identity
 	// carries it as k8s:io.cilium.k8s.policy.cluster.
 	ClusterName string
@@ -30,11 +30,11 @@ type ClusterInfo struct {
 	MaxConnectedClusters uint32
 }
 
-// DefaultClusterInfo is Cilium's default.
-var DefaultClusterInfo = ClusterInfo{ClusterName: DefaultClusterName, MaxConnectedClusters: MaxConnectedClusters255}
+// DefaultInfo is Cilium's default.
+var DefaultInfo = Info{ClusterName: DefaultName, MaxConnectedClusters: MaxConnectedClusters255}
 
 // Flags registers --cluster-name, --cluster-id and --max-connected-clusters.
-func (def ClusterInfo) Flags(fs *pflag.FlagSet) {
+func (def Info) Flags(fs *pflag.FlagSet) {
 	fs.String("cluster-name", def.ClusterName, "Name of the cluster (lower-case alphanumerics and '-', at most 32 characters)")
 	fs.Uint32("cluster-id", def.ClusterID, "Unique identifier of the cluster (0..255, or 0..511 with --max-connected-clusters=511)")
 	fs.Uint32("max-connected-clusters", def.MaxConnectedClusters, "Maximum number of clusters in the mesh: 255 or 511")
@@ -43,10 +43,10 @@ func (def ClusterInfo) Flags(fs *pflag.FlagSet) {
 // clusterNamePattern is Cilium's rule for cluster names.
 var clusterNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
 
-// ValidateClusterName checks a cluster name against Cilium's rules: at
+// ValidateName checks a cluster name against Cilium's rules: at
 // most 32 lower-case alphanumerics and '-', starting and ending with an
 // alphanumeric.
-func ValidateClusterName(name string) error {
+func ValidateName(name string) error {
 	if !clusterNamePattern.MatchString(name) {
 		return fmt.Errorf("%q must be at most 32 lower-case alphanumerics and '-', starting and ending with an alphanumeric", name)
 	}
@@ -54,9 +54,9 @@ func ValidateClusterName(name string) error {
 }
 
 // Validate applies Cilium's rules; errors name the flag.
-func (c *ClusterInfo) Validate() error {
+func (c *Info) Validate() error {
 	var errs []error
-	if err := ValidateClusterName(c.ClusterName); err != nil {
+	if err := ValidateName(c.ClusterName); err != nil {
 		errs = append(errs, fmt.Errorf("--cluster-name: %w", err))
 	}
 	switch c.MaxConnectedClusters {
@@ -71,7 +71,7 @@ func (c *ClusterInfo) Validate() error {
 }
 
 // MaxClusterID is the largest cluster id of the mesh.
-func (c *ClusterInfo) MaxClusterID() uint32 {
+func (c *Info) MaxClusterID() uint32 {
 	if c.MaxConnectedClusters == MaxConnectedClusters511 {
 		return 511
 	}
@@ -80,7 +80,7 @@ func (c *ClusterInfo) MaxClusterID() uint32 {
 
 // ClusterIDShift is the bit position of the cluster id in a global
 // security identity: 16, or 15 in a mesh of 511 clusters.
-func (c *ClusterInfo) ClusterIDShift() uint {
+func (c *Info) ClusterIDShift() uint {
 	if c.MaxConnectedClusters == MaxConnectedClusters511 {
 		return 15
 	}
@@ -90,9 +90,9 @@ func (c *ClusterInfo) ClusterIDShift() uint {
 // ValidateRemote checks the name and id of a remote cluster as this
 // cluster sees it: a valid name, an id in this mesh's range that is not
 // 0 and not this cluster's own.
-func (c *ClusterInfo) ValidateRemote(name string, id uint32) error {
+func (c *Info) ValidateRemote(name string, id uint32) error {
 	var errs []error
-	if err := ValidateClusterName(name); err != nil {
+	if err := ValidateName(name); err != nil {
 		errs = append(errs, fmt.Errorf("cluster name: %w", err))
 	}
 	switch {

@@ -1,4 +1,4 @@
-package types
+package cluster
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ type CiliumClusterConfigCapabilities struct {
 
 // CiliumClusterConfig returns the configuration this cluster publishes:
 // its id, sync canaries and its mesh size.
-func (c *ClusterInfo) CiliumClusterConfig() CiliumClusterConfig {
+func (c *Info) CiliumClusterConfig() CiliumClusterConfig {
 	return CiliumClusterConfig{
 		ID: c.ClusterID,
 		Capabilities: CiliumClusterConfigCapabilities{
@@ -75,7 +75,7 @@ func ParseClusterConfig(cluster string, data []byte) (CiliumClusterConfig, error
 // ValidateRemoteConfig checks the configuration a remote cluster name
 // publishes as this cluster sees it: its id as ValidateRemote checks it
 // and the same mesh size as this cluster's.
-func (c *ClusterInfo) ValidateRemoteConfig(name string, cfg CiliumClusterConfig) error {
+func (c *Info) ValidateRemoteConfig(name string, cfg CiliumClusterConfig) error {
 	var errs []error
 	if err := c.ValidateRemote(name, cfg.ID); err != nil {
 		errs = append(errs, err)
@@ -86,7 +86,7 @@ func (c *ClusterInfo) ValidateRemoteConfig(name string, cfg CiliumClusterConfig)
 	return errors.Join(errs...)
 }
 
-// Remote returns the ClusterInfo of a remote cluster in this mesh.
-func (c *ClusterInfo) Remote(name string, id uint32) ClusterInfo {
-	return ClusterInfo{ClusterName: name, ClusterID: id, MaxConnectedClusters: c.MaxConnectedClusters}
+// Remote returns the Info of a remote cluster in this mesh.
+func (c *Info) Remote(name string, id uint32) Info {
+	return Info{ClusterName: name, ClusterID: id, MaxConnectedClusters: c.MaxConnectedClusters}
 }

@@ -1,26 +1,26 @@
-package types_test
+package cluster_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/apiary-net/apiary/clustermesh/types"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
 )
 
 func TestClusterInfoValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		give types.ClusterInfo
+		give cluster.Info
 		want string // substring of the error; empty: valid
 	}{
-		{name: "default", give: types.DefaultClusterInfo},
-		{name: "id 511 in a mesh of 511", give: types.ClusterInfo{ClusterName: "c-1", ClusterID: 511, MaxConnectedClusters: 511}},
-		{name: "upper case name", give: types.ClusterInfo{ClusterName: "Prod", MaxConnectedClusters: 255}, want: "--cluster-name"},
-		{name: "33 characters", give: types.ClusterInfo{ClusterName: strings.Repeat("a", 33), MaxConnectedClusters: 255}, want: "at most 32"},
-		{name: "trailing dash", give: types.ClusterInfo{ClusterName: "a-", MaxConnectedClusters: 255}, want: "--cluster-name"},
-		{name: "id 256 in a mesh of 255", give: types.ClusterInfo{ClusterName: "a", ClusterID: 256, MaxConnectedClusters: 255}, want: "--cluster-id: 256 is out of range 0..255"},
-		{name: "mesh of 300", give: types.ClusterInfo{ClusterName: "a", MaxConnectedClusters: 300}, want: "--max-connected-clusters: 300"},
+		{name: "default", give: cluster.DefaultInfo},
+		{name: "id 511 in a mesh of 511", give: cluster.Info{ClusterName: "c-1", ClusterID: 511, MaxConnectedClusters: 511}},
+		{name: "upper case name", give: cluster.Info{ClusterName: "Prod", MaxConnectedClusters: 255}, want: "--cluster-name"},
+		{name: "33 characters", give: cluster.Info{ClusterName: strings.Repeat("a", 33), MaxConnectedClusters: 255}, want: "at most 32"},
+		{name: "trailing dash", give: cluster.Info{ClusterName: "a-", MaxConnectedClusters: 255}, want: "--cluster-name"},
+		{name: "id 256 in a mesh of 255", give: cluster.Info{ClusterName: "a", ClusterID: 256, MaxConnectedClusters: 255}, want: "--cluster-id: 256 is out of range 0..255"},
+		{name: "mesh of 300", give: cluster.Info{ClusterName: "a", MaxConnectedClusters: 300}, want: "--max-connected-clusters: 300"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestClusterInfoValidate(t *testing.T) {
 }
 
 func TestValidateRemote(t *testing.T) {
-	local := types.ClusterInfo{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
+	local := cluster.Info{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
 	tests := []struct {
 		name   string
 		remote string
@@ -65,12 +65,12 @@ func TestValidateRemote(t *testing.T) {
 func TestCiliumClusterConfigJSON(t *testing.T) {
 	tests := []struct {
 		name string
-		give types.ClusterInfo
+		give cluster.Info
 		want string
 	}{
-		{name: "255", give: types.ClusterInfo{ClusterName: "c1", ClusterID: 1, MaxConnectedClusters: 255},
+		{name: "255", give: cluster.Info{ClusterName: "c1", ClusterID: 1, MaxConnectedClusters: 255},
 			want: `{"id":1,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255}}`},
-		{name: "511", give: types.ClusterInfo{ClusterName: "c9", ClusterID: 300, MaxConnectedClusters: 511},
+		{name: "511", give: cluster.Info{ClusterName: "c9", ClusterID: 300, MaxConnectedClusters: 511},
 			want: `{"id":300,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":511}}`},
 	}
 	for _, tc := range tests {
@@ -79,7 +79,7 @@ func TestCiliumClusterConfigJSON(t *testing.T) {
 			if err != nil || string(got) != tc.want {
 				t.Fatalf("json = %s, %v; want %s", got, err, tc.want)
 			}
-			var back types.CiliumClusterConfig
+			var back cluster.CiliumClusterConfig
 			if err := json.Unmarshal([]byte(`{"id":7,"capabilities":{"syncedCanaries":true,"cached":true,`+
 				`"maxConnectedClusters":255,"serviceExportsEnabled":false,"endpointSlicesExportMode":"endpointslices-only"}}`), &back); err != nil {
 				t.Fatal(err)
@@ -93,7 +93,7 @@ func TestCiliumClusterConfigJSON(t *testing.T) {
 }
 
 func TestValidateRemoteConfig(t *testing.T) {
-	local := types.ClusterInfo{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
+	local := cluster.Info{ClusterName: "cluster1", ClusterID: 1, MaxConnectedClusters: 255}
 	tests := []struct {
 		name string
 		give string
@@ -108,7 +108,7 @@ func TestValidateRemoteConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := types.ParseClusterConfig("cluster2", []byte(tt.give))
+			cfg, err := cluster.ParseClusterConfig("cluster2", []byte(tt.give))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestValidateRemoteConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := types.ParseClusterConfig("cluster2", []byte("{")); err == nil || !strings.Contains(err.Error(), "cilium/cluster-config/cluster2") {
+	if _, err := cluster.ParseClusterConfig("cluster2", []byte("{")); err == nil || !strings.Contains(err.Error(), "cilium/cluster-config/cluster2") {
 		t.Errorf("ParseClusterConfig of garbage = %v, want an error naming the key", err)
 	}
 }
