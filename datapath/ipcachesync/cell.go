@@ -12,7 +12,6 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 )
 
 // Cell writes the ipcache to the BPF ipcache map: it needs a
@@ -24,7 +23,7 @@ import (
 var Cell = cell.Module("ipcache-map-sync", "Writes the ipcache to the BPF ipcache map",
 	cell.ProvidePrivate(newSyncer),
 	cell.Provide(
-		func(s *syncer) ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: s.Syncer} },
+		func(s *syncer) ipcache.ListenerOut { return ipcache.ListenerOut{Listener: s.Syncer} },
 		newStatusProvider,
 	),
 	cell.Invoke(startSyncer),

@@ -13,7 +13,6 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/node"
-	"github.com/apiary-net/apiary/datapath/node/nodecell"
 )
 
 // Cell registers the node-routes handler with the node manager when
@@ -65,11 +64,11 @@ func New(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) *H
 	return &Handler{routes: routes, local: local, log: log}
 }
 
-func newHandlerOut(cfg Config, routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) nodecell.NodeHandlerOut {
+func newHandlerOut(cfg Config, routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) node.NodeHandlerOut {
 	if !cfg.AutoDirectNodeRoutes {
-		return nodecell.NodeHandlerOut{} // a nil handler is skipped
+		return node.NodeHandlerOut{} // a nil handler is skipped
 	}
-	return nodecell.NodeHandlerOut{Handler: New(routes, local, log)}
+	return node.NodeHandlerOut{Handler: New(routes, local, log)}
 }
 
 // Name implements node.NodeHandler.

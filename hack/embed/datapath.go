@@ -9,13 +9,12 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 )
 
 // datapathCell is the example datapath. It plugs into apiary through
 // value groups and subscriptions: an ipcache listener
-// (ipcachecell.ListenerOut), and, made by its endpoint table, a
-// subscription to policycell.RegenerationRequests and one to the
+// (ipcache.ListenerOut), and, made by its endpoint table, a
+// subscription to policy.RegenerationRequests and one to the
 // selector cache's applied identity batches (OnApplied). Where a
 // real datapath writes BPF maps, it prints lines to out.
 func datapathCell(out io.Writer) cell.Cell {
@@ -26,7 +25,7 @@ func datapathCell(out io.Writer) cell.Cell {
 			newEndpointTable,
 		),
 		cell.Provide(
-			func(p *printer) ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: p} },
+			func(p *printer) ipcache.ListenerOut { return ipcache.ListenerOut{Listener: p} },
 		),
 		// Nothing else asks for the endpoint table: pull it in.
 		cell.Invoke(func(*endpointTable) {}),

@@ -14,7 +14,6 @@ import (
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/policycell"
 	"github.com/apiary-net/apiary/policy/selectorcache"
 )
 
@@ -55,7 +54,7 @@ type tableParams struct {
 	IPCache       ipcache.IPCache
 	Repository    *policy.Repository
 	SelectorCache *selectorcache.Cache
-	Regenerations policycell.RegenerationRequests
+	Regenerations policy.RegenerationRequests
 	Printer       *printer
 	Lifecycle     cell.Lifecycle
 	Jobs          job.Group

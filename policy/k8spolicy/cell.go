@@ -13,8 +13,8 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	k8sclient "github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/policyapi"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // Cell watches NetworkPolicies, CiliumNetworkPolicies and
@@ -32,7 +32,7 @@ type watcherParams struct {
 	NPs       k8sclient.NetworkPolicies
 	CNPs      k8sclient.CiliumNetworkPolicies
 	CCNPs     k8sclient.CiliumClusterwideNetworkPolicies
-	Objects   policycell.Objects
+	Objects   policy.Objects
 	Gate      k8sclient.CacheSync
 	Jobs      job.Group
 	Log       *slog.Logger
@@ -101,19 +101,19 @@ func unstructuredValue(u *unstructured.Unstructured) (map[string]any, error) { r
 
 // watcher applies the objects of one kind.
 type watcher struct {
-	objects policycell.Objects
+	objects policy.Objects
 	log     *slog.Logger
 	kind    policyapi.Kind
 }
 
-func (w *watcher) key(k k8sclient.Key) policycell.ObjectKey {
-	return policycell.ObjectKey{Kind: w.kind, Namespace: k.Namespace, Name: k.Name}
+func (w *watcher) key(k k8sclient.Key) policy.ObjectKey {
+	return policy.ObjectKey{Kind: w.kind, Namespace: k.Namespace, Name: k.Name}
 }
 
 // parsed is an object parsed: its policy, or why it is refused, or that
 // it was deleted.
 type parsed struct {
-	key     policycell.ObjectKey
+	key     policy.ObjectKey
 	policy  *policyapi.Policy
 	err     error
 	deleted bool
@@ -191,13 +191,13 @@ func (w *watcher) apply(ctx context.Context, l *listing) {
 // listing is the objects of the initial listing, the last state of each,
 // in the order they first came.
 type listing struct {
-	order   []policycell.ObjectKey
-	objects map[policycell.ObjectKey]parsed
+	order   []policy.ObjectKey
+	objects map[policy.ObjectKey]parsed
 }
 
-func newListing() *listing { return &listing{objects: map[policycell.ObjectKey]parsed{}} }
+func newListing() *listing { return &listing{objects: map[policy.ObjectKey]parsed{}} }
 
-func (l *listing) set(key policycell.ObjectKey, p parsed) {
+func (l *listing) set(key policy.ObjectKey, p parsed) {
 	if _, ok := l.objects[key]; !ok {
 		l.order = append(l.order, key)
 	}
@@ -206,14 +206,14 @@ func (l *listing) set(key policycell.ObjectKey, p parsed) {
 }
 
 // batch returns the listing as a batch.
-func (l *listing) batch() policycell.Batch {
-	var b policycell.Batch
+func (l *listing) batch() policy.Batch {
+	var b policy.Batch
 	for _, key := range l.order {
 		switch p := l.objects[key]; {
 		case p.deleted:
 			b.Deletes = append(b.Deletes, key)
 		case p.err != nil:
-			b.Rejects = append(b.Rejects, policycell.Rejection{Key: key, Err: p.err})
+			b.Rejects = append(b.Rejects, policy.Rejection{Key: key, Err: p.err})
 		default:
 			b.Upserts = append(b.Upserts, p.policy)
 		}

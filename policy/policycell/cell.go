@@ -32,7 +32,7 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 	cell.Provide(
 		newSelectorCache,
 		func(l *loader) *policy.Repository { return l.repo },
-		func(l *loader) RegenerationRequests { return l.regen },
+		func(l *loader) policy.RegenerationRequests { return l.regen },
 		newStatusProvider,
 		newPutHandler,
 		newGetHandler,

@@ -30,8 +30,8 @@ type policyAgent struct {
 	client  *client.Client
 	repo    *policy.Repository
 	alloc   identity.Allocator
-	regen   policycell.RegenerationRequests
-	objects policycell.Objects
+	regen   policy.RegenerationRequests
+	objects policy.Objects
 }
 
 func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {

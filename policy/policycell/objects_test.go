@@ -9,8 +9,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/policyapi"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // k8sObject parses a CiliumNetworkPolicy default/name selecting app,
@@ -29,8 +29,8 @@ func k8sObject(t *testing.T, name, cidr string) *policyapi.Policy {
 	return pols[0]
 }
 
-func cnpKey(name string) policycell.ObjectKey {
-	return policycell.ObjectKey{Kind: policyapi.KindCiliumNetworkPolicy, Namespace: "default", Name: name}
+func cnpKey(name string) policy.ObjectKey {
+	return policy.ObjectKey{Kind: policyapi.KindCiliumNetworkPolicy, Namespace: "default", Name: name}
 }
 
 // TestObjectsApplyBatch: a batch (a watcher's initial listing) applies
@@ -45,9 +45,9 @@ func TestObjectsApplyBatch(t *testing.T) {
 	rev0 := a.repo.Revision()
 
 	refused := errors.New("spec.ingress[0].toPorts[0].ports[0].port: 99999 is not a port")
-	rev, err := objects.Apply(ctx, "listing", policycell.Batch{
+	rev, err := objects.Apply(ctx, "listing", policy.Batch{
 		Upserts: []*policyapi.Policy{k8sObject(t, "a", "10.1.0.0/16"), k8sObject(t, "b", ""), k8sObject(t, "c", "10.2.0.0/16")},
-		Rejects: []policycell.Rejection{{Key: cnpKey("bad"), Err: refused}},
+		Rejects: []policy.Rejection{{Key: cnpKey("bad"), Err: refused}},
 	})
 	if err != nil || rev != rev0+1 {
 		t.Fatalf("Apply = %d, %v; want revision %d", rev, err, rev0+1)
@@ -75,9 +75,9 @@ func TestObjectsApplyBatch(t *testing.T) {
 		return slices.Contains(line.Details, "1 CIDR identities for policy prefixes")
 	})
 
-	_, err = objects.Apply(ctx, "changes", policycell.Batch{
+	_, err = objects.Apply(ctx, "changes", policy.Batch{
 		Upserts: []*policyapi.Policy{k8sObject(t, "bad", ""), k8sObject(t, "c", "")},
-		Deletes: []policycell.ObjectKey{cnpKey("b")},
+		Deletes: []policy.ObjectKey{cnpKey("b")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,9 +91,9 @@ func TestObjectsApplyBatch(t *testing.T) {
 	})
 
 	rev = a.repo.Revision()
-	_, err = objects.Apply(ctx, "twice", policycell.Batch{
+	_, err = objects.Apply(ctx, "twice", policy.Batch{
 		Upserts: []*policyapi.Policy{k8sObject(t, "d", "")},
-		Rejects: []policycell.Rejection{{Key: cnpKey("d"), Err: refused}},
+		Rejects: []policy.Rejection{{Key: cnpKey("d"), Err: refused}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "CiliumNetworkPolicy default/d appears twice") {
 		t.Fatalf("batch naming an object twice: %v, want it refused naming it", err)

@@ -7,7 +7,6 @@ import (
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
@@ -18,10 +17,10 @@ import (
 // identities (Repository.PeerNamedPortsChanged) and requests a
 // regeneration so the datapath gets the delta. Without the ipcache cell
 // nothing constructs the listener, and egress named ports open nothing.
-func newPeerPortsListener(l *loader) ipcachecell.ListenerOut {
+func newPeerPortsListener(l *loader) ipcache.ListenerOut {
 	table := policy.NewPeerPortTable()
 	l.repo.SetPeerNamedPorts(table)
-	return ipcachecell.ListenerOut{Listener: ipcache.ListenerFunc(func(_ ipcache.Revision, changes []ipcache.Change) {
+	return ipcache.ListenerOut{Listener: ipcache.ListenerFunc(func(_ ipcache.Revision, changes []ipcache.Change) {
 		ids := peerPortChanges(table, changes)
 		if len(ids) == 0 {
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/store"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -31,7 +32,7 @@ type podAgent struct {
 	client *client.Client
 	alloc  identity.Allocator
 	ipc    ipcache.IPCache
-	regen  policycell.RegenerationRequests
+	regen  policy.RegenerationRequests
 }
 
 // startPodAgent starts the agent and imports policy.

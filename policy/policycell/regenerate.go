@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/policy"
 )
 
 // regenerationDelay is the quiet period after a policy change before
@@ -17,23 +18,6 @@ const (
 	regenerationMaxDelay = time.Second
 )
 
-// RegenerateFunc regenerates endpoints after policy changes; reasons are
-// the distinct changes folded into this run.
-type RegenerateFunc func(ctx context.Context, reasons []string) error
-
-// RegenerationRequests are the debounced requests to regenerate
-// endpoints after policy changes. The endpoint manager subscribes; a
-// burst of changes (a directory of files, an import) becomes one run.
-type RegenerationRequests interface {
-	// Request asks for a regeneration; it never blocks.
-	Request(reason string)
-	// Subscribe adds fn, called once per coalesced burst of requests.
-	Subscribe(fn RegenerateFunc)
-	// Stats returns how many requests were made and how many runs
-	// they were coalesced into.
-	Stats() (requests, runs uint64)
-}
-
 // regenerations implements RegenerationRequests with a job.Trigger.
 type regenerations struct {
 	trigger  *job.Trigger
@@ -42,10 +26,10 @@ type regenerations struct {
 	runs     atomic.Uint64
 
 	mu   sync.Mutex
-	subs []RegenerateFunc
+	subs []policy.RegenerateFunc
 }
 
-var _ RegenerationRequests = (*regenerations)(nil)
+var _ policy.RegenerationRequests = (*regenerations)(nil)
 
 func newRegenerations(log *slog.Logger) *regenerations {
 	r := &regenerations{log: log}
@@ -61,7 +45,7 @@ func (r *regenerations) Request(reason string) {
 }
 
 // Subscribe implements RegenerationRequests.
-func (r *regenerations) Subscribe(fn RegenerateFunc) {
+func (r *regenerations) Subscribe(fn policy.RegenerateFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.subs = append(r.subs, fn)
@@ -77,7 +61,7 @@ func (r *regenerations) run(ctx context.Context, reasons []string) error {
 	runs := r.runs.Add(1)
 	requests := r.requests.Load()
 	r.mu.Lock()
-	subs := append([]RegenerateFunc(nil), r.subs...)
+	subs := append([]policy.RegenerateFunc(nil), r.subs...)
 	r.mu.Unlock()
 	r.log.Info("Requesting endpoint regeneration", "reasons", reasons,
 		"subscribers", len(subs), "requests", requests, "runs", runs, "coalesced", requests-runs)

@@ -11,6 +11,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
@@ -23,7 +24,7 @@ type regenRun struct {
 
 func TestRegenerationIsDebounced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var regen policycell.RegenerationRequests
+		var regen policy.RegenerationRequests
 		celltest.Start(t, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell, celltest.Capture(&regen))
 		start := time.Now()
 		var (

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/labels"
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
@@ -19,55 +20,10 @@ const PolicySourceK8s = "k8s"
 // k8sSourceLabel marks rules of Kubernetes objects.
 var k8sSourceLabel = labels.New(SourceApiary, LabelPolicySource, PolicySourceK8s)
 
-// Objects is the policy source of Kubernetes objects (NetworkPolicy,
-// CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy): each object's
-// rules are replaced whole when it changes and deleted with it, apart
-// from every other source's. The watchers of package policy/k8spolicy feed it.
-type Objects interface {
-	// Options are the parser options of the agent.
-	Options() policyapi.Options
-	// Upsert replaces the rules of the object p was parsed from (its
-	// kind, namespace and name) by p's, in one revision, which it returns.
-	// It clears an earlier rejection of the object.
-	Upsert(ctx context.Context, p *policyapi.Policy) (uint64, error)
-	// Delete deletes the rules of an object and forgets its rejection.
-	Delete(ctx context.Context, obj ObjectKey) (uint64, error)
-	// Reject records that the object's current content was refused (the
-	// rules of its previous content, if any, stay in force); the "Policy"
-	// status line names it until it is fixed or deleted.
-	Reject(obj ObjectKey, err error)
-	// Apply applies the changes of several objects (a watcher's initial
-	// listing) as Upsert, Delete and Reject would one by one, but in one
-	// revision, which it returns, with one CIDR identity sync and one
-	// regeneration request, named by reason. An object may appear once in
-	// a batch; a batch naming one twice is refused whole.
-	Apply(ctx context.Context, reason string, b Batch) (uint64, error)
-}
-
-// Batch is the changes of several objects that Objects.Apply applies
-// together.
-type Batch struct {
-	// Upserts replace the rules of the objects they were parsed from.
-	Upserts []*policyapi.Policy
-	// Deletes lose their rules.
-	Deletes []ObjectKey
-	// Rejects are refused objects, recorded as Objects.Reject does.
-	Rejects []Rejection
-}
-
-// Rejection is an object refused with a reason.
-type Rejection struct {
-	Key ObjectKey
-	Err error
-}
-
-// Len is the number of objects in b.
-func (b Batch) Len() int { return len(b.Upserts) + len(b.Deletes) + len(b.Rejects) }
-
-// check refuses a batch naming an object twice.
-func (b Batch) check() error {
-	seen := make(map[ObjectKey]bool, b.Len())
-	keys := make([]ObjectKey, 0, b.Len())
+// checkBatch refuses a batch naming an object twice.
+func checkBatch(b policy.Batch) error {
+	seen := make(map[policy.ObjectKey]bool, b.Len())
+	keys := make([]policy.ObjectKey, 0, b.Len())
 	for _, p := range b.Upserts {
 		keys = append(keys, policyKey(p))
 	}
@@ -84,25 +40,10 @@ func (b Batch) check() error {
 	return nil
 }
 
-// ObjectKey names a Kubernetes policy object.
-type ObjectKey struct {
-	Kind      policyapi.Kind
-	Namespace string
-	Name      string
-}
-
-// String is "CiliumNetworkPolicy default/allow-db".
-func (k ObjectKey) String() string {
-	if k.Namespace == "" {
-		return fmt.Sprintf("%s %s", k.Kind, k.Name)
-	}
-	return fmt.Sprintf("%s %s/%s", k.Kind, k.Namespace, k.Name)
-}
-
-// labels are the labels every rule of the object carries: the source and
+// objectLabels are the labels every rule of the object carries: the source and
 // Cilium's origin labels without the uid (a re-created object replaces
 // the rules of the one it follows).
-func (k ObjectKey) labels() labels.Labels {
+func objectLabels(k policy.ObjectKey) labels.Labels {
 	ls := []labels.Label{
 		k8sSourceLabel,
 		labels.New(labels.SourceK8s, policyapi.LabelPolicyDerivedFrom, string(k.Kind)),
@@ -117,26 +58,26 @@ func (k ObjectKey) labels() labels.Labels {
 // k8sObjects tracks the objects in force and the rejected ones.
 type k8sObjects struct {
 	mu       sync.Mutex
-	rules    map[ObjectKey]int   // rules in force per object
-	rejected map[ObjectKey]error // the last refusal of an object
+	rules    map[policy.ObjectKey]int   // rules in force per object
+	rejected map[policy.ObjectKey]error // the last refusal of an object
 }
 
 func newK8sObjects() *k8sObjects {
-	return &k8sObjects{rules: map[ObjectKey]int{}, rejected: map[ObjectKey]error{}}
+	return &k8sObjects{rules: map[policy.ObjectKey]int{}, rejected: map[policy.ObjectKey]error{}}
 }
 
 // objectsSource implements Objects on the loader.
 type objectsSource struct{ l *loader }
 
-var _ Objects = objectsSource{}
+var _ policy.Objects = objectsSource{}
 
-func newObjects(l *loader) Objects { return objectsSource{l} }
+func newObjects(l *loader) policy.Objects { return objectsSource{l} }
 
 func (o objectsSource) Options() policyapi.Options { return o.l.opts }
 
 // policyKey is the key of the object p was parsed from.
-func policyKey(p *policyapi.Policy) ObjectKey {
-	return ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
+func policyKey(p *policyapi.Policy) policy.ObjectKey {
+	return policy.ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
 }
 
 // k8sRules returns p's rules marked as rules of a Kubernetes object.
@@ -153,7 +94,7 @@ func (o objectsSource) Upsert(ctx context.Context, p *policyapi.Policy) (uint64,
 	key := policyKey(p)
 	rules := k8sRules(p)
 	rev, err := o.l.change(ctx, key.String(), func() uint64 {
-		return o.l.repo.ReplaceMatchingAny([]labels.Labels{key.labels()}, rules...)
+		return o.l.repo.ReplaceMatchingAny([]labels.Labels{objectLabels(key)}, rules...)
 	})
 	k := o.l.k8s
 	k.mu.Lock()
@@ -163,9 +104,9 @@ func (o objectsSource) Upsert(ctx context.Context, p *policyapi.Policy) (uint64,
 	return rev, err
 }
 
-func (o objectsSource) Delete(ctx context.Context, key ObjectKey) (uint64, error) {
+func (o objectsSource) Delete(ctx context.Context, key policy.ObjectKey) (uint64, error) {
 	rev, err := o.l.change(ctx, "deleted "+key.String(), func() uint64 {
-		r, _ := o.l.repo.DeleteByLabels(key.labels())
+		r, _ := o.l.repo.DeleteByLabels(objectLabels(key))
 		return r
 	})
 	k := o.l.k8s
@@ -176,22 +117,22 @@ func (o objectsSource) Delete(ctx context.Context, key ObjectKey) (uint64, error
 	return rev, err
 }
 
-func (o objectsSource) Apply(ctx context.Context, reason string, b Batch) (uint64, error) {
-	if err := b.check(); err != nil {
+func (o objectsSource) Apply(ctx context.Context, reason string, b policy.Batch) (uint64, error) {
+	if err := checkBatch(b); err != nil {
 		return 0, err
 	}
 	origins := make([]labels.Labels, 0, len(b.Upserts)+len(b.Deletes))
-	counts := make(map[ObjectKey]int, len(b.Upserts))
+	counts := make(map[policy.ObjectKey]int, len(b.Upserts))
 	var rules []*policyapi.Rule
 	for _, p := range b.Upserts {
 		key := policyKey(p)
 		pr := k8sRules(p)
-		origins = append(origins, key.labels())
+		origins = append(origins, objectLabels(key))
 		counts[key] = len(pr)
 		rules = append(rules, pr...)
 	}
 	for _, key := range b.Deletes {
-		origins = append(origins, key.labels())
+		origins = append(origins, objectLabels(key))
 	}
 	var (
 		rev uint64
@@ -219,7 +160,7 @@ func (o objectsSource) Apply(ctx context.Context, reason string, b Batch) (uint6
 	return rev, err
 }
 
-func (o objectsSource) Reject(key ObjectKey, err error) {
+func (o objectsSource) Reject(key policy.ObjectKey, err error) {
 	k := o.l.k8s
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -231,7 +172,7 @@ func (o objectsSource) Reject(key ObjectKey, err error) {
 func (k *k8sObjects) status() (objects int, rejected, details []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	keys := slices.SortedFunc(maps.Keys(k.rejected), func(a, b ObjectKey) int {
+	keys := slices.SortedFunc(maps.Keys(k.rejected), func(a, b policy.ObjectKey) int {
 		return strings.Compare(a.String(), b.String())
 	})
 	for _, key := range keys {

@@ -19,7 +19,6 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // Cell provides the endpoint manager (*endpoint.Manager) and its API.
@@ -55,7 +54,7 @@ type managerParams struct {
 	Identities identity.Allocator
 	IPCache    ipcache.IPCache
 	Policy     *policy.Repository
-	Regen      policycell.RegenerationRequests
+	Regen      policy.RegenerationRequests
 	StateDir   statedir.Dir
 	Lifecycle  cell.Lifecycle
 	Jobs       job.Group

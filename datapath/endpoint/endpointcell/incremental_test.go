@@ -11,7 +11,6 @@ import (
 	"github.com/apiary-net/apiary/datapath/datapathtest"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/labels"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // TestIdentityChurnIsIncremental: a new identity the policy selects
@@ -20,7 +19,7 @@ import (
 func TestIdentityChurnIsIncremental(t *testing.T) {
 	ctx := context.Background()
 	f := datapathtest.New()
-	var regen policycell.RegenerationRequests
+	var regen policy.RegenerationRequests
 	a := startAgent(t, t.TempDir(), []cell.Cell{datapathtest.CellOf(f), celltest.Capture(&regen)})
 	a.put(t, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels})
 	if _, err := a.client.PolicyPut(ctx, []byte(webPolicy)); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/datapathtest"
-	"github.com/apiary-net/apiary/policy/policycell"
+	"github.com/apiary-net/apiary/policy"
 )
 
 // heldRemotes is a RemoteSync whose remotes sync when the test says so.
@@ -39,7 +39,7 @@ func TestFirstRegenerationWaitsForRemotes(t *testing.T) {
 	ctx := context.Background()
 	f := datapathtest.New()
 	r := &heldRemotes{called: make(chan struct{}, 1), release: make(chan struct{})}
-	var regen policycell.RegenerationRequests
+	var regen policy.RegenerationRequests
 	a := startAgent(t, t.TempDir(), []cell.Cell{datapathtest.CellOf(f), celltest.Capture(&regen),
 		cell.Provide(func() datapath.RemoteSync { return r })})
 	select {

@@ -13,7 +13,7 @@ import (
 )
 
 // Cell provides the node.Manager, the "node-handlers" value group
-// (NodeHandlerOut), GET /v1/node and the "Nodes" status line. It needs
+// (node.NodeHandlerOut), GET /v1/node and the "Nodes" status line. It needs
 // the ipcache and the local-node store (this node and its cluster); with
 // an enabled kvstore.Client it registers the local node and watches the
 // cluster's nodes.
@@ -26,13 +26,6 @@ var Cell = cell.Module("node-manager", "Node manager: local and cluster nodes, n
 	),
 	cell.Invoke(func(node.Manager) {}),
 )
-
-// NodeHandlerOut registers a node.NodeHandler with the node manager.
-type NodeHandlerOut struct {
-	cell.Out
-
-	Handler node.NodeHandler `group:"node-handlers"`
-}
 
 type managerParams struct {
 	cell.In

@@ -116,7 +116,7 @@ func startManager(t *testing.T, extraFlags ...string) (node.Manager, ipcache.IPC
 	var ipc ipcache.IPCache
 	celltest.StartWithFlags(t, append(slices.Clone(localFlags), extraFlags...),
 		testCells(noAllocator{}), nodecell.Cell,
-		cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
+		cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
 		celltest.Capture(&m), celltest.Capture(&ipc))
 	return m, ipc, rec
 }

@@ -162,7 +162,7 @@ func TestFailingHandlerIsReported(t *testing.T) {
 	var m node.Manager
 	var health cell.HealthReporter
 	celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), nodecell.Cell,
-		cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
+		cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
 		celltest.Capture(&m), celltest.Capture(&health))
 	m.NodeUpdated(remote("node-b", "192.0.2.20"))
 	var got cell.HealthStatus

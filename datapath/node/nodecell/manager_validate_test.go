@@ -17,7 +17,7 @@ func TestHandlersValidatePeriodically(t *testing.T) {
 		rec := &recorder{}
 		var m node.Manager
 		celltest.StartWithFlags(t, localFlags, testCells(noAllocator{}), nodecell.Cell,
-			cell.Provide(func() nodecell.NodeHandlerOut { return nodecell.NodeHandlerOut{Handler: rec} }),
+			cell.Provide(func() node.NodeHandlerOut { return node.NodeHandlerOut{Handler: rec} }),
 			celltest.Capture(&m))
 		m.NodeUpdated(remote("node-b", "192.0.2.20"))
 		synctest.Wait()

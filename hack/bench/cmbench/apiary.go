@@ -49,7 +49,7 @@ func startAgent(ctx context.Context, onChange ipcache.ListenerFunc) (*agent, err
 			func(c cluster.Info) localnode.Store {
 				return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1"), Cluster: c})
 			},
-			func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: onChange} },
+			func() ipcache.ListenerOut { return ipcache.ListenerOut{Listener: onChange} },
 		),
 		// A module of its own, like clustermesh's, for its controllers.
 		cell.Module("bench-clustermesh", "The benchmark's remote clusters",

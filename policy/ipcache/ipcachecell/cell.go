@@ -13,7 +13,7 @@ import (
 )
 
 // Cell provides the ipcache.IPCache, its listeners' value group
-// (ListenerOut), GET /v1/ipcache and GET /v1/ipcache/{ip}, and the
+// (ipcache.ListenerOut), GET /v1/ipcache and GET /v1/ipcache/{ip}, and the
 // "IPCache" status line. It needs an identity.Allocator and the
 // local-node store; with an enabled kvstore.Client it publishes local
 // endpoints and watches the cluster's entries.
@@ -27,14 +27,6 @@ var Cell = cell.Module("ipcache", "IP to identity cache",
 	),
 	cell.Invoke(func(ipcache.IPCache) {}),
 )
-
-// ListenerOut registers an ipcache.Listener with the ipcache: return it
-// from a constructor registered with cell.Provide.
-type ListenerOut struct {
-	cell.Out
-
-	Listener ipcache.Listener `group:"ipcache-listeners"`
-}
 
 type params struct {
 	cell.In

@@ -188,7 +188,7 @@ func startCacheWithAlloc(t *testing.T, l ipcache.Listener) (ipcache.IPCache, *fa
 	alloc := newFakeAllocator()
 	var c ipcache.IPCache
 	celltest.Start(t, baseCells(alloc, testNode), ipcachecell.Cell,
-		cell.Provide(func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: l} }),
+		cell.Provide(func() ipcache.ListenerOut { return ipcache.ListenerOut{Listener: l} }),
 		celltest.Capture(&c))
 	return c, alloc
 }

@@ -84,7 +84,7 @@ func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, 
 			func(c cluster.Info) localnode.Store {
 				return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: netip.MustParseAddr("192.0.2.1"), Cluster: c})
 			},
-			func() ipcachecell.ListenerOut { return ipcachecell.ListenerOut{Listener: l} },
+			func() ipcache.ListenerOut { return ipcache.ListenerOut{Listener: l} },
 		),
 		cell.Invoke(func(ipc ipcache.IPCache) { c = ipc }))
 	ctx := context.Background()
