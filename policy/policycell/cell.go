@@ -28,11 +28,11 @@ import (
 var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
 	cell.Config(policyapi.DefaultConfig),
 	cell.Config(DefaultConfig),
-	cell.ProvidePrivate(newLoaderCell),
+	cell.ProvidePrivate(newImporterCell),
 	cell.Provide(
 		newSelectorCache,
-		func(l *loader) *policy.Repository { return l.repo },
-		func(l *loader) policy.RegenerationRequests { return l.regen },
+		func(l *importer) *policy.Repository { return l.repo },
+		func(l *importer) policy.RegenerationRequests { return l.regen },
 		newStatusProvider,
 		newPutHandler,
 		newGetHandler,
@@ -43,7 +43,7 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 	),
 	// The sources load policies even when nothing asks for the
 	// repository yet (no endpoint manager, no API server).
-	cell.Invoke(func(*loader) {}),
+	cell.Invoke(func(*importer) {}),
 	cell.Invoke(useIPCacheForCIDRs),
 )
 
@@ -97,7 +97,7 @@ func newSelectorCache() cacheOut {
 	return cacheOut{Cache: c, Observer: c}
 }
 
-type loaderParams struct {
+type importerParams struct {
 	cell.In
 
 	Config      Config
@@ -113,12 +113,12 @@ type loaderParams struct {
 	Log       *slog.Logger
 }
 
-// newLoaderCell builds the repository and its sources; the start hooks
+// newImporterCell builds the repository and its sources; the start hooks
 // restore the API-imported policies kept in the state dir, then load
 // --policy-dir once and start watching it.
-func newLoaderCell(p loaderParams) *loader {
+func newImporterCell(p importerParams) *importer {
 	opts := policyapi.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
-	l := newLoader(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
+	l := newImporter(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
 	if p.StateDir != nil {

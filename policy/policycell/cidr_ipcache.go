@@ -16,21 +16,21 @@ const cidrResource ipcache.ResourceID = "policy/cidr"
 type cidrIPCacheParams struct {
 	cell.In
 
-	Loader  *loader
+	Importer  *importer
 	IPCache ipcache.IPCache `optional:"true"`
 }
 
-// useIPCacheForCIDRs gives the loader the ipcache, if the agent has one:
+// useIPCacheForCIDRs gives the importer the ipcache, if the agent has one:
 // each prefix a policy names is then an ipcache entry with its CIDR
 // identity (source generated), so addresses in it that are not
 // endpoints get that identity in the datapath, as the engine assumes.
 // An Invoke rather than a constructor argument: the ipcache's listeners
-// include the loader's named-port listener.
+// include the importer's named-port listener.
 func useIPCacheForCIDRs(p cidrIPCacheParams) error {
 	if p.IPCache == nil {
 		return nil
 	}
-	l := p.Loader
+	l := p.Importer
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ipc = p.IPCache
@@ -43,7 +43,7 @@ func useIPCacheForCIDRs(p cidrIPCacheParams) error {
 }
 
 // publishCIDRLocked makes prefix an ipcache entry with identity id.
-func (l *loader) publishCIDRLocked(prefix netip.Prefix, id *identity.Identity) error {
+func (l *importer) publishCIDRLocked(prefix netip.Prefix, id *identity.Identity) error {
 	if l.ipc == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (l *loader) publishCIDRLocked(prefix netip.Prefix, id *identity.Identity) e
 }
 
 // withdrawCIDRLocked removes prefix's ipcache entry.
-func (l *loader) withdrawCIDRLocked(prefix netip.Prefix) error {
+func (l *importer) withdrawCIDRLocked(prefix netip.Prefix) error {
 	if l.ipc == nil {
 		return nil
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/apiary-net/apiary/cells/safefile"
 )
 
-// fileState is what the loader knows of one file of --policy-dir.
+// fileState is what the importer knows of one file of --policy-dir.
 type fileState struct {
 	sum   [sha256.Size]byte // of the content last read
 	rules int               // rules in force from the file
@@ -40,7 +40,7 @@ type fileStates map[string]fileState
 // name -> ..data/name, ..data -> ..2026_xx).
 type dirWatcher struct {
 	dir    string
-	loader *loader
+	importer *importer
 	// rescan coalesces the events of one write (truncate, then write)
 	// or one swap into one scan.
 	rescan *job.Trigger
@@ -50,8 +50,8 @@ type dirWatcher struct {
 // dirQuietPeriod is how long the directory must be quiet before a scan.
 const dirQuietPeriod = 100 * time.Millisecond
 
-func newDirWatcher(dir string, l *loader) *dirWatcher {
-	w := &dirWatcher{dir: dir, loader: l}
+func newDirWatcher(dir string, l *importer) *dirWatcher {
+	w := &dirWatcher{dir: dir, importer: l}
 	w.rescan = job.NewTrigger("policy-dir-scan", func(ctx context.Context, _ []string) error {
 		w.scan(ctx)
 		return nil
@@ -97,7 +97,7 @@ func (w *dirWatcher) run(ctx context.Context, health cell.Health) error {
 			if !ok {
 				return nil
 			}
-			w.loader.log.Error("Watching --policy-dir", "dir", w.dir, "error", err)
+			w.importer.log.Error("Watching --policy-dir", "dir", w.dir, "error", err)
 			w.rescan.Trigger("watch error")
 		}
 	}
@@ -126,10 +126,10 @@ func (w *dirWatcher) scan(ctx context.Context) {
 	defer w.mu.Unlock()
 	entries, err := os.ReadDir(w.dir)
 	if err != nil {
-		w.loader.log.Error("Reading --policy-dir", "dir", w.dir, "error", err)
+		w.importer.log.Error("Reading --policy-dir", "dir", w.dir, "error", err)
 		return
 	}
-	limits := safefile.Limits{MaxSize: w.loader.opts.Limits.MaxInput()}
+	limits := safefile.Limits{MaxSize: w.importer.opts.Limits.MaxInput()}
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if e.IsDir() || !policyFile(e.Name()) {
@@ -149,7 +149,7 @@ func (w *dirWatcher) scan(ctx context.Context) {
 		}
 		w.load(ctx, e.Name(), data)
 	}
-	for _, name := range w.loader.fileNames() {
+	for _, name := range w.importer.fileNames() {
 		if !seen[name] {
 			w.remove(ctx, name)
 		}
@@ -163,7 +163,7 @@ func (w *dirWatcher) skip(name string, err error) {
 	if errors.As(err, &pe) {
 		err = pe.Err // the name is said once
 	}
-	l := w.loader
+	l := w.importer
 	prev, _ := l.file(name)
 	if prev.skipped == nil || prev.skipped.Error() != err.Error() {
 		l.log.Warn("Skipping policy file", "file", name, "reason", err, "previous-rules-kept", prev.rules)
@@ -175,7 +175,7 @@ func (w *dirWatcher) skip(name string, err error) {
 // load applies one file's content if it changed. A file with an error
 // keeps its previous rules.
 func (w *dirWatcher) load(ctx context.Context, name string, data []byte) {
-	l := w.loader
+	l := w.importer
 	prev, known := l.file(name)
 	prev.skipped = nil
 	sum := sha256.Sum256(data)
@@ -204,7 +204,7 @@ func (w *dirWatcher) load(ctx context.Context, name string, data []byte) {
 
 // remove deletes the rules of a file that is gone.
 func (w *dirWatcher) remove(ctx context.Context, name string) {
-	l := w.loader
+	l := w.importer
 	rev, err := l.replaceFile(ctx, name, nil)
 	l.log.Info("Policy file removed, deleted its rules", "file", name, "revision", rev)
 	if err != nil {
@@ -214,27 +214,27 @@ func (w *dirWatcher) remove(ctx context.Context, name string) {
 }
 
 // file returns the state of a file.
-func (l *loader) file(name string) (fileState, bool) {
+func (l *importer) file(name string) (fileState, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.files[name]
 	return s, ok
 }
 
-func (l *loader) setFile(name string, s fileState) {
+func (l *importer) setFile(name string, s fileState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.files[name] = s
 }
 
-func (l *loader) dropFile(name string) {
+func (l *importer) dropFile(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.files, name)
 }
 
 // fileNames returns the known files, sorted.
-func (l *loader) fileNames() []string {
+func (l *importer) fileNames() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	names := make([]string, 0, len(l.files))

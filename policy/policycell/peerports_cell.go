@@ -17,7 +17,7 @@ import (
 // identities (Repository.PeerNamedPortsChanged) and requests a
 // regeneration so the datapath gets the delta. Without the ipcache cell
 // nothing constructs the listener, and egress named ports open nothing.
-func newPeerPortsListener(l *loader) ipcache.ListenerOut {
+func newPeerPortsListener(l *importer) ipcache.ListenerOut {
 	table := policy.NewPeerPortTable()
 	l.repo.SetPeerNamedPorts(table)
 	return ipcache.ListenerOut{Listener: ipcache.ListenerFunc(func(_ ipcache.Revision, changes []ipcache.Change) {

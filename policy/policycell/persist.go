@@ -54,7 +54,7 @@ type apiPolicy struct {
 }
 
 // apiStore keeps the API-imported policies in the state dir, so that an
-// agent restart does not drop them. The loader calls it under its lock,
+// agent restart does not drop them. The importer calls it under its lock,
 // before it changes the repository: the file is written first, and a
 // failed write leaves the repository as it was.
 type apiStore struct {

@@ -20,7 +20,7 @@ import (
 // file as it was is kept aside (.rejected-<time>). A file that cannot be
 // decoded is moved aside (.corrupt-<time>). Both make the Policy status
 // line a Warning. A file that cannot be read at all fails the start.
-func (l *loader) restoreAPI(ctx context.Context) error {
+func (l *importer) restoreAPI(ctx context.Context) error {
 	s := l.store
 	data, err := safefile.Read(ctx, s.path, safefile.Limits{MaxSize: apiStateMaxSize})
 	switch {
@@ -65,7 +65,7 @@ func (l *loader) restoreAPI(ctx context.Context) error {
 
 // setAside moves the file aside after err, logs it and records it for
 // the status. It keeps a copy of a file it cannot move.
-func (l *loader) setAside(what string, err error) {
+func (l *importer) setAside(what string, err error) {
 	s := l.store
 	aside, mvErr := s.moveAside(what)
 	msg := fmt.Sprintf("%s: %v", s.path, err)
@@ -93,7 +93,7 @@ func (l *loader) setAside(what string, err error) {
 // parseStored parses every import of the file and returns what loads:
 // the imports (with the rules of their policies), the rules in import
 // order and what could not be restored.
-func (l *loader) parseStored(ctx context.Context, st apiState) ([]*storedImport, []*policyapi.Rule, []string) {
+func (l *importer) parseStored(ctx context.Context, st apiState) ([]*storedImport, []*policyapi.Rule, []string) {
 	var (
 		imports  []*storedImport
 		all      []*policyapi.Rule

@@ -66,12 +66,12 @@ func newK8sObjects() *k8sObjects {
 	return &k8sObjects{rules: map[policy.ObjectKey]int{}, rejected: map[policy.ObjectKey]error{}}
 }
 
-// objectsSource implements Objects on the loader.
-type objectsSource struct{ l *loader }
+// objectsSource implements Objects on the importer.
+type objectsSource struct{ l *importer }
 
 var _ policy.Objects = objectsSource{}
 
-func newObjects(l *loader) policy.Objects { return objectsSource{l} }
+func newObjects(l *importer) policy.Objects { return objectsSource{l} }
 
 func (o objectsSource) Options() policyapi.Options { return o.l.opts }
 

@@ -20,7 +20,7 @@ import (
 // bounded by --policy-max-input-size and --policy-max-document-size
 // (413 past them), and the parse stops when the client goes away. With
 // a state dir the import is kept there first (500 when it cannot be).
-func newPutHandler(l *loader) api.HandlerOut {
+func newPutHandler(l *importer) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodPut, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
 		limits := l.opts.Limits
 		data, err := io.ReadAll(io.LimitReader(r.Body, limits.MaxInput()+1))
@@ -84,7 +84,7 @@ func newGetHandler(repo *policy.Repository) api.HandlerOut {
 // newDeleteHandler serves DELETE /v1/policy?labels=a,b (the rules
 // carrying every label) and DELETE /v1/policy?all=true (every rule
 // imported through the API; --policy-dir files keep theirs).
-func newDeleteHandler(l *loader) api.HandlerOut {
+func newDeleteHandler(l *importer) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodDelete, "/v1/policy", func(w http.ResponseWriter, r *http.Request) {
 		sel, err := queryLabels(r)
 		if err != nil {

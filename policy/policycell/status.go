@@ -16,7 +16,7 @@ import (
 // rules, revision 7, 3 files", a Warning naming the rejected files, or
 // saying that API-imported policies kept in the state dir could not all
 // be restored.
-func newStatusProvider(id cell.FullModuleID, l *loader, health cell.Health) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, l *importer, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Policy", func(context.Context) status.Report {
 		r := l.statusReport()
 		if r.State == status.Ok {
@@ -31,7 +31,7 @@ func newStatusProvider(id cell.FullModuleID, l *loader, health cell.Health) stat
 // statusReport counts rules and files and lists the files rejected
 // (bad content) and skipped (not readable: not a regular file, too
 // large, ...), with the reasons in the details.
-func (l *loader) statusReport() status.Report {
+func (l *importer) statusReport() status.Report {
 	rules, rev := len(l.repo.Rules()), l.repo.Revision()
 	requests, runs := l.regen.Stats()
 	l.mu.Lock()

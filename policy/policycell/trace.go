@@ -19,19 +19,19 @@ import (
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
-// traceParams are what the trace handler needs: the loader and, to name
+// traceParams are what the trace handler needs: the importer and, to name
 // sides as pods or addresses, the ipcache when the agent runs one.
 type traceParams struct {
 	cell.In
 
-	Loader  *loader
+	Importer  *importer
 	Config  Config
 	IPCache ipcache.IPCache `optional:"true"`
 }
 
 // newTraceHandler serves POST /v1/policy/trace (`apiary policy trace`).
 func newTraceHandler(p traceParams) api.HandlerOut {
-	l := p.Loader
+	l := p.Importer
 	return api.NewHandlerOut(http.MethodPost, "/v1/policy/trace", func(w http.ResponseWriter, r *http.Request) {
 		var req models.PolicyTraceRequest
 		if err := decodeJSON(r, &req); err != nil {
@@ -61,7 +61,7 @@ type traceQuery struct {
 // "cluster/ns/pod") or an address, found in the ipcache, or a label list:
 // labels default to source k8s, "ns:<name>" is the namespace label, and
 // every set gets the local cluster label, as endpoints do.
-func (l *loader) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) (traceQuery, error) {
+func (l *importer) parseTrace(req models.PolicyTraceRequest, ipc ipcache.IPCache) (traceQuery, error) {
 	var q traceQuery
 	var err error
 	if q.src, err = l.traceSide("source", req.Source, ipc); err != nil {
@@ -96,7 +96,7 @@ func checkICMPFamily(proto policyapi.Protocol, sides ...[]string) error {
 	return nil
 }
 
-func (l *loader) traceSide(what string, ss []string, ipc ipcache.IPCache) (tracePeer, error) {
+func (l *importer) traceSide(what string, ss []string, ipc ipcache.IPCache) (tracePeer, error) {
 	if len(ss) == 0 {
 		return tracePeer{}, fmt.Errorf("%s: no labels, pod or address", what)
 	}
@@ -161,7 +161,7 @@ func parseDPort(s string) (policyapi.Protocol, uint16, error) {
 // verdicts come from their map states, as the datapath would decide;
 // otherwise from the rules (Evaluate): a trace never allocates an
 // identity, which would be published to the whole cluster.
-func (l *loader) trace(q traceQuery) *models.PolicyTrace {
+func (l *importer) trace(q traceQuery) *models.PolicyTrace {
 	src, dst := l.traceIdentity(q.src), l.traceIdentity(q.dst)
 	out := &models.PolicyTrace{
 		Revision:       l.repo.Revision(),
@@ -200,7 +200,7 @@ func (l *loader) trace(q traceQuery) *models.PolicyTrace {
 // traceIdentity returns the identity of one side: the one found in the
 // ipcache, or the identity in use with its labels; nil when there is
 // none.
-func (l *loader) traceIdentity(p tracePeer) *identity.Identity {
+func (l *importer) traceIdentity(p tracePeer) *identity.Identity {
 	if p.id != nil {
 		return p.id
 	}
@@ -212,7 +212,7 @@ func (l *loader) traceIdentity(p tracePeer) *identity.Identity {
 // ipcache); as the peer, its labels and the named ports of its identity's
 // endpoints, as the engine resolves egress named ports (none without an
 // identity or a PeerNamedPorts source).
-func (l *loader) traceSides(p tracePeer, id *identity.Identity) (subject, peer policy.Side) {
+func (l *importer) traceSides(p tracePeer, id *identity.Identity) (subject, peer policy.Side) {
 	subject = policy.Side{Labels: p.labels, NamedPorts: p.named}
 	peer = policy.Side{Labels: p.labels}
 	if src := l.repo.PeerNamedPorts(); src != nil && id != nil {
@@ -248,7 +248,7 @@ func traceDirection(rules []*policyapi.Rule, subject, peer policy.Side, dir poli
 
 // mapStateVerdict replaces the rules' verdict of a direction with the one
 // read off the subject's map state, and records its size.
-func (l *loader) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []policyapi.NamedPort, dir policy.Direction, q traceQuery) {
+func (l *importer) mapStateVerdict(out *models.PolicyTraceDirection, subject, peer *identity.Identity, named []policyapi.NamedPort, dir policy.Direction, q traceQuery) {
 	sp := l.repo.Resolve(subject)
 	ep := sp.DistillPolicy(named)
 	defer ep.Detach()

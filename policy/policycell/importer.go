@@ -17,7 +17,7 @@ import (
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
-// Labels the loader adds to every rule, saying where it was loaded from
+// Labels the importer adds to every rule, saying where it was loaded from
 // (source apiary): "apiary:io.apiary.policy.source=api" or "=file", and
 // for files "apiary:io.apiary.policy.file=<name>".
 const (
@@ -39,10 +39,10 @@ func fileLabels(name string) labels.Labels {
 	})
 }
 
-// loader applies policies from every source to the repository, keeps a
+// importer applies policies from every source to the repository, keeps a
 // CIDR identity for every prefix the rules mention and requests endpoint
 // regeneration after each change.
-type loader struct {
+type importer struct {
 	repo  *policy.Repository
 	alloc identity.Allocator
 	opts  policyapi.Options
@@ -57,8 +57,8 @@ type loader struct {
 	k8s   *k8sObjects
 }
 
-func newLoader(repo *policy.Repository, alloc identity.Allocator, opts policyapi.Options, log *slog.Logger) *loader {
-	return &loader{
+func newImporter(repo *policy.Repository, alloc identity.Allocator, opts policyapi.Options, log *slog.Logger) *importer {
+	return &importer{
 		repo: repo, alloc: alloc, opts: opts, log: log,
 		regen: newRegenerations(log),
 		cidrs: make(map[netip.Prefix]*identity.Identity),
@@ -69,7 +69,7 @@ func newLoader(repo *policy.Repository, alloc identity.Allocator, opts policyapi
 
 // parse parses documents named name and logs their warnings; it stops
 // when ctx ends.
-func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*policyapi.Policy, error) {
+func (l *importer) parse(ctx context.Context, name string, data []byte) ([]*policyapi.Policy, error) {
 	pols, err := policyapi.ParseDocumentsContext(ctx, name, data, l.opts)
 	for _, p := range pols {
 		for _, w := range p.Warnings {
@@ -82,7 +82,7 @@ func (l *loader) parse(ctx context.Context, name string, data []byte) ([]*policy
 // importAPI replaces the API-imported policies with the same origins as
 // pols (parsed from doc) by pols, in one revision; with a state dir, the
 // change is kept there first.
-func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*policyapi.Policy) (uint64, error) {
+func (l *importer) importAPI(ctx context.Context, doc []byte, pols []*policyapi.Policy) (uint64, error) {
 	origins := make([]labels.Labels, 0, len(pols))
 	var rules []*policyapi.Rule
 	for _, p := range pols {
@@ -101,7 +101,7 @@ func (l *loader) importAPI(ctx context.Context, doc []byte, pols []*policyapi.Po
 
 // deleteAPI deletes the rules carrying every label of sel, or every rule
 // imported through the API when sel is empty.
-func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, deleted int, err error) {
+func (l *importer) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, deleted int, err error) {
 	if len(sel) == 0 {
 		sel = labels.FromSlice([]labels.Label{apiSourceLabel})
 	}
@@ -116,7 +116,7 @@ func (l *loader) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64, 
 
 // replaceFile replaces the rules of file name by those of pols (none:
 // the file is gone).
-func (l *loader) replaceFile(ctx context.Context, name string, pols []*policyapi.Policy) (uint64, error) {
+func (l *importer) replaceFile(ctx context.Context, name string, pols []*policyapi.Policy) (uint64, error) {
 	origin := fileLabels(name)
 	var rules []*policyapi.Rule
 	for _, p := range pols {
@@ -130,7 +130,7 @@ func (l *loader) replaceFile(ctx context.Context, name string, pols []*policyapi
 
 // change applies fn to the repository, syncs the CIDR identities and
 // requests regeneration.
-func (l *loader) change(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
+func (l *importer) change(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.changeLocked(ctx, reason, fn)
@@ -141,7 +141,7 @@ func (l *loader) change(ctx context.Context, reason string, fn func() uint64) (u
 // that gone does not match, and add's) in the file; when that fails the
 // repository is not changed. Both happen under the lock, so the file
 // and the repository never disagree in a way a restart would show.
-func (l *loader) changeKept(ctx context.Context, reason string, gone func(*policyapi.Rule) bool, add func() *storedImport,
+func (l *importer) changeKept(ctx context.Context, reason string, gone func(*policyapi.Rule) bool, add func() *storedImport,
 	fn func() uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -159,7 +159,7 @@ func (l *loader) changeKept(ctx context.Context, reason string, gone func(*polic
 }
 
 // changeLocked is change with l.mu held.
-func (l *loader) changeLocked(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
+func (l *importer) changeLocked(ctx context.Context, reason string, fn func() uint64) (uint64, error) {
 	rev := fn()
 	err := l.syncCIDRIdentitiesLocked(ctx)
 	l.regen.Request(fmt.Sprintf("%s (revision %d)", reason, rev))
@@ -168,7 +168,7 @@ func (l *loader) changeLocked(ctx context.Context, reason string, fn func() uint
 
 // syncCIDRIdentitiesLocked allocates an identity for each prefix the
 // rules mention and releases those of prefixes no longer mentioned.
-func (l *loader) syncCIDRIdentitiesLocked(ctx context.Context) error {
+func (l *importer) syncCIDRIdentitiesLocked(ctx context.Context) error {
 	want := make(map[netip.Prefix]bool)
 	var errs []error
 	for _, p := range l.repo.CIDRPrefixes() {
@@ -208,7 +208,7 @@ func (l *loader) syncCIDRIdentitiesLocked(ctx context.Context) error {
 }
 
 // releaseAll releases every CIDR identity (stop hook).
-func (l *loader) releaseAll(ctx context.Context) error {
+func (l *importer) releaseAll(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
@@ -222,7 +222,7 @@ func (l *loader) releaseAll(ctx context.Context) error {
 }
 
 // cidrPrefixes returns the prefixes holding an identity, sorted.
-func (l *loader) cidrPrefixes() []netip.Prefix {
+func (l *importer) cidrPrefixes() []netip.Prefix {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]netip.Prefix, 0, len(l.cidrs))
