@@ -1,6 +1,7 @@
 // Package policy is the policy engine: it turns the rules parsed by
 // policy/policyapi into the map state of each local endpoint, the key ->
-// allow/deny table the datapath enforces (DESIGN.md, policy flow).
+// allow/deny table the datapath enforces (docs/design.md, Flow 1: policy
+// -> BPF policy map).
 //
 // The flow, for the policy cell and the endpoint code that drive it:
 //

@@ -1,6 +1,6 @@
 // Package endpoint is the endpoint manager: it creates, regenerates,
-// restores and deletes the endpoints of this node (DESIGN.md's "Local
-// endpoint" flow).
+// restores and deletes the endpoints of this node (docs/design.md, Flow
+// 3: pod -> endpoint -> identity).
 //
 // Creating an endpoint (Manager.Create) takes its addresses from the IPAM
 // (ipam), plumbs its veth through datapath.EndpointLinks, allocates the

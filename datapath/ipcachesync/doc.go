@@ -1,5 +1,6 @@
 // Package ipcachesync writes the ipcache (policy/ipcache) to the BPF
-// ipcache map (flow 2 of DESIGN.md): a listener queues the cache's
+// ipcache map (docs/design.md, Flow 2: remote cluster -> ipcache -> BPF):
+// a listener queues the cache's
 // changes and a trigger writes them in batches through a
 // datapath.IPCacheMapWriter; once the cache has done its initial sync
 // (the cluster's kvstore entries listed) and the endpoints of the state

@@ -7,6 +7,7 @@
 // slows the ring buffer's reader nor the other subscribers.
 //
 // The monitorcell package serves the subscriptions as GET /v1/monitor,
-// which `apiary monitor` prints (DESIGN.md §4 flow 1: the drops of the
+// which `apiary monitor` prints (docs/design.md, Flow 3: pod -> endpoint
+// -> identity: the drops of the
 // endpoint programs become visible to the operator).
 package monitor

@@ -3,7 +3,8 @@
 // CiliumNetworkPolicy and CiliumClusterwideNetworkPolicy (cilium.io/v2)
 // documents, L3/L4 fields only.
 //
-// It is the first step of the policy-change flow in DESIGN.md: a file, the
+// It is the first step of docs/design.md, Flow 1: policy -> BPF policy
+// map: a file, the
 // API or a Kubernetes watcher hands documents to ParseDocuments, which
 // decodes them strictly, validates every field, translates NetworkPolicy
 // into the same model as Cilium's rules, injects the policy namespace and

@@ -9,7 +9,8 @@
 // identities added or deleted, the cache updates the sets of the
 // selectors they match and tells each selector's users which identities
 // came and went, so that the users can update endpoint map state
-// incrementally instead of recomputing policy (DESIGN.md, policy flow).
+// incrementally instead of recomputing policy (docs/design.md, Flow 1:
+// policy -> BPF policy map).
 //
 // CIDR peers select CIDR identities, whose labels are
 // identity.CIDRLabels(prefix); the identities themselves are allocated

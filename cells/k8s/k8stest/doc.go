@@ -2,7 +2,8 @@
 // `make kube-apiserver` builds from the Go module proxy (hack/tools/kube),
 // on 127.0.0.1 against an etcd embedded in the test process, with token
 // authentication, RBAC and service-account signing keys, as a cluster's
-// control plane would run it (DESIGN.md §6).
+// control plane would run it (docs/design.md, Cells and their lifecycle:
+// cells are tested against the real thing).
 //
 //	srv := k8stest.Start(t)
 //	cs := kubernetes.NewForConfigOrDie(srv.AdminConfig())

@@ -3,7 +3,8 @@
 // GC, VERSION and STATUS turn into calls of the agent's endpoint API on
 // its unix socket (PUT, DELETE and GET /v1/endpoint/{id}, GET /v1/healthz).
 //
-// It is flow 1 of DESIGN.md seen from the runtime: ADD asks the agent to
+// It is docs/design.md, Flow 3: pod -> endpoint -> identity, seen from
+// the runtime: ADD asks the agent to
 // create the endpoint in the container's network namespace (the agent
 // allocates its addresses, creates the veth, allocates the identity of
 // its labels and writes its policy), then returns the CNI result built
