@@ -1,6 +1,6 @@
 // Package bench times apiary's hive against go.uber.org/fx and
 // github.com/cilium/hive on the same generated graph of 200 cells with
-// lifecycle hooks (issue 2). It is a module of its own so that neither
+// lifecycle hooks. It is a module of its own so that neither
 // peer enters apiary's go.mod; its go.work
 // builds it against the apiary module in this work tree (../..), so a new
 // dependency of apiary does not need a `go mod tidy` here first.

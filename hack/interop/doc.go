@@ -1,5 +1,5 @@
 // Package interop checks apiary's ClusterMesh formats with Cilium's own
-// code (issue 13, "Interop, checked by Cilium's own code"), both ways:
+// code, both ways:
 //
 //   - Cilium reads apiary: Cilium's KVStoreMesh, composed as the
 //     clustermesh-apiserver's kvstoremesh command composes it, connects to

@@ -1,4 +1,5 @@
-// Package graph is the generated benchmark graph of issue 2: N distinct
+// Package graph is the generated benchmark graph of the hive benchmark
+// (hivebench): N distinct
 // types T000..T199, each built by a constructor that depends on 0 to 3
 // earlier types and appends one lifecycle hook. The same graph is declared
 // three times, as apiary cells (HiveCells), as go.uber.org/fx options

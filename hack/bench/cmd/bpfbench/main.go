@@ -11,7 +11,7 @@
 //   - established flow: one run of `-repeat` packets of a flow already in
 //     conntrack.
 //
-// The floor does what issue 12 says for both cases: parse, one hash
+// The floor does the least any datapath must for both cases: parse, one hash
 // lookup and one LPM lookup. A third row puts the established case next
 // to a stricter floor that skips the LPM lookup once the hash lookup hits
 // (as apiary's programs skip the ipcache for tracked flows). Without
@@ -19,7 +19,7 @@
 // allowed new flows write no event (drops always do).
 //
 // It prints ns/packet (the kernel's own timing of the runs; median of the
-// single runs) and the ratios. Goals (issue 12): <= 1.5x the floor for new
+// single runs) and the ratios. Goals: <= 1.5x the floor for new
 // flows, <= 1.2x for established ones, and below Cilium on both. Needs
 // root (BPF and a bpffs mount in a temporary directory).
 //

@@ -1,5 +1,5 @@
 // Command bpfmapbench times apiary's BPF map writers against raw map
-// updates of the same entries in the same run (issue 12):
+// updates of the same entries in the same run:
 //
 //   - ipcache: N /32 prefixes, in a shuffled order, written into an empty
 //     ipcache map with ApplyBatch, next to raw batch updates of the same

@@ -1,5 +1,5 @@
 // Command kvbench compares apiary's kvstore stores with plain etcd client
-// code on the same real (embedded) etcd server, as issue 3 asks. The read
+// code on the same real (embedded) etcd server. The read
 // comparison syncs a WatchStore over N keys of ~200-byte JSON next to a
 // paginated client/v3 Get plus json.Unmarshal of the same keys (goal:
 // ratio <= 1.3). The write comparison upserts N keys through a SyncStore
