@@ -7,4 +7,7 @@
 // metrics). A removed file withdraws everything learned from that
 // cluster; stopping the agent withdraws nothing. Package
 // clustermesh/clustermeshcell wires it into the agent.
+//
+// It may import packages of cells, kvstore, policy, datapath and
+// clustermesh, nothing of cmd or hack (docs/design.md, Layers).
 package clustermesh

@@ -16,4 +16,8 @@
 // order: EndpointLinks.CreateEndpointLink (veth pair and addresses), the identity
 // allocator and the ipcache, PolicyMapWriter.SyncPolicyMap with the endpoint's
 // map state, then Loader.Attach.
+//
+// It may import the policy engine's types (policy, policy/identity) and
+// the leaves, nothing of Linux, netlink, cilium/ebpf or a later layer
+// (docs/design.md, Layers).
 package datapath

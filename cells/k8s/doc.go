@@ -27,4 +27,7 @@
 // map reconcile wait for the gate (WaitForCacheSync) so that no policy is
 // computed from a half-filled cache (docs/design.md, Flow 4: Kubernetes
 // objects -> caches).
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package k8s

@@ -14,4 +14,7 @@
 // stopped is written again, so a remote connecting later still finds
 // it. The formats are Cilium's (see docs/kvstore.md), so Cilium's
 // agents and KVStoreMesh mesh with an apiary cluster.
+//
+// It may import packages of cells, kvstore, policy, datapath and
+// clustermesh, nothing of cmd or hack (docs/design.md, Layers).
 package publish

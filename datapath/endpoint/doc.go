@@ -20,4 +20,7 @@
 // regenerates them once identities are synced.
 //
 // The cell, REST API and status line live in endpointcell.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package endpoint

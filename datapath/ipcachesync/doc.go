@@ -7,4 +7,7 @@
 // dir are back in it, a full reconcile removes what the map holds that
 // the cache does not (entries a previous agent left behind). It imports
 // no cilium/ebpf: the writer is the loader cell's adapter, or a fake.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package ipcachesync

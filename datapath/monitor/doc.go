@@ -10,4 +10,7 @@
 // which `apiary monitor` prints (docs/design.md, Flow 3: pod -> endpoint
 // -> identity: the drops of the
 // endpoint programs become visible to the operator).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package monitor

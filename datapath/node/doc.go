@@ -15,4 +15,7 @@
 // others, with the node as tunnel peer (docs/design.md, Flow 2: remote
 // cluster -> ipcache -> BPF). GET /v1/node
 // and `apiary node list` show the nodes.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package node

@@ -16,4 +16,9 @@
 //
 // It is a module of its own (like hack/bench), so the main module never
 // depends on Cilium.
+//
+// It is in a Go module of its own: it may import any package of apiary and
+// the peers it is compared with (Cilium, go.uber.org/fx,
+// github.com/cilium/hive, client-go), which apiary's own module never
+// imports (docs/design.md, Layers).
 package interop

@@ -30,4 +30,7 @@
 // the watch store (their id stays occupied), which counts, logs and lists
 // them (Invalid).
 // Package policy/identity builds the identity allocator on it.
+//
+// It may import packages of cells and kvstore, nothing of policy, datapath
+// or clustermesh (docs/design.md, Layers).
 package allocator

@@ -27,4 +27,7 @@
 // `apiary ipcache list|get` show the cache; the list is served a page at
 // a time from EntriesAfter, which finds its first entry in a sorted
 // index of the prefixes (index.go) and copies only the page.
+//
+// It may import packages of cells, kvstore and policy, nothing of datapath
+// or clustermesh and nothing that touches BPF (docs/design.md, Layers).
 package ipcache

@@ -14,4 +14,7 @@
 // Each watcher registers its cache with the cache-sync gate of cells/k8s:
 // endpoints are not regenerated before every policy already in the API
 // server is in the repository.
+//
+// It may import packages of cells, kvstore and policy, nothing of datapath
+// or clustermesh and nothing that touches BPF (docs/design.md, Layers).
 package k8spolicy

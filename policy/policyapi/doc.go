@@ -35,4 +35,9 @@
 // Fields apiary does not enforce (L7 rules, toFQDNs, toServices,
 // fromRequires, ...) are rejected with ErrUnsupported rather than ignored,
 // so a policy never silently means less than it says.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package policyapi

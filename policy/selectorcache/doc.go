@@ -25,4 +25,9 @@
 // Locking: one mutex guards the cache and everything its users keep in
 // step with it. Users are called with it held; Locked runs a function
 // with it held, for readers that need the selections to stay still.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package selectorcache

@@ -23,4 +23,7 @@
 // its keys: they come from evaluating the repository's rules directly,
 // deny rules first, for the same subject, peer and port, and a decision
 // whose evaluation disagrees with the engine says so in its reason.
+//
+// It may import the policy engine and the leaves, never cells or kvstore:
+// it runs offline (docs/design.md, Layers).
 package simulate

@@ -10,4 +10,7 @@
 //
 // A test that needs it skips, saying why, only when the binary is missing
 // and cannot be built; everything is torn down when the test ends.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package k8stest

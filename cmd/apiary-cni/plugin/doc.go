@@ -13,4 +13,8 @@
 // stores the container id so that ADD again, CHECK and DEL find it.
 //
 // Like the CLI it is a thin client: it links neither etcd nor dig.
+//
+// It is a thin client of the REST API: it may import the leaves and plain
+// packages (policy/labels, cells/safefile), nothing that links etcd or
+// go.uber.org/dig (docs/design.md, Layers).
 package plugin

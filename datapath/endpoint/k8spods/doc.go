@@ -9,4 +9,7 @@
 // It is the "labels" step of docs/design.md, Flow 3: pod -> endpoint ->
 // identity, fed by the Pods and Namespaces resources of cells/k8s;
 // both caches are registered with the cache-sync gate.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package k8spods

@@ -4,4 +4,7 @@
 // Kubernetes input of the node manager (docs/design.md, Flow 4:
 // Kubernetes objects -> caches),
 // fed by the Nodes resource of cells/k8s.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package k8snodes

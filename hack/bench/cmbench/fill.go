@@ -1,11 +1,3 @@
-// Package cmbench measures how fast apiary's ClusterMesh code takes in a
-// large remote cluster: a real (embedded) etcd
-// holding cluster2's nodes, identities and ipcache entries in Cilium's
-// formats, read once by apiary's remote connection (clustermesh/remote
-// with the agent's node manager, ipcache and identity cache) and once by
-// a raw client/v3 paginated Get plus decode of the same keys; then the
-// latency from a remote put to the local ipcache listener.
-// cmd/cmbench prints the results; nothing here asserts on time.
 package cmbench
 
 import (

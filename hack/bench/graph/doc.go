@@ -8,6 +8,11 @@
 //
 // The *_gen.go files are written by ../gen and committed; regenerate them
 // with `go generate ./graph` from hack/bench.
+//
+// It is in a Go module of its own: it may import any package of apiary and
+// the peers it is compared with (Cilium, go.uber.org/fx,
+// github.com/cilium/hive, client-go), which apiary's own module never
+// imports (docs/design.md, Layers).
 package graph
 
 //go:generate go run ../gen -n 200 -seed 1 -out .
