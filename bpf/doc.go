@@ -7,6 +7,9 @@
 //
 // datapath/maps/<name> give typed access to the maps; datapath/loader
 // loads the collection per endpoint and attaches it. See docs/datapath.md.
+//
+// It may import only the standard library and third-party modules
+// (cilium/ebpf); only the datapath imports it (docs/design.md, Layers).
 package bpf
 
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpf -output-stem lxc -type ipcache_key -type ipcache_value -type policy_key -type policy_value -type ct4_key -type ct6_key -type ct_value -type endpoint_state -type config_value -type metrics_value Lxc lxc.c -- -O2 -mcpu=v3 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu

@@ -11,8 +11,13 @@
 // control plane never imports those. datapath/datapathtest is a fake of
 // every interface for unit tests, recording the calls.
 //
-// In DESIGN.md's "Local endpoint" flow, the endpoint manager calls, in
+// In docs/design.md, Flow 3: pod -> endpoint -> identity, the endpoint
+// manager calls, in
 // order: EndpointLinks.CreateEndpointLink (veth pair and addresses), the identity
 // allocator and the ipcache, PolicyMapWriter.SyncPolicyMap with the endpoint's
 // map state, then Loader.Attach.
+//
+// It may import the policy engine's types (policy, policy/identity) and
+// the leaves, nothing of Linux, netlink, cilium/ebpf or a later layer
+// (docs/design.md, Layers).
 package datapath

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks the import rules of DESIGN.md §3: imports point down the layers
-# cells <- kvstore <- policy <- datapath <- clustermesh <- cmd; leaf
+# Checks the import rules of docs/design.md, Layers: imports point down
+# the layers cells <- kvstore <- policy <- datapath <- clustermesh <- cmd; leaf
 # packages of plain types import nothing of apiary but other leaves; the
 # policy engine and the CLI stay free of the framework and etcd.
 set -euo pipefail

@@ -10,4 +10,7 @@
 // Backend. Package kvstore/store builds the shared, sync and watch stores on
 // top; package kvstore/kvstoretest starts a real embedded etcd for tests
 // and offers an in-memory Backend with the same semantics.
+//
+// It may import packages of cells and kvstore, nothing of policy, datapath
+// or clustermesh (docs/design.md, Layers).
 package kvstore

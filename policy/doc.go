@@ -1,6 +1,7 @@
 // Package policy is the policy engine: it turns the rules parsed by
 // policy/policyapi into the map state of each local endpoint, the key ->
-// allow/deny table the datapath enforces (DESIGN.md, policy flow).
+// allow/deny table the datapath enforces (docs/design.md, Flow 1: policy
+// -> BPF policy map).
 //
 // The flow, for the policy cell and the endpoint code that drive it:
 //
@@ -42,8 +43,9 @@
 // prefix) known to the cache; allocating those identities for the
 // prefixes in rules (Repository.CIDRPrefixes) is up to the caller.
 //
-// Cell runs the engine in the agent: it provides the Repository and the
-// cache (an identity observer), loads rules from --policy-dir (a watched
+// policycell.Cell runs the engine in the agent: it provides the
+// Repository and the cache (an identity observer), loads rules from
+// --policy-dir (a watched
 // directory; each file's rules replaced atomically, tagged with
 // apiary:io.apiary.policy.file) and from PUT/GET/DELETE /v1/policy,
 // allocates the CIDR identities of Repository.CIDRPrefixes, debounces
@@ -56,4 +58,9 @@
 // when their identity does. A stale policy (an older revision's) releases
 // its selectors when its last endpoint detaches and registers them again
 // if it is distilled once more.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package policy

@@ -18,4 +18,7 @@
 // and --api-max-connections, at which the connection waiting longest on
 // its client is closed, or a new one refused with 503 when all are
 // busy. docs/api.md describes both for users.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package api

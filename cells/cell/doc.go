@@ -9,4 +9,7 @@
 // the lifecycle. Every domain package of apiary exports one
 // `var Cell = cell.Module(...)`; cmd/apiary-agent composes them, embedders
 // compose their own subset, and package celltest starts any of them alone.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package cell

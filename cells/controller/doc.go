@@ -8,4 +8,7 @@
 // its cells; Cell's Registry lists the controllers of every module. A
 // module's controllers start with its Manager's start hook (or at once
 // when updated later) and stop, StopFuncs included, in its stop hook.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package controller

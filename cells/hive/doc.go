@@ -7,4 +7,7 @@
 // hooks in construction order (rolling back on failure); Stop runs the
 // stop hooks in reverse. Run does all of it and waits for a signal or a
 // shutdown request. Print and PrintDot show what a hive is made of.
+//
+// It may import the standard library, third-party modules and cells/cell,
+// not cells/job: the framework stands alone (docs/design.md, Layers).
 package hive

@@ -14,4 +14,7 @@
 // Trigger (coalesce bursts of events into one run: after a quiet period,
 // never later than a maximum delay after the first event, never two runs
 // at once). Named controllers with status are in package controller.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package job

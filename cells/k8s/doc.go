@@ -21,9 +21,13 @@
 //
 // The watchers that turn objects into agent state live in their domain's
 // layer and import this package: policy/k8spolicy (NetworkPolicy, CNP, CCNP),
-// datapath/endpoint/k8s (pod and namespace labels), and so on. Each
+// datapath/endpoint/k8spods (pod and namespace labels), and so on. Each
 // registers its caches with the CacheSync gate (Register) when it is
 // constructed; endpoint regeneration, identity GC, CT GC and the ipcache
 // map reconcile wait for the gate (WaitForCacheSync) so that no policy is
-// computed from a half-filled cache (DESIGN.md §4, flow 3).
+// computed from a half-filled cache (docs/design.md, Flow 4: Kubernetes
+// objects -> caches).
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package k8s

@@ -9,4 +9,7 @@
 // registers the node in the kvstore, all from Store without composing
 // the node manager. Later sources (Kubernetes' Node object) change the
 // local node with Store.Update; subscribers hear of every change.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package localnode

@@ -8,4 +8,7 @@
 // after StaleAfter marks its line as a stale Failure, without holding up
 // the others. The cell registers two providers itself: "Hive" (the health
 // tree) and "Controllers" (the job registry).
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package status

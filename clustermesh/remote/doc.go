@@ -9,4 +9,7 @@
 // session or heartbeat fails; cached entries are kept while disconnected
 // and reconciled (vanished keys deleted) when the new list completes.
 // Removing the cluster withdraws everything learned from it.
+//
+// It may import packages of cells, kvstore, policy, datapath and
+// clustermesh, nothing of cmd or hack (docs/design.md, Layers).
 package remote

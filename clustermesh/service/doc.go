@@ -6,4 +6,7 @@
 // (clustermesh/remote) feed the cache with a ClusterWatcher, this
 // cluster's Kubernetes watcher (k8ssvc) with UpsertLocal; the
 // clustermesh cell serves its merged view. No cells here.
+//
+// It may import packages of cells, kvstore, policy, datapath and
+// clustermesh, nothing of cmd or hack (docs/design.md, Layers).
 package service

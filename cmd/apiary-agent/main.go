@@ -1,6 +1,3 @@
-// Command apiary-agent is the apiary node agent. See package
-// github.com/apiary-net/apiary/cmd/apiary-agent/cmd for its command line
-// and package agent for the cells it runs.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Command apiary is the command line client of apiary-agent. See package
-// github.com/apiary-net/apiary/cmd/apiary/cli.
 package main
 
 import (

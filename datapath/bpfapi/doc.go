@@ -6,4 +6,7 @@
 // read; what is shown is what the kernel enforces, not what the control
 // plane meant to write (compare with GET /v1/ipcache and
 // /v1/endpoint/{id}).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package bpfapi

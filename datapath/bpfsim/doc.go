@@ -26,4 +26,7 @@
 // 100.64.0.0/10 or fd00:a9::/32, not used by the scenario, is given to the
 // side's identity in the ipcache: the programs decide on identities, so
 // the verdict is the one an address of the side would get.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package bpfsim

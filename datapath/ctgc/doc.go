@@ -5,4 +5,7 @@
 // start also deletes the live entries whose endpoint address belongs to
 // no endpoint the endpoint manager restored (or created since): flows of
 // endpoints that vanished while the agent was down.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package ctgc

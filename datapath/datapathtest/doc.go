@@ -3,4 +3,7 @@
 // memory, records the calls, keeps the state a real datapath would
 // (links, attached endpoints, policy maps, ipcache map, node routes) and
 // fails calls on demand. Cell provides it to a hive.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package datapathtest

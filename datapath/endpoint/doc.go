@@ -1,6 +1,6 @@
 // Package endpoint is the endpoint manager: it creates, regenerates,
-// restores and deletes the endpoints of this node (DESIGN.md's "Local
-// endpoint" flow).
+// restores and deletes the endpoints of this node (docs/design.md, Flow
+// 3: pod -> endpoint -> identity).
 //
 // Creating an endpoint (Manager.Create) takes its addresses from the IPAM
 // (ipam), plumbs its veth through datapath.EndpointLinks, allocates the
@@ -20,4 +20,7 @@
 // regenerates them once identities are synced.
 //
 // The cell, REST API and status line live in endpointcell.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package endpoint

@@ -9,4 +9,7 @@
 // several nodes in one machine, each in its namespace). Each operation
 // runs on a goroutine locked to a thread that entered the namespace; the
 // thread is dropped afterwards, so no other goroutine ever runs in it.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package linux

@@ -11,4 +11,7 @@
 //
 // tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
 // bpf filters through netlink instead (AttachMode).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package loader

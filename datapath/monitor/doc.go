@@ -7,6 +7,10 @@
 // slows the ring buffer's reader nor the other subscribers.
 //
 // The monitorcell package serves the subscriptions as GET /v1/monitor,
-// which `apiary monitor` prints (DESIGN.md §4 flow 1: the drops of the
+// which `apiary monitor` prints (docs/design.md, Flow 3: pod -> endpoint
+// -> identity: the drops of the
 // endpoint programs become visible to the operator).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package monitor

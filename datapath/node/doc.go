@@ -12,6 +12,10 @@
 // the "node-handlers" value group (NodeAdd, NodeUpdate, NodeDelete, and
 // NodeValidateImplementation periodically) and puts the node's addresses
 // in the ipcache: the host identity for this node, remote-node for the
-// others, with the node as tunnel peer (flow 2 of DESIGN.md). GET /v1/node
+// others, with the node as tunnel peer (docs/design.md, Flow 2: remote
+// cluster -> ipcache -> BPF). GET /v1/node
 // and `apiary node list` show the nodes.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package node

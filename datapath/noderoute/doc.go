@@ -4,4 +4,7 @@
 // the CIDR's family, updates it when the node changes and removes it
 // when the node goes. The routes are written through
 // datapath.NodeRoutes (datapath/linux in the agent).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package noderoute

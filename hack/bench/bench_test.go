@@ -15,7 +15,7 @@ import (
 func TestFrameworksRunWholeGraph(t *testing.T) {
 	want := graph.Counts{Constructed: graph.N, Started: graph.N, Stopped: graph.N, Invoked: 1}
 	if graph.N != 200 {
-		t.Fatalf("graph.N = %d, want 200 (issue 2)", graph.N)
+		t.Fatalf("graph.N = %d, want 200 (the hive benchmark's size)", graph.N)
 	}
 	var names []string
 	for _, fw := range bench.Frameworks {

@@ -16,4 +16,7 @@
 // apiary-lab-*, the directory /run/apiary-lab and the bpffs directory
 // /sys/fs/bpf/apiary-lab; a run sweeps leftovers first, and `demo down`
 // (`make demo-down`) removes a lab kept with --keep.
+//
+// It is a program: it may import any package of apiary (docs/design.md,
+// Layers).
 package main

@@ -1,5 +1,5 @@
 // Package interop checks apiary's ClusterMesh formats with Cilium's own
-// code (issue 13, "Interop, checked by Cilium's own code"), both ways:
+// code, both ways:
 //
 //   - Cilium reads apiary: Cilium's KVStoreMesh, composed as the
 //     clustermesh-apiserver's kvstoremesh command composes it, connects to
@@ -16,4 +16,9 @@
 //
 // It is a module of its own (like hack/bench), so the main module never
 // depends on Cilium.
+//
+// It is in a Go module of its own: it may import any package of apiary and
+// the peers it is compared with (Cilium, go.uber.org/fx,
+// github.com/cilium/hive, client-go), which apiary's own module never
+// imports (docs/design.md, Layers).
 package interop

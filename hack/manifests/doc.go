@@ -7,4 +7,9 @@
 //
 // It is a module of its own so that the main module does not depend on
 // k8s.io/apiextensions-apiserver.
+//
+// It is in a Go module of its own: it may import any package of apiary and
+// the peers it is compared with (Cilium, go.uber.org/fx,
+// github.com/cilium/hive, client-go), which apiary's own module never
+// imports (docs/design.md, Layers).
 package manifests

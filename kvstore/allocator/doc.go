@@ -1,7 +1,8 @@
 // Package allocator is a distributed ID allocator on the kvstore, in the
 // layout of Cilium's pkg/kvstore/allocator, so that apiary and Cilium
-// agents agree on the ids they hand out (DESIGN.md §2). It maps arbitrary
-// string keys — for security identities, the canonical label list
+// agents agree on the ids they hand out (docs/design.md, Compatibility
+// with Cilium). It maps arbitrary string keys — for security
+// identities, the canonical label list
 // "k8s:app=web;k8s:io.kubernetes.pod.namespace=default;" — to numeric ids
 // from a configured range:
 //
@@ -29,4 +30,7 @@
 // the watch store (their id stays occupied), which counts, logs and lists
 // them (Invalid).
 // Package policy/identity builds the identity allocator on it.
+//
+// It may import packages of cells and kvstore, nothing of policy, datapath
+// or clustermesh (docs/design.md, Layers).
 package allocator

@@ -4,4 +4,7 @@
 // and hooks to stop, restart and compact it for fault tests. It also has
 // an in-memory Backend with the same semantics for pure unit tests, and
 // the conformance suite both are held to.
+//
+// It may import packages of cells and kvstore, nothing of policy, datapath
+// or clustermesh (docs/design.md, Layers).
 package kvstoretest

@@ -26,4 +26,7 @@
 //     runs an agent's writer and watcher of one prefix.
 //
 // Values are decoded by a per-prefix KeyFactory.
+//
+// It may import packages of cells and kvstore, nothing of policy, datapath
+// or clustermesh (docs/design.md, Layers).
 package store

@@ -11,4 +11,9 @@
 // policy engine and the offline simulator build on it alone. The
 // allocator itself, on the kvstore or in memory, with its cell, REST API
 // and status line, is in package identitycell.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package identity

@@ -22,8 +22,12 @@
 // With a kvstore, local endpoints (UpsertLocalEndpoint) are published as
 // Cilium's IPIdentityPair JSON under cilium/state/ip/v1/default/<ip>, and
 // the entries of the other agents of the cluster are read back with
-// source kvstore (flows 1 and 2 of DESIGN.md). GET /v1/ipcache and
+// source kvstore (docs/design.md, Flow 2: remote cluster -> ipcache ->
+// BPF). GET /v1/ipcache and
 // `apiary ipcache list|get` show the cache; the list is served a page at
 // a time from EntriesAfter, which finds its first entry in a sorted
 // index of the prefixes (index.go) and copies only the page.
+//
+// It may import packages of cells, kvstore and policy, nothing of datapath
+// or clustermesh and nothing that touches BPF (docs/design.md, Layers).
 package ipcache

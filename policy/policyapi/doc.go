@@ -3,7 +3,8 @@
 // CiliumNetworkPolicy and CiliumClusterwideNetworkPolicy (cilium.io/v2)
 // documents, L3/L4 fields only.
 //
-// It is the first step of the policy-change flow in DESIGN.md: a file, the
+// It is the first step of docs/design.md, Flow 1: policy -> BPF policy
+// map: a file, the
 // API or a Kubernetes watcher hands documents to ParseDocuments, which
 // decodes them strictly, validates every field, translates NetworkPolicy
 // into the same model as Cilium's rules, injects the policy namespace and
@@ -34,4 +35,9 @@
 // Fields apiary does not enforce (L7 rules, toFQDNs, toServices,
 // fromRequires, ...) are rejected with ErrUnsupported rather than ignored,
 // so a policy never silently means less than it says.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package policyapi

@@ -9,7 +9,8 @@
 // identities added or deleted, the cache updates the sets of the
 // selectors they match and tells each selector's users which identities
 // came and went, so that the users can update endpoint map state
-// incrementally instead of recomputing policy (DESIGN.md, policy flow).
+// incrementally instead of recomputing policy (docs/design.md, Flow 1:
+// policy -> BPF policy map).
 //
 // CIDR peers select CIDR identities, whose labels are
 // identity.CIDRLabels(prefix); the identities themselves are allocated
@@ -24,4 +25,9 @@
 // Locking: one mutex guards the cache and everything its users keep in
 // step with it. Users are called with it held; Locked runs a function
 // with it held, for readers that need the selections to stay still.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package selectorcache

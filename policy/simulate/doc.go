@@ -3,10 +3,11 @@
 // endpoints, policies and queries in one YAML file), builds the identities
 // the agent would allocate for its endpoints and addresses, runs the
 // policy engine (package policy) over them as the agent's policy flow does
-// (DESIGN.md: rules into the repository, identities into the selector
-// cache, every endpoint's named ports into a policy.PeerPortTable for
-// egress rules' port names, each endpoint's policy resolved and distilled
-// into its map state), and reads each query's verdict off the map states
+// (docs/design.md, Flow 1: policy -> BPF policy map: rules into the
+// repository, identities into the selector cache, every endpoint's
+// named ports into a policy.PeerPortTable for egress rules' port names,
+// each endpoint's policy resolved and distilled into its map state), and
+// reads each query's verdict off the map states
 // with policy.Verdict (ICMP and ICMPv6 queries with their type in the
 // port's place, as the policy map keys them). It is what `apiary policy simulate` runs;
 // docs/policy.md, "Simulation", describes the file format and the
@@ -22,4 +23,7 @@
 // its keys: they come from evaluating the repository's rules directly,
 // deny rules first, for the same subject, peer and port, and a decision
 // whose evaluation disagrees with the engine says so in its reason.
+//
+// It may import the policy engine and the leaves, never cells or kvstore:
+// it runs offline (docs/design.md, Layers).
 package simulate

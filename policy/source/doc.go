@@ -9,4 +9,9 @@
 // manager to decide which updates of a node it accepts. The strings are
 // Cilium's, so they appear unchanged in kvstore values (a node's "Source")
 // and in the API.
+//
+// It is part of the policy engine: it may import the leaves and the
+// engine's packages (policy, policy/identity, policy/labels,
+// policy/policyapi, policy/selectorcache and policy/source), never cells
+// or kvstore, so it holds no agent glue (docs/design.md, Layers).
 package source

@@ -19,4 +19,7 @@
 // length of its leadership, with its session lease, writes every shared
 // global service, deletes the keys of services that are gone and then
 // writes the services sync canary.
+//
+// It may import packages of cells, kvstore, policy, datapath and
+// clustermesh, nothing of cmd or hack (docs/design.md, Layers).
 package k8ssvc

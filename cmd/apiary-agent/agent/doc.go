@@ -3,6 +3,9 @@
 // populate it to catch missing providers.
 //
 // Infrastructure holds the cells every agent needs (state dir, REST API,
-// metrics, status). Later subsystems (kvstore, ipcache, policy, datapath,
-// clustermesh) join Agent after it.
+// metrics, status); ControlPlane, Datapath and ClusterMesh join Agent
+// after it.
+//
+// It is a program: it may import any package of apiary (docs/design.md,
+// Layers).
 package agent

@@ -51,7 +51,7 @@ func startWithin(t *testing.T, h *hive.Hive) {
 	}
 }
 
-// TestHostilePolicyInput is the agent of issue 11: a 4 MiB alias bomb,
+// TestHostilePolicyInput feeds the agent hostile policy: a 4 MiB alias bomb,
 // a named pipe and a symlink to /dev/zero in --policy-dir crashed it at
 // every start or kept it from starting; a 1 MiB alias bomb through
 // `apiary policy import` took 5 GB and crashed it.

@@ -14,7 +14,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
-// TestBadIdentityKeyKeepsTheAgentHealthy is issue 11's finding 5 on the
+// TestBadIdentityKeyKeepsTheAgentHealthy checks a bad identity key on the
 // whole agent: `etcdctl put cilium/state/identities/v1/id/abc 'k8s:a=b;'`
 // makes the Identities line a Warning, and /v1/healthz stays 200.
 func TestBadIdentityKeyKeepsTheAgentHealthy(t *testing.T) {

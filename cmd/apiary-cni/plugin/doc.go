@@ -3,7 +3,8 @@
 // GC, VERSION and STATUS turn into calls of the agent's endpoint API on
 // its unix socket (PUT, DELETE and GET /v1/endpoint/{id}, GET /v1/healthz).
 //
-// It is flow 1 of DESIGN.md seen from the runtime: ADD asks the agent to
+// It is docs/design.md, Flow 3: pod -> endpoint -> identity, seen from
+// the runtime: ADD asks the agent to
 // create the endpoint in the container's network namespace (the agent
 // allocates its addresses, creates the veth, allocates the identity of
 // its labels and writes its policy), then returns the CNI result built
@@ -12,4 +13,8 @@
 // stores the container id so that ADD again, CHECK and DEL find it.
 //
 // Like the CLI it is a thin client: it links neither etcd nor dig.
+//
+// It is a thin client of the REST API: it may import the leaves and plain
+// packages (policy/labels, cells/safefile), nothing that links etcd or
+// go.uber.org/dig (docs/design.md, Layers).
 package plugin

@@ -13,7 +13,7 @@ import (
 )
 
 // The defaults of `apiary-cni install`: the directories kubelet's
-// runtimes (containerd, CRI-O) read, and the conflist name of the issue.
+// runtimes (containerd, CRI-O) read, and apiary's conflist name.
 const (
 	DefaultBinDir      = "/opt/cni/bin"
 	DefaultConfDir     = "/etc/cni/net.d"

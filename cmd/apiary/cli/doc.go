@@ -6,4 +6,9 @@
 // status`; `apiary hive` shows the health of every module; `apiary
 // version` shows the client's and the agent's versions. When the agent
 // cannot be reached, a command prints one line saying so and exits 1.
+//
+// It is a thin client of the REST API: it may import the leaves and
+// packages that run offline (policy/simulate, datapath/bpfsim,
+// cells/safefile), nothing that links etcd, go.uber.org/dig or client-go
+// (docs/design.md, Layers).
 package cli

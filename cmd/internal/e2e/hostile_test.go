@@ -32,7 +32,7 @@ func peakRSS(t *testing.T, pid int) int {
 	return kib
 }
 
-// TestHostileInput runs issue 11 against the binaries: with an alias
+// TestHostileInput runs hostile input against the binaries: with an alias
 // bomb, a named pipe and a symlink to /dev/zero in --policy-dir the agent
 // crashed at every start or never started; `apiary policy import` of an
 // alias bomb grew it to 5 GB and killed it; a named pipe as the etcd

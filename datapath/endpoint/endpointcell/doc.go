@@ -4,4 +4,7 @@
 // regeneration requests, incremental policy map updates on identity
 // changes, PUT/DELETE/GET /v1/endpoint[/{id}] and the "Endpoints" status
 // line.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package endpointcell

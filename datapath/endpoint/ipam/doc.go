@@ -7,4 +7,7 @@
 // After an agent restart, the addresses of the restored endpoints are
 // reserved again (AllocateIP) before any new allocation: an IPAM is made
 // in the restoring state, in which Allocate refuses, until RestoreDone.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package ipam

@@ -6,7 +6,10 @@
 // endpoints of the pod get the new labels and so a new identity
 // (endpoint.Manager.UpdateLabels).
 //
-// It is the "labels (from the pod)" step of the local-endpoint flow in
-// DESIGN.md §4, fed by the Pods and Namespaces resources of cells/k8s;
+// It is the "labels" step of docs/design.md, Flow 3: pod -> endpoint ->
+// identity, fed by the Pods and Namespaces resources of cells/k8s;
 // both caches are registered with the cache-sync gate.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package k8spods

@@ -4,4 +4,7 @@
 // that mounts the bpffs root and opens the shared pinned maps at start
 // and releases its file descriptors at stop (pinned maps and links stay,
 // so programs keep enforcing while the agent is down).
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package loadercell

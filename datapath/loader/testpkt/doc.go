@@ -3,4 +3,7 @@
 // BPF_PROG_TEST_RUN: the verdict tests, the datapath benchmark, and
 // `simulate --datapath=bpf`. Checksums are left zero: the programs do not
 // read them.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package testpkt

@@ -9,4 +9,7 @@
 //	<root>/ipcache, ct4, ct6, frags, metrics, events   shared maps, one per node
 //	<root>/policy_<endpoint-id>                  one policy map per endpoint
 //	<root>/links/<endpoint-id>/{ingress,egress}  tcx links (datapath/loader)
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package bpfmap

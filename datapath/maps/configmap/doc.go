@@ -5,4 +5,7 @@
 // regardless. The ipcache revision, bumped by the ipcache map writer after
 // each write, makes established flows be looked up again when a peer's
 // identity may have changed.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package configmap

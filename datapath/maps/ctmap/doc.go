@@ -3,4 +3,7 @@
 // GC, which the conntrack GC job runs periodically to delete expired
 // entries and, on its first run after a restore, entries of endpoints that
 // were not restored.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package ctmap

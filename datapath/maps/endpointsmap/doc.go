@@ -5,4 +5,7 @@
 // changed something; a conntrack entry allowed under another revision has
 // its flow's policy looked up again on its next packet, so that policy
 // changes reach established flows.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package endpointsmap

@@ -3,4 +3,7 @@
 // in (a miss is world-ipv4 or world-ipv6, by the packet's family). The ipcache cell's listener writes it in batches
 // (ApplyBatch) and reconciles it in full after the initial sync
 // (Reconcile), removing entries the control plane no longer has.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package ipcachemap

@@ -6,4 +6,7 @@
 // EndpointPolicy.ConsumeMapState) into map entries; Sync writes only the
 // difference between that and the map's content, ignoring the counters.
 // The loader hands the map to an endpoint's programs at load time.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package policymap

@@ -4,4 +4,7 @@
 // goroutine, with identity labels from the identity cache; GET
 // /v1/monitor streams the events to each client as JSON lines
 // (`apiary monitor`). Stopping the cell ends every stream.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package monitorcell

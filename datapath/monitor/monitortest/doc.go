@@ -4,4 +4,7 @@
 // through a loaded endpoint's programs with BPF_PROG_TEST_RUN so that
 // the maps and the events ring buffer hold real datapath output. Tests
 // of the monitor cell, the BPF API and the CLI share it.
+//
+// It may import packages of cells, kvstore, policy and datapath and
+// package bpf, nothing of clustermesh (docs/design.md, Layers).
 package monitortest

@@ -13,7 +13,7 @@ import (
 
 const nodeAKey = "cilium/state/nodes/v1/default/node-a"
 
-// TestLocalNodeKeyComesBackAfterDelete is issue 11's finding 7: another
+// TestLocalNodeKeyComesBackAfterDelete checks that another
 // writer deleting the node's key (etcdctl del) no longer leaves it
 // missing until the next periodic sync.
 func TestLocalNodeKeyComesBackAfterDelete(t *testing.T) {

@@ -64,7 +64,7 @@ static __always_inline int floor_parse(struct __sk_buff *ctx, struct floor_ct_ke
 	return 1;
 }
 
-/* floor_prog is the floor as issue 12 defines it, for new and established
+/* floor_prog is the datapath benchmark's floor, for new and established
  * flows alike: parse, one hash lookup (conntrack), one LPM lookup
  * (ipcache). */
 SEC("tc")
@@ -87,7 +87,7 @@ int floor_prog(struct __sk_buff *ctx)
 /* floor_ct_only stops after a hash hit: parse and one hash lookup for a
  * tracked flow. A stricter reference for the established case (apiary's
  * programs skip the ipcache for tracked flows too); bpfbench prints it
- * next to the issue's floor. */
+ * next to floor_prog. */
 SEC("tc")
 int floor_ct_only(struct __sk_buff *ctx)
 {

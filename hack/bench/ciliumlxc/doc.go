@@ -2,6 +2,11 @@
 // cilium module, v1.20.x, in hack/bench/go.mod) compiled inside Cilium's
 // BPF test framework (peer.c), the peer of cmd/bpfbench. build.sh
 // compiles it with clang-19 (`make generate`); the object is committed.
+//
+// It is in a Go module of its own: it may import any package of apiary and
+// the peers it is compared with (Cilium, go.uber.org/fx,
+// github.com/cilium/hive, client-go), which apiary's own module never
+// imports (docs/design.md, Layers).
 package ciliumlxc
 
 import (

@@ -1,11 +1,3 @@
-// Package cmbench measures how fast apiary's ClusterMesh code takes in a
-// large remote cluster (issue 13, "Benchmarks"): a real (embedded) etcd
-// holding cluster2's nodes, identities and ipcache entries in Cilium's
-// formats, read once by apiary's remote connection (clustermesh/remote
-// with the agent's node manager, ipcache and identity cache) and once by
-// a raw client/v3 paginated Get plus decode of the same keys; then the
-// latency from a remote put to the local ipcache listener.
-// cmd/cmbench prints the results; nothing here asserts on time.
 package cmbench
 
 import (
@@ -37,7 +29,7 @@ type Size struct {
 	Nodes, Identities, Endpoints int
 }
 
-// Full is issue 13's remote: 5,000 nodes, 50,000 identities, 100,000
+// Full is the benchmark's remote: 5,000 nodes, 50,000 identities, 100,000
 // ipcache entries.
 var Full = Size{Nodes: 5000, Identities: 50000, Endpoints: 100000}
 

@@ -1,8 +1,3 @@
-// Command gen writes the benchmark graph of hack/bench/graph: n distinct
-// types, each with a constructor that depends on 0 to 3 earlier types and
-// appends one lifecycle hook, as apiary cells, fx options and cilium/hive cells.
-// The graph is a pseudo-random DAG from a fixed seed, so regenerating
-// gives the same files. Run it through `go generate ./graph`.
 package main
 
 import (

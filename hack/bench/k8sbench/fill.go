@@ -33,7 +33,7 @@ type Size struct {
 	Policies int
 }
 
-// Full is issue 14's size: every pod on this node, so that both sides
+// Full is the benchmark's size: every pod on this node, so that both sides
 // sync 10,000 of them.
 var Full = Size{Pods: 10000, LocalPods: 10000, Namespaces: 1000, Nodes: 100, Policies: 1000}
 

@@ -1,6 +1,3 @@
-// Package k8sbench measures the initial sync of the agent's Kubernetes
-// cells against a real kube-apiserver (issue 14), next to bare client-go
-// informers syncing the same objects in the same run.
 package k8sbench
 
 import (

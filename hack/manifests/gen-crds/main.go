@@ -1,5 +1,3 @@
-// Command gen-crds writes the policy CRDs of package manifests into
-// install/kubernetes/crds (run from hack/manifests: `make manifests-gen`).
 package main
 
 import (

@@ -115,7 +115,7 @@ func skippedCounts(t *testing.T, reg metrics.Registry) map[string]float64 {
 	return out
 }
 
-// TestOneBadIdentityKeyKeepsTheAgentHealthy is issue 11's finding 5: a
+// TestOneBadIdentityKeyKeepsTheAgentHealthy checks hostile kvstore input: a
 // bad identity key written by anyone while the agent runs is skipped,
 // counted and a Warning; /v1/healthz stays 200 and the overall status is
 // no Failure.

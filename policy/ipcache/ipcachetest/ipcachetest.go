@@ -1,5 +1,3 @@
-// Package ipcachetest helps tests of the ipcache and its users: waiting
-// for changes to be applied and describing entries in one short form.
 package ipcachetest
 
 import (

@@ -1,6 +1,3 @@
-// Command gen writes sources.lock in the current directory: the sha256 of
-// the eBPF C sources and the clang version that compiled them. `go
-// generate` runs it after bpf2go.
 package main
 
 import (

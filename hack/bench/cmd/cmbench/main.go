@@ -1,15 +1,3 @@
-// Command cmbench measures apiary's ClusterMesh against a remote cluster
-// of 5,000 nodes, 50,000 identities and 100,000 ipcache entries in a
-// real (embedded) etcd (issue 13): the time from the remote connection's
-// start until every entry is in the node manager, ipcache and identity
-// cache, next to a raw client/v3 paginated Get plus decode of the same
-// keys in the same run (goal: ratio <= 1.5); then the latency from a
-// remote put to the local ipcache listener with a writer doing 1,000
-// puts/s (goal: p99 < 50 ms).
-//
-// Run it with:
-//
-//	cd hack/bench && go run ./cmd/cmbench [-runs 5] [-nodes 5000 -identities 50000 -endpoints 100000]
 package main
 
 import (

@@ -1,10 +1,3 @@
-// Command hivebench times populate+start+stop of the 200-cell benchmark
-// graph with apiary's hive, go.uber.org/fx and github.com/cilium/hive,
-// rotating their order, and prints the median and p90 of each and the
-// ratios of the medians: apiary/fx, apiary/cilium-hive and apiary over the
-// faster of the two peers (the goal is apiary/min(peers) <= 0.5).
-//
-//	cd hack/bench && go run ./cmd/hivebench [-n 50] [-warmup 5]
 package main
 
 import (

@@ -1,21 +1,3 @@
-// Command ipcachebench measures the ipcache's metadata layer: N prefix
-// upserts (UpsertMetadata, one call each) until WaitForRevision of the
-// last one returns, with one listener that sees every change. Two
-// workloads run side by side on the real cells (kvstore in standalone
-// mode, identity, ipcache):
-//
-//   - CIDR labels: every /32 carries reserved:world, so each needs its
-//     own CIDR identity from the identity allocator (labels merged,
-//     resolved, allocated, referenced);
-//   - explicit identities: the entries a kvstore watcher or a local
-//     endpoint make, with no allocation.
-//
-// It prints entries/s and heap allocations per entry of each, and the
-// ratio of the two.
-//
-// Run it with:
-//
-//	cd hack/bench && go run ./cmd/ipcachebench [-prefixes 100000] [-runs 3]
 package main
 
 import (

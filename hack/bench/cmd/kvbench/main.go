@@ -1,15 +1,3 @@
-// Command kvbench compares apiary's kvstore stores with plain etcd client
-// code on the same real (embedded) etcd server, as issue 3 asks. The read
-// comparison syncs a WatchStore over N keys of ~200-byte JSON next to a
-// paginated client/v3 Get plus json.Unmarshal of the same keys (goal:
-// ratio <= 1.3). The write comparison upserts N keys through a SyncStore
-// (batched transactions on the session lease, its own keys watched) until
-// its sync canary is written, next to 32 concurrent single client puts
-// (goal: ratio <= 0.5).
-//
-// Run it with:
-//
-//	cd hack/bench && go run ./cmd/kvbench [-keys 100000] [-runs 3]
 package main
 
 import (
