@@ -24,7 +24,7 @@ import (
 // line; with ipcache.Cell, the ipcache's named ports are the peer named
 // ports egress rules resolve against. With the state dir cell, the
 // policies imported through the API are kept in
-// <state-dir>/policy/policyapi.json and restored at start. It needs the identity cell (and the cluster name of the local-node cell).
+// <state-dir>/policy/api.json and restored at start. It needs the identity cell (and the cluster name of the local-node cell).
 var Cell = cell.Module("policy", "Policy engine: repository, selector cache, policy sources, trace",
 	cell.Config(policyapi.DefaultConfig),
 	cell.Config(DefaultConfig),

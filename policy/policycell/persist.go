@@ -16,7 +16,7 @@ import (
 
 // Where and how the API-imported policies are kept.
 const (
-	// apiStateSubdir and apiStateName: <state-dir>/policy/policyapi.json.
+	// apiStateSubdir and apiStateName: <state-dir>/policy/api.json.
 	apiStateSubdir = "policy"
 	apiStateName   = "api.json"
 	// apiStateVersion is the version of the file's format.
