@@ -50,6 +50,7 @@ func New() *cobra.Command {
 	root.PersistentFlags().StringVar(&opts.socket, "socket", defaultSocket(),
 		"Unix socket of the agent's REST API (default from $"+SocketEnv+")")
 	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts), newKVStoreCommand(opts), newIdentityCommand(opts), newNodeCommand(opts), newIPCacheCommand(opts), newPolicyCommand(opts), newEndpointCommand(opts), newClusterMeshCommand(opts), newServiceCommand(opts), newMonitorCommand(opts), newBPFCommand(opts))
+	requireKnownSubcommands(root)
 	return root
 }
 
@@ -85,9 +86,14 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// oneLine joins the lines of an error message with "; ".
+// oneLine joins the non-blank lines of an error message with "; ".
 func oneLine(err error) string {
-	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' })
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
 	return strings.Join(lines, "; ")
 }
 

@@ -1,0 +1,62 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiary-net/apiary/cmd/apiary/cli"
+)
+
+// TestUnknownSubcommandFails: a misspelt command under any group exits
+// non-zero and says what it did not know, at every level of the tree.
+func TestUnknownSubcommandFails(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     []string
+		wantCode int
+		wantErr  string
+	}{
+		{name: "under root", give: []string{"polcy", "get"}, wantCode: 1, wantErr: `unknown command "polcy" for "apiary"`},
+		{name: "typo with suggestion", give: []string{"policy", "gett"}, wantCode: 1, wantErr: `did you mean "get"?`},
+		{name: "absent command", give: []string{"bpf", "lb", "list"}, wantCode: 1, wantErr: `unknown command "lb" for "apiary bpf"`},
+		{name: "two levels down", give: []string{"bpf", "ipcache", "lst"}, wantCode: 1, wantErr: `did you mean "list"?`},
+		{name: "unknown flag", give: []string{"endpoint", "list", "--bogus"}, wantCode: 1, wantErr: "unknown flag: --bogus"},
+		{name: "group alone prints help", give: []string{"bpf"}, wantCode: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := cli.Execute(context.Background(), append([]string{"--socket", "/nonexistent"}, tt.give...), &out, &errOut)
+			if code != tt.wantCode {
+				t.Fatalf("apiary %v = %d, want %d (stderr %q)", tt.give, code, tt.wantCode, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tt.wantErr) {
+				t.Errorf("stderr %q, want it to contain %q", errOut.String(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestEveryGroupRefusesUnknown walks the whole command tree: every
+// command that groups others refuses an unknown argument.
+func TestEveryGroupRefusesUnknown(t *testing.T) {
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			p := append(append([]string(nil), path...), sub.Name())
+			if sub.HasSubCommands() {
+				var out, errOut bytes.Buffer
+				args := append([]string{"--socket", "/nonexistent"}, append(p, "no-such-command")...)
+				if code := cli.Execute(context.Background(), args, &out, &errOut); code == 0 {
+					t.Errorf("apiary %s no-such-command exits 0", strings.Join(p, " "))
+				}
+			}
+			walk(sub, p)
+		}
+	}
+	walk(cli.New(), nil)
+}
