@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -124,6 +126,29 @@ func startManager(t *testing.T, extraFlags ...string) (node.Manager, ipcache.IPC
 // entry describes the ipcache entry of ip as "id/source[ via peer]".
 func entry(ipc ipcache.IPCache, ip string) string {
 	return ipcachetest.EntryOf(ipc, ipcache.HostPrefix(netip.MustParseAddr(ip)))
+}
+
+// waitEntries waits until the ipcache holds want (ip -> entry as entry
+// describes it) and reports every entry that differs at the deadline.
+func waitEntries(t *testing.T, ipc ipcache.IPCache, want map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var wrong []string
+		for ip, w := range want {
+			if got := entry(ipc, ip); got != w {
+				wrong = append(wrong, fmt.Sprintf("ipcache %s = %s, want %s", ip, got, w))
+			}
+		}
+		if len(wrong) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(wrong)
+			t.Fatalf("after 20s:\n%s", strings.Join(wrong, "\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // remote returns a remote node of the default cluster.
