@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/bpf/internal/srchash"
+	"github.com/apiary-net/apiary/cells/celltest"
 )
 
 // TestSourcesMatchObjects fails when a C source changed after the
@@ -44,7 +45,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("verifier: %+v", ve)
 	}
 	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("BPF unavailable on this machine: %v", err)
+		celltest.SkipUnprivileged(t, "BPF unavailable on this machine: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package bpfsim_test
 
 import (
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/bpfsim"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
@@ -20,20 +20,10 @@ const unprivilegedEnv = "APIARY_DPSIM_UNPRIVILEGED_HELPER"
 // re-executed): it must fail with ErrPrivilege, saying root is needed.
 func TestUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch to user nobody")
+		celltest.SkipUnprivileged(t, "needs root to switch to user nobody")
 	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} { // nobody must reach the copy
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "simulate.test")
-	copyFile(t, self, bin)
+	bin := celltest.CopyOfTestBinary(t)
+	dir := filepath.Dir(bin)
 	cmd := exec.Command(bin, "-test.run=^TestUnprivilegedHelper$", "-test.v")
 	cmd.Env = append(os.Environ(), unprivilegedEnv+"=1")
 	cmd.Dir = dir
@@ -65,23 +55,4 @@ func TestUnprivilegedHelper(t *testing.T) {
 		t.Fatalf("error %v, want ErrPrivilege", err)
 	}
 	t.Logf("refused as expected: %v", err)
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }

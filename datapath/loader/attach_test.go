@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -29,7 +30,7 @@ func inNewNetns(t *testing.T, body func()) {
 	defer orig.Close()
 	ns, err := netns.New()
 	if err != nil {
-		t.Skipf("cannot create a network namespace (needs CAP_SYS_ADMIN): %v", err)
+		celltest.SkipUnprivileged(t, "cannot create a network namespace (needs CAP_SYS_ADMIN): %v", err)
 	}
 	defer func() {
 		if err := netns.Set(orig); err != nil {

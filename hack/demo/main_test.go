@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"go.uber.org/goleak"
 )
 
@@ -40,7 +41,7 @@ var shared struct {
 func buildBinaries(t *testing.T) (binDir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the lab needs root (network namespaces, BPF)")
+		celltest.SkipUnprivileged(t, "the lab needs root (network namespaces, BPF)")
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"go.etcd.io/etcd/server/v3/embed"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +74,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
-		t.Skipf("k8stest: no kube-apiserver (run `make kube-apiserver`): %v", err)
+		celltest.SkipUnprivileged(t, "k8stest: no kube-apiserver (run `make kube-apiserver`): %v", err)
 	}
 	s := &Server{t: t, Dir: t.TempDir()}
 	for _, o := range opts {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -23,7 +24,7 @@ var seq atomic.Uint64
 func New(t testing.TB, prefix string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("creating network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)")
+		celltest.SkipUnprivileged(t, "creating network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)")
 	}
 	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1))
 	errc := make(chan error, 1)

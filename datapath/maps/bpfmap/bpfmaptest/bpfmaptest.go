@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
@@ -20,7 +21,7 @@ func Root(t testing.TB) string {
 	dir := t.TempDir()
 	if err := unix.Mount("bpffs", dir, "bpf", 0, "mode=0700"); err != nil {
 		if errors.Is(err, unix.EPERM) {
-			t.Skipf("mounting a bpffs needs CAP_SYS_ADMIN: %v", err)
+			celltest.SkipUnprivileged(t, "mounting a bpffs needs CAP_SYS_ADMIN: %v", err)
 		}
 		t.Fatalf("mount bpffs: %v", err)
 	}
@@ -39,11 +40,11 @@ func Root(t testing.TB) string {
 func RequireBPF(t testing.TB) {
 	t.Helper()
 	if err := rlimit.RemoveMemlock(); err != nil {
-		t.Skipf("BPF unavailable: remove memlock limit: %v", err)
+		celltest.SkipUnprivileged(t, "BPF unavailable: remove memlock limit: %v", err)
 	}
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
 	if errors.Is(err, unix.EPERM) || errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
-		t.Skipf("BPF unavailable on this machine (needs root/CAP_BPF): %v", err)
+		celltest.SkipUnprivileged(t, "BPF unavailable on this machine (needs root/CAP_BPF): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("create a probe map: %v", err)
