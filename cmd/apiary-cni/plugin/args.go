@@ -73,16 +73,16 @@ func splitLabels(v string) ([]string, error) {
 	return out, nil
 }
 
-// endpointLabels are the labels of a new endpoint: the network's, then
-// APIARY_LABELS, then the pod's namespace in Kubernetes (the label
+// endpointLabels are the labels of a new endpoint: the network's
+// ("labels", then "args.cni.labels"), then APIARY_LABELS, then the pod's namespace in Kubernetes (the label
 // namespaced policies select on; the agent adds the pod's own labels).
 func endpointLabels(conf *NetConf, a cniArgs) ([]string, error) {
-	out := append(append([]string(nil), conf.Labels...), a.labels...)
+	out := append(append([]string(nil), conf.labels...), a.labels...)
 	if a.podNamespace != "" && !hasKey(out, labels.KeyPodNamespace) {
 		out = append(out, labels.KeyPodNamespace+"="+a.podNamespace)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no labels for the endpoint: outside Kubernetes set %s=key=value,... in CNI_ARGS or \"labels\" in the network configuration", argLabels)
+		return nil, fmt.Errorf("no labels for the endpoint: outside Kubernetes set %s=key=value,... in CNI_ARGS, or \"labels\" or \"args.cni.labels\" in the network configuration", argLabels)
 	}
 	return out, nil
 }

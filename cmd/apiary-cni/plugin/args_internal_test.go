@@ -54,7 +54,7 @@ func TestEndpointLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := endpointLabels(&NetConf{Labels: tt.conf}, tt.args)
+			got, err := endpointLabels(&NetConf{labels: tt.conf}, tt.args)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
@@ -76,6 +76,9 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{name: "defaults", give: `{"cniVersion":"1.1.0","name":"n","type":"apiary-cni"}`},
 		{name: "wrong type", give: `{"name":"n","type":"bridge"}`, wantErr: []string{`field type: "bridge" is not "apiary-cni"`}},
+		{name: "conventions' args.cni.labels", give: `{"name":"n","type":"apiary-cni","labels":["env=prod"],"args":{"cni":{"labels":[{"key":"app","value":"web"},{"key":"tier","value":"front"}]}}}`},
+		{name: "bad labels name their field", give: `{"name":"n","type":"apiary-cni","labels":["env=prod","=x"],"args":{"cni":{"labels":[{"key":"app","value":"web"},{"key":"","value":"x"}]}}}`,
+			wantErr: []string{"field labels[1]", `field args.cni.labels[1]: label "=x": empty key`}},
 		{name: "every bad field", give: `{"name":"n","type":"apiary-cni","socket-path":"a.sock","log-file":"x.log","log-level":"loud","timeout":"-1s"}`,
 			wantErr: []string{"field socket-path", "field log-file", "field log-level", "field timeout"}},
 		{name: "not JSON", give: `{`, wantErr: []string{"decode network configuration"}},
@@ -95,6 +98,21 @@ func TestParseConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConventionLabels: the network's labels come first, then the CNI
+// conventions' args.cni.labels, then APIARY_LABELS.
+func TestConventionLabels(t *testing.T) {
+	conf, err := parseConfig([]byte(`{"name":"n","type":"apiary-cni","labels":["env=prod"],` +
+		`"args":{"cni":{"labels":[{"key":"app","value":"web"},{"key":"app.kubernetes.io/name","value":"front"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := endpointLabels(conf, cniArgs{labels: []string{"tier=a"}})
+	want := []string{"env=prod", "app=web", "app.kubernetes.io/name=front", "tier=a"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("endpointLabels = %v, %v; want %v", got, err, want)
 	}
 }
 

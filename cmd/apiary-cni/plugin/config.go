@@ -33,11 +33,15 @@ type NetConf struct {
 	// Labels are labels every endpoint of the network gets
 	// ("source:key=value" or "key=value"), before those of APIARY_LABELS.
 	Labels []string `json:"labels,omitempty"`
+	// Args are the runtime's per-container values (CNI conventions);
+	// args.cni.labels come after Labels and before APIARY_LABELS.
+	Args *conventionArgs `json:"args,omitempty"`
 	// Timeout bounds one command ("2m" when empty).
 	Timeout string `json:"timeout,omitempty"`
 
 	timeout  time.Duration
 	logLevel slog.Level
+	labels   []string // Labels, then args.cni.labels, checked
 }
 
 // parseConfig decodes and checks the network configuration; the error
@@ -67,6 +71,11 @@ func parseConfig(data []byte) (*NetConf, error) {
 			errs = append(errs, fmt.Errorf("field log-level: %q is not debug, info, warn or error", conf.LogLevel))
 		}
 	}
+	ls, err := configLabels(conf)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	conf.labels = ls
 	conf.timeout = defaultTimeout
 	if conf.Timeout != "" {
 		d, err := time.ParseDuration(conf.Timeout)
