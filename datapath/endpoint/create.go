@@ -17,7 +17,7 @@ import (
 // *FieldError (all of them joined); an existing id gives ErrExists. On
 // any error nothing of the endpoint is left: the steps done are undone.
 func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
-	r, err := req.validate()
+	r, err := req.validate(m.p.ClusterName)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("create endpoint %d: %w", req.ID, err)
 	}

@@ -20,8 +20,8 @@ func (m *Manager) UpdateLabels(ctx context.Context, id datapath.EndpointID, ls l
 	if len(ls) == 0 {
 		return false, fmt.Errorf("update labels of endpoint %d: %w", id, fieldErr("labels", "empty: an endpoint needs labels for its identity"))
 	}
-	if l, ok := reservedLabel(ls); ok {
-		return false, fmt.Errorf("update labels of endpoint %d: %w", id, fieldErr("labels", "%s: reserved labels belong to the agent", l))
+	if err := labels.CheckEndpointLabels(ls, m.p.ClusterName); err != nil {
+		return false, fmt.Errorf("update labels of endpoint %d: %w", id, &FieldError{Field: "labels", Err: err})
 	}
 	m.ops.Lock()
 	defer m.ops.Unlock()

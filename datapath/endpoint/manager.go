@@ -42,6 +42,9 @@ type Params struct {
 	StateDir string
 	// MTU of the endpoints' veths; 0 is 1500.
 	MTU int
+	// ClusterName is this cluster's name: an endpoint's cluster label
+	// (io.cilium.k8s.policy.cluster) may name only it; empty: unchecked.
+	ClusterName string
 	Log *slog.Logger
 }
 

@@ -75,7 +75,7 @@ const defaultIfName = "eth0"
 const maxIfName = 15
 
 // validate checks every field and reports every wrong one.
-func (r Request) validate() (request, error) {
+func (r Request) validate(cluster string) (request, error) {
 	out := request{id: r.ID, netns: r.NetNSPath, ifName: r.IfName}
 	var errs []error
 	if r.ID == 0 {
@@ -94,8 +94,8 @@ func (r Request) validate() (request, error) {
 		errs = append(errs, fieldErr("labels", "empty: an endpoint needs labels for its identity"))
 	} else if ls, err := labels.ParseList(labels.SourceK8s, r.Labels...); err != nil {
 		errs = append(errs, &FieldError{Field: "labels", Err: err})
-	} else if l, ok := reservedLabel(ls); ok {
-		errs = append(errs, fieldErr("labels", "%s: reserved labels belong to the agent", l))
+	} else if err := labels.CheckEndpointLabels(ls, cluster); err != nil {
+		errs = append(errs, &FieldError{Field: "labels", Err: err})
 	} else {
 		out.labels = ls
 	}
@@ -112,15 +112,6 @@ func (r Request) validate() (request, error) {
 	out.owner = owner{containerID: r.ContainerID, podNamespace: r.PodNamespace, podName: r.PodName}
 	errs = append(errs, out.owner.check()...)
 	return out, errors.Join(errs...)
-}
-
-func reservedLabel(ls labels.Labels) (labels.Label, bool) {
-	for _, l := range ls {
-		if l.Source == labels.SourceReserved {
-			return l, true
-		}
-	}
-	return labels.Label{}, false
 }
 
 func checkNetNS(path string) error {

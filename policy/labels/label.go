@@ -10,6 +10,7 @@ const (
 	SourceK8s       = "k8s"
 	SourceReserved  = "reserved"
 	SourceCIDR      = "cidr"
+	SourceFQDN      = "fqdn"
 	SourceAny       = "any"
 	SourceUnspec    = "unspec"
 	SourceContainer = "container"

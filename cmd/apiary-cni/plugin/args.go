@@ -62,7 +62,7 @@ func splitLabels(v string) ([]string, error) {
 		if l == "" {
 			continue
 		}
-		if _, err := labels.Parse(l, labels.SourceK8s); err != nil {
+		if err := checkLabel(l); err != nil {
 			return nil, err
 		}
 		out = append(out, l)
@@ -71,6 +71,17 @@ func splitLabels(v string) ([]string, error) {
 		return nil, errors.New("no label (want key=value[,key=value...])")
 	}
 	return out, nil
+}
+
+// checkLabel parses one label and refuses the sources the agent derives
+// itself (reserved, cidr, fqdn), as the agent would, before anything is
+// sent. The cluster label is the agent's to check: it knows its cluster.
+func checkLabel(s string) error {
+	l, err := labels.Parse(s, labels.SourceK8s)
+	if err != nil {
+		return err
+	}
+	return labels.CheckEndpointLabels(labels.Labels{l}, "")
 }
 
 // endpointLabels are the labels of a new endpoint: the network's

@@ -21,6 +21,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "no '='", give: "K8S_POD_NAME", wantErr: `CNI_ARGS: "K8S_POD_NAME" is not KEY=VALUE`},
 		{name: "empty labels", give: "APIARY_LABELS=", wantErr: "CNI_ARGS APIARY_LABELS: no label"},
 		{name: "bad label", give: "APIARY_LABELS=app=web,=x", wantErr: "CNI_ARGS APIARY_LABELS"},
+		{name: "label of the agent's sources", give: "APIARY_LABELS=app=web,cidr:10.0.0.0/8", wantErr: `CNI_ARGS APIARY_LABELS: label cidr:10.0.0.0/8: source "cidr" belongs to the agent`},
+		{name: "reserved in another case", give: "APIARY_LABELS=RESERVED:world", wantErr: `source "reserved" belongs to the agent`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +81,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "conventions' args.cni.labels", give: `{"name":"n","type":"apiary-cni","labels":["env=prod"],"args":{"cni":{"labels":[{"key":"app","value":"web"},{"key":"tier","value":"front"}]}}}`},
 		{name: "bad labels name their field", give: `{"name":"n","type":"apiary-cni","labels":["env=prod","=x"],"args":{"cni":{"labels":[{"key":"app","value":"web"},{"key":"","value":"x"}]}}}`,
 			wantErr: []string{"field labels[1]", `field args.cni.labels[1]: label "=x": empty key`}},
+		{name: "agent's sources in the configuration", give: `{"name":"n","type":"apiary-cni","labels":["fqdn:example.com"],"args":{"cni":{"labels":[{"key":"cidr:0.0.0.0/0","value":""}]}}}`,
+			wantErr: []string{`field labels[0]: label fqdn:example.com: source "fqdn"`, `field args.cni.labels[0]: label cidr:0.0.0.0/0: source "cidr"`}},
 		{name: "every bad field", give: `{"name":"n","type":"apiary-cni","socket-path":"a.sock","log-file":"x.log","log-level":"loud","timeout":"-1s"}`,
 			wantErr: []string{"field socket-path", "field log-file", "field log-level", "field timeout"}},
 		{name: "not JSON", give: `{`, wantErr: []string{"decode network configuration"}},

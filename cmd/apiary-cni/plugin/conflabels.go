@@ -3,8 +3,6 @@ package plugin
 import (
 	"errors"
 	"fmt"
-
-	"github.com/apiary-net/apiary/policy/labels"
 )
 
 // conventionArgs is the "args" key of a network configuration as the CNI
@@ -29,7 +27,7 @@ func configLabels(conf *NetConf) ([]string, error) {
 	var out []string
 	var errs []error
 	for i, s := range conf.Labels {
-		if _, err := labels.Parse(s, labels.SourceK8s); err != nil {
+		if err := checkLabel(s); err != nil {
 			errs = append(errs, fmt.Errorf("field labels[%d]: %w", i, err))
 			continue
 		}
@@ -38,7 +36,7 @@ func configLabels(conf *NetConf) ([]string, error) {
 	if conf.Args != nil {
 		for i, l := range conf.Args.CNI.Labels {
 			s := l.Key + "=" + l.Value
-			if _, err := labels.Parse(s, labels.SourceK8s); err != nil {
+			if err := checkLabel(s); err != nil {
 				errs = append(errs, fmt.Errorf("field args.cni.labels[%d]: %w", i, err))
 				continue
 			}

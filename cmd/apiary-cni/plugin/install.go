@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/apiary-net/apiary/cells/safefile"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/apiary-net/apiary/cells/safefile"
 
 	"github.com/apiary-net/apiary/cells/api/client"
 )

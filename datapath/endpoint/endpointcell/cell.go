@@ -96,7 +96,7 @@ func newManager(p managerParams) (*endpoint.Manager, error) {
 	m := endpoint.New(endpoint.Params{
 		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: a,
 		Identities: p.Identities, IPCache: p.IPCache, Policy: p.Policy,
-		StateDir: p.StateDir.Path(), Log: p.Log,
+		StateDir: p.StateDir.Path(), ClusterName: local.Cluster.ClusterName, Log: p.Log,
 	})
 	apply := m.ApplyIncremental
 	p.Inc.apply.Store(&apply)
