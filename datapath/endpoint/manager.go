@@ -45,7 +45,7 @@ type Params struct {
 	// ClusterName is this cluster's name: an endpoint's cluster label
 	// (io.cilium.k8s.policy.cluster) may name only it; empty: unchecked.
 	ClusterName string
-	Log *slog.Logger
+	Log         *slog.Logger
 }
 
 // Manager manages the endpoints of this node. It is safe for concurrent

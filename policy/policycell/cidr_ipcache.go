@@ -16,8 +16,8 @@ const cidrResource ipcache.ResourceID = "policy/cidr"
 type cidrIPCacheParams struct {
 	cell.In
 
-	Importer  *importer
-	IPCache ipcache.IPCache `optional:"true"`
+	Importer *importer
+	IPCache  ipcache.IPCache `optional:"true"`
 }
 
 // useIPCacheForCIDRs gives the importer the ipcache, if the agent has one:

@@ -39,7 +39,7 @@ type fileStates map[string]fileState
 // that are symlinks swapped atomically (a Kubernetes ConfigMap mount:
 // name -> ..data/name, ..data -> ..2026_xx).
 type dirWatcher struct {
-	dir    string
+	dir      string
 	importer *importer
 	// rescan coalesces the events of one write (truncate, then write)
 	// or one swap into one scan.

@@ -24,9 +24,9 @@ import (
 type traceParams struct {
 	cell.In
 
-	Importer  *importer
-	Config  Config
-	IPCache ipcache.IPCache `optional:"true"`
+	Importer *importer
+	Config   Config
+	IPCache  ipcache.IPCache `optional:"true"`
 }
 
 // newTraceHandler serves POST /v1/policy/trace (`apiary policy trace`).
