@@ -1,7 +1,6 @@
 package policycell
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -305,9 +304,7 @@ const maxTraceBody = 1 << 20
 
 // decodeJSON decodes a request body strictly.
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxTraceBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := api.DecodeStrict(io.LimitReader(r.Body, maxTraceBody), v); err != nil {
 		return fmt.Errorf("decode request body: %w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package endpointcell
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,9 +66,7 @@ func newPutHandler(p putParams) api.HandlerOut {
 			return
 		}
 		var req models.EndpointRequest
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
+		if err := api.DecodeStrict(bytes.NewReader(data), &req); err != nil {
 			api.WriteError(w, http.StatusBadRequest, fmt.Errorf("decode body: %w", err))
 			return
 		}
