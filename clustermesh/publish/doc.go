@@ -1,6 +1,6 @@
 // Package publish writes what the clusters meshing with this one read
 // from its etcd beyond each agent's own keys (DESIGN.md flow 4, "our own
-// side"): the cluster configuration cilium/cluster-config/<cluster> and
+// side"): the cluster configuration layout.ClusterConfigKey and
 // the sync canaries no single agent's store writes (identities,
 // services).
 //

@@ -20,7 +20,7 @@
 // in batches.
 //
 // With a kvstore, local endpoints (UpsertLocalEndpoint) are published as
-// Cilium's IPIdentityPair JSON under cilium/state/ip/v1/default/<ip>, and
+// Cilium's IPIdentityPair JSON at layout.IPKey("default", ip), and
 // the entries of the other agents of the cluster are read back with
 // source kvstore (flows 1 and 2 of DESIGN.md). GET /v1/ipcache and
 // `apiary ipcache list|get` show the cache; the list is served a page at
