@@ -6,9 +6,9 @@ import (
 	"fmt"
 )
 
-// CiliumClusterConfig is what a cluster says about itself in its etcd (at
-// kvstore/layout's ClusterConfigKey), in
-// Cilium's JSON ({"id":2,"capabilities":{"syncedCanaries":true,...}}).
+// CiliumClusterConfig is what a cluster says about itself in its etcd, at
+// kvstore/layout's ClusterConfigKey, in Cilium's JSON
+// ({"id":2,"capabilities":{"syncedCanaries":true,...}}).
 type CiliumClusterConfig struct {
 	// ID is the cluster id.
 	ID uint32 `json:"id"`
@@ -19,8 +19,9 @@ type CiliumClusterConfig struct {
 // CiliumClusterConfigCapabilities are the capabilities of a cluster.
 type CiliumClusterConfigCapabilities struct {
 	// SyncedCanaries: the writers put a sync canary (kvstore/layout's
-	// SyncedKey) once a prefix is complete, so readers wait for it (sync-canary
-	// mode); without it readers start at once (immediate mode).
+	// SyncedKey) once a prefix is complete, so readers wait for it
+	// (sync-canary mode); without it readers start at once (immediate
+	// mode).
 	SyncedCanaries bool `json:"syncedCanaries,omitempty"`
 	// MaxConnectedClusters is the mesh size the cluster was set up
 	// with; 0 means Cilium's default, 255.
