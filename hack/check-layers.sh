@@ -66,4 +66,12 @@ for p in cells kvstore policy; do
 done
 forbid cells/hive "^$mod/cells/job" "the framework stands alone"
 
+# kvstore/layout spells Cilium's keys for every layer above cells: plain
+# strings and functions, it imports nothing of apiary.
+if bad=$(go list -f '{{join .Imports "\n"}}' ./kvstore/layout | grep "^$mod/"); then
+	echo "kvstore/layout must import nothing of apiary (a leaf of plain strings):"
+	echo "$bad" | sed 's/^/  /'
+	fail=1
+fi
+
 exit $fail

@@ -5,21 +5,6 @@ import (
 	"errors"
 )
 
-// Well-known keys, wire-compatible with Cilium.
-const (
-	// BasePrefix is the prefix of every key apiary writes.
-	BasePrefix = "cilium/"
-	// StatePrefix holds state that agents re-create when it is removed.
-	StatePrefix = "cilium/state/"
-	// HeartbeatPath is updated every minute by one writer per cluster.
-	HeartbeatPath = "cilium/.heartbeat"
-	// SyncedPrefix holds the sync canaries: cilium/synced/<cluster>/<prefix>.
-	SyncedPrefix = "cilium/synced/"
-	// ClusterConfigPrefix holds each cluster's configuration for the
-	// clusters meshing with it: cilium/cluster-config/<cluster>.
-	ClusterConfigPrefix = "cilium/cluster-config/"
-)
-
 // Errors returned by backends.
 var (
 	// ErrDisabled is returned by every operation when --kvstore is empty.

@@ -10,6 +10,8 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // history notices that etcd went back in time: restored from an older
@@ -191,7 +193,7 @@ func (e *etcdBackend) verifyHistory() {
 		ctx, cancel := context.WithTimeout(e.ctx, historyVerifyTimeout)
 		defer cancel()
 		m := e.hist.mark()
-		resp, err := e.client.Get(ctx, HeartbeatPath, clientv3.WithCountOnly())
+		resp, err := e.client.Get(ctx, layout.HeartbeatKey, clientv3.WithCountOnly())
 		if err == nil {
 			e.hist.linearizable(m, resp.Header)
 		}

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // statusChecker probes every endpoint and the quorum periodically and
@@ -50,8 +51,8 @@ func (s *statusChecker) get() Status {
 func (s *statusChecker) run(ctx context.Context) {
 	if s.e.opts.HeartbeatTimeout > 0 {
 		s.e.spawn(func() {
-			for ev := range s.e.ListAndWatch(ctx, HeartbeatPath) {
-				if ev.Key == HeartbeatPath && (ev.Type == EventCreate || ev.Type == EventModify) {
+			for ev := range s.e.ListAndWatch(ctx, layout.HeartbeatKey) {
+				if ev.Key == layout.HeartbeatKey && (ev.Type == EventCreate || ev.Type == EventModify) {
 					s.mu.Lock()
 					s.lastHeartbeat, s.heartbeatsSeen = time.Now(), true
 					s.mu.Unlock()
@@ -172,7 +173,7 @@ func (s *statusChecker) checkQuorum(ctx context.Context, timeout time.Duration) 
 	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	m := s.e.hist.mark()
-	resp, err := s.e.client.Get(qctx, HeartbeatPath, clientv3.WithCountOnly())
+	resp, err := s.e.client.Get(qctx, layout.HeartbeatKey, clientv3.WithCountOnly())
 	if err != nil {
 		return fmt.Errorf("linearizable read failed: %w", err)
 	}

@@ -5,13 +5,15 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // HeartbeatInterval is how often the heartbeat writer updates
-// cilium/.heartbeat; the status fails when it is older than twice that.
+// layout.HeartbeatKey; the status fails when it is older than twice that.
 const HeartbeatInterval = time.Minute
 
-// StartHeartbeat writes the current time (RFC 3339) to HeartbeatPath,
+// StartHeartbeat writes the current time (RFC 3339) to layout.HeartbeatKey,
 // bound to the session lease, every interval until the returned stop
 // function is called, and at once when the lease it was written with is
 // lost (expired, or etcd went back in time). One writer per cluster is
@@ -23,7 +25,7 @@ func StartHeartbeat(b Backend, interval time.Duration, log *slog.Logger) (stop f
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lost := make(chan struct{}, 1)
-	b.OnLeaseExpired(HeartbeatPath, func(string) {
+	b.OnLeaseExpired(layout.HeartbeatKey, func(string) {
 		select {
 		case lost <- struct{}{}:
 		default:
@@ -42,10 +44,10 @@ func StartHeartbeat(b Backend, interval time.Duration, log *slog.Logger) (stop f
 				timer.Stop()
 			}
 			wctx, wcancel := context.WithTimeout(ctx, 25*time.Second)
-			err := b.Update(wctx, HeartbeatPath, []byte(time.Now().Format(time.RFC3339)), true)
+			err := b.Update(wctx, layout.HeartbeatKey, []byte(time.Now().Format(time.RFC3339)), true)
 			wcancel()
 			if err != nil && ctx.Err() == nil {
-				log.Warn("Unable to update the heartbeat key", "key", HeartbeatPath, "error", err)
+				log.Warn("Unable to update the heartbeat key", "key", layout.HeartbeatKey, "error", err)
 			}
 			timer.Reset(interval)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -84,7 +85,7 @@ func (c *meshCluster) publishClusterConfig(t *testing.T, canaries bool) {
 	c.put(t, "cilium/cluster-config/"+c.name,
 		fmt.Sprintf(`{"id":%d,"capabilities":{"syncedCanaries":%t,"maxConnectedClusters":255}}`, c.id, canaries))
 	if canaries {
-		for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities, remote.CanaryServices} {
+		for _, p := range []string{layout.CanaryNodes, layout.CanaryIPCache, layout.CanaryIdentities, layout.CanaryServices} {
 			c.put(t, "cilium/synced/"+c.name+"/"+p, time.Now().UTC().Format(time.RFC3339))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // rawRemote is a remote cluster whose etcd the test writes directly, as
@@ -26,7 +27,7 @@ func (r rawRemote) node(t *testing.T, name, ip string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.put(t, node.NodesPrefix+"/"+r.name+"/"+name, string(data))
+	r.put(t, layout.NodeKey(r.name, name), string(data))
 }
 
 func (r rawRemote) identity(t *testing.T, id uint32, app string) {
@@ -55,8 +56,8 @@ func TestImmediateModeReconnectAndSwap(t *testing.T) {
 	base := uint32(5<<16 + 256)                             // cluster 5's first global identity is base+1
 	r5.node(t, "n1", "203.0.113.1")
 	r5.node(t, "n2", "203.0.113.2")
-	r5.put(t, node.NodesPrefix+"/cluster5/bad", "{")                                                                // malformed
-	r5.put(t, node.NodesPrefix+"/cluster5/n9", `{"Name":"n9","Cluster":"cluster6","ClusterID":6,"IPAddresses":[]}`) // refused
+	r5.put(t, layout.NodeKey("cluster5", "bad"), "{")                                                                // malformed
+	r5.put(t, layout.NodeKey("cluster5", "n9"), `{"Name":"n9","Cluster":"cluster6","ClusterID":6,"IPAddresses":[]}`) // refused
 	r5.identity(t, base+1, "web")
 	r5.identity(t, base+2, "db")
 	r5.identity(t, 2<<16+7, "other")                             // another cluster's range: refused
@@ -105,7 +106,7 @@ func TestImmediateModeReconnectAndSwap(t *testing.T) {
 			t.Errorf("nodes while disconnected = %s, want the cached ones", got)
 		}
 		// Changes made meanwhile, behind the agent's back.
-		r5.del(t, node.NodesPrefix+"/cluster5/n2")
+		r5.del(t, layout.NodeKey("cluster5", "n2"))
 		r5.node(t, "n3", "203.0.113.3")
 		r5.del(t, "cilium/state/ip/v1/default/10.5.0.2")
 		r5.endpoint(t, "10.5.0.3", base+1)

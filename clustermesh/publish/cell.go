@@ -10,11 +10,12 @@ import (
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // Cell runs this agent's Publisher when a kvstore is configured: the
 // agents of a cluster elect one, through a kvstore lock, that writes
-// cilium/cluster-config/<cluster> and the identities and services sync
+// layout.ClusterConfigKey and the identities and services sync
 // canaries, and keeps them. It provides Leadership.
 var Cell = cell.Module("clustermesh-publish", "Cluster configuration and sync canaries for remote clusters",
 	cell.Provide(newFromParams),
@@ -60,14 +61,14 @@ func newFromParams(p params) (Leadership, error) {
 		return noLeader{}, nil
 	}
 	cluster := p.LocalNode.Get().Cluster
-	standby := "standby: waiting for the publisher lock " + LockPath(cluster.ClusterName)
+	standby := "standby: waiting for the publisher lock " + layout.PublisherLockKey(cluster.ClusterName)
 	pub, err := New(Options{
 		Backend: p.KVStore, Cluster: cluster, Log: p.Log,
 		Retry:            job.Backoff{Min: time.Second, Max: 30 * time.Second},
 		NoServicesCanary: p.Kubernetes != nil && p.Kubernetes.IsEnabled(),
 		OnLeadership: func(leader bool) {
 			if leader {
-				p.Health.OK("leader: publishing " + ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")
+				p.Health.OK("leader: publishing " + layout.ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")
 			} else {
 				p.Health.OK(standby)
 			}

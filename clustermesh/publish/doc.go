@@ -1,8 +1,8 @@
 // Package publish writes what the clusters meshing with this one read
 // from its etcd beyond each agent's own keys (docs/design.md, Flow 2:
 // remote cluster -> ipcache -> BPF, seen from this side): the cluster
-// configuration cilium/cluster-config/<cluster> and the sync canaries
-// no single agent's store writes (identities, services).
+// configuration under layout.ClusterConfigKey and the sync canaries no
+// single agent's store writes (identities, services).
 //
 // Every agent runs a Publisher; one of them at a time holds a kvstore
 // lock and writes, with its session lease, so the keys expire with a

@@ -14,32 +14,15 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
-)
-
-// The canary names (below cilium/synced/<cluster>/) this package writes
-// and keeps.
-const (
-	// IdentitiesSyncedKey is the canary of the identities, written at
-	// once: the identity allocator's keys are always complete.
-	IdentitiesSyncedKey = "cilium/state/identities/v1"
-	// ServicesSyncedKey is the canary of the global services: written by
-	// the services writer with Kubernetes, else at once (an empty store
-	// is complete).
-	ServicesSyncedKey = "cilium/state/services/v1"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // keptCanaries are the canaries of the agents' own stores: the leader
-// writes them again when they vanish after they existed.
-var keptCanaries = []string{"cilium/state/nodes/v1", "cilium/state/ip/v1"}
-
-// LockPath returns the path of the lock whose holder publishes for
-// cluster.
-func LockPath(cluster string) string {
-	return kvstore.BasePrefix + "clustermesh-publisher/" + cluster
-}
-
-// ClusterConfigKey returns cilium/cluster-config/<cluster>.
-func ClusterConfigKey(cluster string) string { return kvstore.ClusterConfigPrefix + cluster }
+// writes them again when they vanish after they existed. Its own are
+// layout.CanaryIdentities, written at once (the identity allocator's keys
+// are always complete), and layout.CanaryServices, unless the services
+// writer writes it (with Kubernetes; without, an empty store is complete).
+var keptCanaries = []string{layout.CanaryNodes, layout.CanaryIPCache}
 
 // Options configure a Publisher.
 type Options struct {
@@ -108,7 +91,7 @@ func (p *Publisher) ClusterConfig() []byte { return slices.Clone(p.config) }
 // Run stops writing, also a write in flight, and waits for the lock
 // again.
 func (p *Publisher) Run(ctx context.Context) {
-	path := LockPath(p.opts.Cluster.ClusterName)
+	path := layout.PublisherLockKey(p.opts.Cluster.ClusterName)
 	for failures := 0; ctx.Err() == nil; {
 		lock, err := p.opts.Backend.LockPath(ctx, path)
 		if err != nil {
@@ -179,7 +162,7 @@ func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 	p.mu.Unlock()
 	p.setLeader(true)
 	p.opts.Log.Info("Publishing this cluster's configuration and sync canaries for remote clusters",
-		"key", ClusterConfigKey(cluster), "config", string(p.config))
+		"key", layout.ClusterConfigKey(cluster), "config", string(p.config))
 	ctx, cancel := context.WithCancel(ctx)
 	kick := make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -191,7 +174,7 @@ func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 		case <-ctx.Done():
 		}
 	})
-	wg.Go(func() { p.watch(ctx, kvstore.ClusterConfigPrefix+cluster, kick) })
+	wg.Go(func() { p.watch(ctx, layout.ClusterConfigKey(cluster), kick) })
 	wg.Go(func() { p.watch(ctx, p.syncedPrefix(), kick) })
 
 	for failures := 0; ; {
@@ -219,7 +202,7 @@ func (p *Publisher) lead(ctx context.Context, lost <-chan struct{}) {
 }
 
 func (p *Publisher) syncedPrefix() string {
-	return kvstore.SyncedPrefix + p.opts.Cluster.ClusterName + "/"
+	return layout.SyncedClusterPrefix(p.opts.Cluster.ClusterName) + "/"
 }
 
 // watch kicks the writer on every change of a key under prefix, and
@@ -245,12 +228,12 @@ func (p *Publisher) watch(ctx context.Context, prefix string, kick chan<- struct
 // another lease) and every canary that is missing.
 func (p *Publisher) reconcile(ctx context.Context) error {
 	b := p.opts.Backend
-	if _, err := b.UpdateIfDifferent(ctx, ClusterConfigKey(p.opts.Cluster.ClusterName), p.config, true); err != nil {
-		return fmt.Errorf("write %s: %w", ClusterConfigKey(p.opts.Cluster.ClusterName), err)
+	if _, err := b.UpdateIfDifferent(ctx, layout.ClusterConfigKey(p.opts.Cluster.ClusterName), p.config, true); err != nil {
+		return fmt.Errorf("write %s: %w", layout.ClusterConfigKey(p.opts.Cluster.ClusterName), err)
 	}
-	names := []string{IdentitiesSyncedKey}
+	names := []string{layout.CanaryIdentities}
 	if !p.opts.NoServicesCanary {
-		names = append(names, ServicesSyncedKey)
+		names = append(names, layout.CanaryServices)
 	}
 	p.mu.Lock()
 	for _, name := range keptCanaries {

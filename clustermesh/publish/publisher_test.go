@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 var testCluster = cluster.Info{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
@@ -67,8 +68,8 @@ func TestLeaderPublishesAndOthersTakeOverWhenItIsCutOff(t *testing.T) {
 
 	celltest.Eventually(t, "the cluster config and the canaries", func() bool {
 		v, lease := get(t, raw, configKey)
-		ids, _ := get(t, raw, canaries+publish.IdentitiesSyncedKey)
-		svcs, _ := get(t, raw, canaries+publish.ServicesSyncedKey)
+		ids, _ := get(t, raw, canaries+layout.CanaryIdentities)
+		svcs, _ := get(t, raw, canaries+layout.CanaryServices)
 		return v == wantConfig && lease != 0 && ids != "" && svcs != ""
 	})
 	_, leaseA := get(t, raw, configKey)
@@ -80,7 +81,7 @@ func TestLeaderPublishesAndOthersTakeOverWhenItIsCutOff(t *testing.T) {
 	celltest.EventuallyWithin(t, "b takes over", 30*time.Second, b.Leader)
 	celltest.EventuallyWithin(t, "the config and canaries written again by b", 30*time.Second, func() bool {
 		v, lease := get(t, raw, configKey)
-		ids, _ := get(t, raw, canaries+publish.IdentitiesSyncedKey)
+		ids, _ := get(t, raw, canaries+layout.CanaryIdentities)
 		return v == wantConfig && lease != 0 && lease != leaseA && ids != ""
 	})
 	srv.Heal()
@@ -126,11 +127,11 @@ func TestLeaderKeepsItsKeys(t *testing.T) {
 		})
 	})
 	t.Run("canary deleted", func(t *testing.T) {
-		if _, err := raw.Delete(ctx, canaries+publish.ServicesSyncedKey); err != nil {
+		if _, err := raw.Delete(ctx, canaries+layout.CanaryServices); err != nil {
 			t.Fatal(err)
 		}
 		celltest.Eventually(t, "the services canary restored", func() bool {
-			v, _ := get(t, raw, canaries+publish.ServicesSyncedKey)
+			v, _ := get(t, raw, canaries+layout.CanaryServices)
 			_, err := time.Parse(time.RFC3339, v)
 			return err == nil
 		})

@@ -23,8 +23,8 @@ type Options struct {
 	// ConnectTimeout bounds the wait for the first answer of the etcd
 	// (default 30s).
 	ConnectTimeout time.Duration
-	// ConfigTimeout bounds the wait for cilium/cluster-config/<cluster>
-	// (default 30s).
+	// ConfigTimeout bounds the wait for the remote's cluster
+	// configuration, kvstore/layout's ClusterConfigKey (default 30s).
 	ConfigTimeout time.Duration
 	// StatusInterval is the etcd client's probe interval (default 5s).
 	StatusInterval time.Duration

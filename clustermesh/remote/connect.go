@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
+	kvlayout "github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // connection is one etcd client to the remote and the goroutines that
@@ -91,9 +92,9 @@ func (c *Cluster) waitConnected(ctx context.Context, b kvstore.Backend) error {
 }
 
 // readClusterConfig waits (bounded by ConfigTimeout) for the remote's
-// cilium/cluster-config/<cluster> and validates it.
+// configuration (kvstore/layout's ClusterConfigKey) and validates it.
 func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (cluster.CiliumClusterConfig, error) {
-	key := cluster.ClusterConfigKey(c.p.Name)
+	key := kvlayout.ClusterConfigKey(c.p.Name)
 	ctx, cancel := context.WithTimeout(ctx, c.p.Options.ConfigTimeout)
 	defer cancel()
 	c.setStatus("cluster config: waiting for " + key)
@@ -102,7 +103,7 @@ func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (clu
 	for {
 		data, err := b.Get(ctx, key)
 		if err == nil && data != nil {
-			cfg, err := cluster.ParseClusterConfig(c.p.Name, data)
+			cfg, err := cluster.ParseClusterConfig(key, data)
 			if err != nil {
 				return cfg, fmt.Errorf("cluster config: %w", err)
 			}

@@ -1,7 +1,7 @@
 // Package remote is one remote cluster of a mesh: the controller
 // remote-etcd-<cluster> that (re)creates the connection to the remote's
 // etcd (TLS from its config file) with backoff, reads and validates the
-// remote's cilium/cluster-config/<cluster>, and runs, under a watch store
+// remote's layout.ClusterConfigKey, and runs, under a watch store
 // manager (sync-canary mode, or immediate mode for remotes without the
 // capability), the same watchers the agent runs on its own kvstore —
 // nodes, ipcache entries, identities — on the remote's backend with

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/api/models"
@@ -12,26 +11,17 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
+	kvlayout "github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
-// The sync canaries a remote's writers put once a prefix is complete,
-// below cilium/synced/<cluster>/: Cilium's readers wait for these names
-// (the ipcache and identities ones without the address space / id part).
-const (
-	CanaryNodes      = node.NodesPrefix
-	CanaryIPCache    = "cilium/state/ip/v1"
-	CanaryIdentities = identitycell.KVStoreBasePath
-	CanaryServices   = service.StorePrefix
-)
-
-// layout is where a remote serves its prefixes: cilium/state/... (its
-// own writers), or, with the cached capability, a KVStoreMesh cache's
-// cilium/cache/.../<cluster>; the canaries are named after the prefixes'
-// bases (Cilium's adapter).
+// layout is where a remote serves its prefixes: kvstore/layout's state
+// prefixes (its own writers), or, with the cached capability, a
+// KVStoreMesh cache's layout.StateToCache(prefix)/<cluster>; the canaries
+// are named after the prefixes' bases (Cilium's adapter).
 type layout struct {
 	cached                     bool
 	nodes, ipcache, identities string // watched prefixes
@@ -42,16 +32,16 @@ type layout struct {
 
 func newLayout(cluster string, cached bool) layout {
 	if !cached {
-		return layout{nodes: node.NodesPrefix + "/" + cluster, ipcache: ipcache.KVStorePrefix, identities: identitycell.IDPrefix,
-			canaryNodes: CanaryNodes, canaryIPCache: CanaryIPCache, canaryIdentities: CanaryIdentities,
-			services: service.StorePrefix + "/" + cluster, canaryServices: CanaryServices}
+		return layout{nodes: kvlayout.NodesClusterPrefix(cluster), ipcache: kvlayout.IPDefaultPrefix, identities: kvlayout.IdentitiesIDPrefix,
+			canaryNodes: kvlayout.CanaryNodes, canaryIPCache: kvlayout.CanaryIPCache, canaryIdentities: kvlayout.CanaryIdentities,
+			services: kvlayout.ServicesClusterPrefix(cluster), canaryServices: kvlayout.CanaryServices}
 	}
-	cache := func(state string) string { return "cilium/cache/" + strings.TrimPrefix(state, "cilium/state/") }
+	cache := kvlayout.StateToCache
 	return layout{cached: true,
-		nodes: cache(node.NodesPrefix) + "/" + cluster, ipcache: cache(CanaryIPCache) + "/" + cluster,
-		identities:  cache(CanaryIdentities) + "/" + cluster + "/id",
-		canaryNodes: cache(CanaryNodes), canaryIPCache: cache(CanaryIPCache), canaryIdentities: cache(CanaryIdentities),
-		services: cache(CanaryServices) + "/" + cluster, canaryServices: cache(CanaryServices)}
+		nodes: cache(kvlayout.NodesPrefix) + "/" + cluster, ipcache: cache(kvlayout.IPPrefix) + "/" + cluster,
+		identities:  cache(kvlayout.IdentitiesPrefix) + "/" + cluster + "/" + kvlayout.AllocatorIDDir,
+		canaryNodes: cache(kvlayout.CanaryNodes), canaryIPCache: cache(kvlayout.CanaryIPCache), canaryIdentities: cache(kvlayout.CanaryIdentities),
+		services: cache(kvlayout.ServicesPrefix) + "/" + cluster, canaryServices: cache(kvlayout.CanaryServices)}
 }
 
 // watchers are the watchers of one remote cluster. They outlive a
@@ -164,7 +154,7 @@ func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePr
 		r := models.RemotePrefix{Prefix: cw.Prefix(), Synced: s.Synced(), Entries: s.NumEntries(),
 			Malformed: sk.Malformed, Refused: sk.Refused}
 		if syncCanaries {
-			r.Canary = kvstore.SyncedPrefix + cluster + "/" + cw.canary
+			r.Canary = kvlayout.SyncedKey(cluster, cw.canary)
 		}
 		if sk.Total() > 0 {
 			r.LastSkipped = fmt.Sprintf("%s: %v", sk.Last.Key, sk.Last.Err)

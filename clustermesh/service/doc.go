@@ -1,6 +1,6 @@
 // Package service is the global service engine of ClusterMesh: it decodes
 // the ClusterService entries a remote cluster's writers put under
-// cilium/state/services/v1/<cluster>/<namespace>/<name> (Cilium's JSON),
+// layout.ServiceKey(cluster, namespace, name) (Cilium's JSON),
 // and merges the shared ones of every remote cluster into a cache keyed by
 // namespace/name (the global services). The remote connections
 // (clustermesh/remote) feed the cache with a ClusterWatcher, this

@@ -11,10 +11,6 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
-// StorePrefix is where a cluster's writers put its services, one key
-// <cluster>/<namespace>/<name> per service (Cilium's ServiceStorePrefix).
-const StorePrefix = "cilium/state/services/v1"
-
 // ErrForeignService marks an entry written for another cluster than the
 // one it was read from.
 var ErrForeignService = fmt.Errorf("%w: service of another cluster", store.ErrRefused)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -12,7 +13,7 @@ type WatcherParams struct {
 	// Cluster is the remote cluster: every entry must name it and its id.
 	Cluster cluster.Info
 	// WatchParams are the watch store's scope, prefix (default
-	// cilium/state/services/v1/<cluster>; a KVStoreMesh cache serves
+	// layout.ServicesClusterPrefix; a KVStoreMesh cache serves
 	// cilium/cache/services/v1/<cluster>), logger, metrics and options.
 	store.WatchParams
 }
@@ -28,7 +29,7 @@ type ClusterWatcher struct {
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	w := &ClusterWatcher{p: p}
-	w.PrefixWatcher = store.NewPrefixWatcher(StorePrefix+"/"+p.Cluster.ClusterName, &w.p.WatchParams, w.decode,
+	w.PrefixWatcher = store.NewPrefixWatcher(layout.ServicesClusterPrefix(p.Cluster.ClusterName), &w.p.WatchParams, w.decode,
 		store.ObserverOf[*ClusterService]{
 			Update: w.p.Cache.Upsert,
 			Delete: func(s *ClusterService) { w.p.Cache.Delete(w.p.Cluster.ClusterName, s.GetKeyName()) },

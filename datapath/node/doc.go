@@ -4,7 +4,7 @@
 //
 // The local node comes from --node-name, --node-ip and --pod-cidr
 // (Kubernetes will be another source); it is registered in the kvstore
-// under cilium/state/nodes/v1/<cluster>/<node> in Cilium's JSON, and the
+// at layout.NodeKey(cluster, node) in Cilium's JSON, and the
 // cluster's node prefix is watched back (source kvstore). NodeUpdated and
 // NodeDeleted apply Cilium's ownership rules: an update from a lower
 // source than the one that owns a node is ignored, and only the owning

@@ -9,13 +9,10 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
 )
-
-// NodesPrefix is where agents register their nodes, as
-// <cluster>/<node> below it (Cilium's layout).
-const NodesPrefix = "cilium/state/nodes/v1"
 
 // ErrForeignNode marks a kvstore node that claims another cluster than
 // the one whose prefix it is under; the watch store skips it as refused.
@@ -39,7 +36,7 @@ type kvSync struct {
 func newKVSync(m *NodeManager, client kvstore.Client, cluster cluster.Info, log *slog.Logger, metrics *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{m: m, client: client, cluster: cluster, log: log}
-	k.sync = store.NewSyncStore(cluster.ClusterName, client, NodesPrefix,
+	k.sync = store.NewSyncStore(cluster.ClusterName, client, layout.NodesPrefix,
 		store.WithSyncLogger(log), store.WithSyncMetrics(metrics), store.WithPeriodicSync(periodicSync),
 		store.WithOnConflict(k.onConflict))
 	k.watcher = NewClusterWatcher(WatcherParams{
@@ -56,7 +53,7 @@ func (k *kvSync) watchPrefix() string { return k.watcher.Prefix() }
 // start registers the local node and runs the writer and the watcher.
 func (k *kvSync) start(local Node) []job.Job {
 	if err := k.sync.UpsertKey(context.Background(), &local); err != nil {
-		k.log.Warn("Unable to register the local node", "key", NodesPrefix+"/"+local.GetKeyName(), "error", err)
+		k.log.Warn("Unable to register the local node", "key", layout.NodeKey(local.Cluster, local.Name), "error", err)
 	}
 	return store.WriteAndWatchJobs("kvstore-register", k.sync, k.watcher, k.client)
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -27,7 +28,7 @@ type RegistrationConflict struct {
 }
 
 // registrationKey is the kvstore key of the local node.
-func (k *kvSync) registrationKey() string { return NodesPrefix + "/" + k.m.local.GetKeyName() }
+func (k *kvSync) registrationKey() string { return layout.NodeKey(k.m.local.Cluster, k.m.local.Name) }
 
 // registrationConflict returns the latest recent conflict on the local
 // node's key.

@@ -34,7 +34,7 @@ type Identity struct {
 }
 
 // String returns "<cluster>/<name>", the node's key below
-// cilium/state/nodes/v1.
+// layout.NodesPrefix.
 func (id Identity) String() string { return id.Cluster + "/" + id.Name }
 
 // Node is a node of a cluster, with the fields of Cilium's node type
@@ -75,7 +75,7 @@ type Node struct {
 func (n Node) Identity() Identity { return Identity{Cluster: n.Cluster, Name: n.Name} }
 
 // GetKeyName returns "<cluster>/<name>", the key below
-// cilium/state/nodes/v1 (store.Key).
+// layout.NodesPrefix (store.Key).
 func (n Node) GetKeyName() string { return n.Identity().String() }
 
 // Marshal returns the kvstore value (store.LocalKey).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -21,14 +22,14 @@ type WatcherParams struct {
 	// Skip names a node left to another source (this agent's own).
 	Skip string
 	// WatchParams are the watch store's scope, prefix (default
-	// cilium/state/nodes/v1/<cluster>; a KVStoreMesh cache serves
+	// layout.NodesClusterPrefix; a KVStoreMesh cache serves
 	// cilium/cache/nodes/v1/<cluster>), logger, metrics, writer (this
 	// agent's SyncStore under the prefix, if any) and options.
 	store.WatchParams
 }
 
 // ClusterWatcher mirrors the nodes of one cluster
-// (cilium/state/nodes/v1/<cluster>/) from a backend into the node
+// (layout.NodesClusterPrefix) from a backend into the node
 // manager. Watch may run again on another backend (a reconnect): nodes
 // that vanished meanwhile are withdrawn once the new list is complete.
 // Malformed nodes and nodes of another cluster are skipped, counted and
@@ -41,12 +42,12 @@ type ClusterWatcher struct {
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	w := &ClusterWatcher{p: p}
-	w.PrefixWatcher = store.NewPrefixWatcher(NodesPrefix+"/"+p.Cluster.ClusterName, &w.p.WatchParams, w.decode, w)
+	w.PrefixWatcher = store.NewPrefixWatcher(layout.NodesClusterPrefix(p.Cluster.ClusterName), &w.p.WatchParams, w.decode, w)
 	return w
 }
 
 // decode is the watcher's Decoder: name is the node name below
-// cilium/state/nodes/v1/<cluster>/.
+// layout.NodesClusterPrefix.
 func (w *ClusterWatcher) decode(name string, value []byte) (*Node, error) {
 	var n Node
 	err := n.UnmarshalJSON(value)

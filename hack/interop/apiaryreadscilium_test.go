@@ -24,6 +24,7 @@ import (
 	"github.com/apiary-net/apiary/hack/interop"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -45,7 +46,7 @@ func TestApiaryReadsCilium(t *testing.T) {
 	us := cluster.Info{ClusterName: "apiary1", ClusterID: 7, MaxConnectedClusters: 255}
 
 	t.Run("cluster config", func(t *testing.T) {
-		v, err := b.Get(ctx, kvstore.ClusterConfigPrefix+"cilium1")
+		v, err := b.Get(ctx, layout.ClusterConfigKey("cilium1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestApiaryReadsCilium(t *testing.T) {
 	})
 
 	t.Run("services", func(t *testing.T) {
-		kvs := listPrefix(t, b, service.StorePrefix+"/cilium1/")
+		kvs := listPrefix(t, b, layout.ServicesClusterPrefix("cilium1")+"/")
 		if len(kvs) != len(want.Services) {
 			t.Fatalf("%d services, want %d", len(kvs), len(want.Services))
 		}

@@ -38,7 +38,7 @@ type CiliumCluster struct {
 	Endpoints  []ciliumidentity.IPIdentityPair
 	Identities map[ciliumidentity.NumericIdentity][]string // id -> labels ("k8s:app=web")
 	// Services are the cluster's services as clustermesh-apiserver
-	// exports them (cilium/state/services/v1/<cluster>/<ns>/<name>).
+	// exports them (apiary's layout.ServiceKey(cluster, ns, name)).
 	Services []cmstore.ClusterService
 }
 

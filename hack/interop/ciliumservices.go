@@ -50,7 +50,7 @@ func (s *CiliumServices) Snapshot() (map[string]cmstore.ClusterService, bool) {
 // WatchCiliumServices runs, on the etcd of srv, the watch store a Cilium
 // agent runs for the global services of remote cluster name/id behind a
 // KVStoreMesh (pkg/clustermesh's remoteCluster): Cilium's kvstore client
-// and pkg/kvstore/store WatchStore on cilium/cache/services/v1/<name>,
+// and pkg/kvstore/store WatchStore on the cached ServiceStorePrefix/<name>,
 // with pkg/clustermesh/store's KeyCreator and its ClusterNameValidator,
 // NamespacedNameValidator and ClusterIDValidator. It runs until the test
 // ends.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -50,7 +51,7 @@ type Options[V any] struct {
 	// Backend is the kvstore (required).
 	Backend kvstore.Backend
 	// BasePath is the prefix of every key, e.g.
-	// "cilium/state/identities/v1" (required, no trailing slash).
+	// layout.IdentitiesPrefix (required, no trailing slash).
 	BasePath string
 	// Suffix names this node in its reference keys; Cilium uses the
 	// node's IP address (required, no '/').
@@ -100,20 +101,22 @@ func (o *Options[V]) validate() error {
 	return errors.Join(errs...)
 }
 
-// Paths are the kvstore keys of an allocator under a base path.
+// Paths are the kvstore keys of an allocator under a base path, in the
+// directories kvstore/layout names (AllocatorIDDir, AllocatorValueDir,
+// AllocatorLocksDir).
 type Paths struct {
 	// Base is the base path, without a trailing slash.
 	Base string
 }
 
 // IDPrefix is the prefix of every master key: "<base>/id/".
-func (p Paths) IDPrefix() string { return p.Base + "/id/" }
+func (p Paths) IDPrefix() string { return p.Base + "/" + layout.AllocatorIDDir + "/" }
 
 // MasterKey is "<base>/id/<id>".
 func (p Paths) MasterKey(id ID) string { return p.IDPrefix() + id.String() }
 
 // ValuesPrefix is the prefix of every reference key: "<base>/value/".
-func (p Paths) ValuesPrefix() string { return p.Base + "/value/" }
+func (p Paths) ValuesPrefix() string { return p.Base + "/" + layout.AllocatorValueDir + "/" }
 
 // ValuePrefix is the prefix of the references of key:
 // "<base>/value/<key>/".
@@ -125,11 +128,13 @@ func (p Paths) ValueKey(key, suffix string) string { return p.ValuePrefix(key) +
 
 // LockPath is the lock held while allocating or collecting key:
 // "<base>/locks/<key>".
-func (p Paths) LockPath(key string) string { return p.Base + "/locks/" + key }
+func (p Paths) LockPath(key string) string { return p.locksPrefix() + key }
 
 // GCLockPath is the lock held by the agent running the garbage
 // collector: "<base>/locks/gc" (a canonical key never equals "gc").
-func (p Paths) GCLockPath() string { return p.Base + "/locks/gc" }
+func (p Paths) GCLockPath() string { return p.locksPrefix() + "gc" }
+
+func (p Paths) locksPrefix() string { return p.Base + "/" + layout.AllocatorLocksDir + "/" }
 
 // splitValueKey returns the allocator key and suffix of a reference key
 // under the values prefix.

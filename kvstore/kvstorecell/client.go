@@ -11,7 +11,7 @@ import (
 
 // HeartbeatConfig enables the heartbeat writer.
 type HeartbeatConfig struct {
-	// KVStoreHeartbeatWriter makes this agent update cilium/.heartbeat
+	// KVStoreHeartbeatWriter makes this agent update layout.HeartbeatKey
 	// every minute. One writer per cluster is enough; every agent's
 	// status fails when the heartbeat is older than 2 minutes.
 	KVStoreHeartbeatWriter bool

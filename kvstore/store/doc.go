@@ -10,7 +10,7 @@
 //   - SyncStore (writer): writes this agent's keys through a coalescing
 //     queue, in batches (one etcd transaction per batch, per-key order
 //     kept, a refused batch retried key by key), with retries, and the sync
-//     canary cilium/synced/<cluster>/<prefix> once the initial set is
+//     canary layout.SyncedKey(cluster, prefix) once the initial set is
 //     written. It defends its keys: another writer's delete or change is
 //     written over (seen by a watch, or compared on the periodic sync),
 //     with backoff, and reported as a Conflict.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // SyncStore writes this agent's keys under a prefix and defends them.
@@ -29,13 +30,13 @@ import (
 // counted, logged and reported (Conflicts, WithOnConflict).
 //
 // Once Synced has been called and every change queued before it is
-// written, the sync canary cilium/synced/<cluster>/<prefix> is written
+// written, the sync canary layout.SyncedKey(cluster, prefix) is written
 // (RFC 3339 time), so readers in "sync" mode know the prefix is complete.
 type SyncStore struct {
 	backend    kvstore.Backend
 	prefix     string // with trailing slash
 	canaryKey  string
-	syncedKey  string // the canary's name below cilium/synced/<cluster>/; the prefix unless WithSyncedKey
+	syncedKey  string // the canary's name below layout.SyncedClusterPrefix; the prefix unless WithSyncedKey
 	lease      bool
 	log        *slog.Logger
 	metrics    *Metrics
@@ -73,11 +74,11 @@ type SyncStoreOption func(*SyncStore)
 // session lease).
 func WithoutLease() SyncStoreOption { return func(s *SyncStore) { s.lease = false } }
 
-// WithSyncedKey names the sync canary cilium/synced/<cluster>/<key>
-// instead of cilium/synced/<cluster>/<prefix>. Cilium's readers wait for
-// the ipcache canary at cilium/state/ip/v1 (its writers' prefix is
-// cilium/state/ip/v1/default) and for the identities canary at
-// cilium/state/identities/v1 (prefix cilium/state/identities/v1/id).
+// WithSyncedKey names the sync canary layout.SyncedKey(cluster, key)
+// instead of layout.SyncedKey(cluster, prefix). Cilium's readers wait for
+// the ipcache canary at layout.CanaryIPCache (its writers' prefix is
+// layout.IPDefaultPrefix) and for the identities canary at
+// layout.CanaryIdentities (prefix layout.IdentitiesIDPrefix).
 func WithSyncedKey(key string) SyncStoreOption {
 	return func(s *SyncStore) { s.syncedKey = strings.Trim(key, "/") }
 }
@@ -159,7 +160,7 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 	for _, o := range opts {
 		o(s)
 	}
-	s.canaryKey = kvstore.SyncedPrefix + cluster + "/" + s.syncedKey
+	s.canaryKey = layout.SyncedKey(cluster, s.syncedKey)
 	s.metrics = metricsOrDefault(s.metrics)
 	s.metrics.Synced.WithLabelValues(s.scope, "write").Set(0)
 	s.queueSize = s.metrics.QueueSize.WithLabelValues(s.scope)

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -138,7 +139,7 @@ func TestSyncStoreSyncedKeyOverride(t *testing.T) {
 			must(t, s.UpsertKey(ctx(t), &node{Name: "k", IP: "1"}))
 			s.Synced(ctx(t))
 			celltest.Eventually(t, "canary", s.IsSynced)
-			canaries, err := b.ListPrefix(ctx(t), kvstore.SyncedPrefix)
+			canaries, err := b.ListPrefix(ctx(t), layout.SyncedPrefix+"/")
 			must(t, err)
 			if _, ok := canaries[tc.want]; !ok || len(canaries) != 1 {
 				t.Errorf("canaries = %v, want only %s", canaries, tc.want)

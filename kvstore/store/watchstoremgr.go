@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // WatchStoreManager starts the watchers of several prefixes of one
@@ -28,7 +29,7 @@ func NewWatchStoreManagerSync(backend kvstore.Backend, cluster string, log *slog
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &syncManager{backend: backend, canaries: kvstore.SyncedPrefix + cluster + "/", log: log, fns: map[string]func(context.Context){}}
+	return &syncManager{backend: backend, canaries: layout.SyncedClusterPrefix(cluster) + "/", log: log, fns: map[string]func(context.Context){}}
 }
 
 // NewWatchStoreManagerImmediate returns a manager in immediate mode.

@@ -20,7 +20,7 @@
 // in batches.
 //
 // With a kvstore, local endpoints (UpsertLocalEndpoint) are published as
-// Cilium's IPIdentityPair JSON under cilium/state/ip/v1/default/<ip>, and
+// Cilium's IPIdentityPair JSON at layout.IPKey("default", ip), and
 // the entries of the other agents of the cluster are read back with
 // source kvstore (docs/design.md, Flow 2: remote cluster -> ipcache ->
 // BPF). GET /v1/ipcache and

@@ -10,18 +10,10 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/source"
 )
-
-// KVStorePrefix is where the agents of a cluster share their ipcache
-// entries: Cilium's cilium/state/ip/v1 with the default address space.
-const KVStorePrefix = "cilium/state/ip/v1/default"
-
-// KVStoreSyncedKey names the sync canary of the ipcache entries,
-// cilium/synced/<cluster>/cilium/state/ip/v1: Cilium's readers
-// (agents, KVStoreMesh) wait for it there, not below the address space.
-const KVStoreSyncedKey = "cilium/state/ip/v1"
 
 // ErrForeignIdentity marks a kvstore entry whose identity is not valid in
 // this cluster (allocated by another cluster, or node-local); the watch
@@ -48,7 +40,7 @@ type kvSync struct {
 func newKVSync(c *Cache, client kvstore.Client, cluster cluster.Info, log *slog.Logger, m *store.Metrics,
 	periodicSync time.Duration) *kvSync {
 	k := &kvSync{c: c, client: client, log: log, published: map[string]struct{}{}}
-	k.sync = store.NewSyncStore(cluster.ClusterName, client, KVStorePrefix, store.WithSyncedKey(KVStoreSyncedKey),
+	k.sync = store.NewSyncStore(cluster.ClusterName, client, layout.IPDefaultPrefix, store.WithSyncedKey(layout.CanaryIPCache),
 		store.WithSyncLogger(log), store.WithSyncMetrics(m), store.WithPeriodicSync(periodicSync))
 	k.watcher = NewClusterWatcher(WatcherParams{
 		IPCache: c, Cluster: cluster, Source: source.KVStore, SkipHost: c.local.IP,
@@ -69,7 +61,7 @@ func kvstoreResource(name string) ResourceID { return ResourceID("kvstore/" + na
 // publish queues the write of a local entry.
 func (k *kvSync) publish(p *IPIdentityPair) {
 	if err := k.sync.UpsertKey(context.Background(), p); err != nil {
-		k.log.Warn("Unable to publish a local ipcache entry", "key", KVStorePrefix+"/"+p.GetKeyName(), "error", err)
+		k.log.Warn("Unable to publish a local ipcache entry", "key", layout.IPKey(layout.DefaultAddressSpace, p.GetKeyName()), "error", err)
 		return
 	}
 	k.mu.Lock()

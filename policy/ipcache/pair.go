@@ -12,7 +12,7 @@ import (
 )
 
 // IPIdentityPair is an ipcache entry as Cilium writes it to the kvstore
-// under cilium/state/ip/v1/<address space>/<key>: the JSON field names and
+// at layout.IPKey(address space, key): the JSON field names and
 // shapes are Cilium's (IP and HostIP as strings, "" when absent; Mask as a
 // base64 net.IPMask, null for a host entry). The key is the IP for a host
 // entry ("10.0.1.5") and the prefix for a CIDR ("10.0.0.0/24").

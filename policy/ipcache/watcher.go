@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
@@ -24,14 +25,14 @@ type WatcherParams struct {
 	// are this node's own and left to the local source.
 	SkipHost netip.Addr
 	// WatchParams are the watch store's scope, prefix (default
-	// cilium/state/ip/v1/default; a KVStoreMesh cache serves
+	// layout.IPDefaultPrefix; a KVStoreMesh cache serves
 	// cilium/cache/ip/v1/<cluster>), logger, metrics, writer (this
 	// agent's SyncStore under the prefix, if any) and options.
 	store.WatchParams
 }
 
 // ClusterWatcher mirrors a cluster's ipcache entries
-// (cilium/state/ip/v1/default/) from a backend into the ipcache. Watch
+// (layout.IPDefaultPrefix) from a backend into the ipcache. Watch
 // may run again on another backend (a reconnect): entries that vanished
 // meanwhile are withdrawn once the new list is complete. Malformed
 // entries and entries whose identity is not of the cluster's range
@@ -45,7 +46,7 @@ type ClusterWatcher struct {
 // NewClusterWatcher returns a watcher; Watch runs it.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	w := &ClusterWatcher{p: p}
-	w.PrefixWatcher = store.NewPrefixWatcher(KVStorePrefix, &w.p.WatchParams, w.decode, w)
+	w.PrefixWatcher = store.NewPrefixWatcher(layout.IPDefaultPrefix, &w.p.WatchParams, w.decode, w)
 	return w
 }
 

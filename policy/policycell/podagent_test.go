@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -75,7 +76,7 @@ func (a *podAgent) publish(ip, name string, id *identity.Identity, ports string)
 	a.t.Helper()
 	value := fmt.Sprintf(`{"IP":%q,"Mask":null,"HostIP":"192.0.2.11","ID":%d,"Key":0,"Metadata":"cilium-global:cluster1:node-b:7",`+
 		`"K8sNamespace":"default","K8sPodName":%q,"NamedPorts":%s}`, ip, id.ID, name, ports)
-	if _, err := a.srv.Client().Put(context.Background(), ipcache.KVStorePrefix+"/"+ip, value); err != nil {
+	if _, err := a.srv.Client().Put(context.Background(), layout.IPKey(layout.DefaultAddressSpace, ip), value); err != nil {
 		a.t.Fatal(err)
 	}
 }

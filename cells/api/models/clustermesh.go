@@ -34,7 +34,7 @@ type RemoteCluster struct {
 	Ready bool `json:"ready"`
 	// Status says precisely what the connection is doing or waits for
 	// ("ready", "dial: ...", "cluster config: ...", "waiting for sync
-	// canary of cilium/state/ip/v1").
+	// canary of <name>", a canary name of kvstore/layout).
 	Status string `json:"status"`
 	// Etcd is the etcd client's status line.
 	Etcd string `json:"etcd,omitempty"`
@@ -56,7 +56,8 @@ type RemoteCluster struct {
 	LastError   string     `json:"last-error,omitempty"`
 }
 
-// RemoteClusterConfig is the remote's cilium/cluster-config/<name>.
+// RemoteClusterConfig is the remote's cluster configuration, at
+// kvstore/layout's ClusterConfigKey(name).
 type RemoteClusterConfig struct {
 	Required              bool   `json:"required"`
 	Found                 bool   `json:"found"`

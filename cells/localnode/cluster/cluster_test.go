@@ -108,7 +108,7 @@ func TestValidateRemoteConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := cluster.ParseClusterConfig("cluster2", []byte(tt.give))
+			cfg, err := cluster.ParseClusterConfig("cilium/cluster-config/cluster2", []byte(tt.give))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestValidateRemoteConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := cluster.ParseClusterConfig("cluster2", []byte("{")); err == nil || !strings.Contains(err.Error(), "cilium/cluster-config/cluster2") {
+	if _, err := cluster.ParseClusterConfig("cilium/cluster-config/cluster2", []byte("{")); err == nil || !strings.Contains(err.Error(), "cilium/cluster-config/cluster2") {
 		t.Errorf("ParseClusterConfig of garbage = %v, want an error naming the key", err)
 	}
 }

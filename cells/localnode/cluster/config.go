@@ -6,15 +6,9 @@ import (
 	"fmt"
 )
 
-// ClusterConfigPrefix is where each cluster publishes its CiliumClusterConfig:
-// cilium/cluster-config/<cluster>.
-const ClusterConfigPrefix = "cilium/cluster-config"
-
-// ClusterConfigKey returns the key of cluster's configuration.
-func ClusterConfigKey(cluster string) string { return ClusterConfigPrefix + "/" + cluster }
-
-// CiliumClusterConfig is what a cluster says about itself in its etcd, in
-// Cilium's JSON ({"id":2,"capabilities":{"syncedCanaries":true,...}}).
+// CiliumClusterConfig is what a cluster says about itself in its etcd, at
+// kvstore/layout's ClusterConfigKey, in Cilium's JSON
+// ({"id":2,"capabilities":{"syncedCanaries":true,...}}).
 type CiliumClusterConfig struct {
 	// ID is the cluster id.
 	ID uint32 `json:"id"`
@@ -24,9 +18,10 @@ type CiliumClusterConfig struct {
 
 // CiliumClusterConfigCapabilities are the capabilities of a cluster.
 type CiliumClusterConfigCapabilities struct {
-	// SyncedCanaries: the writers put cilium/synced/<cluster>/<prefix>
-	// once a prefix is complete, so readers wait for it (sync-canary
-	// mode); without it readers start at once (immediate mode).
+	// SyncedCanaries: the writers put a sync canary (kvstore/layout's
+	// SyncedKey) once a prefix is complete, so readers wait for it
+	// (sync-canary mode); without it readers start at once (immediate
+	// mode).
 	SyncedCanaries bool `json:"syncedCanaries,omitempty"`
 	// MaxConnectedClusters is the mesh size the cluster was set up
 	// with; 0 means Cilium's default, 255.
@@ -62,12 +57,12 @@ func (c *CiliumClusterConfig) MaxConnected() uint32 {
 	return c.Capabilities.MaxConnectedClusters
 }
 
-// ParseClusterConfig decodes a cluster configuration; errors name the
-// key.
-func ParseClusterConfig(cluster string, data []byte) (CiliumClusterConfig, error) {
+// ParseClusterConfig decodes a cluster configuration read at key; errors
+// name the key.
+func ParseClusterConfig(key string, data []byte) (CiliumClusterConfig, error) {
 	var c CiliumClusterConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return CiliumClusterConfig{}, fmt.Errorf("decode %s: %w", ClusterConfigKey(cluster), err)
+		return CiliumClusterConfig{}, fmt.Errorf("decode %s: %w", key, err)
 	}
 	return c, nil
 }

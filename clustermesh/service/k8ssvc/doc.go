@@ -2,7 +2,7 @@
 // Kubernetes Services and EndpointSlices, in the global service cache
 // (GET /v1/service, `apiary service list`), and publishes the shared ones
 // for the remote clusters at Cilium's key
-// cilium/state/services/v1/<cluster>/<namespace>/<name>.
+// layout.ServiceKey(cluster, namespace, name).
 //
 // A Service is global when it has the annotation
 // service.cilium.io/global: "true" (or the old io.cilium/global-service);

@@ -32,6 +32,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -192,9 +193,9 @@ func TestServicesFromAPIServer(t *testing.T) {
 	if got, want := a.view(t), "default/web=c1:10.96.0.10:53/UDP (dns)+10.96.0.10:80/TCP (http)>10.1.0.1:5353/UDP (dns)+10.1.0.1:8080/TCP (http)"; got != want {
 		t.Fatalf("after sync: %q, want %q", got, want)
 	}
-	webKey := service.StorePrefix + "/c1/default/web"
+	webKey := layout.ServiceKey("c1", "default", "web")
 	// The services canary comes after the services it covers.
-	celltest.Eventually(t, "services canary", func() bool { return c.key(t, "cilium/synced/c1/"+publish.ServicesSyncedKey) != "" })
+	celltest.Eventually(t, "services canary", func() bool { return c.key(t, "cilium/synced/c1/"+layout.CanaryServices) != "" })
 	if c.key(t, webKey) == "" {
 		t.Fatal("the services canary is written before the services")
 	}
@@ -225,7 +226,7 @@ func TestServicesFromAPIServer(t *testing.T) {
 	// Shared again, then deleted.
 	c.apply(t, k8sService("web", global("true")))
 	celltest.Eventually(t, "web published again", func() bool { return c.key(t, webKey) != "" })
-	if v := c.key(t, service.StorePrefix+"/c1/default/plain"); v != "" {
+	if v := c.key(t, layout.ServiceKey("c1", "default", "plain")); v != "" {
 		t.Errorf("a service that is not global is published: %s", v)
 	}
 	if err := c.cs.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
@@ -272,7 +273,7 @@ func TestGlobalServiceAcrossClusters(t *testing.T) {
 // again with its own lease.
 func TestPublisherHandover(t *testing.T) {
 	c := newCluster(t, "c1", 1)
-	staleKey, webKey := service.StorePrefix+"/c1/default/old", service.StorePrefix+"/c1/default/web"
+	staleKey, webKey := layout.ServiceKey("c1", "default", "old"), layout.ServiceKey("c1", "default", "web")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := c.etcd.Client().Put(ctx, staleKey, `{"cluster":"c1","namespace":"default","name":"old","shared":true,"clusterID":1}`); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/kvstore"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -35,8 +36,8 @@ func newWriter(backend kvstore.Backend, cluster cluster.Info, lead publish.Leade
 		desired: map[string]*service.ClusterService{}}
 }
 
-// prefix is cilium/state/services/v1/<cluster>.
-func (w *writer) prefix() string { return service.StorePrefix + "/" + w.cluster.ClusterName }
+// prefix is layout.ServicesClusterPrefix of this cluster.
+func (w *writer) prefix() string { return layout.ServicesClusterPrefix(w.cluster.ClusterName) }
 
 // set records the service to publish at namespace/name key (nil: none),
 // and writes it when leading.
@@ -89,7 +90,7 @@ func (w *writer) run(ctx context.Context, synced <-chan struct{}) {
 func (w *writer) term(ctx context.Context, changed <-chan struct{}) {
 	ctx, cancel := context.WithCancel(ctx)
 	st := store.NewSyncStore(w.cluster.ClusterName, w.backend, w.prefix(),
-		store.WithSyncedKey(publish.ServicesSyncedKey), store.WithSyncLogger(w.log), store.WithSyncMetrics(w.metrics))
+		store.WithSyncedKey(layout.CanaryServices), store.WithSyncLogger(w.log), store.WithSyncMetrics(w.metrics))
 	w.mu.Lock()
 	w.st = st
 	for _, cs := range w.desired {

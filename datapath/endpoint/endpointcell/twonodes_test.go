@@ -14,10 +14,10 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // TestTwoNodesRoutePods runs two agents on one etcd, each with its
@@ -81,7 +81,7 @@ func TestTwoNodesRoutePods(t *testing.T) {
 	// Node B goes: its agent stops and its node key is deleted.
 	stopB()
 	stopped = true
-	if _, err := srv.Client().Delete(ctx, node.NodesPrefix+"/c1/node-b"); err != nil {
+	if _, err := srv.Client().Delete(ctx, layout.NodeKey("c1", "node-b")); err != nil {
 		t.Fatal(err)
 	}
 	celltest.Eventually(t, "node A's route to node B's pod CIDR removed", func() bool {

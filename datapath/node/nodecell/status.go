@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // newStatusProvider adds the Nodes line to `apiary status`:
@@ -29,7 +30,7 @@ func statusReport(st node.Stats, c node.RegistrationConflict, conflict bool) sta
 		return r
 	}
 	r.Details = append(r.Details, fmt.Sprintf("kvstore: %s/ %s, local node registered under %s/%s (%s)",
-		kv.WatchPrefix, word(kv.Listed, "listed", "listing"), node.NodesPrefix, st.LocalKey,
+		kv.WatchPrefix, word(kv.Listed, "listed", "listing"), layout.NodesPrefix, st.LocalKey,
 		word(kv.Registered, "synced", "syncing")))
 	if skipped := kv.Malformed + kv.Refused; skipped > 0 {
 		r.State = status.Warning

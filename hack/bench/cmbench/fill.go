@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -58,7 +56,7 @@ func nodeKV(n int) (string, []byte, error) {
 		Labels:        map[string]string{"kubernetes.io/hostname": fmt.Sprintf("node-%05d", n)},
 	}
 	v, err := nd.MarshalJSON()
-	return node.NodesPrefix + "/" + RemoteName + "/" + nd.Name, v, err
+	return layout.NodeKey(RemoteName, nd.Name), v, err
 }
 
 func identityKV(i int) (string, []byte) {
@@ -68,7 +66,7 @@ func identityKV(i int) (string, []byte) {
 		labels.MustParse(fmt.Sprintf("k8s:%s=%s", labels.KeyPolicyCluster, RemoteName)),
 		labels.MustParse("k8s:io.cilium.k8s.policy.serviceaccount=default"),
 	})
-	return identitycell.IDPrefix + "/" + strconv.FormatUint(uint64(identityOf(i)), 10), []byte(lbls.SortedList())
+	return layout.IdentityKey(uint32(identityOf(i))), []byte(lbls.SortedList())
 }
 
 // endpointKV returns the i-th ipcache entry; ids numbers its versions
@@ -80,7 +78,7 @@ func endpointKV(s Size, i, version int) (string, []byte, error) {
 	pair.Metadata = fmt.Sprintf("cilium-global:%s:node-%05d:%d", RemoteName, i%s.Nodes, i)
 	pair.NamedPorts = []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}
 	v, err := pair.Marshal()
-	return ipcache.KVStorePrefix + "/" + p.Addr().String(), v, err
+	return layout.IPKey(layout.DefaultAddressSpace, p.Addr().String()), v, err
 }
 
 // Fill writes the remote cluster into the etcd of c in batched
@@ -127,7 +125,7 @@ func Fill(ctx context.Context, c *clientv3.Client, s Size) error {
 		}
 		put(k, v)
 	}
-	put("cilium/cluster-config/"+RemoteName,
+	put(layout.ClusterConfigKey(RemoteName),
 		fmt.Appendf(nil, `{"id":%d,"capabilities":{"syncedCanaries":true,"maxConnectedClusters":255}}`, RemoteID))
 	flush()
 	if err := g.Wait(); err != nil {
@@ -136,9 +134,9 @@ func Fill(ctx context.Context, c *clientv3.Client, s Size) error {
 	// The canaries go last, once every entry is written, as a remote's
 	// writers put them.
 	now := time.Now().UTC().Format(time.RFC3339)
-	canaries := []clientv3.Op{clientv3.OpPut("cilium/.heartbeat", time.Now().String())}
-	for _, p := range []string{remote.CanaryNodes, remote.CanaryIPCache, remote.CanaryIdentities, remote.CanaryServices} {
-		canaries = append(canaries, clientv3.OpPut("cilium/synced/"+RemoteName+"/"+p, now))
+	canaries := []clientv3.Op{clientv3.OpPut(layout.HeartbeatKey, time.Now().String())}
+	for _, p := range []string{layout.CanaryNodes, layout.CanaryIPCache, layout.CanaryIdentities, layout.CanaryServices} {
+		canaries = append(canaries, clientv3.OpPut(layout.SyncedKey(RemoteName, p), now))
 	}
 	if _, err := c.Txn(ctx).Then(canaries...).Commit(); err != nil {
 		return fmt.Errorf("write sync canaries: %w", err)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -30,7 +31,7 @@ func PeerRead(ctx context.Context, c *clientv3.Client, s Size) (time.Duration, e
 	begin := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return list(gctx, c, node.NodesPrefix+"/"+RemoteName+"/", func(name string, v []byte) error {
+		return list(gctx, c, layout.NodesClusterPrefix(RemoteName)+"/", func(name string, v []byte) error {
 			var n node.Node
 			if err := n.UnmarshalJSON(v); err != nil {
 				return err
@@ -40,14 +41,14 @@ func PeerRead(ctx context.Context, c *clientv3.Client, s Size) (time.Duration, e
 		})
 	})
 	g.Go(func() error {
-		return list(gctx, c, ipcache.KVStorePrefix+"/", func(name string, v []byte) error {
+		return list(gctx, c, layout.IPDefaultPrefix+"/", func(name string, v []byte) error {
 			p, err := ipcache.DecodeIPIdentityPair(name, v)
 			pairs[name] = p
 			return err
 		})
 	})
 	g.Go(func() error {
-		return list(gctx, c, identitycell.IDPrefix+"/", func(name string, v []byte) error {
+		return list(gctx, c, layout.IdentitiesIDPrefix+"/", func(name string, v []byte) error {
 			id, err := strconv.ParseUint(name, 10, 32)
 			if err != nil {
 				return err

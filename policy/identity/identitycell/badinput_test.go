@@ -15,18 +15,18 @@ import (
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
 )
 
 // badEntries are identity keys this cluster's agents must not use.
 var badEntries = map[string]string{
-	identitycell.KVStoreBasePath + "/id/300":   `{"labels":["k8s:app=web"]}`,
-	identitycell.KVStoreBasePath + "/id/301":   "",
-	identitycell.KVStoreBasePath + "/id/abc":   "k8s:app=x;",
-	identitycell.KVStoreBasePath + "/id/70000": "k8s:app=c1;k8s:io.cilium.k8s.policy.cluster=c1;",
-	identitycell.KVStoreBasePath + "/id/302":   "k8s:app=x;k8s:io.cilium.k8s.policy.cluster=other;",
+	layout.IdentitiesPrefix + "/id/300":   `{"labels":["k8s:app=web"]}`,
+	layout.IdentitiesPrefix + "/id/301":   "",
+	layout.IdentitiesPrefix + "/id/abc":   "k8s:app=x;",
+	layout.IdentitiesPrefix + "/id/70000": "k8s:app=c1;k8s:io.cilium.k8s.policy.cluster=c1;",
+	layout.IdentitiesPrefix + "/id/302":   "k8s:app=x;k8s:io.cilium.k8s.policy.cluster=other;",
 }
 
 // TestBadKVStoreEntries: malformed entries are skipped, logged with
@@ -40,7 +40,7 @@ func TestBadKVStoreEntries(t *testing.T) {
 		_, err := raw.Put(ctx, k, v)
 		must(t, err)
 	}
-	_, err := raw.Put(ctx, identitycell.KVStoreBasePath+"/id/303", "k8s:app=good;k8s:io.cilium.k8s.policy.cluster=default;")
+	_, err := raw.Put(ctx, layout.IdentitiesPrefix+"/id/303", "k8s:app=good;k8s:io.cilium.k8s.policy.cluster=default;")
 	must(t, err)
 	var reg metrics.Registry
 	a := startAgent(t, agentConfig{srv: srv, ip: "10.0.0.1",
@@ -126,7 +126,7 @@ func TestOneBadIdentityKeyKeepsTheAgentHealthy(t *testing.T) {
 		extra: []cell.Cell{metrics.Cell, store.Cell, celltest.Capture(&reg)}})
 	ctx := ctxFor(t)
 	statusLine(t, a.client, func(e models.StatusEntry) bool { return e.State == status.Ok })
-	_, err := srv.Client().Put(ctx, identitycell.KVStoreBasePath+"/id/abc", "k8s:a=b;")
+	_, err := srv.Client().Put(ctx, layout.IdentitiesPrefix+"/id/abc", "k8s:a=b;")
 	must(t, err)
 	line := statusLine(t, a.client, func(e models.StatusEntry) bool { return e.State == status.Warning })
 	if !strings.HasSuffix(line.Message, "1 kvstore entries skipped") ||

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -50,7 +51,7 @@ func newKVStoreGlobal(cfg cluster.Info, n *notifier) *kvstoreGlobal {
 func (g *kvstoreGlobal) allocatorOptions(log *slog.Logger, metrics *store.Metrics) allocator.Options[*identity.Identity] {
 	first, last := identity.ClusterRange(g.cfg)
 	return allocator.Options[*identity.Identity]{
-		BasePath: KVStoreBasePath,
+		BasePath: layout.IdentitiesPrefix,
 		Min:      allocator.ID(first),
 		Max:      allocator.ID(last),
 		Scope:    "identities",

@@ -8,15 +8,11 @@ import (
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 )
-
-// KVStoreBasePath is where global identities live in the kvstore, as in
-// Cilium: master keys <base>/id/<id> => labels, per-node references
-// <base>/value/<labels>/<node-ip> => id.
-const KVStoreBasePath = "cilium/state/identities/v1"
 
 // Errors of identity entries read from the kvstore and of label sets
 // given to AllocateIdentity.
@@ -101,7 +97,7 @@ type KVStoreEntry struct {
 // kvstore when the node with IP nodeIP uses it: the master key and this
 // node's reference, with their values.
 func KVStoreEntries(id identity.NumericIdentity, lbls labels.Labels, nodeIP string) (master, reference KVStoreEntry) {
-	p := allocator.Paths{Base: KVStoreBasePath}
+	p := allocator.Paths{Base: layout.IdentitiesPrefix}
 	key := kvstoreKey(lbls)
 	return KVStoreEntry{Key: p.MasterKey(allocator.ID(id)), Value: key},
 		KVStoreEntry{Key: p.ValueKey(key, nodeIP), Value: id.String()}

@@ -19,7 +19,7 @@ import (
 // as this cluster's identities do, so cross-cluster selectors resolve.
 type RemoteIdentities interface {
 	// NewWatcher returns the watcher of the identities of a remote
-	// cluster (its name, id and this mesh's size) under prefix (IDPrefix,
+	// cluster (its name, id and this mesh's size) under prefix (layout.IdentitiesIDPrefix,
 	// or a KVStoreMesh cache's cilium/cache/identities/v1/<cluster>/id);
 	// opts are further options of its watch store (WithOnSync).
 	NewWatcher(cluster cluster.Info, prefix string, log *slog.Logger, metrics *store.Metrics, opts ...store.WatchStoreOption) *ClusterWatcher

@@ -11,6 +11,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -39,7 +40,7 @@ func TestRemoteIdentities(t *testing.T) {
 	put(fmt.Sprintf("cilium/state/identities/v1/id/%d", first+2), "k8s:app=x;k8s:"+labels.KeyPolicyCluster+"=cluster3;") // labels of another cluster
 
 	cluster2 := cluster.Info{ClusterName: "cluster2", ClusterID: 2, MaxConnectedClusters: 255}
-	w := remote.NewWatcher(cluster2, identitycell.IDPrefix, nil, nil)
+	w := remote.NewWatcher(cluster2, layout.IdentitiesIDPrefix, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

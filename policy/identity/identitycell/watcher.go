@@ -3,13 +3,11 @@ package identitycell
 import (
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/allocator"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/source"
 )
-
-// IDPrefix is the prefix of the master keys.
-const IDPrefix = KVStoreBasePath + "/id"
 
 // WatcherParams configure a ClusterWatcher.
 type WatcherParams struct {
@@ -24,14 +22,14 @@ type WatcherParams struct {
 	Observer store.BatchObserver
 	// WatchParams are the watch store's scope (default "identities" for
 	// source.KVStore, "<cluster>/identities" for the others), prefix
-	// (default IDPrefix; a KVStoreMesh cache serves
+	// (default layout.IdentitiesIDPrefix; a KVStoreMesh cache serves
 	// cilium/cache/identities/v1/<cluster>/id), logger, metrics and
 	// options.
 	store.WatchParams
 }
 
 // ClusterWatcher mirrors the master keys of a cluster's identities
-// (cilium/state/identities/v1/id/<id> => labels) from a backend into its
+// (layout.IdentityKey(id) => labels) from a backend into its
 // observer: this cluster's into the kvstore allocator's cache, a remote
 // cluster's into the remote identity cache; the same decoding and checks
 // for both. Watch may run again on another backend (a reconnect):
@@ -55,7 +53,7 @@ func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 		}
 	}
 	w := &ClusterWatcher{p: p}
-	w.PrefixWatcher = store.NewPrefixWatcher(IDPrefix, &w.p.WatchParams, w.decode, p.Observer)
+	w.PrefixWatcher = store.NewPrefixWatcher(layout.IdentitiesIDPrefix, &w.p.WatchParams, w.decode, p.Observer)
 	return w
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
@@ -70,7 +71,7 @@ func TestAgentWritesWireFormat(t *testing.T) {
 	id, _, err := a.alloc.AllocateIdentity(ctxFor(t), wireCases[0].labels)
 	must(t, err)
 	master, ref := identitycell.KVStoreEntries(id.ID, wireCases[0].labels, "192.168.1.17")
-	resp, err := srv.Client().Get(ctxFor(t), identitycell.KVStoreBasePath+"/", clientv3.WithPrefix())
+	resp, err := srv.Client().Get(ctxFor(t), layout.IdentitiesPrefix+"/", clientv3.WithPrefix())
 	must(t, err)
 	got := map[string]string{}
 	for _, kv := range resp.Kvs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
@@ -32,7 +33,7 @@ func statusReport(st ipcache.Stats) status.Report {
 		return r
 	}
 	r.Details = append(r.Details,
-		fmt.Sprintf("kvstore: %s/ %s, %s published (%s)", ipcache.KVStorePrefix, syncWord(kv.WatchSynced, "listed", "listing"),
+		fmt.Sprintf("kvstore: %s/ %s, %s published (%s)", layout.IPDefaultPrefix, syncWord(kv.WatchSynced, "listed", "listing"),
 			count(kv.Published, "local endpoint", "local endpoints"), syncWord(kv.WriteSynced, "synced", "syncing")))
 	if skipped := kv.Malformed + kv.Refused; skipped > 0 {
 		r.State = status.Warning

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
@@ -50,8 +51,8 @@ var entryFactory = store.KeyFactoryFunc(func(name string, value []byte) (store.K
 })
 
 const (
-	readPrefix  = "cilium/state/ip/v1/default/"
-	writePrefix = "cilium/state/ip/v1/bench/"
+	readPrefix  = layout.IPDefaultPrefix + "/"
+	writePrefix = layout.IPPrefix + "/bench/"
 )
 
 func measure(b testing.TB, keys, runs int) (results, error) {
