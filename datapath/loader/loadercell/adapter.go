@@ -128,28 +128,20 @@ func policyMapError(id datapath.EndpointID, err error) error {
 
 // ApplyIPCache implements datapath.IPCacheMapWriter.
 func (d *Datapath) ApplyIPCache(changes []datapath.IPCacheMapChange) error {
-	out := make([]ipcachemap.Change, len(changes))
-	for i, c := range changes {
-		out[i] = ipcachemap.Change{Entry: ipcacheEntry(c.Entry), Delete: c.Delete}
-	}
 	m, err := d.ipcacheMap()
 	if err != nil {
 		return err
 	}
-	return m.Apply(out)
+	return m.Apply(changes)
 }
 
 // ReconcileIPCache implements datapath.IPCacheMapWriter.
 func (d *Datapath) ReconcileIPCache(entries []datapath.IPCacheMapEntry) (added, removed int, err error) {
-	out := make([]ipcachemap.Entry, len(entries))
-	for i, e := range entries {
-		out[i] = ipcacheEntry(e)
-	}
 	m, err := d.ipcacheMap()
 	if err != nil {
 		return 0, 0, err
 	}
-	return m.Reconcile(out)
+	return m.Reconcile(entries)
 }
 
 func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
@@ -159,8 +151,4 @@ func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
 		return nil, errors.New("write ipcache map: datapath not started")
 	}
 	return d.ipcache, nil
-}
-
-func ipcacheEntry(e datapath.IPCacheMapEntry) ipcachemap.Entry {
-	return ipcachemap.Entry{Prefix: e.Prefix, Identity: e.Identity, TunnelPeer: e.TunnelPeer, EncryptKey: e.EncryptKey}
 }
