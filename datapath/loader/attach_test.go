@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -91,7 +92,7 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 		if err := l.Open(); err != nil {
 			t.Fatal(err)
 		}
-		ep := loader.Endpoint{ID: epID, Identity: epIdentity, Ifindex: ifindex, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: ifindex, IngressEnforcement: true, EgressEnforcement: true}
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 		}
 
 		// Regeneration replaces the programs in place: still one per hook, new ids.
-		ep.EnforceEgress = false
+		ep.EgressEnforcement = false
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +182,11 @@ func TestAttachMovesToANewInterface(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		ep := loader.Endpoint{ID: 8, Identity: epIdentity, Ifindex: oldIf, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: 8, Identity: epIdentity, IfIndex: oldIf, IngressEnforcement: true, EgressEnforcement: true}
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
-		ep.Ifindex = newIf
+		ep.IfIndex = newIf
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}

@@ -11,4 +11,13 @@
 //
 // tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
 // bpf filters through netlink instead (AttachMode).
+//
+// Attach and Load take the boundary's datapath.EndpointSpec as the
+// endpoint manager builds it (the loader reads its ID, IfIndex, Identity
+// and enforcement flags); loadercell adapts the rest of the Loader to the
+// control plane's interfaces.
+//
+// It may import cilium/ebpf, netlink, package bpf (the compiled
+// programs), package datapath (the boundary's plain types) and the
+// datapath/maps packages; the control plane never imports it.
 package loader

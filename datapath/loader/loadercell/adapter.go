@@ -76,11 +76,7 @@ func newDatapath(p adapterParams) *Datapath {
 
 // Attach implements datapath.Loader.
 func (d *Datapath) Attach(_ context.Context, spec datapath.EndpointSpec) error {
-	ep := loader.Endpoint{
-		ID: uint16(spec.ID), Identity: spec.Identity, Ifindex: spec.IfIndex,
-		EnforceIngress: spec.IngressEnforcement, EnforceEgress: spec.EgressEnforcement,
-	}
-	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(ep) })
+	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(spec) })
 }
 
 // Detach implements datapath.Loader.
