@@ -15,4 +15,10 @@
 // order: EndpointLinks.CreateEndpointLink (veth pair and addresses), the identity
 // allocator and the ipcache, PolicyMapWriter.SyncPolicyMap with the endpoint's
 // map state, then Loader.Attach.
+//
+// It may import the policy engine's packages (policy, policy/identity) and
+// nothing else of apiary. The implementations take its types as they are:
+// datapath/maps/ipcachemap writes IPCacheMapEntry and IPCacheMapChange,
+// datapath/loader loads an EndpointSpec, so no mirror types sit between
+// the control plane and the kernel.
 package datapath

@@ -56,4 +56,10 @@
 // when their identity does. A stale policy (an older revision's) releases
 // its selectors when its last endpoint detaches and registers them again
 // if it is distilled once more.
+//
+// Imports: policy/policyapi, policy/labels, policy/identity and
+// policy/selectorcache, plain packages; never the framework, etcd or the
+// datapath (hack/check-layers.sh: the policy engine holds no agent glue).
+// MapStateLimit is the plain type through which the datapath's policy map
+// size reaches the policy cell.
 package policy

@@ -26,4 +26,9 @@
 // 100.64.0.0/10 or fd00:a9::/32, not used by the scenario, is given to the
 // side's identity in the ipcache: the programs decide on identities, so
 // the verdict is the one an address of the side would get.
+//
+// Imports: datapath/loader and the datapath/maps packages, cilium/ebpf,
+// package datapath (the boundary's types: EndpointSpec, IPCacheMapEntry,
+// PolicyEnforced) and the policy engine with policy/simulate. Only the CLI
+// imports it.
 package bpfsim

@@ -20,4 +20,9 @@
 // regenerates them once identities are synced.
 //
 // The cell, REST API and status line live in endpointcell.
+//
+// Imports: package datapath (the interfaces it drives), the policy engine
+// (policy, identity, labels, ipcache, and policyapi for named ports and
+// their name check) and the endpoint IPAM; no Linux, netlink or
+// cilium/ebpf, which stay behind the datapath interfaces.
 package endpoint

@@ -16,4 +16,8 @@
 // apiary-lab-*, the directory /run/apiary-lab and the bpffs directory
 // /sys/fs/bpf/apiary-lab; a run sweeps leftovers first, and `demo down`
 // (`make demo-down`) removes a lab kept with --keep.
+//
+// Imports: the API client and models, the CLI package, policy/labels and
+// policy/simulate, netlink and netns, and an embedded etcd server; it
+// drives the agents through their API, not their packages.
 package main

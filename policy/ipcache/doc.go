@@ -26,4 +26,9 @@
 // `apiary ipcache list|get` show the cache; the list is served a page at
 // a time from EntriesAfter, which finds its first entry in a sorted
 // index of the prefixes (index.go) and copies only the page.
+//
+// Imports: the framework's cell and job packages, the kvstore and its
+// store, policy/identity, labels and source, and policyapi for NamedPort
+// (the one named-port type, whose JSON is Cilium's); never the datapath,
+// which listens to it through package datapath's IPCacheMapWriter.
 package ipcache

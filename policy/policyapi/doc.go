@@ -34,4 +34,9 @@
 // Fields apiary does not enforce (L7 rules, toFQDNs, toServices,
 // fromRequires, ...) are rejected with ErrUnsupported rather than ignored,
 // so a policy never silently means less than it says.
+//
+// Imports: policy/labels, YAML and pflag only, so everything above it may
+// import it. NamedPort and CheckPortName are the tree's one named-port
+// type and one port-name (IANA service name) check: the engine, the
+// ipcache, the endpoint manager and simulate use them.
 package policyapi

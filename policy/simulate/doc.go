@@ -22,4 +22,8 @@
 // its keys: they come from evaluating the repository's rules directly,
 // deny rules first, for the same subject, peer and port, and a decision
 // whose evaluation disagrees with the engine says so in its reason.
+//
+// Imports: the policy engine and its plain packages (policy, identity,
+// labels, selectorcache, policyapi) and YAML; no framework or etcd
+// (hack/check-layers.sh: simulate runs offline).
 package simulate

@@ -4,4 +4,8 @@
 // through a loaded endpoint's programs with BPF_PROG_TEST_RUN so that
 // the maps and the events ring buffer hold real datapath output. Tests
 // of the monitor cell, the BPF API and the CLI share it.
+//
+// Imports: what a test agent needs (the framework, the loader and its
+// cell, the maps, the monitor and BPF API cells, the kvstore and identity
+// cells); only tests import it.
 package monitortest
