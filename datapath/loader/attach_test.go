@@ -134,13 +134,13 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l2.Close()
-		if err := l2.Restore(epID, ifindex+100); !errors.Is(err, loader.ErrNotAttached) {
+		if err := l2.Restore(epID, ifindex+100); !errors.Is(err, datapath.ErrNotAttached) {
 			t.Errorf("Restore onto another ifindex: %v, want ErrNotAttached", err)
 		}
 		if err := l2.Restore(epID, ifindex); err != nil {
 			t.Fatal(err)
 		}
-		if err := l2.Restore(epID+1, ifindex); !errors.Is(err, loader.ErrNotAttached) || !errors.Is(err, os.ErrNotExist) {
+		if err := l2.Restore(epID+1, ifindex); !errors.Is(err, datapath.ErrNotAttached) || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Restore of an endpoint never attached: %v, want ErrNotAttached and ErrNotExist", err)
 		}
 		// ... and regenerates through the restored links.

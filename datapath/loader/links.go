@@ -21,11 +21,6 @@ const (
 	HookEgress  = "egress"
 )
 
-// ErrNotAttached is returned (wrapped) by Restore when an endpoint's
-// programs are not attached where expected: no pinned links, or links on
-// another (or a deleted) interface.
-var ErrNotAttached = errors.New("endpoint programs not attached")
-
 // ErrTCXUnsupported is returned (wrapped) when the kernel cannot attach
 // tcx links and the attach mode is AttachTCX.
 var ErrTCXUnsupported = errors.New("tcx attachment needs Linux >= 6.6")
@@ -208,6 +203,8 @@ func tcxTarget(lk link.Link, want ebpf.AttachType) (int, error) {
 // Restore reopens endpoint id's pinned links after an agent restart and
 // checks they are still attached to ifindex, so the endpoint keeps its
 // programs without a reload. The next regeneration's Attach replaces them.
+// When they are not attached where expected (no pinned links, or links on
+// another or a deleted interface) the error wraps datapath.ErrNotAttached.
 func (l *Loader) Restore(id uint16, ifindex int) error {
 	el, err := l.loadPinnedLinks(id)
 	if errors.Is(err, os.ErrNotExist) && l.mode != AttachTCX {
@@ -220,7 +217,7 @@ func (l *Loader) Restore(id uint16, ifindex int) error {
 		}
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, ErrNotAttached, err)
+		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, datapath.ErrNotAttached, err)
 	}
 	if err != nil {
 		return fmt.Errorf("restore endpoint %d programs: %w", id, err)
@@ -228,7 +225,7 @@ func (l *Loader) Restore(id uint16, ifindex int) error {
 	if el.ifindex != ifindex {
 		el.close()
 		return fmt.Errorf("restore endpoint %d programs: %w: pinned links are on ifindex %d (0: interface gone), want %d",
-			id, ErrNotAttached, el.ifindex, ifindex)
+			id, datapath.ErrNotAttached, el.ifindex, ifindex)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

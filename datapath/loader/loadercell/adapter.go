@@ -12,15 +12,14 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
-	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
 
 // Datapath adapts the *loader.Loader to the control plane's interfaces
 // (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter):
-// it translates the types and errors, and runs the operations that name
-// an interface by index in the datapath's network namespace
-// (--datapath-netns).
+// it converts the endpoint ids and Restore's errors, and runs the
+// operations that name an interface by index in the datapath's network
+// namespace (--datapath-netns).
 type Datapath struct {
 	l     *loader.Loader
 	netns string
@@ -97,29 +96,18 @@ func (d *Datapath) Restore(_ context.Context, id datapath.EndpointID, ifindex in
 
 // SyncPolicyMap implements datapath.PolicyMapWriter.
 func (d *Datapath) SyncPolicyMap(id datapath.EndpointID, desired policy.MapState) (added, removed int, err error) {
-	added, removed, err = d.l.SyncPolicyMap(uint16(id), desired)
-	return added, removed, policyMapError(id, err)
+	return d.l.SyncPolicyMap(uint16(id), desired)
 }
 
 // ApplyPolicyMapChanges implements datapath.PolicyMapWriter.
 func (d *Datapath) ApplyPolicyMapChanges(id datapath.EndpointID, changes policy.MapChanges) error {
-	return policyMapError(id, d.l.ApplyPolicyMapChanges(uint16(id), changes))
+	return d.l.ApplyPolicyMapChanges(uint16(id), changes)
 }
 
 // DeletePolicyMap implements datapath.PolicyMapWriter; a map already
 // removed (by Detach) is not an error.
 func (d *Datapath) DeletePolicyMap(id datapath.EndpointID) error {
 	return d.l.DeletePolicyMap(uint16(id))
-}
-
-// policyMapError turns the map's *policymap.TooLargeError into the
-// control plane's *datapath.PolicyMapFullError.
-func policyMapError(id datapath.EndpointID, err error) error {
-	var tl *policymap.TooLargeError
-	if errors.As(err, &tl) {
-		return &datapath.PolicyMapFullError{ID: id, Keys: tl.Keys, Max: tl.Max}
-	}
-	return err
 }
 
 // ApplyIPCache implements datapath.IPCacheMapWriter.

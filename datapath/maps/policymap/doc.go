@@ -6,4 +6,12 @@
 // EndpointPolicy.ConsumeMapState) into map entries; Sync writes only the
 // difference between that and the map's content, ignoring the counters.
 // The loader hands the map to an endpoint's programs at load time.
+//
+// A map state larger than the map is refused with the boundary's
+// *datapath.PolicyMapFullError; DefaultMaxEntries is the one default of
+// its size (--bpf-policy-map-max, the loader cell's flag).
+//
+// It may import cilium/ebpf, datapath/maps/bpfmap, package datapath (the
+// boundary's plain types) and package policy (MapState, the keys); only
+// the datapath's implementations and tools import it.
 package policymap
