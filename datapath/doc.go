@@ -20,4 +20,9 @@
 // It may import the policy engine's types (policy, policy/identity) and
 // the leaves, nothing of Linux, netlink, cilium/ebpf or a later layer
 // (docs/design.md, Layers).
+//
+// The implementations take its types as they are:
+// datapath/maps/ipcachemap writes IPCacheMapEntry and IPCacheMapChange,
+// datapath/loader loads an EndpointSpec, so no mirror types sit between
+// the control plane and the kernel.
 package datapath

@@ -72,7 +72,8 @@ type EndpointLinks interface {
 var ErrLinkNotFound = errors.New("endpoint link not found")
 
 // EndpointSpec is what Loader.Attach loads for an endpoint: the
-// programs of its host-side interface, with its constants.
+// programs of its host-side interface, with its constants. The BPF
+// loader (datapath/loader) takes it as it is.
 type EndpointSpec struct {
 	ID EndpointID
 	// IfIndex and IfName are the host side of the endpoint's veth.

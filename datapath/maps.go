@@ -46,11 +46,14 @@ func (e *PolicyMapFullError) Is(target error) bool { return target == ErrPolicyM
 
 // IPCacheMapEntry is one entry of the BPF ipcache map: a prefix and the
 // identity of its addresses, with the node (tunnel peer) that hosts them
-// when they are remote.
+// when they are remote. The map (datapath/maps/ipcachemap) writes and
+// dumps this type itself.
 type IPCacheMapEntry struct {
-	Prefix     netip.Prefix
-	Identity   identity.NumericIdentity
+	Prefix   netip.Prefix
+	Identity identity.NumericIdentity
+	// TunnelPeer is the node hosting a remote prefix (invalid: none).
 	TunnelPeer netip.Addr
+	// EncryptKey is the IPsec key index (0: none).
 	EncryptKey uint8
 }
 

@@ -63,4 +63,6 @@
 // engine's packages (policy, policy/identity, policy/labels,
 // policy/policyapi, policy/selectorcache and policy/source), never cells
 // or kvstore, so it holds no agent glue (docs/design.md, Layers).
+// MapStateLimit is the plain type through which the datapath's policy
+// map size reaches the policy cell.
 package policy

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/policyapi"
@@ -42,9 +43,9 @@ func newAddressBook(prefixes map[netip.Prefix]identity.NumericIdentity, m *ipcac
 		ipcache: m, used: map[netip.Addr]bool{}, synth: map[synthKey]netip.Addr{},
 		next: map[bool]netip.Addr{false: synthPool4.Addr().Next(), true: synthPool6.Addr().Next()},
 	}
-	entries := make([]ipcachemap.Entry, 0, len(prefixes))
+	entries := make([]datapath.IPCacheMapEntry, 0, len(prefixes))
 	for p, id := range prefixes {
-		entries = append(entries, ipcachemap.Entry{Prefix: p, Identity: id})
+		entries = append(entries, datapath.IPCacheMapEntry{Prefix: p, Identity: id})
 		if p.IsSingleIP() {
 			b.used[p.Addr()] = true
 		}

@@ -228,9 +228,9 @@ func (d *Datapath) endpoint(em *simulate.EndpointModel) (*endpoint, error) {
 	if _, _, err := d.loader.SyncPolicyMap(ep.id, em.MapState); err != nil {
 		return nil, fmt.Errorf("write policy map of %s: %w", em.Ref, err)
 	}
-	progs, err := d.loader.Load(loader.Endpoint{
-		ID: ep.id, Identity: em.Identity,
-		EnforceIngress: ep.enforce[policy.Ingress], EnforceEgress: ep.enforce[policy.Egress],
+	progs, err := d.loader.Load(datapath.EndpointSpec{
+		ID: datapath.EndpointID(ep.id), Identity: em.Identity,
+		IngressEnforcement: ep.enforce[policy.Ingress], EgressEnforcement: ep.enforce[policy.Egress],
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load programs of %s: %w", em.Ref, err)

@@ -30,7 +30,7 @@ func (m *Manager) regenerate(ctx context.Context, ep *endpoint) error {
 func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
 	rev := m.p.Policy.Revision()
 	sp := m.p.Policy.Resolve(ep.ident)
-	epp := sp.DistillPolicy(policyPorts(ep.snap.NamedPorts))
+	epp := sp.DistillPolicy(ep.snap.NamedPorts)
 	epp.ConsumeMapChanges() // MapState below holds them
 	ms := epp.MapState()
 	if m.p.PolicyMaps != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Request asks for an endpoint (the body of PUT /v1/endpoint/{id}).
@@ -26,7 +27,7 @@ type Request struct {
 	IPv4 string
 	IPv6 string
 	// NamedPorts are the endpoint's named ports.
-	NamedPorts []NamedPort
+	NamedPorts []policyapi.NamedPort
 	// ContainerID, optional, is the container the endpoint is for (the
 	// CNI plugin's CNI_CONTAINERID); one container has at most one
 	// endpoint per interface name.
@@ -59,7 +60,7 @@ type request struct {
 	ifName     string
 	labels     labels.Labels
 	ipv4, ipv6 netip.Addr
-	namedPorts []NamedPort
+	namedPorts []policyapi.NamedPort
 	owner      owner
 }
 

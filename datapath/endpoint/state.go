@@ -16,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // StateSubdir is the directory below the state directory that holds one
@@ -46,9 +47,9 @@ type stateFile struct {
 
 // namedPortJSON is a named port in a state file.
 type namedPortJSON struct {
-	Name     string `json:"name"`
-	Port     uint16 `json:"port"`
-	Protocol string `json:"protocol"`
+	Name     string             `json:"name"`
+	Port     uint16             `json:"port"`
+	Protocol policyapi.Protocol `json:"protocol"`
 }
 
 func (m *Manager) stateDir() string { return filepath.Join(m.p.StateDir, StateSubdir) }
@@ -150,9 +151,9 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("field labels: %w", err)
 	}
-	var ports []NamedPort
+	var ports []policyapi.NamedPort
 	for _, p := range sf.NamedPorts {
-		ports = append(ports, NamedPort(p))
+		ports = append(ports, policyapi.NamedPort(p))
 	}
 	if ports, err = checkNamedPorts(ports); err != nil {
 		return Endpoint{}, err

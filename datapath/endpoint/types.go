@@ -7,6 +7,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // State is the lifecycle state of an endpoint, with Cilium's names.
@@ -38,7 +39,7 @@ type Endpoint struct {
 	IPv4   netip.Addr
 	IPv6   netip.Addr
 	// NamedPorts are the endpoint's named ports.
-	NamedPorts []NamedPort
+	NamedPorts []policyapi.NamedPort
 	// ContainerID and Pod say whose endpoint it is (empty when the
 	// creator did not say); with Kubernetes, the labels come from Pod.
 	ContainerID string

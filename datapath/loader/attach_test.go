@@ -13,6 +13,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -92,7 +93,7 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 		if err := l.Open(); err != nil {
 			t.Fatal(err)
 		}
-		ep := loader.Endpoint{ID: epID, Identity: epIdentity, Ifindex: ifindex, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: ifindex, IngressEnforcement: true, EgressEnforcement: true}
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 		}
 
 		// Regeneration replaces the programs in place: still one per hook, new ids.
-		ep.EnforceEgress = false
+		ep.EgressEnforcement = false
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
@@ -134,13 +135,13 @@ func TestAttachReplaceRestoreDetach(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l2.Close()
-		if err := l2.Restore(epID, ifindex+100); !errors.Is(err, loader.ErrNotAttached) {
+		if err := l2.Restore(epID, ifindex+100); !errors.Is(err, datapath.ErrNotAttached) {
 			t.Errorf("Restore onto another ifindex: %v, want ErrNotAttached", err)
 		}
 		if err := l2.Restore(epID, ifindex); err != nil {
 			t.Fatal(err)
 		}
-		if err := l2.Restore(epID+1, ifindex); !errors.Is(err, loader.ErrNotAttached) || !errors.Is(err, os.ErrNotExist) {
+		if err := l2.Restore(epID+1, ifindex); !errors.Is(err, datapath.ErrNotAttached) || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Restore of an endpoint never attached: %v, want ErrNotAttached and ErrNotExist", err)
 		}
 		// ... and regenerates through the restored links.
@@ -182,11 +183,11 @@ func TestAttachMovesToANewInterface(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		ep := loader.Endpoint{ID: 8, Identity: epIdentity, Ifindex: oldIf, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: 8, Identity: epIdentity, IfIndex: oldIf, IngressEnforcement: true, EgressEnforcement: true}
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
-		ep.Ifindex = newIf
+		ep.IfIndex = newIf
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,11 @@
 // tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
 // bpf filters through netlink instead (AttachMode).
 //
+// Attach and Load take the boundary's datapath.EndpointSpec as the
+// endpoint manager builds it (the loader reads its ID, IfIndex, Identity
+// and enforcement flags); loadercell adapts the rest of the Loader to the
+// control plane's interfaces.
+//
 // It may import packages of cells, kvstore, policy and datapath and
 // package bpf, nothing of clustermesh (docs/design.md, Layers).
 package loader

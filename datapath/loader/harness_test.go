@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
@@ -120,7 +121,7 @@ func (h *harness) endpoint(t *testing.T, ms policy.MapState, enforce bool) *load
 	if _, _, err := pm.Sync(ms); err != nil {
 		t.Fatal(err)
 	}
-	progs, err := h.loader.Load(loader.Endpoint{ID: epID, Identity: epIdentity, EnforceIngress: enforce, EnforceEgress: enforce})
+	progs, err := h.loader.Load(datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IngressEnforcement: enforce, EgressEnforcement: enforce})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +211,6 @@ func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func netipAP(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
 
-func loaderEndpoint() loader.Endpoint {
-	return loader.Endpoint{ID: epID, Identity: epIdentity, EnforceIngress: true, EnforceEgress: true}
+func loaderEndpoint() datapath.EndpointSpec {
+	return datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IngressEnforcement: true, EgressEnforcement: true}
 }

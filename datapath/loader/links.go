@@ -9,6 +9,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/apiary-net/apiary/datapath"
 )
 
 // Hook names, the pin names of an endpoint's two links: the tc ingress
@@ -18,11 +20,6 @@ const (
 	HookIngress = "ingress"
 	HookEgress  = "egress"
 )
-
-// ErrNotAttached is returned (wrapped) by Restore when an endpoint's
-// programs are not attached where expected: no pinned links, or links on
-// another (or a deleted) interface.
-var ErrNotAttached = errors.New("endpoint programs not attached")
 
 // ErrTCXUnsupported is returned (wrapped) when the kernel cannot attach
 // tcx links and the attach mode is AttachTCX.
@@ -49,12 +46,13 @@ func (l *Loader) LinkDir(id uint16) string {
 	return filepath.Join(l.root, "links", strconv.Itoa(int(id)))
 }
 
-// Attach loads ep's programs and attaches them to ep.Ifindex. When the
+// Attach loads ep's programs and attaches them to ep.IfIndex (the
+// loader reads ID, IfIndex, Identity and the enforcement flags). When the
 // endpoint's programs are already attached there (by this agent or, via
 // the pinned links, by an earlier one) the new programs replace them
 // atomically: no packet goes through without a program.
-func (l *Loader) Attach(ep Endpoint) error {
-	if ep.Ifindex <= 0 {
+func (l *Loader) Attach(ep datapath.EndpointSpec) error {
+	if ep.IfIndex <= 0 {
 		return fmt.Errorf("attach endpoint %d: ifindex must be positive", ep.ID)
 	}
 	progs, err := l.Load(ep)
@@ -64,52 +62,52 @@ func (l *Loader) Attach(ep Endpoint) error {
 	defer progs.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	el := l.links[ep.ID]
+	el := l.links[uint16(ep.ID)]
 	if el == nil {
-		if el, err = l.loadPinnedLinks(ep.ID); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if el, err = l.loadPinnedLinks(uint16(ep.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 		}
 	}
 	if el == nil && l.mode != AttachTCX {
-		if ok, err := tcAttached(ep.Ifindex); err != nil {
+		if ok, err := tcAttached(ep.IfIndex); err != nil {
 			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 		} else if ok {
-			el = &endpointLinks{ifindex: ep.Ifindex, tc: true}
+			el = &endpointLinks{ifindex: ep.IfIndex, tc: true}
 		}
 	}
-	if el != nil && el.ifindex == ep.Ifindex && el.tc {
-		if err := tcAttach(ep.Ifindex, progs); err != nil {
+	if el != nil && el.ifindex == ep.IfIndex && el.tc {
+		if err := tcAttach(ep.IfIndex, progs); err != nil {
 			return fmt.Errorf("replace endpoint %d programs: %w", ep.ID, err)
 		}
-		l.links[ep.ID] = el
+		l.links[uint16(ep.ID)] = el
 		return nil
 	}
-	if el != nil && el.ifindex == ep.Ifindex {
+	if el != nil && el.ifindex == ep.IfIndex {
 		if err := el.ingress.Update(progs.FromContainer); err != nil {
 			return fmt.Errorf("replace endpoint %d ingress program: %w", ep.ID, err)
 		}
 		if err := el.egress.Update(progs.ToContainer); err != nil {
 			return fmt.Errorf("replace endpoint %d egress program: %w", ep.ID, err)
 		}
-		l.links[ep.ID] = el
+		l.links[uint16(ep.ID)] = el
 		return nil
 	}
 	if el != nil { // the endpoint's interface changed: drop the stale links
-		l.log.Info("Endpoint interface changed, re-attaching", "endpoint", ep.ID, "old-ifindex", el.ifindex, "ifindex", ep.Ifindex)
-		if err := l.unpinLinks(ep.ID, el); err != nil {
+		l.log.Info("Endpoint interface changed, re-attaching", "endpoint", ep.ID, "old-ifindex", el.ifindex, "ifindex", ep.IfIndex)
+		if err := l.unpinLinks(uint16(ep.ID), el); err != nil {
 			return fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 		}
 	}
 	if el, err = l.attachFresh(ep, progs); err != nil {
 		return err
 	}
-	l.links[ep.ID] = el
+	l.links[uint16(ep.ID)] = el
 	return nil
 }
 
 // attachFresh attaches progs to an interface without apiary's programs,
 // with tcx or tc as the mode says.
-func (l *Loader) attachFresh(ep Endpoint, progs *Programs) (*endpointLinks, error) {
+func (l *Loader) attachFresh(ep datapath.EndpointSpec, progs *Programs) (*endpointLinks, error) {
 	if l.mode != AttachTC {
 		el, err := l.attachNew(ep, progs)
 		if l.mode == AttachTCX || !errors.Is(err, ErrTCXUnsupported) {
@@ -117,19 +115,19 @@ func (l *Loader) attachFresh(ep Endpoint, progs *Programs) (*endpointLinks, erro
 		}
 		l.log.Info("Kernel has no tcx, attaching with tc clsact", "endpoint", ep.ID)
 	}
-	if err := tcAttach(ep.Ifindex, progs); err != nil {
+	if err := tcAttach(ep.IfIndex, progs); err != nil {
 		return nil, fmt.Errorf("attach endpoint %d: %w", ep.ID, err)
 	}
-	return &endpointLinks{ifindex: ep.Ifindex, tc: true}, nil
+	return &endpointLinks{ifindex: ep.IfIndex, tc: true}, nil
 }
 
-func (l *Loader) attachNew(ep Endpoint, progs *Programs) (*endpointLinks, error) {
-	dir := l.LinkDir(ep.ID)
+func (l *Loader) attachNew(ep datapath.EndpointSpec, progs *Programs) (*endpointLinks, error) {
+	dir := l.LinkDir(uint16(ep.ID))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("attach endpoint %d: create link directory: %w", ep.ID, err)
 	}
 	attach := func(p *ebpf.Program, at ebpf.AttachType, hook string) (link.Link, error) {
-		lk, err := link.AttachTCX(link.TCXOptions{Interface: ep.Ifindex, Program: p, Attach: at})
+		lk, err := link.AttachTCX(link.TCXOptions{Interface: ep.IfIndex, Program: p, Attach: at})
 		if errors.Is(err, ebpf.ErrNotSupported) {
 			return nil, fmt.Errorf("attach endpoint %d %s: %w: %w", ep.ID, hook, ErrTCXUnsupported, err)
 		}
@@ -152,7 +150,7 @@ func (l *Loader) attachNew(ep Endpoint, progs *Programs) (*endpointLinks, error)
 		in.Close()
 		return nil, err
 	}
-	return &endpointLinks{ifindex: ep.Ifindex, ingress: in, egress: out}, nil
+	return &endpointLinks{ifindex: ep.IfIndex, ingress: in, egress: out}, nil
 }
 
 // loadPinnedLinks opens endpoint id's pinned links; os.ErrNotExist when
@@ -205,6 +203,8 @@ func tcxTarget(lk link.Link, want ebpf.AttachType) (int, error) {
 // Restore reopens endpoint id's pinned links after an agent restart and
 // checks they are still attached to ifindex, so the endpoint keeps its
 // programs without a reload. The next regeneration's Attach replaces them.
+// When they are not attached where expected (no pinned links, or links on
+// another or a deleted interface) the error wraps datapath.ErrNotAttached.
 func (l *Loader) Restore(id uint16, ifindex int) error {
 	el, err := l.loadPinnedLinks(id)
 	if errors.Is(err, os.ErrNotExist) && l.mode != AttachTCX {
@@ -217,7 +217,7 @@ func (l *Loader) Restore(id uint16, ifindex int) error {
 		}
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, ErrNotAttached, err)
+		return fmt.Errorf("restore endpoint %d programs: %w: %w", id, datapath.ErrNotAttached, err)
 	}
 	if err != nil {
 		return fmt.Errorf("restore endpoint %d programs: %w", id, err)
@@ -225,7 +225,7 @@ func (l *Loader) Restore(id uint16, ifindex int) error {
 	if el.ifindex != ifindex {
 		el.close()
 		return fmt.Errorf("restore endpoint %d programs: %w: pinned links are on ifindex %d (0: interface gone), want %d",
-			id, ErrNotAttached, el.ifindex, ifindex)
+			id, datapath.ErrNotAttached, el.ifindex, ifindex)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

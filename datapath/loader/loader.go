@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/configmap"
 	"github.com/apiary-net/apiary/datapath/maps/ctmap"
@@ -136,9 +137,10 @@ func (p *Programs) Close() error {
 }
 
 // Load loads ep's programs with its constants and policy map, without
-// attaching them. Attach uses it; so do BPF_PROG_TEST_RUN users.
-func (l *Loader) Load(ep Endpoint) (*Programs, error) {
-	if err := ep.Validate(); err != nil {
+// attaching them (ep.IfIndex may be 0). Attach uses it; so do
+// BPF_PROG_TEST_RUN users.
+func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
+	if err := checkEndpoint(ep); err != nil {
 		return nil, fmt.Errorf("load endpoint programs: %w", err)
 	}
 	spec, err := bpfmap.CollectionSpec()
@@ -148,15 +150,15 @@ func (l *Loader) Load(ep Endpoint) (*Programs, error) {
 	consts := map[string]any{
 		bpf.LxcVarEndpointId:       uint32(ep.ID),
 		bpf.LxcVarEndpointIdentity: uint32(ep.Identity),
-		bpf.LxcVarEnforceIngress:   boolByte(ep.EnforceIngress),
-		bpf.LxcVarEnforceEgress:    boolByte(ep.EnforceEgress),
+		bpf.LxcVarEnforceIngress:   boolByte(ep.IngressEnforcement),
+		bpf.LxcVarEnforceEgress:    boolByte(ep.EgressEnforcement),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("load endpoint %d programs: set %s: %w", ep.ID, name, err)
 		}
 	}
-	pm, err := l.PolicyMap(ep.ID)
+	pm, err := l.PolicyMap(uint16(ep.ID))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -14,8 +15,8 @@ import (
 
 // SyncPolicyMap makes endpoint id's policy map (created if missing) hold
 // exactly desired, writing only the difference; see policymap.Map.Sync.
-// A state larger than the map is refused with a *policymap.TooLargeError
-// and the map is left as it was.
+// A state larger than the map is refused with a
+// *datapath.PolicyMapFullError and the map is left as it was.
 //
 // A write that changed the map bumps the endpoint's policy revision, so
 // that established flows have their policy looked up again on their next
@@ -45,7 +46,7 @@ func (l *Loader) ApplyPolicyMapChanges(id uint16, changes policy.MapChanges) err
 // write that changed n entries, or that failed part way (the map may
 // hold some of the changes); a refused oversized state wrote nothing.
 func (l *Loader) bumpIfChanged(id uint16, n int, werr error) error {
-	if n == 0 && (werr == nil || errors.Is(werr, policymap.ErrTooLarge)) {
+	if n == 0 && (werr == nil || errors.Is(werr, datapath.ErrPolicyMapFull)) {
 		return nil
 	}
 	l.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -45,8 +46,8 @@ func TestPolicyMapWriter(t *testing.T) {
 		big[key(peerAID, policy.Egress, policy.ProtoUDP, uint16(i), 16)] = allow
 	}
 	_, _, err = l.SyncPolicyMap(epID, big)
-	var tooLarge *policymap.TooLargeError
-	if !errors.As(err, &tooLarge) || tooLarge.Keys != 1025 || tooLarge.Max != 1024 || !errors.Is(err, policymap.ErrTooLarge) {
+	var tooLarge *datapath.PolicyMapFullError
+	if !errors.As(err, &tooLarge) || tooLarge.Keys != 1025 || tooLarge.Max != 1024 || !errors.Is(err, datapath.ErrPolicyMapFull) {
 		t.Fatalf("oversized sync: %v, want a TooLargeError of 1025 keys, max 1024", err)
 	}
 	pm, err := l.PolicyMap(epID)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -42,7 +43,7 @@ func TestTCAttachReplaceRestoreDetach(t *testing.T) {
 		if err := l.Open(); err != nil {
 			t.Fatal(err)
 		}
-		ep := loader.Endpoint{ID: epID, Identity: epIdentity, Ifindex: ifindex, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: ifindex, IngressEnforcement: true, EgressEnforcement: true}
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func TestTCAttachReplaceRestoreDetach(t *testing.T) {
 			t.Fatalf("tc filters: ingress %v, egress %v; want [from_container], [to_container]", in, out)
 		}
 
-		ep.EnforceEgress = false
+		ep.EgressEnforcement = false
 		if err := l.Attach(ep); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
@@ -48,7 +49,7 @@ func realTraffic(t *testing.T, h *harness) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		ep := loader.Endpoint{ID: epID, Identity: epIdentity, Ifindex: hostIf, EnforceIngress: true, EnforceEgress: true}
+		ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: hostIf, IngressEnforcement: true, EgressEnforcement: true}
 		if err := h.loader.Attach(ep); err != nil {
 			t.Fatal(err)
 		}

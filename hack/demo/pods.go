@@ -65,7 +65,7 @@ func (l *lab) podRequest(po *pod) models.EndpointRequest {
 	}
 	req.Labels = append(req.Labels, labels.KeyPodNamespace+"="+po.spec.Namespace)
 	for _, pt := range po.spec.Ports {
-		req.NamedPorts = append(req.NamedPorts, models.EndpointNamedPort{Name: pt.Name, Port: uint16(pt.Port), Protocol: strings.ToUpper(pt.Protocol)})
+		req.NamedPorts = append(req.NamedPorts, models.NamedPort{Name: pt.Name, Port: uint16(pt.Port), Protocol: strings.ToUpper(pt.Protocol)})
 	}
 	if po.ips[v4].IsValid() {
 		req.IPv4 = po.ips[v4].String()

@@ -21,6 +21,7 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // ApiaryAgent is one apiary agent (the whole agent hive) of a cluster.
@@ -96,7 +97,7 @@ type Pod struct {
 	Namespace, Name, ServiceAccount string
 	IP                              netip.Addr
 	Labels                          []string // "k8s:app=web"
-	NamedPorts                      []ipcache.NamedPort
+	NamedPorts                      []policyapi.NamedPort
 	EndpointID                      uint16
 }
 

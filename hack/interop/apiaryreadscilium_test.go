@@ -113,7 +113,7 @@ func TestApiaryReadsCilium(t *testing.T) {
 			}
 			ports := make([]string, 0, len(p.NamedPorts))
 			for _, np := range p.NamedPorts {
-				ports = append(ports, np.Name+"="+strconv.Itoa(int(np.Port))+"/"+np.Protocol)
+				ports = append(ports, np.Name+"="+strconv.Itoa(int(np.Port))+"/"+string(np.Protocol))
 			}
 			wantPorts := make([]string, 0, len(w.NamedPorts))
 			for _, np := range w.NamedPorts {

@@ -17,7 +17,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/hack/interop"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
-	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // TestKVStoreMeshReadsApiary points Cilium's KVStoreMesh at the etcd of
@@ -30,10 +30,10 @@ func TestKVStoreMeshReadsApiary(t *testing.T) {
 	a2 := interop.StartApiaryAgent(t, remote, "apiary1", 7, "node-2", "192.0.2.12")
 	a1.AddPod(t, interop.Pod{Namespace: "default", Name: "web-0", ServiceAccount: "web", EndpointID: 11,
 		IP: netip.MustParseAddr("10.7.1.5"), Labels: []string{"k8s:app=web"},
-		NamedPorts: []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}})
+		NamedPorts: []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}})
 	a2.AddPod(t, interop.Pod{Namespace: "default", Name: "protected-db-0", ServiceAccount: "db", EndpointID: 21,
 		IP: netip.MustParseAddr("10.7.2.5"), Labels: []string{"k8s:app=protected-db"},
-		NamedPorts: []ipcache.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}})
+		NamedPorts: []policyapi.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}})
 	a2.AddPod(t, interop.Pod{Namespace: "default", Name: "web-1", ServiceAccount: "web", EndpointID: 22,
 		IP: netip.MustParseAddr("10.7.2.6"), Labels: []string{"k8s:app=web"}})
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // IPIdentityPair is an ipcache entry as Cilium writes it to the kvstore
@@ -26,7 +27,7 @@ type IPIdentityPair struct {
 	K8sNamespace      string                   `json:"K8sNamespace,omitempty"`
 	K8sPodName        string                   `json:"K8sPodName,omitempty"`
 	K8sServiceAccount string                   `json:"K8sServiceAccount,omitempty"`
-	NamedPorts        []NamedPort              `json:"NamedPorts,omitempty"`
+	NamedPorts        []policyapi.NamedPort    `json:"NamedPorts,omitempty"`
 }
 
 // NewIPIdentityPair returns the pair of prefix: a host prefix (/32,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // TestIPIdentityPairGolden checks that the pairs apiary writes are
@@ -20,7 +21,7 @@ func TestIPIdentityPairGolden(t *testing.T) {
 	endpoint := ipcache.NewIPIdentityPair(pfx("10.0.1.5/32"), 65836, netip.MustParseAddr("192.0.2.10"))
 	endpoint.Key, endpoint.Metadata = 3, "cilium-global:default:node-a:1234"
 	endpoint.K8sNamespace, endpoint.K8sPodName, endpoint.K8sServiceAccount = "default", "web-7c9f8d6b5-x2x9q", "web"
-	endpoint.NamedPorts = []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}
+	endpoint.NamedPorts = []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}
 	tests := []struct {
 		name string
 		give *ipcache.IPIdentityPair

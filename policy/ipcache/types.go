@@ -6,6 +6,7 @@ import (
 
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
@@ -18,14 +19,6 @@ type Revision uint64
 // "<kind>/<name>": "node/default/node-1", "kvstore/10.0.1.5",
 // "endpoint/10.0.1.5".
 type ResourceID string
-
-// NamedPort maps a port name of a pod to a port number and protocol. Its
-// JSON is Cilium's (it is part of IPIdentityPair).
-type NamedPort struct {
-	Name     string `json:"Name"`
-	Port     uint16 `json:"Port"`
-	Protocol string `json:"Protocol"`
-}
 
 // Metadata is what one resource says about a prefix. Zero fields say
 // nothing.
@@ -47,7 +40,7 @@ type Metadata struct {
 	// K8sServiceAccount is the pod's service account.
 	K8sServiceAccount string
 	// NamedPorts are the pod's named ports.
-	NamedPorts []NamedPort
+	NamedPorts []policyapi.NamedPort
 }
 
 // IsZero reports whether md says nothing.
@@ -67,7 +60,7 @@ type Entry struct {
 	K8sNamespace      string
 	K8sPodName        string
 	K8sServiceAccount string
-	NamedPorts        []NamedPort
+	NamedPorts        []policyapi.NamedPort
 }
 
 // Change is one prefix changing: Old is nil when it was added, New is nil
@@ -120,7 +113,7 @@ type LocalEndpoint struct {
 	// NamedPorts are the pod's named ports (container ports with a
 	// name), published so that other agents and clusters resolve egress
 	// rules with named ports to this pod's numbers.
-	NamedPorts []NamedPort
+	NamedPorts []policyapi.NamedPort
 }
 
 // LocalNode is the node this agent runs on, as the ipcache needs it: its

@@ -131,7 +131,7 @@ func (d *decoder) ciliumPortNumber(path string, v any) (num int64, name string) 
 			return int64(n), ""
 		}
 		name := strings.ToLower(x)
-		if msg := checkPortName(name); msg != "" {
+		if msg := CheckPortName(name); msg != "" {
 			d.failf(path, "%q is not a port number or a valid port name: a port name %s", x, msg)
 			return 0, ""
 		}

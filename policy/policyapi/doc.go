@@ -36,8 +36,9 @@
 // fromRequires, ...) are rejected with ErrUnsupported rather than ignored,
 // so a policy never silently means less than it says.
 //
-// It is part of the policy engine: it may import the leaves and the
-// engine's packages (policy, policy/identity, policy/labels,
-// policy/policyapi, policy/selectorcache and policy/source), never cells
-// or kvstore, so it holds no agent glue (docs/design.md, Layers).
+// It may import policy/labels, YAML and pflag only, so every package of
+// the engine may import it (docs/design.md, Layers). NamedPort and
+// CheckPortName are the tree's one named-port type and one port-name
+// (IANA service name) check: the engine, the ipcache, the endpoint
+// manager and simulate use them.
 package policyapi

@@ -191,7 +191,7 @@ func (d *decoder) npPortNumber(path string, m map[string]any, pp *PortProtocol) 
 			n, _ := d.integer(field(path, "port"), v, 1, 65535)
 			pp.Port = uint16(n)
 		case string:
-			if msg := checkPortName(x); msg != "" {
+			if msg := CheckPortName(x); msg != "" {
 				d.failf(field(path, "port"), "%q is not a valid port name: a port name %s", x, msg)
 			}
 			pp.Name = x

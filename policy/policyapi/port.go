@@ -3,6 +3,7 @@ package policyapi
 import (
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Protocol is the L4 protocol of a port rule.
@@ -104,11 +105,24 @@ func (p PortProtocol) String() string {
 }
 
 // NamedPort is a port an endpoint declares by name (a container port of
-// a pod).
+// a pod). It is the one named-port type of the tree: the engine resolves
+// rules against it, the endpoint manager keeps an endpoint's, and the
+// ipcache carries peers' (its JSON is Cilium's, part of IPIdentityPair).
+// The API's models.NamedPort is its wire form.
 type NamedPort struct {
-	Name     string
-	Port     uint16
-	Protocol Protocol
+	Name     string   `json:"Name"`
+	Port     uint16   `json:"Port"`
+	Protocol Protocol `json:"Protocol"`
+}
+
+// Normalized returns p with its protocol in upper case, TCP when empty
+// (a Kubernetes container port's default).
+func (p NamedPort) Normalized() NamedPort {
+	p.Protocol = Protocol(strings.ToUpper(string(p.Protocol)))
+	if p.Protocol == "" {
+		p.Protocol = ProtoTCP
+	}
+	return p
 }
 
 // Resolve returns the numeric ports p stands for on an endpoint that

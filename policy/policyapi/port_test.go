@@ -76,3 +76,46 @@ func TestNamedPortResolve(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckPortName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		give string
+		want string // "" for a valid name
+	}{
+		{"service name", "http", ""},
+		{"digits and dashes", "h2c-8080", ""},
+		{"fifteen characters", "abcdefghijklmno", ""},
+		{"empty", "", "must be 1-15 characters"},
+		{"sixteen characters", "abcdefghijklmnop", "must be 1-15 characters"},
+		{"upper case", "HTTP", "must be lower-case alphanumerics or '-'"},
+		{"underscore", "my_port", "must be lower-case alphanumerics or '-'"},
+		{"leading dash", "-http", "must not start or end with '-' or contain '--'"},
+		{"double dash", "ht--tp", "must not start or end with '-' or contain '--'"},
+		{"digits only", "8080", "must contain a letter"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := policyapi.CheckPortName(tt.give); got != tt.want {
+				t.Errorf("CheckPortName(%q) = %q, want %q", tt.give, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNamedPortNormalized(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		give policyapi.NamedPort
+		want policyapi.NamedPort
+	}{
+		{"empty protocol is TCP", policyapi.NamedPort{Name: "http", Port: 80}, policyapi.NamedPort{Name: "http", Port: 80, Protocol: policyapi.ProtoTCP}},
+		{"lower case", policyapi.NamedPort{Name: "dns", Port: 53, Protocol: "udp"}, policyapi.NamedPort{Name: "dns", Port: 53, Protocol: policyapi.ProtoUDP}},
+		{"already normal", policyapi.NamedPort{Name: "s", Port: 9, Protocol: policyapi.ProtoSCTP}, policyapi.NamedPort{Name: "s", Port: 9, Protocol: policyapi.ProtoSCTP}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.give.Normalized(); got != tt.want {
+				t.Errorf("Normalized() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

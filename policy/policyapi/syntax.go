@@ -80,10 +80,13 @@ func checkDNSSubdomain(s string) string {
 	return ""
 }
 
-// checkPortName checks an IANA service name, the syntax of named ports:
+// CheckPortName checks an IANA service name, the syntax of named ports
+// (IANA_SVC_NAME, as Kubernetes and Cilium check container port names):
 // 1-15 lower-case alphanumerics and '-', with at least one letter, no
-// leading, trailing or doubled '-'.
-func checkPortName(s string) string {
+// leading, trailing or doubled '-'. It returns what is wrong with s, to
+// follow "must" in a message, or "" for a valid name. Policy documents,
+// the endpoint API and restored endpoints all check names with it.
+func CheckPortName(s string) string {
 	switch {
 	case s == "" || len(s) > 15:
 		return "must be 1-15 characters"

@@ -1,7 +1,6 @@
 package policycell
 
 import (
-	"fmt"
 	"log/slog"
 
 	"github.com/spf13/pflag"
@@ -47,40 +46,23 @@ var Cell = cell.Module("policy", "Policy engine: repository, selector cache, pol
 	cell.Invoke(useIPCacheForCIDRs),
 )
 
-// Config configures the policy sources.
+// Config configures the policy sources. (The policy maps' size,
+// --bpf-policy-map-max, is the loader cell's: trace takes it as a
+// policy.MapStateLimit.)
 type Config struct {
 	// PolicyDir is a directory of policy files (YAML or JSON, any number
 	// of documents of any kind); it is watched, and each file's rules are
 	// replaced when it changes. Empty: no directory.
 	PolicyDir string
-	// BPFPolicyMapMax is the number of keys an endpoint's policy map
-	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
-	// does not fit, and trace says so.
-	BPFPolicyMapMax int
 }
 
-// DefaultConfig loads no directory; the policy map size is Cilium's
-// default.
-var DefaultConfig = Config{BPFPolicyMapMax: 16384}
+// DefaultConfig loads no directory.
+var DefaultConfig = Config{}
 
-// maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
-// take more, but a policy map of millions of keys is a mistake).
-const maxPolicyMapMax = 1 << 20
-
-// Flags registers --policy-dir and --bpf-policy-map-max.
+// Flags registers --policy-dir.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("policy-dir", def.PolicyDir,
 		"Directory of policy files (YAML/JSON, multi-document) to load and watch")
-	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax,
-		"Maximum number of keys in an endpoint's policy map")
-}
-
-// Validate checks the policy map size.
-func (c *Config) Validate() error {
-	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
-		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
-	}
-	return nil
 }
 
 // cacheOut provides the selector cache and registers it as an identity

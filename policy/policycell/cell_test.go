@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
@@ -36,12 +37,19 @@ type policyAgent struct {
 
 func startPolicyAgent(t *testing.T, flags ...string) *policyAgent {
 	t.Helper()
+	return startPolicyAgentWith(t, nil, flags...)
+}
+
+// startPolicyAgentWith starts the policy agent with extra cells (stand-ins
+// for the datapath's).
+func startPolicyAgentWith(t *testing.T, extra []cell.Cell, flags ...string) *policyAgent {
+	t.Helper()
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	a := &policyAgent{client: client.New(socket)}
 	t.Cleanup(a.client.Close)
-	celltest.StartWithFlags(t, append([]string{"socket-path=" + socket}, flags...),
-		api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell,
-		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen), celltest.Capture(&a.objects))
+	cells := []cell.Cell{api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell, policycell.Cell,
+		celltest.Capture(&a.repo), celltest.Capture(&a.alloc), celltest.Capture(&a.regen), celltest.Capture(&a.objects)}
+	celltest.StartWithFlags(t, append([]string{"socket-path=" + socket}, flags...), append(cells, extra...)...)
 	return a
 }
 
@@ -137,7 +145,8 @@ func TestRESTImportGetDelete(t *testing.T) {
 }
 
 func TestTrace(t *testing.T) {
-	a := startPolicyAgent(t)
+	// The loader cell provides the policy maps' size; a stand-in here.
+	a := startPolicyAgentWith(t, []cell.Cell{cell.Provide(func() policy.MapStateLimit { return 100 })})
 	ctx := context.Background()
 	if _, err := a.client.PolicyPut(ctx, readFile(t, "../testdata/l4-policy.yaml")); err != nil {
 		t.Fatal(err)
@@ -188,12 +197,12 @@ func TestTrace(t *testing.T) {
 		}
 	}
 	t.Run("with identities", func(t *testing.T) { run(t, models.VerdictFromMapState) })
-	t.Run("map state size against --bpf-policy-map-max", func(t *testing.T) {
+	t.Run("map state size against the datapath's --bpf-policy-map-max", func(t *testing.T) {
 		got, err := a.client.PolicyTrace(ctx, models.PolicyTraceRequest{Source: []string{"app=employee", "ns:default"}, Destination: []string{"app=protected-db", "ns:default"}, DPort: "6379"})
 		// protected-db: allow-all egress, 6379/TCP from employees;
 		// employee: allow-all both ways.
-		if err != nil || got.PolicyMapMax != 16384 || got.Ingress.MapStateKeys != 2 || got.Egress.MapStateKeys != 2 || got.SourceIdentity == 0 {
-			t.Errorf("trace = %+v, %v; want identities and 2 keys each of 16384", got, err)
+		if err != nil || got.PolicyMapMax != 100 || got.Ingress.MapStateKeys != 2 || got.Egress.MapStateKeys != 2 || got.SourceIdentity == 0 {
+			t.Errorf("trace = %+v, %v; want identities and 2 keys each of 100", got, err)
 		}
 	})
 	t.Run("ns/pod needs the ipcache", func(t *testing.T) {

@@ -8,4 +8,6 @@
 //
 // It may import packages of cells, kvstore and policy, nothing of datapath
 // or clustermesh and nothing that touches BPF (docs/design.md, Layers).
+// Trace learns the policy maps' size, the loader cell's
+// --bpf-policy-map-max, as an optional policy.MapStateLimit.
 package policycell

@@ -2,7 +2,6 @@ package policycell
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -53,16 +52,13 @@ func peerPortChanges(table *policy.PeerPortTable, changes []ipcache.Change) []id
 	return out
 }
 
-// engineNamedPorts converts the ipcache's named ports; an empty protocol
-// is TCP, as for a Kubernetes container port.
-func engineNamedPorts(ports []ipcache.NamedPort) []policyapi.NamedPort {
+// engineNamedPorts normalises the ipcache's named ports, which other
+// agents (Cilium's too) publish: protocol upper case, TCP when empty, as
+// for a Kubernetes container port.
+func engineNamedPorts(ports []policyapi.NamedPort) []policyapi.NamedPort {
 	out := make([]policyapi.NamedPort, 0, len(ports))
 	for _, p := range ports {
-		proto := policyapi.Protocol(strings.ToUpper(p.Protocol))
-		if proto == "" {
-			proto = policyapi.ProtoTCP
-		}
-		out = append(out, policyapi.NamedPort{Name: p.Name, Port: p.Port, Protocol: proto})
+		out = append(out, p.Normalized())
 	}
 	return out
 }

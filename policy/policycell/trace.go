@@ -18,14 +18,15 @@ import (
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
-// traceParams are what the trace handler needs: the importer and, to name
-// sides as pods or addresses, the ipcache when the agent runs one.
+// traceParams are what the trace handler needs: the importer, the size of
+// the policy maps when the agent runs a datapath and, to name sides as
+// pods or addresses, the ipcache when the agent runs one.
 type traceParams struct {
 	cell.In
 
 	Importer *importer
-	Config   Config
-	IPCache  ipcache.IPCache `optional:"true"`
+	MapLimit policy.MapStateLimit `optional:"true"`
+	IPCache  ipcache.IPCache      `optional:"true"`
 }
 
 // newTraceHandler serves POST /v1/policy/trace (`apiary policy trace`).
@@ -42,7 +43,7 @@ func newTraceHandler(p traceParams) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		q.mapMax = p.Config.BPFPolicyMapMax
+		q.mapMax = int(p.MapLimit)
 		api.WriteJSON(w, http.StatusOK, l.trace(q))
 	})
 }
@@ -53,7 +54,7 @@ type traceQuery struct {
 	proto    policyapi.Protocol
 	port     uint16
 	dport    string
-	mapMax   int // --bpf-policy-map-max
+	mapMax   int // --bpf-policy-map-max; 0 without a datapath
 }
 
 // parseTrace reads both sides and the port. A side is a pod ("ns/pod",

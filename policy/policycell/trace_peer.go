@@ -111,7 +111,7 @@ func peerOfEntry(alloc identity.Allocator, e ipcache.Entry, addr netip.Addr) (tr
 		p.pod += " (in " + e.Prefix.String() + ")"
 	}
 	for _, np := range e.NamedPorts {
-		p.named = append(p.named, policyapi.NamedPort{Name: np.Name, Port: np.Port, Protocol: policyapi.Protocol(strings.ToUpper(np.Protocol))})
+		p.named = append(p.named, np.Normalized())
 	}
 	return p, nil
 }

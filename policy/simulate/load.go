@@ -133,9 +133,12 @@ func (v *validator) endpointPorts(entry string, ep *endpoint) {
 	for j, p := range ep.spec.Ports {
 		field := fmt.Sprintf("ports[%d]", j)
 		proto, err := parseProtocol(p.Protocol)
+		nameProblem := policyapi.CheckPortName(p.Name)
 		switch {
 		case p.Name == "":
 			v.errorf(entry, "%s: name is required", field)
+		case nameProblem != "":
+			v.errorf(entry, "%s: name %q %s", field, p.Name, nameProblem)
 		case p.Port < 1 || p.Port > 65535:
 			v.errorf(entry, "%s: port %d is not in 1-65535", field, p.Port)
 		case err != nil:

@@ -27,6 +27,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"scenario.yaml: endpoints[2] (x/c): ips[0]: 192.0.2.1 is also an address of x/a"}},
 		{"bad port", eps + "- {name: c, namespace: x, ports: [{name: http, port: 0}, {name: dns, port: 53, protocol: ICMP}]}\n",
 			[]string{"endpoints[2] (x/c): ports[0]: port 0 is not in 1-65535", `endpoints[2] (x/c): ports[1]: protocol "ICMP" is not TCP, UDP or SCTP`}},
+		{"bad port name", eps + "- {name: c, namespace: x, ports: [{name: HTTP, port: 80}]}\n",
+			[]string{`endpoints[2] (x/c): ports[0]: name "HTTP" must be lower-case alphanumerics or '-'`}},
 		{"bad names", "cluster: -c1\nnamespaces: [{name: X, labels: {ok: \"-no\"}}]\nendpoints: [{name: a, namespace: x, cluster: c2, labels: {\"a/b/c\": v}}]\n", []string{
 			`scenario.yaml: cluster: cluster name "-c1"`,
 			`scenario.yaml: namespaces[0] (X): namespace "X"`,

@@ -7,4 +7,7 @@
 // may import only the standard library, third-party modules and the other
 // leaves (cells/localnode/cluster, cells/api/models, cells/api/client and
 // cells/version).
+//
+// It keeps NamedPort, the API's wire form (lower-case keys) of
+// policyapi.NamedPort, because a leaf may not import the policy packages.
 package models

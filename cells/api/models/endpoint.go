@@ -9,23 +9,15 @@ package models
 // endpoint: the CNI plugin sets the container id (and the pod's
 // namespace and name in Kubernetes) so that it finds the endpoint again.
 type EndpointRequest struct {
-	NetNSPath     string              `json:"netns-path"`
-	InterfaceName string              `json:"interface-name,omitempty"`
-	Labels        []string            `json:"labels"`
-	IPv4          string              `json:"ipv4,omitempty"`
-	IPv6          string              `json:"ipv6,omitempty"`
-	NamedPorts    []EndpointNamedPort `json:"named-ports,omitempty"`
-	ContainerID   string              `json:"container-id,omitempty"`
-	PodNamespace  string              `json:"pod-namespace,omitempty"`
-	PodName       string              `json:"pod-name,omitempty"`
-}
-
-// EndpointNamedPort is a named port of an endpoint; the protocol is
-// TCP, UDP or SCTP (TCP when empty).
-type EndpointNamedPort struct {
-	Name     string `json:"name"`
-	Port     uint16 `json:"port"`
-	Protocol string `json:"protocol,omitempty"`
+	NetNSPath     string      `json:"netns-path"`
+	InterfaceName string      `json:"interface-name,omitempty"`
+	Labels        []string    `json:"labels"`
+	IPv4          string      `json:"ipv4,omitempty"`
+	IPv6          string      `json:"ipv6,omitempty"`
+	NamedPorts    []NamedPort `json:"named-ports,omitempty"`
+	ContainerID   string      `json:"container-id,omitempty"`
+	PodNamespace  string      `json:"pod-namespace,omitempty"`
+	PodName       string      `json:"pod-name,omitempty"`
 }
 
 // Endpoint is one endpoint of the node, as served by GET
@@ -38,7 +30,7 @@ type Endpoint struct {
 	IPv4          string   `json:"ipv4,omitempty"`
 	IPv6          string   `json:"ipv6,omitempty"`
 	// NamedPorts are the endpoint's named ports.
-	NamedPorts []EndpointNamedPort `json:"named-ports,omitempty"`
+	NamedPorts []NamedPort `json:"named-ports,omitempty"`
 	// ContainerID, PodNamespace and PodName are those of the request.
 	ContainerID  string `json:"container-id,omitempty"`
 	PodNamespace string `json:"pod-namespace,omitempty"`

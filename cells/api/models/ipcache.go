@@ -33,9 +33,11 @@ type IPCacheEntry struct {
 	NamedPorts []NamedPort `json:"named-ports,omitempty"`
 }
 
-// NamedPort is a named port of a pod.
+// NamedPort is a named port of a pod or endpoint, the API's form of
+// policyapi.NamedPort: the protocol is TCP, UDP or SCTP (in a request,
+// any case, and TCP when empty).
 type NamedPort struct {
 	Name     string `json:"name"`
 	Port     uint16 `json:"port"`
-	Protocol string `json:"protocol"`
+	Protocol string `json:"protocol,omitempty"`
 }

@@ -41,7 +41,8 @@ type PolicyTrace struct {
 	SourceIdentity      uint32 `json:"sourceIdentity"`
 	DestinationIdentity uint32 `json:"destinationIdentity"`
 	DPort               string `json:"dport"`
-	// PolicyMapMax is the agent's --bpf-policy-map-max.
+	// PolicyMapMax is the agent's --bpf-policy-map-max (0: the agent
+	// runs no datapath).
 	PolicyMapMax int                  `json:"policyMapMax"`
 	Egress       PolicyTraceDirection `json:"egress"`
 	Ingress      PolicyTraceDirection `json:"ingress"`

@@ -199,14 +199,16 @@ func printTrace(w io.Writer, tr *models.PolicyTrace) {
 
 func printTraceDirection(w io.Writer, title string, d models.PolicyTraceDirection, mapMax int) {
 	from := "verdict from the rules"
-	switch d.VerdictFrom {
-	case models.VerdictFromMapState:
+	switch {
+	case d.VerdictFrom == models.VerdictFromMapState && mapMax > 0:
 		from = fmt.Sprintf("map state %d keys of %d", d.MapStateKeys, mapMax)
-	case models.VerdictFromNeighbourDiscovery:
+	case d.VerdictFrom == models.VerdictFromMapState: // an agent without a datapath
+		from = fmt.Sprintf("map state %d keys", d.MapStateKeys)
+	case d.VerdictFrom == models.VerdictFromNeighbourDiscovery:
 		from = "neighbour discovery, never policed"
 	}
 	fmt.Fprintf(w, "%s: %d rules considered, default deny %v, %s\n", title, len(d.Rules), d.DefaultDeny, from)
-	if d.VerdictFrom == models.VerdictFromMapState && d.MapStateKeys > mapMax {
+	if d.VerdictFrom == models.VerdictFromMapState && mapMax > 0 && d.MapStateKeys > mapMax {
 		fmt.Fprintf(w, "  !! the map state does not fit the policy map (--bpf-policy-map-max %d)\n", mapMax)
 	}
 	for _, r := range d.Rules {

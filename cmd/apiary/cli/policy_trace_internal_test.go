@@ -40,6 +40,29 @@ func TestPrintTraceMapOverflow(t *testing.T) {
 	}
 }
 
+// TestPrintTraceWithoutDatapath checks that a trace from an agent
+// without a datapath (no policy map size) prints the map state's size
+// and never calls it too large.
+func TestPrintTraceWithoutDatapath(t *testing.T) {
+	tr := &models.PolicyTrace{
+		Source: []string{"k8s:app=a"}, Destination: []string{"k8s:app=b"}, DPort: "80/TCP", Allowed: true,
+		SourceIdentity: 300, DestinationIdentity: 301,
+		Egress:  models.PolicyTraceDirection{Allowed: true, MapStateKeys: 2, VerdictFrom: models.VerdictFromMapState},
+		Ingress: models.PolicyTraceDirection{Allowed: true, MapStateKeys: 3, VerdictFrom: models.VerdictFromMapState},
+	}
+	var out bytes.Buffer
+	printTrace(&out, tr)
+	got := out.String()
+	for _, want := range []string{"map state 2 keys\n", "map state 3 keys\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "does not fit") {
+		t.Errorf("output calls a map state too large without a map size:\n%s", got)
+	}
+}
+
 // TestPrintTraceWithoutIdentity checks a trace of label sets no identity
 // has: decided from the rules, no map state.
 func TestPrintTraceWithoutIdentity(t *testing.T) {

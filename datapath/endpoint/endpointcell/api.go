@@ -17,6 +17,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // maxRequestBody bounds the body of PUT /v1/endpoint/{id}.
@@ -87,9 +88,9 @@ func newPutHandler(p putParams) api.HandlerOut {
 				req.Labels = append(req.Labels, l.String())
 			}
 		}
-		ports := make([]endpoint.NamedPort, 0, len(req.NamedPorts))
+		ports := make([]policyapi.NamedPort, 0, len(req.NamedPorts))
 		for _, p := range req.NamedPorts {
-			ports = append(ports, endpoint.NamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
+			ports = append(ports, policyapi.NamedPort{Name: p.Name, Port: p.Port, Protocol: policyapi.Protocol(p.Protocol)})
 		}
 		ep, err := m.Create(r.Context(), endpoint.Request{ID: id, NetNSPath: req.NetNSPath, IfName: req.InterfaceName,
 			Labels: req.Labels, IPv4: req.IPv4, IPv6: req.IPv6, NamedPorts: ports,
@@ -203,7 +204,7 @@ func Model(e endpoint.Endpoint) models.Endpoint {
 		out.Labels = append(out.Labels, l.String())
 	}
 	for _, p := range e.NamedPorts {
-		out.NamedPorts = append(out.NamedPorts, models.EndpointNamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
+		out.NamedPorts = append(out.NamedPorts, models.NamedPort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)})
 	}
 	if e.IPv4.IsValid() {
 		out.IPv4 = e.IPv4.String()

@@ -350,7 +350,7 @@ func TestNamedPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := a.put(t, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "web"), Labels: podLabels,
-		NamedPorts: []models.EndpointNamedPort{{Name: "http", Port: 8080}}})
+		NamedPorts: []models.NamedPort{{Name: "http", Port: 8080}}})
 	client := a.put(t, 2, models.EndpointRequest{NetNSPath: fakeNetNS(t, "client"),
 		Labels: []string{"app=client", "io.kubernetes.pod.namespace=default"}})
 	if len(web.NamedPorts) != 1 || web.NamedPorts[0].Protocol != "TCP" {
@@ -371,7 +371,7 @@ func TestNamedPorts(t *testing.T) {
 	}
 
 	_, err := a.client.EndpointPut(ctx, 3, models.EndpointRequest{NetNSPath: fakeNetNS(t, "x"), Labels: podLabels,
-		NamedPorts: []models.EndpointNamedPort{{Name: "HTTP", Port: 0, Protocol: "icmp"}, {Name: "dns", Port: 53}, {Name: "dns", Port: 54}}})
+		NamedPorts: []models.NamedPort{{Name: "HTTP", Port: 0, Protocol: "icmp"}, {Name: "dns", Port: 53}, {Name: "dns", Port: 54}}})
 	wantStatus(t, err, http.StatusBadRequest)
 	for _, w := range []string{"named-ports", "[0].name", "[0].port", "[0].protocol", "[2]: dns/TCP declared twice"} {
 		if !strings.Contains(err.Error(), w) {

@@ -53,7 +53,7 @@ func TestRestoreFromStateDir(t *testing.T) {
 	for id, app := range map[uint16]string{1: "web", 2: "db", 3: "client"} {
 		ep, err := c.EndpointPut(ctx, id, models.EndpointRequest{NetNSPath: fakeNetNS(t, app),
 			Labels:     []string{"app=" + app, "io.kubernetes.pod.namespace=default"},
-			NamedPorts: []models.EndpointNamedPort{{Name: "http", Port: 8000 + id, Protocol: "tcp"}}})
+			NamedPorts: []models.NamedPort{{Name: "http", Port: 8000 + id, Protocol: "tcp"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

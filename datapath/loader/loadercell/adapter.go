@@ -12,15 +12,14 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
-	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
 
 // Datapath adapts the *loader.Loader to the control plane's interfaces
 // (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter):
-// it translates the types and errors, and runs the operations that name
-// an interface by index in the datapath's network namespace
-// (--datapath-netns).
+// it converts the endpoint ids and Restore's errors, and runs the
+// operations that name an interface by index in the datapath's network
+// namespace (--datapath-netns).
 type Datapath struct {
 	l     *loader.Loader
 	netns string
@@ -76,11 +75,7 @@ func newDatapath(p adapterParams) *Datapath {
 
 // Attach implements datapath.Loader.
 func (d *Datapath) Attach(_ context.Context, spec datapath.EndpointSpec) error {
-	ep := loader.Endpoint{
-		ID: uint16(spec.ID), Identity: spec.Identity, Ifindex: spec.IfIndex,
-		EnforceIngress: spec.IngressEnforcement, EnforceEgress: spec.EgressEnforcement,
-	}
-	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(ep) })
+	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(spec) })
 }
 
 // Detach implements datapath.Loader.
@@ -101,13 +96,12 @@ func (d *Datapath) Restore(_ context.Context, id datapath.EndpointID, ifindex in
 
 // SyncPolicyMap implements datapath.PolicyMapWriter.
 func (d *Datapath) SyncPolicyMap(id datapath.EndpointID, desired policy.MapState) (added, removed int, err error) {
-	added, removed, err = d.l.SyncPolicyMap(uint16(id), desired)
-	return added, removed, policyMapError(id, err)
+	return d.l.SyncPolicyMap(uint16(id), desired)
 }
 
 // ApplyPolicyMapChanges implements datapath.PolicyMapWriter.
 func (d *Datapath) ApplyPolicyMapChanges(id datapath.EndpointID, changes policy.MapChanges) error {
-	return policyMapError(id, d.l.ApplyPolicyMapChanges(uint16(id), changes))
+	return d.l.ApplyPolicyMapChanges(uint16(id), changes)
 }
 
 // DeletePolicyMap implements datapath.PolicyMapWriter; a map already
@@ -116,40 +110,22 @@ func (d *Datapath) DeletePolicyMap(id datapath.EndpointID) error {
 	return d.l.DeletePolicyMap(uint16(id))
 }
 
-// policyMapError turns the map's *policymap.TooLargeError into the
-// control plane's *datapath.PolicyMapFullError.
-func policyMapError(id datapath.EndpointID, err error) error {
-	var tl *policymap.TooLargeError
-	if errors.As(err, &tl) {
-		return &datapath.PolicyMapFullError{ID: id, Keys: tl.Keys, Max: tl.Max}
-	}
-	return err
-}
-
 // ApplyIPCache implements datapath.IPCacheMapWriter.
 func (d *Datapath) ApplyIPCache(changes []datapath.IPCacheMapChange) error {
-	out := make([]ipcachemap.Change, len(changes))
-	for i, c := range changes {
-		out[i] = ipcachemap.Change{Entry: ipcacheEntry(c.Entry), Delete: c.Delete}
-	}
 	m, err := d.ipcacheMap()
 	if err != nil {
 		return err
 	}
-	return m.Apply(out)
+	return m.Apply(changes)
 }
 
 // ReconcileIPCache implements datapath.IPCacheMapWriter.
 func (d *Datapath) ReconcileIPCache(entries []datapath.IPCacheMapEntry) (added, removed int, err error) {
-	out := make([]ipcachemap.Entry, len(entries))
-	for i, e := range entries {
-		out[i] = ipcacheEntry(e)
-	}
 	m, err := d.ipcacheMap()
 	if err != nil {
 		return 0, 0, err
 	}
-	return m.Reconcile(out)
+	return m.Reconcile(entries)
 }
 
 func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
@@ -159,8 +135,4 @@ func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
 		return nil, errors.New("write ipcache map: datapath not started")
 	}
 	return d.ipcache, nil
-}
-
-func ipcacheEntry(e datapath.IPCacheMapEntry) ipcachemap.Entry {
-	return ipcachemap.Entry{Prefix: e.Prefix, Identity: e.Identity, TunnelPeer: e.TunnelPeer, EncryptKey: e.EncryptKey}
 }

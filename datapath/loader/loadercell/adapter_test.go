@@ -6,14 +6,12 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/policycell"
 )
 
 // TestDatapathAdapter checks the control plane's view of the loader on
@@ -25,8 +23,7 @@ func TestDatapathAdapter(t *testing.T) {
 		ld  datapath.Loader
 		ipw datapath.IPCacheMapWriter
 	)
-	celltest.StartWithFlags(t, []string{"bpf-root=" + root}, loadercell.Cell,
-		cell.Provide(func() policycell.Config { return policycell.Config{BPFPolicyMapMax: 2} }),
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "bpf-policy-map-max=2"}, loadercell.Cell,
 		celltest.Capture(&pm), celltest.Capture(&ld), celltest.Capture(&ipw))
 	ctx := context.Background()
 

@@ -11,12 +11,14 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
-	"github.com/apiary-net/apiary/policy/policycell"
+	"github.com/apiary-net/apiary/policy"
 )
 
 // Cell provides the *loader.Loader, open between start and stop, and
 // the control plane's datapath.Loader, datapath.PolicyMapWriter and
-// datapath.IPCacheMapWriter backed by it (Datapath).
+// datapath.IPCacheMapWriter backed by it (Datapath). It owns
+// --bpf-policy-map-max, the size of the policy maps it creates, and
+// provides it as the policy.MapStateLimit that trace reports against.
 var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps and tcx links",
 	cell.Config(DefaultConfig),
 	cell.Provide(
@@ -25,6 +27,7 @@ var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps
 		func(d *Datapath) datapath.Loader { return d },
 		func(d *Datapath) datapath.PolicyMapWriter { return d },
 		func(d *Datapath) datapath.IPCacheMapWriter { return d },
+		func(c Config) policy.MapStateLimit { return policy.MapStateLimit(c.BPFPolicyMapMax) },
 	),
 )
 
@@ -34,19 +37,27 @@ type Config struct {
 	BPFRoot string
 	// BPFAttachMode is auto (tcx, else tc clsact), tcx or tc.
 	BPFAttachMode string
+	// BPFPolicyMapMax is the number of keys each endpoint's policy map
+	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
+	// is refused for that endpoint.
+	BPFPolicyMapMax int
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
 
-// DefaultConfig has the defaults of the flags.
-var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto"}
+// DefaultConfig has the defaults of the flags; the policy map size is
+// the map's own default (Cilium's).
+var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries}
 
-// Flags registers --bpf-root and --bpf-attach-mode. The size of the
-// policy maps is the policy cell's --bpf-policy-map-max (trace reports
-// against the same number).
+// maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
+// take more, but a policy map of millions of keys is a mistake).
+const maxPolicyMapMax = 1 << 20
+
+// Flags registers --bpf-root, --bpf-attach-mode and --bpf-policy-map-max.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
+	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
 }
 
 // Validate checks the flags.
@@ -57,26 +68,22 @@ func (c *Config) Validate() error {
 	if _, ok := attachModes[c.BPFAttachMode]; !ok {
 		return fmt.Errorf("--bpf-attach-mode %q is not one of auto, tcx, tc", c.BPFAttachMode)
 	}
+	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
+		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
+	}
 	return nil
 }
 
 type loaderParams struct {
 	cell.In
 
-	Config Config
-	// Policy gives --bpf-policy-map-max; without the policy cell the
-	// maps have policymap.DefaultMaxEntries entries.
-	Policy    policycell.Config `optional:"true"`
+	Config    Config
 	Lifecycle cell.Lifecycle
 	Log       *slog.Logger
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	size := uint32(policymap.DefaultMaxEntries)
-	if p.Policy.BPFPolicyMapMax > 0 {
-		size = uint32(p.Policy.BPFPolicyMapMax)
-	}
-	l, err := loader.New(p.Log, p.Config.BPFRoot, size, loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]))
+	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

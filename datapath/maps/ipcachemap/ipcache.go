@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/configmap"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -55,7 +56,7 @@ func (m *Map) Upsert(prefix netip.Prefix, id identity.NumericIdentity) error {
 	if err != nil {
 		return err
 	}
-	if err := m.m.Update(&k, Entry{Prefix: prefix, Identity: id}.value(), ebpf.UpdateAny); err != nil {
+	if err := m.m.Update(&k, NewValue(id), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("update ipcache entry %v: %w", prefix, err)
 	}
 	return m.bump()
@@ -97,8 +98,8 @@ func (m *Map) Lookup(addr netip.Addr) (id identity.NumericIdentity, ok bool, err
 }
 
 // Dump returns every entry of the map, by prefix.
-func (m *Map) Dump() (map[netip.Prefix]Entry, error) {
-	out := make(map[netip.Prefix]Entry)
+func (m *Map) Dump() (map[netip.Prefix]datapath.IPCacheMapEntry, error) {
+	out := make(map[netip.Prefix]datapath.IPCacheMapEntry)
 	var (
 		k Key
 		v Value
@@ -116,15 +117,15 @@ func (m *Map) Dump() (map[netip.Prefix]Entry, error) {
 
 // Apply writes a batch of changes in order (a later change of a prefix
 // wins) with ApplyBatch.
-func (m *Map) Apply(changes []Change) error {
-	last := make(map[netip.Prefix]Change, len(changes))
+func (m *Map) Apply(changes []datapath.IPCacheMapChange) error {
+	last := make(map[netip.Prefix]datapath.IPCacheMapChange, len(changes))
 	for _, c := range changes {
 		if !c.Entry.Prefix.IsValid() {
 			return fmt.Errorf("apply ipcache changes: prefix %v is not valid", c.Entry.Prefix)
 		}
 		last[c.Entry.Prefix.Masked()] = c
 	}
-	var upserts []Entry
+	var upserts []datapath.IPCacheMapEntry
 	var deletes []netip.Prefix
 	for p, c := range last {
 		if c.Delete {
@@ -139,7 +140,7 @@ func (m *Map) Apply(changes []Change) error {
 // ApplyBatch writes upserts and removes deletes, in batches where the
 // kernel supports them. Every prefix is validated first: on a bad prefix
 // nothing is written.
-func (m *Map) ApplyBatch(upserts []Entry, deletes []netip.Prefix) error {
+func (m *Map) ApplyBatch(upserts []datapath.IPCacheMapEntry, deletes []netip.Prefix) error {
 	keys := make([]Key, 0, len(upserts))
 	values := make([]Value, 0, len(upserts))
 	for _, e := range upserts {
@@ -148,7 +149,7 @@ func (m *Map) ApplyBatch(upserts []Entry, deletes []netip.Prefix) error {
 			return fmt.Errorf("apply ipcache batch: %w", err)
 		}
 		keys = append(keys, k)
-		values = append(values, e.value())
+		values = append(values, entryValue(e))
 	}
 	delKeys := make([]Key, 0, len(deletes))
 	for _, p := range deletes {
@@ -179,8 +180,8 @@ func (m *Map) ApplyBatch(upserts []Entry, deletes []netip.Prefix) error {
 // that are missing or differ and deletes those desired does not have. It
 // returns how many entries it wrote and deleted. Duplicate prefixes in
 // desired: the last one wins.
-func (m *Map) Reconcile(desired []Entry) (upserted, deleted int, err error) {
-	want := make(map[netip.Prefix]Entry, len(desired))
+func (m *Map) Reconcile(desired []datapath.IPCacheMapEntry) (upserted, deleted int, err error) {
+	want := make(map[netip.Prefix]datapath.IPCacheMapEntry, len(desired))
 	for _, e := range desired {
 		if !e.Prefix.IsValid() {
 			return 0, 0, fmt.Errorf("reconcile ipcache map: prefix %v is not valid", e.Prefix)
@@ -192,7 +193,7 @@ func (m *Map) Reconcile(desired []Entry) (upserted, deleted int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	var upserts []Entry
+	var upserts []datapath.IPCacheMapEntry
 	for p, e := range want {
 		if got, ok := actual[p]; !ok || got != e {
 			upserts = append(upserts, e)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/configmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
@@ -37,7 +38,7 @@ func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 func TestLookupLongestPrefix(t *testing.T) {
 	m := open(t)
-	if err := m.ApplyBatch([]ipcachemap.Entry{
+	if err := m.ApplyBatch([]datapath.IPCacheMapEntry{
 		{Prefix: pfx("10.0.0.0/8"), Identity: 16777217}, {Prefix: pfx("10.1.2.3/32"), Identity: 1001},
 		{Prefix: pfx("fd00::/64"), Identity: 16777218}, {Prefix: pfx("fd00::5/128"), Identity: 1002},
 	}, nil); err != nil {
@@ -65,7 +66,7 @@ func TestLookupLongestPrefix(t *testing.T) {
 
 func TestApplyBatchRejectsBadPrefixWhole(t *testing.T) {
 	m := open(t)
-	err := m.ApplyBatch([]ipcachemap.Entry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}, {Identity: 1002}}, nil)
+	err := m.ApplyBatch([]datapath.IPCacheMapEntry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}, {Identity: 1002}}, nil)
 	if err == nil {
 		t.Fatal("ApplyBatch with an invalid prefix succeeded")
 	}
@@ -76,7 +77,7 @@ func TestApplyBatchRejectsBadPrefixWhole(t *testing.T) {
 
 func TestReconcile(t *testing.T) {
 	m := open(t)
-	if err := m.ApplyBatch([]ipcachemap.Entry{
+	if err := m.ApplyBatch([]datapath.IPCacheMapEntry{
 		{Prefix: pfx("10.0.0.1/32"), Identity: 1001},
 		{Prefix: pfx("10.0.0.2/32"), Identity: 1002},
 		{Prefix: pfx("10.0.0.3/32"), Identity: 1003},
@@ -84,7 +85,7 @@ func TestReconcile(t *testing.T) {
 	}, []netip.Prefix{pfx("10.0.0.9/32")}); err != nil {
 		t.Fatal(err)
 	}
-	desired := []ipcachemap.Entry{
+	desired := []datapath.IPCacheMapEntry{
 		{Prefix: pfx("10.0.0.1/32"), Identity: 1001},                                             // unchanged
 		{Prefix: pfx("10.0.0.2/32"), Identity: 2002},                                             // identity changed
 		{Prefix: pfx("10.0.0.4/32"), Identity: 1004, TunnelPeer: netip.MustParseAddr("fd00::2")}, // tunnel peer changed
@@ -101,7 +102,7 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := make(map[netip.Prefix]ipcachemap.Entry)
+	want := make(map[netip.Prefix]datapath.IPCacheMapEntry)
 	for _, e := range desired {
 		want[e.Prefix] = e
 	}
@@ -113,17 +114,17 @@ func TestReconcile(t *testing.T) {
 func TestApplyLastChangeOfAPrefixWins(t *testing.T) {
 	m := open(t)
 	p := pfx("10.0.0.1/32")
-	err := m.Apply([]ipcachemap.Change{
-		{Entry: ipcachemap.Entry{Prefix: p, Identity: 1}},
-		{Entry: ipcachemap.Entry{Prefix: p}, Delete: true},
-		{Entry: ipcachemap.Entry{Prefix: pfx("10.0.0.2/32"), Identity: 2}},
-		{Entry: ipcachemap.Entry{Prefix: pfx("10.0.0.2/32"), Identity: 3}},
+	err := m.Apply([]datapath.IPCacheMapChange{
+		{Entry: datapath.IPCacheMapEntry{Prefix: p, Identity: 1}},
+		{Entry: datapath.IPCacheMapEntry{Prefix: p}, Delete: true},
+		{Entry: datapath.IPCacheMapEntry{Prefix: pfx("10.0.0.2/32"), Identity: 2}},
+		{Entry: datapath.IPCacheMapEntry{Prefix: pfx("10.0.0.2/32"), Identity: 3}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := m.Dump()
-	want := map[netip.Prefix]ipcachemap.Entry{pfx("10.0.0.2/32"): {Prefix: pfx("10.0.0.2/32"), Identity: 3}}
+	want := map[netip.Prefix]datapath.IPCacheMapEntry{pfx("10.0.0.2/32"): {Prefix: pfx("10.0.0.2/32"), Identity: 3}}
 	if !maps.Equal(got, want) {
 		t.Errorf("map after Apply = %v, want %v", got, want)
 	}
@@ -145,7 +146,7 @@ func TestWritesBumpTheRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cfg.Close()
-	entries := []ipcachemap.Entry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}}
+	entries := []datapath.IPCacheMapEntry{{Prefix: pfx("10.0.0.1/32"), Identity: 1001}}
 	steps := []struct {
 		name  string
 		write func() error

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
@@ -31,23 +32,6 @@ type Value struct {
 	TunnelFamily uint8
 	Pad          uint16
 	TunnelPeer   [16]byte
-}
-
-// Entry is one ipcache entry in host types.
-type Entry struct {
-	Prefix   netip.Prefix
-	Identity identity.NumericIdentity
-	// TunnelPeer is the node hosting a remote prefix (invalid: none).
-	TunnelPeer netip.Addr
-	// EncryptKey is the IPsec key index (0: none).
-	EncryptKey uint8
-}
-
-// Change is an upsert of Entry, or the deletion of Entry.Prefix when
-// Delete is set.
-type Change struct {
-	Entry  Entry
-	Delete bool
 }
 
 // NewKey returns the key of prefix p (masked to its length).
@@ -85,8 +69,8 @@ func (k Key) Prefix() netip.Prefix {
 // NewValue returns the value for identity id without tunnel peer.
 func NewValue(id identity.NumericIdentity) Value { return Value{Identity: uint32(id)} }
 
-// value returns e's map value.
-func (e Entry) value() Value {
+// entryValue returns e's map value.
+func entryValue(e datapath.IPCacheMapEntry) Value {
 	v := NewValue(e.Identity)
 	v.EncryptKey = e.EncryptKey
 	switch {
@@ -102,8 +86,8 @@ func (e Entry) value() Value {
 }
 
 // entry returns the entry of k and v.
-func entry(k Key, v Value) Entry {
-	e := Entry{Prefix: k.Prefix(), Identity: identity.NumericIdentity(v.Identity), EncryptKey: v.EncryptKey}
+func entry(k Key, v Value) datapath.IPCacheMapEntry {
+	e := datapath.IPCacheMapEntry{Prefix: k.Prefix(), Identity: identity.NumericIdentity(v.Identity), EncryptKey: v.EncryptKey}
 	switch v.TunnelFamily {
 	case 4:
 		e.TunnelPeer = netip.AddrFrom4([4]byte(v.TunnelPeer[:4]))

@@ -95,7 +95,7 @@ func (m *Map) Apply(ch policy.MapChanges) (added, removed int, err error) {
 		}
 	}
 	if max := m.m.MaxEntries(); size > int(max) {
-		return 0, 0, &TooLargeError{EndpointID: m.epID, Keys: size, Max: int(max)}
+		return 0, 0, m.fullError(size)
 	}
 	touched := s.change(ch)
 	var plan syncPlan

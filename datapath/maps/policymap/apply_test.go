@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -85,7 +86,7 @@ func TestApplyRefusesOverflowWhole(t *testing.T) {
 	ch := policy.MapChanges{Adds: map[policy.Key]policy.Entry{
 		k(2, policy.Egress, 0, 0, 0): {}, k(3, policy.Egress, 0, 0, 0): {},
 	}}
-	if _, _, err := m.Apply(ch); !errors.Is(err, policymap.ErrTooLarge) {
+	if _, _, err := m.Apply(ch); !errors.Is(err, datapath.ErrPolicyMapFull) {
 		t.Fatalf("Apply past the map size: %v, want ErrTooLarge", err)
 	}
 	if got, _ := m.Dump(); len(got) != 1 {

@@ -7,6 +7,10 @@
 // difference between that and the map's content, ignoring the counters.
 // The loader hands the map to an endpoint's programs at load time.
 //
+// A map state larger than the map is refused with the boundary's
+// *datapath.PolicyMapFullError; DefaultMaxEntries is the one default of
+// its size (--bpf-policy-map-max, the loader cell's flag).
+//
 // It may import packages of cells, kvstore, policy and datapath and
 // package bpf, nothing of clustermesh (docs/design.md, Layers).
 package policymap

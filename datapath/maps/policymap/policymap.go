@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -20,23 +21,12 @@ const SpecName = "policy"
 // DefaultMaxEntries is the default of --bpf-policy-map-max.
 const DefaultMaxEntries = 16384
 
-// ErrTooLarge matches (errors.Is) the *TooLargeError of Sync and Apply.
-var ErrTooLarge = errors.New("policy map state exceeds --bpf-policy-map-max")
-
-// TooLargeError says that a map state does not fit the endpoint's policy
-// map: nothing was written.
-type TooLargeError struct {
-	EndpointID uint16
-	Keys, Max  int
+// fullError is the error of Sync and Apply for a map state that does
+// not fit the map: nothing was written. It is the boundary's
+// *datapath.PolicyMapFullError (errors.Is datapath.ErrPolicyMapFull).
+func (m *Map) fullError(keys int) error {
+	return &datapath.PolicyMapFullError{ID: datapath.EndpointID(m.epID), Keys: keys, Max: int(m.m.MaxEntries())}
 }
-
-// Error names the flag that sizes the map.
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("policy map of endpoint %d: %d keys do not fit (--bpf-policy-map-max is %d)", e.EndpointID, e.Keys, e.Max)
-}
-
-// Is makes errors.Is(err, ErrTooLarge) true.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // PinName returns the pin name of endpoint epID's policy map.
 func PinName(epID uint16) string { return fmt.Sprintf("policy_%d", epID) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 	"github.com/apiary-net/apiary/policy"
@@ -143,7 +144,7 @@ func TestSyncRefusesAStateLargerThanTheMap(t *testing.T) {
 		k(1, policy.Egress, 0, 0, 0): {}, k(2, policy.Egress, 0, 0, 0): {}, k(3, policy.Egress, 0, 0, 0): {},
 	}
 	_, _, err := m.Sync(big)
-	if !errors.Is(err, policymap.ErrTooLarge) {
+	if !errors.Is(err, datapath.ErrPolicyMapFull) {
 		t.Fatalf("Sync of 3 keys into a 2-entry map: %v, want ErrTooLarge", err)
 	}
 	got, _ := m.Dump()

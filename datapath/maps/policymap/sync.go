@@ -17,8 +17,8 @@ import (
 // entries it wrote and deleted.
 //
 // A desired state larger than the map is refused before anything is
-// written (ErrTooLarge): the endpoint keeps its previous policy. The
-// writes go in an order that never opens more than either the old or the
+// written (*datapath.PolicyMapFullError): the endpoint keeps its previous
+// policy. The writes go in an order that never opens more than either the old or the
 // new policy allows: new denies, then removal of old allows, then new
 // allows, then removal of old denies.
 func (m *Map) Sync(desired policy.MapState) (added, removed int, err error) {
@@ -29,7 +29,7 @@ func (m *Map) Sync(desired policy.MapState) (added, removed int, err error) {
 		return 0, 0, fmt.Errorf("sync policy map of endpoint %d: %w", m.epID, err)
 	}
 	if max := m.m.MaxEntries(); len(want) > int(max) {
-		return 0, 0, &TooLargeError{EndpointID: m.epID, Keys: len(want), Max: int(max)}
+		return 0, 0, m.fullError(len(want))
 	}
 	have, err := m.dumpRaw()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/statedir"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
@@ -123,7 +124,7 @@ func (a *Agent) NewScene(t *testing.T) *Scene {
 	if _, _, err := pm.Sync(ms); err != nil {
 		t.Fatal(err)
 	}
-	s.Programs, err = a.Loader.Load(loader.Endpoint{ID: s.EndpointID, Identity: s.Web.ID, EnforceIngress: true, EnforceEgress: true})
+	s.Programs, err = a.Loader.Load(datapath.EndpointSpec{ID: datapath.EndpointID(s.EndpointID), Identity: s.Web.ID, IngressEnforcement: true, EgressEnforcement: true})
 	if err != nil {
 		t.Fatal(err)
 	}

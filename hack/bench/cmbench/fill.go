@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // Remote cluster name and id the benchmark fills in.
@@ -76,7 +77,7 @@ func endpointKV(s Size, i, version int) (string, []byte, error) {
 	pair := ipcache.NewIPIdentityPair(p, identityOf(i%s.Identities), nodeIP((i+version)%s.Nodes))
 	pair.K8sNamespace, pair.K8sPodName = fmt.Sprintf("ns-%d", i%s.Identities%100), fmt.Sprintf("pod-%d", i)
 	pair.Metadata = fmt.Sprintf("cilium-global:%s:node-%05d:%d", RemoteName, i%s.Nodes, i)
-	pair.NamedPorts = []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}
+	pair.NamedPorts = []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}}
 	v, err := pair.Marshal()
 	return layout.IPKey(layout.DefaultAddressSpace, p.Addr().String()), v, err
 }

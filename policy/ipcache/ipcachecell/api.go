@@ -102,7 +102,7 @@ func EntryModel(e ipcache.Entry) models.IPCacheEntry {
 		m.TunnelPeer = e.TunnelPeer.String()
 	}
 	for _, p := range e.NamedPorts {
-		m.NamedPorts = append(m.NamedPorts, models.NamedPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol})
+		m.NamedPorts = append(m.NamedPorts, models.NamedPort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)})
 	}
 	return m
 }

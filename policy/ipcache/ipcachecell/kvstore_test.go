@@ -23,6 +23,7 @@ import (
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachetest"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // startWithKVStore starts the ipcache with the kvstore, API and status
@@ -51,7 +52,7 @@ func TestLocalEndpointsArePublished(t *testing.T) {
 	rev, err := c.UpsertLocalEndpoint(ipcache.LocalEndpoint{
 		IP: netip.MustParseAddr("10.0.1.5"), Identity: 12345, EndpointID: 1234, EncryptKey: 3,
 		K8sNamespace: "default", K8sPodName: "web-7c9f8d6b5-x2x9q", K8sServiceAccount: "web",
-		NamedPorts: []ipcache.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}},
+		NamedPorts: []policyapi.NamedPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}},
 	})
 	ipcachetest.Applied(t, c)(rev, err)
 	if got := entryOf(c, "10.0.1.5/32"); got != "12345/local" {
@@ -115,7 +116,7 @@ func TestClusterEntriesAreWatched(t *testing.T) {
 	celltest.Eventually(t, "10.0.2.9", func() bool { return entryOf(c, "10.0.2.9/32") == "303/kvstore via 192.0.2.20" })
 	celltest.Eventually(t, "10.0.2.10", func() bool { return entryOf(c, "10.0.2.10/32") == "304/kvstore via 192.0.2.20" })
 	if e, _ := c.Lookup(netip.MustParsePrefix("10.0.2.10/32")); e.K8sNamespace != "prod" || e.K8sPodName != "db-0" ||
-		e.K8sServiceAccount != "db" || !reflect.DeepEqual(e.NamedPorts, []ipcache.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}) {
+		e.K8sServiceAccount != "db" || !reflect.DeepEqual(e.NamedPorts, []policyapi.NamedPort{{Name: "redis", Port: 6379, Protocol: "TCP"}}) {
 		t.Errorf("10.0.2.10 = %+v, want the pod, its service account and named ports from the kvstore", e)
 	}
 	if got := entryOf(c, "10.0.3.0/24"); got != "301/kvstore via 192.0.2.21" {

@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
@@ -163,7 +164,7 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 	if _, _, err := pm.Sync(policy.MapState{{Identity: peerID, Direction: policy.Egress, Proto: policy.ProtoTCP, Port: 80, PrefixLen: 16}: {}}); err != nil {
 		return nil, err
 	}
-	if o.progs, err = l.Load(loader.Endpoint{ID: 7, Identity: 1000, EnforceIngress: true, EnforceEgress: true}); err != nil {
+	if o.progs, err = l.Load(datapath.EndpointSpec{ID: 7, Identity: 1000, IngressEnforcement: true, EgressEnforcement: true}); err != nil {
 		return nil, err
 	}
 	o.prog = o.progs.FromContainer

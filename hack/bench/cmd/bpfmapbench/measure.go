@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
@@ -86,10 +87,10 @@ func median(ds []time.Duration) time.Duration {
 func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err error) {
 	// The same entries for both, in an order that is not the trie's (as
 	// an ipcache's changes arrive).
-	entries := make([]ipcachemap.Entry, 0, n)
+	entries := make([]datapath.IPCacheMapEntry, 0, n)
 	for i := range n {
 		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		entries = append(entries, ipcachemap.Entry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
+		entries = append(entries, datapath.IPCacheMapEntry{Prefix: netip.PrefixFrom(a, 32), Identity: identity.NumericIdentity(256 + i%50000)})
 	}
 	rng := rand.New(rand.NewPCG(uint64(round), 1))
 	rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
