@@ -6,7 +6,7 @@ RUN_DIR   := _run
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/apiary-net/apiary/cells/version.Version=$(VERSION)
 TEST_ARGS ?=
-FUZZ_BUDGET ?= 60
+FUZZ_EXECS ?= 20000
 # Compiler for the eBPF programs (bpf/); `make bpf` installs it if missing.
 export BPF_CLANG ?= clang-19
 export BPF_STRIP ?= llvm-strip-19
@@ -31,8 +31,8 @@ test: lint kube-apiserver ## Run every test (race detector on), the benchmark an
 	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target from its corpus, sharing FUZZ_BUDGET seconds (default 60, at least 3 each)
-	hack/fuzz.sh $(GO) $(FUZZ_BUDGET)
+fuzz: ## Run every fuzz target from its corpus for FUZZ_EXECS executions each (default 20000)
+	hack/fuzz.sh $(GO) $(FUZZ_EXECS)
 
 .PHONY: lint
 lint: ## gofmt, go vet (and staticcheck when installed)
