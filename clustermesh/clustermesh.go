@@ -16,7 +16,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -27,7 +27,7 @@ type Params struct {
 	Local      cluster.Info
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
-	Identities identitycell.RemoteIdentities
+	Identities identitycache.RemoteIdentities
 	// Controllers runs the remote-etcd-<cluster> controllers.
 	Controllers controller.Manager
 	Log         *slog.Logger

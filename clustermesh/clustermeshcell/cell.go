@@ -14,7 +14,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -54,7 +54,7 @@ type params struct {
 	Cluster    cluster.Info
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
-	Identities identitycell.RemoteIdentities
+	Identities identitycache.RemoteIdentities
 	Registry   controller.Registry
 	Lifecycle  cell.Lifecycle
 	Module     cell.FullModuleID

@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -81,7 +81,7 @@ type Params struct {
 	// Nodes, IPCache and Identities get what the remote holds.
 	Nodes      node.Manager
 	IPCache    ipcache.IPCache
-	Identities identitycell.RemoteIdentities
+	Identities identitycache.RemoteIdentities
 	// Services gets the remote's shared services (a private cache when
 	// nil).
 	Services *service.Cache

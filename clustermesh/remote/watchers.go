@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore"
 	kvlayout "github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/source"
 )
@@ -51,7 +51,7 @@ type watchers struct {
 	layout     layout
 	nodes      *node.ClusterWatcher
 	ipcache    *ipcache.ClusterWatcher
-	identities *identitycell.ClusterWatcher
+	identities *identitycache.ClusterWatcher
 	services   *service.ClusterWatcher
 	// all are the four with their canaries, in the order of the status.
 	all      []canaryWatcher

@@ -27,7 +27,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -140,7 +140,7 @@ func TestApiaryReadsCilium(t *testing.T) {
 			if !ok {
 				t.Fatalf("identity %d missing", id)
 			}
-			got, err := identitycell.DecodeKVStoreIdentity(remote, uint64(id), string(v))
+			got, err := identitycache.DecodeKVStoreIdentity(remote, uint64(id), string(v))
 			if err != nil {
 				t.Fatalf("decode identity %d %q: %v", id, v, err)
 			}
@@ -152,7 +152,7 @@ func TestApiaryReadsCilium(t *testing.T) {
 			if strings.Join(gotLabels, ",") != strings.Join(lbls, ",") {
 				t.Errorf("identity %d labels = %v, want %v", id, gotLabels, lbls)
 			}
-			if _, err := identitycell.DecodeKVStoreIdentity(us, uint64(id), string(v)); err == nil {
+			if _, err := identitycache.DecodeKVStoreIdentity(us, uint64(id), string(v)); err == nil {
 				t.Errorf("identity %d of cilium1 accepted as apiary1's", id)
 			}
 		}

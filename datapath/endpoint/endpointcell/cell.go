@@ -17,7 +17,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -124,8 +124,8 @@ func newManager(p managerParams) (*endpoint.Manager, error) {
 // newObserver fires the incremental trigger on identity changes: the
 // selector cache (another observer) has updated the endpoints' policies
 // by the time it runs.
-func newObserver(inc *incremental) identitycell.ObserverOut {
-	return identitycell.ObserverOut{Observer: observerFunc(func([]identity.Change) {
+func newObserver(inc *incremental) identitycache.ObserverOut {
+	return identitycache.ObserverOut{Observer: observerFunc(func([]identity.Change) {
 		inc.trigger.Trigger("identities changed")
 	})}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -36,7 +37,7 @@ type agent struct {
 	nodes       node.Manager
 	ipc         ipcache.IPCache
 	alloc       identity.Allocator
-	remoteIDs   identitycell.RemoteIdentities
+	remoteIDs   identitycache.RemoteIdentities
 	controllers controller.Manager
 }
 
@@ -53,7 +54,7 @@ func startAgent(ctx context.Context, onChange ipcache.ListenerFunc) (*agent, err
 		),
 		// A module of its own, like clustermesh's, for its controllers.
 		cell.Module("bench-clustermesh", "The benchmark's remote clusters",
-			cell.Invoke(func(n node.Manager, ipc ipcache.IPCache, al identity.Allocator, r identitycell.RemoteIdentities, c controller.Manager) {
+			cell.Invoke(func(n node.Manager, ipc ipcache.IPCache, al identity.Allocator, r identitycache.RemoteIdentities, c controller.Manager) {
 				a.nodes, a.ipc, a.alloc, a.remoteIDs, a.controllers = n, ipc, al, r, c
 			})))
 	if err := celltest.SetFlags(h.Flags(), []string{"cluster-name=" + local.ClusterName, fmt.Sprintf("cluster-id=%d", local.ClusterID)}); err != nil {

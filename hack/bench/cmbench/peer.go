@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -53,7 +53,7 @@ func PeerRead(ctx context.Context, c *clientv3.Client, s Size) (time.Duration, e
 			if err != nil {
 				return err
 			}
-			ident, err := identitycell.DecodeKVStoreIdentity(remoteInfo, id, string(v))
+			ident, err := identitycache.DecodeKVStoreIdentity(remoteInfo, id, string(v))
 			ids[id] = ident
 			return err
 		})

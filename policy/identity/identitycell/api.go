@@ -8,6 +8,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 )
 
 // ToModel converts an identity to its API form.
@@ -25,7 +26,7 @@ const listKind = "identity"
 // newListHandler serves GET /v1/identity: the known identities sorted by
 // id, a page at a time (?limit=, ?continue=; `apiary identity list`).
 // The token is the last id of the page.
-func newListHandler(m *manager) api.HandlerOut {
+func newListHandler(m *identitycache.Manager) api.HandlerOut {
 	return api.NewHandlerOut(http.MethodGet, "/v1/identity", func(w http.ResponseWriter, r *http.Request) {
 		q, err := api.ParseListQuery(r, listKind)
 		if err != nil {
@@ -41,7 +42,7 @@ func newListHandler(m *manager) api.HandlerOut {
 			}
 			after = identity.NumericIdentity(n)
 		}
-		page, more := m.identitiesAfter(after, q.Limit)
+		page, more := m.IdentitiesAfter(after, q.Limit)
 		var cont string
 		if more {
 			cont = api.ContinueToken(listKind, strconv.FormatUint(uint64(page[len(page)-1].ID), 10))

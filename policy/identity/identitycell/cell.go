@@ -14,16 +14,16 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/kvstore"
-	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
 // Cell provides the identity.Allocator: reserved identities, global
 // identities of this cluster from the kvstore (or from memory in
 // standalone mode, when --kvstore is empty), local CIDR identities, the
-// identity cache with its observers (ObserverOut), the "Identities"
+// identity cache with its observers (identitycache.ObserverOut), the "Identities"
 // status line, GET /v1/identity[/{id}], the garbage collector of
 // unreferenced identities, and the --labels filter of identity-relevant
 // labels. It needs the kvstore client and the local-node store (its
@@ -33,8 +33,8 @@ var Cell = cell.Module("identity", "Security identities: allocator, cache, local
 	cell.Config(labels.Config{}),
 	cell.ProvidePrivate(NewMetrics, newManagerCell),
 	cell.Provide(
-		func(m *manager) identity.Allocator { return m },
-		func(m *manager) RemoteIdentities { return m.remote },
+		func(m *identitycache.Manager) identity.Allocator { return m },
+		func(m *identitycache.Manager) identitycache.RemoteIdentities { return m.Remote() },
 		newLabelsFilter,
 		newStatusProvider,
 		newListHandler,
@@ -42,13 +42,6 @@ var Cell = cell.Module("identity", "Security identities: allocator, cache, local
 		newMetricsOut,
 	),
 )
-
-// ObserverOut registers an identity.Observer with the identity cell.
-type ObserverOut struct {
-	cell.Out
-
-	Observer identity.Observer `group:"identity-observers"`
-}
 
 // newLabelsFilter builds the --labels filter (Config.Validate has
 // compiled it once already, so a bad expression stopped the agent).
@@ -102,26 +95,23 @@ type managerParams struct {
 // newManagerCell builds the allocator; in kvstore mode the start hook
 // creates the kvstore allocator, its references suffixed with the
 // node's address, and starts its jobs (watch, reference repair, GC).
-func newManagerCell(p managerParams) *manager {
+func newManagerCell(p managerParams) *identitycache.Manager {
 	local := p.LocalNode.Get()
 	cluster := local.Cluster
-	m := newManager(cluster, p.Filter, p.KVStore.Enabled(), p.Observers)
+	m := identitycache.New(cluster, p.Filter, p.KVStore.Enabled(), p.Observers)
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
-		defer m.notify.flush() // the reserved identities
+		defer m.NotifyReserved()
 		first, last := identity.ClusterRange(cluster)
-		if m.kv == nil {
+		if !m.KVStoreMode() {
 			p.Log.Info("Allocating global identities in memory (standalone mode: --kvstore is empty)",
 				"cluster", cluster.ClusterName, "range", fmt.Sprintf("%d..%d", first, last))
 			return nil
 		}
 		suffix := local.IP.String()
-		opts := m.kv.allocatorOptions(p.Log, p.StoreMetrics)
-		opts.Backend, opts.Suffix = p.KVStore, suffix
-		a, err := allocator.New(opts)
+		a, err := m.StartKVStore(p.KVStore, suffix, p.Log, p.StoreMetrics)
 		if err != nil {
 			return err
 		}
-		m.kv.setAllocator(a)
 		p.Log.Info("Allocating global identities through the kvstore", "cluster", cluster.ClusterName,
 			"range", fmt.Sprintf("%d..%d", first, last), "node-suffix", suffix)
 		p.Jobs.Add(
@@ -150,6 +140,6 @@ func newManagerCell(p managerParams) *manager {
 	return m
 }
 
-func newMetricsOut(m *Metrics, mgr *manager) metrics.GroupOut {
+func newMetricsOut(m *Metrics, mgr *identitycache.Manager) metrics.GroupOut {
 	return metrics.NewGroupOut(m, countCollector{m: mgr, desc: m.Identities})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -55,7 +56,7 @@ func TestTwoAgentsAllocateSameIdentity(t *testing.T) {
 			continue
 		}
 		for _, ip := range []string{"192.168.1.11", "192.168.1.12"} {
-			master, ref := identitycell.KVStoreEntries(a.ID, a.Labels, ip)
+			master, ref := identitycache.KVStoreEntries(a.ID, a.Labels, ip)
 			if get(t, srv, master.Key) != master.Value || get(t, srv, ref.Key) != ref.Value {
 				t.Errorf("app-%d: kvstore lacks %s or %s", i, master.Key, ref.Key)
 			}
@@ -87,7 +88,7 @@ func TestRestartKeepsIdentities(t *testing.T) {
 	must(t, err)
 	must(t, first.hive.Stop(context.Background()))
 	// db's reference expired while the agent was down.
-	_, ref := identitycell.KVStoreEntries(db.ID, db.Labels, "10.0.0.7")
+	_, ref := identitycache.KVStoreEntries(db.ID, db.Labels, "10.0.0.7")
 	if _, err := srv.Client().Delete(ctxFor(t), ref.Key); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestGCRemovesUnreferencedIdentitiesOnly(t *testing.T) {
 		t.Fatalf("Release = %v, %v", released, err)
 	}
 	master := func(id *identity.Identity) string {
-		m, _ := identitycell.KVStoreEntries(id.ID, id.Labels, "")
+		m, _ := identitycache.KVStoreEntries(id.ID, id.Labels, "")
 		return get(t, srv, m.Key)
 	}
 	celltest.Eventually(t, "the GC to delete the unreferenced master", func() bool { return master(gone) == "" })
@@ -200,7 +201,7 @@ func TestLocalCIDRIdentities(t *testing.T) {
 	if a.alloc.LookupIdentity(lbls) != nil || a.alloc.LookupIdentityByID(id.ID) != nil {
 		t.Error("identity still known after its last release")
 	}
-	if _, err := a.alloc.Release(ctx, id); !errors.Is(err, identitycell.ErrNotAllocated) {
+	if _, err := a.alloc.Release(ctx, id); !errors.Is(err, identitycache.ErrNotAllocated) {
 		t.Errorf("release of a released identity = %v, want ErrNotAllocated", err)
 	}
 }
@@ -220,10 +221,10 @@ func TestLabelsOfEndpointIdentities(t *testing.T) {
 		t.Errorf("LookupIdentity without the cluster label = %v, want %d", got, id.ID)
 	}
 	foreign := pod("web").With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, "staging"))
-	if _, _, err := a.alloc.AllocateIdentity(ctx, foreign); !errors.Is(err, identitycell.ErrInvalidLabels) {
+	if _, _, err := a.alloc.AllocateIdentity(ctx, foreign); !errors.Is(err, identitycache.ErrInvalidLabels) {
 		t.Errorf("labels of another cluster = %v, want ErrInvalidLabels", err)
 	}
-	if _, _, err := a.alloc.AllocateIdentity(ctx, nil); !errors.Is(err, identitycell.ErrInvalidLabels) {
+	if _, _, err := a.alloc.AllocateIdentity(ctx, nil); !errors.Is(err, identitycache.ErrInvalidLabels) {
 		t.Errorf("no labels = %v, want ErrInvalidLabels", err)
 	}
 	for _, tc := range []struct {

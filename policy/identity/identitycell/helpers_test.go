@@ -21,6 +21,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -52,7 +53,7 @@ func newAgent(t *testing.T, c agentConfig) *agent {
 	a := &agent{observer: &recorder{}, client: client.New(socket)}
 	t.Cleanup(a.client.Close)
 	cells := []cell.Cell{api.Cell, status.Cell, kvstorecell.Cell, localnode.Cell, identitycell.Cell,
-		cell.Provide(func() identitycell.ObserverOut { return identitycell.ObserverOut{Observer: a.observer} }),
+		cell.Provide(func() identitycache.ObserverOut { return identitycache.ObserverOut{Observer: a.observer} }),
 		celltest.Capture(&a.alloc)}
 	if c.ip != "" {
 		flags = append(flags, "node-ip="+c.ip)

@@ -1,9 +1,8 @@
 package identitycell
 
 import (
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/apiary-net/apiary/policy/identity"
 )
 
 // Metrics are the identity cell's Prometheus metrics.
@@ -31,7 +30,7 @@ func NewMetrics() *Metrics {
 
 // countCollector reports the number of identities at scrape time.
 type countCollector struct {
-	m    *manager
+	m    *identitycache.Manager
 	desc *prometheus.Desc
 }
 
@@ -42,9 +41,7 @@ func (c countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect counts the identities now.
 func (c countCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[string]int{"reserved": len(identity.ReservedIdentities()), "global": len(c.m.globals()), "local": c.m.local.len(),
-		"remote": c.m.remote.len()}
-	for scope, n := range counts {
+	for scope, n := range c.m.Counts() {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), scope)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 )
 
 // TestNodeIPFallback: without --node-ip, references name the host's
@@ -37,7 +37,7 @@ func TestNodeIPFallback(t *testing.T) {
 	a := startAgent(t, agentConfig{srv: srv})
 	id, _, err := a.alloc.AllocateIdentity(ctxFor(t), pod("web"))
 	must(t, err)
-	_, ref := identitycell.KVStoreEntries(id.ID, id.Labels, want[0].String())
+	_, ref := identitycache.KVStoreEntries(id.ID, id.Labels, want[0].String())
 	if got := get(t, srv, ref.Key); got != id.ID.String() {
 		resp, _ := srv.Client().Get(ctxFor(t), strings.TrimSuffix(ref.Key, want[0].String()), clientv3.WithPrefix())
 		var keys []string

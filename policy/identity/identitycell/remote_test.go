@@ -13,7 +13,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
-	"github.com/apiary-net/apiary/policy/identity/identitycell"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -23,7 +23,7 @@ import (
 // the remote's is refused; a drained watcher withdraws them all.
 func TestRemoteIdentities(t *testing.T) {
 	srv := kvstoretest.StartServer(t)
-	var remote identitycell.RemoteIdentities
+	var remote identitycache.RemoteIdentities
 	a := startAgent(t, agentConfig{srv: srv, flags: []string{"cluster-name=cluster1", "cluster-id=1"},
 		extra: []cell.Cell{celltest.Capture(&remote)}})
 	remoteSrv := kvstoretest.StartServer(t)

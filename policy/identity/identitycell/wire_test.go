@@ -16,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -49,7 +50,7 @@ func TestWireGolden(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# Global identities in the kvstore: master key, then one node's reference.\n")
 	for _, tc := range wireCases {
-		master, ref := identitycell.KVStoreEntries(tc.id, tc.labels, tc.nodeIP)
+		master, ref := identitycache.KVStoreEntries(tc.id, tc.labels, tc.nodeIP)
 		fmt.Fprintf(&b, "\n# %s\n%s => %s\n%s => %s\n", tc.comment, master.Key, master.Value, ref.Key, ref.Value)
 	}
 	path := filepath.Join("testdata", "wire.golden")
@@ -70,7 +71,7 @@ func TestAgentWritesWireFormat(t *testing.T) {
 	a := startAgent(t, agentConfig{srv: srv, ip: "192.168.1.17"})
 	id, _, err := a.alloc.AllocateIdentity(ctxFor(t), wireCases[0].labels)
 	must(t, err)
-	master, ref := identitycell.KVStoreEntries(id.ID, wireCases[0].labels, "192.168.1.17")
+	master, ref := identitycache.KVStoreEntries(id.ID, wireCases[0].labels, "192.168.1.17")
 	resp, err := srv.Client().Get(ctxFor(t), layout.IdentitiesPrefix+"/", clientv3.WithPrefix())
 	must(t, err)
 	got := map[string]string{}
@@ -161,17 +162,17 @@ func TestDecodeKVStoreIdentity(t *testing.T) {
 	}{
 		{"cilium value", 300, "k8s:app=web;k8s:io.kubernetes.pod.namespace=default;", nil, "k8s:app=web,k8s:io.kubernetes.pod.namespace=default"},
 		{"no trailing ';'", 300, "k8s:app=web", nil, "k8s:app=web"},
-		{"json", 300, `{"labels":["k8s:app=web"]}`, identitycell.ErrMalformed, ""},
-		{"empty key", 300, "k8s:=web;", identitycell.ErrMalformed, ""},
-		{"white space", 300, "k8s:app=web server;", identitycell.ErrMalformed, ""},
-		{"only separators", 300, ";;", identitycell.ErrMalformed, ""},
-		{"reserved id", 10, "k8s:app=web;", identitycell.ErrRefused, ""},
-		{"other cluster's id", 70000, "k8s:app=web;", identitycell.ErrRefused, ""},
-		{"beyond 32 bits", 1 << 40, "k8s:app=web;", identitycell.ErrRefused, ""},
-		{"other cluster's labels", 300, "k8s:app=web;k8s:io.cilium.k8s.policy.cluster=prod;", identitycell.ErrRefused, ""},
+		{"json", 300, `{"labels":["k8s:app=web"]}`, identitycache.ErrMalformed, ""},
+		{"empty key", 300, "k8s:=web;", identitycache.ErrMalformed, ""},
+		{"white space", 300, "k8s:app=web server;", identitycache.ErrMalformed, ""},
+		{"only separators", 300, ";;", identitycache.ErrMalformed, ""},
+		{"reserved id", 10, "k8s:app=web;", identitycache.ErrRefused, ""},
+		{"other cluster's id", 70000, "k8s:app=web;", identitycache.ErrRefused, ""},
+		{"beyond 32 bits", 1 << 40, "k8s:app=web;", identitycache.ErrRefused, ""},
+		{"other cluster's labels", 300, "k8s:app=web;k8s:io.cilium.k8s.policy.cluster=prod;", identitycache.ErrRefused, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, err := identitycell.DecodeKVStoreIdentity(cfg, tc.id, tc.value)
+			id, err := identitycache.DecodeKVStoreIdentity(cfg, tc.id, tc.value)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Errorf("error = %v, want %v", err, tc.wantErr)

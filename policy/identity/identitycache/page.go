@@ -1,4 +1,4 @@
-package identitycell
+package identitycache
 
 import (
 	"cmp"
@@ -8,11 +8,11 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// identitiesAfter returns, sorted by id, at most limit known identities
+// IdentitiesAfter returns, sorted by id, at most limit known identities
 // with ids above after, and whether more follow. Each source gives only
 // its limit+1 smallest ids above after, so a page costs memory for a
 // page, not for every identity.
-func (m *manager) identitiesAfter(after identity.NumericIdentity, limit int) ([]*identity.Identity, bool) {
+func (m *Manager) IdentitiesAfter(after identity.NumericIdentity, limit int) ([]*identity.Identity, bool) {
 	if limit <= 0 {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package identitycell
+package identitycache
 
 import (
 	"testing"

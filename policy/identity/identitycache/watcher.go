@@ -1,4 +1,4 @@
-package identitycell
+package identitycache
 
 import (
 	"github.com/apiary-net/apiary/cells/localnode/cluster"

@@ -1,4 +1,4 @@
-package identitycell
+package identitycache
 
 import (
 	"cmp"
@@ -17,10 +17,10 @@ const (
 	maxLocalIdentity = identity.ScopeLocal + 0xffffff
 )
 
-// manager is the Allocator: reserved identities are fixed, CIDR label
+// Manager is the Allocator: reserved identities are fixed, CIDR label
 // sets get local identities, every other set a global identity of this
 // cluster from the kvstore (or, in standalone mode, from memory).
-type manager struct {
+type Manager struct {
 	cfg        cluster.Info
 	filter     *labels.Filter
 	notify     *notifier
@@ -30,17 +30,17 @@ type manager struct {
 	remote     *remoteCache   // identities of meshed clusters
 }
 
-var _ identity.Allocator = (*manager)(nil)
+var _ identity.Allocator = (*Manager)(nil)
 
-// newManager returns the allocator of cluster cfg; filter (--labels)
+// New returns the allocator of cluster cfg; filter (--labels)
 // decides which labels of an endpoint make its identity (nil: Cilium's
 // defaults).
-func newManager(cfg cluster.Info, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *manager {
+func New(cfg cluster.Info, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *Manager {
 	if filter == nil {
 		filter = labels.DefaultFilter()
 	}
 	n := newNotifier(observers)
-	mgr := &manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n),
+	mgr := &Manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n),
 		remote: newRemoteCache(n)}
 	if kvstoreEnabled {
 		mgr.kv = newKVStoreGlobal(cfg, n)
@@ -60,7 +60,7 @@ func newManager(cfg cluster.Info, filter *labels.Filter, kvstoreEnabled bool, ob
 // identity-relevant labels (the --labels filter) count, and it gets the
 // cluster label k8s:io.cilium.k8s.policy.cluster=<cluster-name> when it
 // lacks it.
-func (m *manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*identity.Identity, bool, error) {
+func (m *Manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*identity.Identity, bool, error) {
 	if len(lbls) == 0 {
 		return nil, false, fmt.Errorf("allocate identity: %w: no labels", ErrInvalidLabels)
 	}
@@ -83,7 +83,7 @@ func (m *manager) AllocateIdentity(ctx context.Context, lbls labels.Labels) (*id
 }
 
 // Release drops a reference to an identity returned by AllocateIdentity.
-func (m *manager) Release(ctx context.Context, id *identity.Identity) (bool, error) {
+func (m *Manager) Release(ctx context.Context, id *identity.Identity) (bool, error) {
 	switch {
 	case id == nil:
 		return false, fmt.Errorf("release identity: %w: nil", ErrNotAllocated)
@@ -100,7 +100,7 @@ func (m *manager) Release(ctx context.Context, id *identity.Identity) (bool, err
 }
 
 // LookupIdentity returns the identity of lbls if it is known.
-func (m *manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
+func (m *Manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
 	if len(lbls) == 0 {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (m *manager) LookupIdentity(lbls labels.Labels) *identity.Identity {
 }
 
 // LookupIdentityByID returns the identity with id if it is known.
-func (m *manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Identity {
+func (m *Manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Identity {
 	switch {
 	case id.IsReserved():
 		return &identity.Identity{ID: id, Labels: identity.ReservedLabels(id)}
@@ -139,7 +139,7 @@ func (m *manager) LookupIdentityByID(id identity.NumericIdentity) *identity.Iden
 }
 
 // GetIdentities returns every known identity, sorted by id.
-func (m *manager) GetIdentities() []*identity.Identity {
+func (m *Manager) GetIdentities() []*identity.Identity {
 	out := identity.ReservedIdentities()
 	out = append(out, m.globals()...)
 	out = append(out, m.remote.list()...)
@@ -148,7 +148,7 @@ func (m *manager) GetIdentities() []*identity.Identity {
 	return out
 }
 
-func (m *manager) globals() []*identity.Identity {
+func (m *Manager) globals() []*identity.Identity {
 	if m.kv != nil {
 		return m.kv.list()
 	}
@@ -157,7 +157,7 @@ func (m *manager) globals() []*identity.Identity {
 
 // WaitForInitialGlobalIdentities waits for the first list of this
 // cluster's identities from the kvstore (at once in standalone mode).
-func (m *manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
+func (m *Manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
 	if m.kv == nil {
 		return nil
 	}
@@ -171,12 +171,12 @@ func (m *manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
 // identityLabels keeps the identity-relevant labels of an endpoint's
 // label set (reserved and cidr labels always count) and adds the cluster
 // label.
-func (m *manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
+func (m *Manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
 	return m.withClusterLabel(m.relevantLabels(lbls))
 }
 
 // relevantLabels keeps the identity-relevant labels of a label set.
-func (m *manager) relevantLabels(lbls labels.Labels) labels.Labels {
+func (m *Manager) relevantLabels(lbls labels.Labels) labels.Labels {
 	var fixed, rest labels.Labels
 	for _, l := range lbls {
 		if l.Source == labels.SourceReserved || l.Source == labels.SourceCIDR {
@@ -191,7 +191,7 @@ func (m *manager) relevantLabels(lbls labels.Labels) labels.Labels {
 
 // withClusterLabel adds the cluster label, or refuses labels that claim
 // another cluster.
-func (m *manager) withClusterLabel(lbls labels.Labels) (labels.Labels, error) {
+func (m *Manager) withClusterLabel(lbls labels.Labels) (labels.Labels, error) {
 	l, ok := lbls.Get(labels.KeyPolicyCluster)
 	if !ok {
 		return lbls.With(labels.New(labels.SourceK8s, labels.KeyPolicyCluster, m.cfg.ClusterName)), nil
