@@ -10,15 +10,11 @@ import (
 
 // newStatusProvider adds the "IPCache map" line to `apiary status`:
 // "reconciled, 12 upserts, 3 deletes", "waiting for the initial sync",
-// or a Warning (and a degraded health) with the last write's error.
+// or a Warning with the last write's error (the module stays healthy).
 func newStatusProvider(id cell.FullModuleID, s *syncer, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "IPCache map", func(context.Context) status.Report {
 		r := report(s.Stats())
-		if r.State == status.Ok {
-			health.OK(r.Message)
-		} else {
-			health.Degraded(r.Message, s.Stats().LastError)
-		}
+		status.ReportHealth(health, r, s.Stats().LastError)
 		return r
 	})
 }

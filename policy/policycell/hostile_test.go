@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/status"
 )
 
 // aliasBomb is a small YAML document that expands to refs copies of a
@@ -134,6 +135,23 @@ func TestPolicyDirHostileFiles(t *testing.T) {
 		t.Errorf("rules at start = %q, want good", got)
 	}
 	checkNamed(t, a.policyLine(t), bad)
+	t.Run("a skipped file is a Warning, not a Failure", func(t *testing.T) {
+		// Two probe rounds: the Hive line reads the health the Policy
+		// probe set in the round before.
+		deadline := time.Now().Add(2*status.ProbeInterval + time.Second)
+		for time.Now().Before(deadline) {
+			st, err := a.client.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range st.Entries {
+				if e.State == models.StateFailure {
+					t.Fatalf("%s line is a Failure (%s): a skipped policy file must not fail the agent's health", e.Name, e.Message)
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 
 	t.Run("added later", func(t *testing.T) {
 		for name, why := range hostileFiles(t, dir, "later-") {

@@ -2,7 +2,6 @@ package policycell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,11 +18,7 @@ import (
 func newStatusProvider(id cell.FullModuleID, l *importer, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Policy", func(context.Context) status.Report {
 		r := l.statusReport()
-		if r.State == status.Ok {
-			health.OK(r.Message)
-		} else {
-			health.Degraded(r.Message, errors.New(r.Message))
-		}
+		status.ReportHealth(health, r, nil)
 		return r
 	})
 }

@@ -12,16 +12,12 @@ import (
 )
 
 // newStatusProvider adds the "Endpoints" line to `apiary status`: "3
-// endpoints: 2 ready, 1 not-ready"; a Warning, and a degraded health,
+// endpoints: 2 ready, 1 not-ready"; a Warning (the module stays healthy)
 // while some endpoint failed, each named in the details with its error.
 func newStatusProvider(id cell.FullModuleID, m *endpoint.Manager, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Endpoints", func(context.Context) status.Report {
 		r := report(m.Endpoints())
-		if r.State == status.Ok {
-			health.OK(r.Message)
-		} else {
-			health.Degraded(r.Message, errors.New(strings.Join(r.Details, "; ")))
-		}
+		status.ReportHealth(health, r, errors.New(strings.Join(r.Details, "; ")))
 		return r
 	})
 }
