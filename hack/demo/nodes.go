@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
 // nodeNS is the namespace name of node n.
@@ -95,6 +96,11 @@ func (l *lab) startAgents(ctx context.Context) error {
 
 // startAgent starts node n's agent in its namespace.
 func (l *lab) startAgent(n *node) error {
+	// The pins go on a bpffs under /sys/fs/bpf, mounted first where the
+	// machine has none there (a container, a minimal VM).
+	if err := bpfmap.EnsureRoot(bpfDir); err != nil {
+		return err
+	}
 	for _, d := range []string{dir(n.name), filepath.Join(bpfDir, n.name)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)

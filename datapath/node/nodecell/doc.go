@@ -1,7 +1,7 @@
 // Package nodecell wires the node manager (package datapath/node) into the
 // agent: the node-manager cell with the "node-handlers" value group, GET
 // /v1/node and the "Nodes" status line; with a kvstore it registers this
-// node under cilium/state/nodes/v1/<cluster>/<node> and watches the
+// node under layout.NodeKey(<cluster>, <node>) and watches the
 // cluster's nodes (docs/design.md, Flow 2: remote cluster -> ipcache ->
 // BPF).
 //
