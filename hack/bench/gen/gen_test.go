@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -50,5 +51,24 @@ func TestDAGShape(t *testing.T) {
 	}
 	if other := newDAG(200, 1); !slices.EqualFunc(g.deps, other.deps, slices.Equal[[]int]) {
 		t.Error("newDAG(200, 1) differs between calls: want a deterministic graph")
+	}
+}
+
+// generatedHeader is the line Go tools (go vet, gopls, linguist, review
+// tools) take as the mark of a generated file.
+var generatedHeader = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
+
+// TestGeneratedFilesAreMarked fails when a generated file does not start
+// with the standard "Code generated ... DO NOT EDIT." line.
+func TestGeneratedFilesAreMarked(t *testing.T) {
+	srcs, err := generate(200, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range srcs {
+		first, _, _ := bytes.Cut(src, []byte("\n"))
+		if !generatedHeader.Match(first) {
+			t.Errorf("%s starts with %q, want the line of generated Go files", name, first)
+		}
 	}
 }
