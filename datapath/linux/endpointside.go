@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // configureEndpointSide configures the peer inside the endpoint's
@@ -23,7 +24,7 @@ func configureEndpointSide(ns netns.NsHandle, spec datapath.EndpointLinkSpec, ho
 		return "", fmt.Errorf("parse MAC of %s: %w", spec.HostIfName(), err)
 	}
 	var peerMAC string
-	err = inNetNS(ns, func() error {
+	err = netnsutil.Run(ns, func() error {
 		l, err := netlink.LinkByName(spec.IfName)
 		if err != nil {
 			return fmt.Errorf("find %s in %s: %w", spec.IfName, spec.NetNSPath, err)

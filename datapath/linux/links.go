@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // defaultMTU is the MTU of an endpoint's veth when the spec gives none.
@@ -71,7 +72,7 @@ func (d *Datapath) CreateEndpointLink(ctx context.Context, spec datapath.Endpoin
 		return datapath.EndpointLink{}, err
 	}
 	var out datapath.EndpointLink
-	err := inNetNS(d.host, func() error {
+	err := netnsutil.Run(d.host, func() error {
 		var err error
 		out, err = d.createInHost(spec)
 		return err
@@ -242,7 +243,7 @@ func deleteLink(name string) error {
 // host side deletes the peer and every route and neighbour through
 // either.
 func (d *Datapath) DeleteEndpointLink(ctx context.Context, spec datapath.EndpointLinkSpec) error {
-	if err := inNetNS(d.host, func() error { return deleteLink(spec.HostIfName()) }); err != nil {
+	if err := netnsutil.Run(d.host, func() error { return deleteLink(spec.HostIfName()) }); err != nil {
 		return fmt.Errorf("delete endpoint link: %w", err)
 	}
 	d.log.Info("Deleted endpoint link", "endpoint", spec.ID, "host-if", spec.HostIfName())
@@ -253,7 +254,7 @@ func (d *Datapath) DeleteEndpointLink(ctx context.Context, spec datapath.Endpoin
 // left empty: the peer is in another namespace.
 func (d *Datapath) LookupEndpointLink(ctx context.Context, id datapath.EndpointID) (datapath.EndpointLink, error) {
 	var out datapath.EndpointLink
-	err := inNetNS(d.host, func() error {
+	err := netnsutil.Run(d.host, func() error {
 		l, err := netlink.LinkByName(id.HostIfName())
 		if err != nil {
 			var nf netlink.LinkNotFoundError

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // UpsertNodeRoute implements datapath.NodeRoutes: podCIDR via nodeIP,
@@ -18,7 +20,7 @@ func (d *Datapath) UpsertNodeRoute(ctx context.Context, podCIDR netip.Prefix, no
 		return fmt.Errorf("route %s via %s: the node IP is not of the CIDR's family", podCIDR, nodeIP)
 	}
 	r := nodeRoute(podCIDR, nodeIP)
-	if err := inNetNS(d.host, func() error { return netlink.RouteReplace(r) }); err != nil {
+	if err := netnsutil.Run(d.host, func() error { return netlink.RouteReplace(r) }); err != nil {
 		return fmt.Errorf("route %s via %s: %w", podCIDR, nodeIP, err)
 	}
 	d.log.Info("Installed route to node's pod CIDR", "pod-cidr", podCIDR, "node-ip", nodeIP)
@@ -28,7 +30,7 @@ func (d *Datapath) UpsertNodeRoute(ctx context.Context, podCIDR netip.Prefix, no
 // DeleteNodeRoute implements datapath.NodeRoutes.
 func (d *Datapath) DeleteNodeRoute(ctx context.Context, podCIDR netip.Prefix, nodeIP netip.Addr) error {
 	r := nodeRoute(podCIDR, nodeIP)
-	err := inNetNS(d.host, func() error { return netlink.RouteDel(r) })
+	err := netnsutil.Run(d.host, func() error { return netlink.RouteDel(r) })
 	if errors.Is(err, unix.ESRCH) {
 		return nil
 	}

@@ -4,16 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -22,24 +21,18 @@ import (
 // namespace, so the veth pair it creates never touches the host's.
 func inNewNetns(t *testing.T, body func()) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	ns, err := netns.New()
+	ns, err := netnsutil.New()
 	if err != nil {
 		celltest.SkipUnprivileged(t, "cannot create a network namespace (needs CAP_SYS_ADMIN): %v", err)
 	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic("restore network namespace: " + err.Error()) // the thread must not go back to the pool
-		}
-		ns.Close()
-	}()
-	body()
+	defer ns.Close()
+	err = netnsutil.RunOnCallingThread(ns, func() error {
+		body()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // newVeth creates a veth pair and returns the host side's ifindex.

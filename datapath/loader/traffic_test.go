@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/policy"
@@ -92,11 +93,8 @@ func splitNetns(t *testing.T) (hostNS, epNS netns.NsHandle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	epNS, err = netns.New()
+	epNS, err = netnsutil.New()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netns.Set(hostNS); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { hostNS.Close(); epNS.Close() })
@@ -135,20 +133,14 @@ func plumb(t *testing.T, hostNS, epNS netns.NsHandle) {
 // the namespace they were made in, whichever thread uses them later).
 func listenIn(t *testing.T, ns netns.NsHandle, addr string) net.PacketConn {
 	t.Helper()
-	cur, err := netns.Get()
+	var c net.PacketConn
+	err := netnsutil.Run(ns, func() error {
+		var err error
+		c, err = net.ListenPacket("udp4", addr)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer cur.Close()
-	if err := netns.Set(ns); err != nil {
-		t.Fatal(err)
-	}
-	c, lerr := net.ListenPacket("udp4", addr)
-	if err := netns.Set(cur); err != nil {
-		t.Fatal(err)
-	}
-	if lerr != nil {
-		t.Fatal(lerr)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c

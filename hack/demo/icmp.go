@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // ICMP echo message types.
@@ -93,7 +95,7 @@ func sendICMP(path string, f fam, src, dst netip.Addr, typ uint16, seenDir strin
 		bind = src.String()
 	}
 	var c net.PacketConn
-	err := inNetNS(path, func() error {
+	err := netnsutil.RunPath(path, func() error {
 		var err error
 		c, err = net.ListenPacket(network, bind)
 		return err

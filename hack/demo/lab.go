@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // binaries are the programs the lab runs; etcd is a command (the
@@ -95,7 +96,7 @@ func (l *lab) certificates(context.Context) error {
 // underlay creates the lab namespace with the bridge br0 carrying the
 // lab's and the etcds' addresses.
 func (l *lab) underlay(context.Context) error {
-	if err := createNetNS(labPrefix); err != nil {
+	if err := netnsutil.NewNamed(labPrefix); err != nil {
 		return err
 	}
 	h, err := handleAt(nsPath(labPrefix))
@@ -177,7 +178,7 @@ func (l *lab) waitEtcd(ctx context.Context, c *cluster) error {
 		if p.exited() {
 			return false, fmt.Errorf("etcd of cluster %s failed to start: %w", c.name, p.failure())
 		}
-		err := inNetNS(nsPath(labPrefix), func() error {
+		err := netnsutil.RunPath(nsPath(labPrefix), func() error {
 			conn, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
 				conn.Close()

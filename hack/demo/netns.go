@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -22,48 +21,6 @@ const netnsDir = "/var/run/netns"
 
 // nsPath returns the path of the named namespace.
 func nsPath(name string) string { return filepath.Join(netnsDir, name) }
-
-// createNetNS creates the named network namespace with loopback up.
-func createNetNS(name string) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // the thread ends with the goroutine, in the new namespace
-		ns, err := netns.NewNamed(name)
-		if err != nil {
-			errc <- fmt.Errorf("create network namespace %s: %w", name, err)
-			return
-		}
-		ns.Close()
-		lo, err := netlink.LinkByName("lo")
-		if err == nil {
-			err = netlink.LinkSetUp(lo)
-		}
-		if err != nil {
-			err = fmt.Errorf("set lo up in %s: %w", name, err)
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-// inNetNS runs fn on a thread in the named namespace.
-func inNetNS(path string, fn func() error) error {
-	ns, err := netns.GetFromPath(path)
-	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", path, err)
-	}
-	defer ns.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is dropped
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("enter %s: %w", path, err)
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
 
 // handleAt returns a netlink handle working in the namespace at path.
 func handleAt(path string) (*netlink.Handle, error) {

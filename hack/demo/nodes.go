@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
@@ -28,7 +29,7 @@ func (l *lab) nodes(context.Context) error {
 	defer lab.Close()
 	for _, c := range l.p.clusters {
 		for i, n := range c.nodes {
-			if err := createNetNS(nodeNS(n)); err != nil {
+			if err := netnsutil.NewNamed(nodeNS(n)); err != nil {
 				return err
 			}
 			h, err := underlayLink(lab, fmt.Sprintf("v%dn%d", c.id, i+1), nsPath(nodeNS(n)), l.p.underlayAddrs(n.ips)...)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/policy/labels"
 )
 
@@ -78,7 +79,7 @@ func (l *lab) podRequest(po *pod) models.EndpointRequest {
 
 // createPod creates po's namespace and endpoint.
 func (l *lab) createPod(ctx context.Context, po *pod) error {
-	if err := createNetNS(podNS(po)); err != nil {
+	if err := netnsutil.NewNamed(podNS(po)); err != nil {
 		return err
 	}
 	ep, err := l.client[po.node].EndpointPut(ctx, po.id, l.podRequest(po))
@@ -158,7 +159,7 @@ func (l *lab) startServer(ctx context.Context, name, ns string, addrs []netip.Ad
 // namespace on the underlay with those addresses, routes to every pod
 // CIDR through its node, and a server on the queried ports.
 func (l *lab) outsideHost(ctx context.Context) error {
-	if err := createNetNS(outsideNS); err != nil {
+	if err := netnsutil.NewNamed(outsideNS); err != nil {
 		return err
 	}
 	lab, err := handleAt(nsPath(labPrefix))

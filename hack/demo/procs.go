@@ -6,13 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // proc is a process of the lab (an etcd, an agent, a pod's server)
@@ -103,15 +104,9 @@ func nsexec(args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: demo nsexec <netns path> <program> [args...]")
 	}
-	runtime.LockOSThread()
-	fd, err := unix.Open(args[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", args[0], err)
+	if err := netnsutil.Enter(args[0]); err != nil {
+		return err
 	}
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("enter %s: %w", args[0], err)
-	}
-	unix.Close(fd)
 	prog, err := exec.LookPath(args[1])
 	if err != nil {
 		return fmt.Errorf("find %s: %w", args[1], err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cmd/apiary/cli"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -69,7 +70,7 @@ func (q *query) run() seen {
 		}
 		return s
 	}
-	err := inNetNS(q.sourceNS(), func() error {
+	err := netnsutil.RunPath(q.sourceNS(), func() error {
 		d := net.Dialer{Timeout: queryTimeout}
 		if q.from.pod == nil {
 			d.LocalAddr = &net.TCPAddr{IP: from.AsSlice()}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/policy/simulate"
 )
 
@@ -112,7 +113,7 @@ func (l *lab) waitRestarted(ctx context.Context, n *node) error {
 func (q *query) open() (net.Conn, error) {
 	_, to := q.addrs()
 	var c net.Conn
-	err := inNetNS(q.sourceNS(), func() error {
+	err := netnsutil.RunPath(q.sourceNS(), func() error {
 		var err error
 		c, err = net.DialTimeout("tcp", netip.AddrPortFrom(to, q.model.Port).String(), 5*time.Second)
 		return err

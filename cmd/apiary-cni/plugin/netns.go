@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"runtime"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // errNoInterface: the namespace has no interface of the name.
@@ -26,7 +26,7 @@ type nsView struct {
 // inspect reads the interface ifName of the namespace at path.
 func inspect(path, ifName string) (nsView, error) {
 	var v nsView
-	err := inNetNS(path, func() error {
+	err := netnsutil.RunPath(path, func() error {
 		l, err := netlink.LinkByName(ifName)
 		if err != nil {
 			var nf netlink.LinkNotFoundError
@@ -69,23 +69,3 @@ func inspect(path, ifName string) (nsView, error) {
 }
 
 func isDefault(dst string) bool { return dst == "0.0.0.0/0" || dst == "::/0" }
-
-// inNetNS runs fn on a thread in the namespace at path; the thread is
-// not given back to the runtime afterwards.
-func inNetNS(path string, fn func() error) error {
-	ns, err := netns.GetFromPath(path)
-	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", path, err)
-	}
-	defer ns.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("enter network namespace %s: %w", path, err)
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // Echo listens on TCP port of ip inside the namespace at path and
@@ -16,7 +18,7 @@ import (
 // goroutines.
 func Echo(path string, ip netip.Addr, port int) (stop func(), err error) {
 	var l net.Listener
-	err = Run(path, func() error {
+	err = netnsutil.RunPath(path, func() error {
 		var err error
 		l, err = net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		return err
@@ -64,7 +66,7 @@ func Dial(path string, ip netip.Addr, port int, timeout time.Duration) error {
 // DialFrom is Dial from the source address src (any when invalid).
 func DialFrom(path string, src, ip netip.Addr, port int, timeout time.Duration) error {
 	var c net.Conn
-	err := Run(path, func() error {
+	err := netnsutil.RunPath(path, func() error {
 		d := net.Dialer{Timeout: timeout}
 		if src.IsValid() {
 			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 var seq atomic.Uint64
@@ -27,24 +28,9 @@ func New(t testing.TB, prefix string) string {
 		celltest.SkipUnprivileged(t, "creating network namespaces needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)")
 	}
 	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1))
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // the thread leaves with the goroutine
-		ns, err := netns.NewNamed(name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		ns.Close()
-		lo, err := netlink.LinkByName("lo")
-		if err == nil {
-			err = netlink.LinkSetUp(lo)
-		}
-		errc <- err
-	}()
-	if err := <-errc; err != nil {
+	if err := netnsutil.NewNamed(name); err != nil {
 		_ = netns.DeleteNamed(name)
-		t.Fatalf("create network namespace %s: %v", name, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := netns.DeleteNamed(name); err != nil {
@@ -54,30 +40,11 @@ func New(t testing.TB, prefix string) string {
 	return filepath.Join("/var/run/netns", name)
 }
 
-// Run runs fn on a thread in the namespace at path and returns its
-// error; the thread is dropped afterwards.
-func Run(path string, fn func() error) error {
-	ns, err := netns.GetFromPath(path)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer ns.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := netns.Set(ns); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
-
-// Must is Run failing the test on an error.
+// Must runs fn on a thread in the namespace at path
+// (netnsutil.RunPath), failing the test on an error.
 func Must(t testing.TB, path string, fn func() error) {
 	t.Helper()
-	if err := Run(path, fn); err != nil {
+	if err := netnsutil.RunPath(path, fn); err != nil {
 		t.Fatalf("in %s: %v", path, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // ICMP echo message types.
@@ -30,7 +32,7 @@ func Ping(path string, src, dst netip.Addr, timeout time.Duration) error {
 		bind = src.String()
 	}
 	var c net.PacketConn
-	err := Run(path, func() error {
+	err := netnsutil.RunPath(path, func() error {
 		var err error
 		c, err = net.ListenPacket(network, bind)
 		return err

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // EchoUDP listens on UDP port of ip inside the namespace at path and
@@ -14,7 +16,7 @@ import (
 // closes the socket and waits for the goroutine.
 func EchoUDP(path string, ip netip.Addr, port int) (stop func(), err error) {
 	var c net.PacketConn
-	err = Run(path, func() error {
+	err = netnsutil.RunPath(path, func() error {
 		var err error
 		c, err = net.ListenPacket("udp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		return err
@@ -43,7 +45,7 @@ func EchoUDP(path string, ip netip.Addr, port int) (stop func(), err error) {
 // waits up to timeout for it to come back (an echo from EchoUDP).
 func DialUDP(path string, ip netip.Addr, port int, timeout time.Duration) error {
 	var c net.Conn
-	err := Run(path, func() error {
+	err := netnsutil.RunPath(path, func() error {
 		var err error
 		c, err = net.Dial("udp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/policy"
@@ -75,19 +76,28 @@ func newDatapath(p adapterParams) *Datapath {
 
 // Attach implements datapath.Loader.
 func (d *Datapath) Attach(_ context.Context, spec datapath.EndpointSpec) error {
-	return linux.RunInNetNS(d.netns, func() error { return d.l.Attach(spec) })
+	return d.inNetNS(func() error { return d.l.Attach(spec) })
+}
+
+// inNetNS runs fn in --datapath-netns, or in the agent's own namespace
+// when it is empty.
+func (d *Datapath) inNetNS(fn func() error) error {
+	if d.netns == "" {
+		return fn()
+	}
+	return netnsutil.RunPath(d.netns, fn)
 }
 
 // Detach implements datapath.Loader.
 func (d *Datapath) Detach(_ context.Context, id datapath.EndpointID) error {
-	return linux.RunInNetNS(d.netns, func() error { return d.l.Detach(uint16(id)) })
+	return d.inNetNS(func() error { return d.l.Detach(uint16(id)) })
 }
 
 // Restore implements datapath.Loader: every failure wraps
 // datapath.ErrNotAttached, as the endpoint manager then attaches the
 // programs again at the endpoint's regeneration.
 func (d *Datapath) Restore(_ context.Context, id datapath.EndpointID, ifindex int) error {
-	err := linux.RunInNetNS(d.netns, func() error { return d.l.Restore(uint16(id), ifindex) })
+	err := d.inNetNS(func() error { return d.l.Restore(uint16(id), ifindex) })
 	if err != nil && !errors.Is(err, datapath.ErrNotAttached) {
 		return fmt.Errorf("%w: %w", datapath.ErrNotAttached, err)
 	}

@@ -1,0 +1,120 @@
+package netnsutil_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root (CAP_SYS_ADMIN)")
+	}
+}
+
+// current returns the identity of the calling thread's network namespace.
+func current(t *testing.T) string {
+	t.Helper()
+	ns, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	return ns.UniqueId()
+}
+
+func TestRun(t *testing.T) {
+	needRoot(t)
+	ns, err := netnsutil.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	t.Run("runs fn in the namespace", func(t *testing.T) {
+		var links []netlink.Link
+		err := netnsutil.Run(ns, func() error {
+			var err error
+			links, err = netlink.LinkList()
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(links) != 1 || links[0].Attrs().Name != "lo" {
+			t.Errorf("links %v, want only lo in a new namespace", links)
+		}
+	})
+	t.Run("returns fn's error", func(t *testing.T) {
+		want := fmt.Errorf("boom")
+		if err := netnsutil.Run(ns, func() error { return want }); err != want {
+			t.Errorf("error %v, want %v", err, want)
+		}
+	})
+	t.Run("new leaves the caller where it was", func(t *testing.T) {
+		before := current(t)
+		other, err := netnsutil.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		other.Close()
+		if after := current(t); after != before {
+			t.Errorf("namespace %s after New, want %s", after, before)
+		}
+	})
+}
+
+func TestRunOnCallingThread(t *testing.T) {
+	needRoot(t)
+	ns, err := netnsutil.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	before := current(t)
+	var inside string
+	err = netnsutil.RunOnCallingThread(ns, func() error {
+		inside = current(t)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inside != ns.UniqueId() {
+		t.Errorf("fn ran in %s, want %s", inside, ns.UniqueId())
+	}
+	if after := current(t); after != before {
+		t.Errorf("namespace %s afterwards, want the caller's %s back", after, before)
+	}
+}
+
+func TestNewNamed(t *testing.T) {
+	needRoot(t)
+	name := fmt.Sprintf("netnsutil-test-%d", os.Getpid())
+	if err := netnsutil.NewNamed(name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netns.DeleteNamed(name) })
+	var up bool
+	err := netnsutil.RunPath(filepath.Join("/var/run/netns", name), func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		up = lo.Attrs().Flags&net.FlagUp != 0
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !up {
+		t.Error("lo is down in the new namespace, want up")
+	}
+}
