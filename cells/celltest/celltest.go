@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/stdhive"
 )
 
 // New builds and populates a hive of cells with a logger that writes to
@@ -38,16 +37,12 @@ func Populate(t testing.TB, flags []string, cells ...cell.Cell) (*hive.Hive, err
 	return h, h.Populate()
 }
 
-// ModuleProviders are the module-private providers of the hives celltest
-// builds (and of the agent's): every module gets a job.Group and a
-// controller.Manager. Add controller.Cell to the cells when a cell uses
-// controllers.
-var ModuleProviders = append(append([]any(nil), job.ModuleProviders...), controller.ModuleProviders...)
-
-// NewHive builds a hive of cells with the test logger and
-// ModuleProviders, without populating it.
+// NewHive builds a hive of cells with the test logger, without
+// populating it. It is built as the agent's is (stdhive.New): every
+// module gets a job.Group and a controller.Manager. Add controller.Cell
+// to the cells when a cell uses controllers.
 func NewHive(t testing.TB, cells ...cell.Cell) *hive.Hive {
-	return hive.NewWithOptions(hive.Options{Logger: Logger(t), ModulePrivateProviders: ModuleProviders}, cells...)
+	return stdhive.New(hive.Options{Logger: Logger(t)}, cells...)
 }
 
 // Start builds, populates and starts a hive of cells; it is stopped when

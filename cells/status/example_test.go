@@ -7,8 +7,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/cells/stdhive"
 )
 
 // kvstore is a cell that adds a "KVStore" line to `apiary status`.
@@ -22,7 +22,7 @@ var kvstore = cell.Module("kvstore", "Key-value store client",
 
 func ExampleNewProviderOut() {
 	var c status.Collector
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: job.ModuleProviders},
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)},
 		kvstore, status.Cell, cell.Invoke(func(col status.Collector) { c = col }))
 	if err := h.Start(context.Background()); err != nil {
 		fmt.Println(err)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -39,12 +39,12 @@ func cells(out io.Writer) []cell.Cell {
 
 // run runs the program with args and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	h := hive.NewWithOptions(hive.Options{
+	// Built as the agent's hive is: every module gets its own job.Group
+	// and controller.Manager (add controller.Cell when a cell uses
+	// controllers).
+	h := stdhive.New(hive.Options{
 		EnvPrefix: "EMBED_", // EMBED_POLICY_DIR=... sets --policy-dir
 		LogOutput: stderr,
-		// Every module gets its own job.Group. Add controller.ModuleProviders
-		// (and controller.Cell) when a cell uses named controllers.
-		ModulePrivateProviders: job.ModuleProviders,
 	}, cells(stdout)...)
 	cmd := &cobra.Command{
 		Use:           "embed",

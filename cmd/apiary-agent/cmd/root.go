@@ -12,20 +12,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/hive"
-	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/cells/version"
 )
-
-// ModuleProviders are the module-private providers of the agent's hive:
-// every module gets a job.Group and a controller.Manager.
-var ModuleProviders = append(append([]any(nil), job.ModuleProviders...), controller.ModuleProviders...)
 
 // New returns the apiary-agent command running a hive of cells. The
 // agent's logs go to stderr.
 func New(stderr io.Writer, cells ...cell.Cell) *cobra.Command {
-	h := hive.NewWithOptions(hive.Options{LogOutput: stderr, ModulePrivateProviders: ModuleProviders}, cells...)
+	h := stdhive.New(hive.Options{LogOutput: stderr}, cells...)
 	root := &cobra.Command{
 		Use:   "apiary-agent",
 		Short: "The apiary node agent",

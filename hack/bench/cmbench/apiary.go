@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
@@ -44,7 +44,7 @@ type agent struct {
 // startAgent starts the cells; onChange is the ipcache listener.
 func startAgent(ctx context.Context, onChange ipcache.ListenerFunc) (*agent, error) {
 	a := &agent{}
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)},
 		controller.Cell, kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell, cell.Config(cluster.DefaultInfo),
 		cell.Provide(
 			func(c cluster.Info) localnode.Store {
@@ -57,7 +57,7 @@ func startAgent(ctx context.Context, onChange ipcache.ListenerFunc) (*agent, err
 			cell.Invoke(func(n node.Manager, ipc ipcache.IPCache, al identity.Allocator, r identitycache.RemoteIdentities, c controller.Manager) {
 				a.nodes, a.ipc, a.alloc, a.remoteIDs, a.controllers = n, ipc, al, r, c
 			})))
-	if err := celltest.SetFlags(h.Flags(), []string{"cluster-name=" + local.ClusterName, fmt.Sprintf("cluster-id=%d", local.ClusterID)}); err != nil {
+	if err := h.Flags().Parse([]string{"--cluster-name=" + local.ClusterName, fmt.Sprintf("--cluster-id=%d", local.ClusterID)}); err != nil {
 		return nil, err
 	}
 	if err := h.Populate(); err != nil {

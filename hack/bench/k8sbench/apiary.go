@@ -13,12 +13,12 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/datapath/datapathtest"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
@@ -54,7 +54,7 @@ type apiaryAgent struct {
 // directory for its state and API socket.
 func newApiaryAgent(kubeconfig, dir string) (*apiaryAgent, error) {
 	a := &apiaryAgent{}
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)},
 		api.Cell, status.Cell, localnode.Cell, statedir.Cell,
 		k8s.Cell, kvstorecell.Cell, store.Cell, identitycell.Cell, policycell.Cell, k8spolicy.Cell,
 		ipcachecell.Cell, nodecell.Cell, k8snodes.Cell,
@@ -63,10 +63,10 @@ func newApiaryAgent(kubeconfig, dir string) (*apiaryAgent, error) {
 			cnp k8s.CiliumNetworkPolicies, ccnp k8s.CiliumClusterwideNetworkPolicies) {
 			a.gate, a.pods, a.ns, a.nps, a.cnps, a.ccnps = g, p, ns, np, cnp, ccnp
 		}))
-	err := celltest.SetFlags(h.Flags(), []string{
-		"socket-path=" + filepath.Join(dir, "apiary.sock"), "state-dir=" + filepath.Join(dir, "state"),
-		"cluster-name=c1", "cluster-id=1", "node-name=" + LocalNode, "node-ip=192.168.0.1", "pod-cidr=10.1.0.0/24",
-		"k8s-kubeconfig-path=" + kubeconfig,
+	err := h.Flags().Parse([]string{
+		"--socket-path=" + filepath.Join(dir, "apiary.sock"), "--state-dir=" + filepath.Join(dir, "state"),
+		"--cluster-name=c1", "--cluster-id=1", "--node-name=" + LocalNode, "--node-ip=192.168.0.1", "--pod-cidr=10.1.0.0/24",
+		"--k8s-kubeconfig-path=" + kubeconfig,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set the agent's flags: %w", err)

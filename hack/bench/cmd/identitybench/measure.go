@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
@@ -89,15 +89,15 @@ func rawCreateOnly(backend kvstore.Backend, sets, workers int) (time.Duration, e
 func startAgent(srv *kvstoretest.Server, ip string) (identity.Allocator, func(), error) {
 	var alloc identity.Allocator
 	addr := netip.MustParseAddr(ip)
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
-		kvstorecell.Cell, identitycell.Cell, celltest.Capture(&alloc),
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)},
+		kvstorecell.Cell, identitycell.Cell, cell.Invoke(func(a identity.Allocator) { alloc = a }),
 		cell.Config(cluster.DefaultInfo),
 		cell.Provide(func(c cluster.Info) localnode.Store {
 			return localnode.NewStore(localnode.LocalNode{Name: "bench", IP: addr, Cluster: c})
 		}))
-	flags := []string{"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
-		"kvstore-heartbeat-writer=false", "identity-gc-interval=0"}
-	if err := celltest.SetFlags(h.Flags(), flags); err != nil {
+	flags := []string{"--kvstore=etcd", "--kvstore-opt=etcd.address=" + srv.Endpoint(),
+		"--kvstore-heartbeat-writer=false", "--identity-gc-interval=0"}
+	if err := h.Flags().Parse(flags); err != nil {
 		return nil, nil, err
 	}
 	if err := h.Start(context.Background()); err != nil {

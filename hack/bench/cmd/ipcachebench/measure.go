@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/cells/stdhive"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -77,7 +77,7 @@ func measure(w workload, n, runs int) (result, error) {
 func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, error) {
 	l := &counter{}
 	var c ipcache.IPCache
-	h := hive.NewWithOptions(hive.Options{Logger: slog.New(slog.DiscardHandler), ModulePrivateProviders: celltest.ModuleProviders},
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)},
 		kvstorecell.Cell, identitycell.Cell, ipcachecell.Cell,
 		cell.Config(cluster.DefaultInfo),
 		cell.Provide(
