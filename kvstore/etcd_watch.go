@@ -13,8 +13,9 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 )
 
-// watchRetry is the backoff between failed list or watch attempts.
-var watchRetry = struct{ min, max time.Duration }{min: 100 * time.Millisecond, max: 10 * time.Second}
+// watchRetry is the backoff between failed list or watch attempts, with
+// jitter: after an etcd restart every agent's watches fail at once.
+var watchRetry = job.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second, Factor: 2}
 
 // errHistoryLost ends a watch when etcd went back in time.
 var errHistoryLost = errors.New("etcd went back in time")
@@ -89,7 +90,7 @@ func (w *watcher) run(ctx context.Context) {
 			continue
 		}
 		failures++
-		wait := min(watchRetry.min<<min(failures-1, 16), watchRetry.max)
+		wait := watchRetry.Duration(failures)
 		w.e.log.Warn("Watch failed, retrying", "prefix", w.prefix, "retry-in", wait, "error", err)
 		if !job.Sleep(ctx, wait) {
 			return

@@ -5,6 +5,6 @@ import "time"
 // SetWatchRetryForTest changes the watch retry backoff for one test.
 func SetWatchRetryForTest(minWait, maxWait time.Duration) (restore func()) {
 	old := watchRetry
-	watchRetry.min, watchRetry.max = minWait, maxWait
+	watchRetry.Min, watchRetry.Max = minWait, maxWait
 	return func() { watchRetry = old }
 }

@@ -151,12 +151,19 @@ func (c *controller) runOnce(ctx context.Context) (time.Duration, bool) {
 	return errorBackoff(p, c.status.ConsecutiveFailures), true
 }
 
+// errorRetryJitter is the jitter of the error backoff (zero:
+// job.DefaultJitter); tests that check the schedule turn it off.
+var errorRetryJitter float64
+
+// errorBackoff is the wait after failures consecutive failures: from
+// ErrorRetryBaseDuration doubling up to MaxRetryInterval, with jitter so
+// that the agents of a cluster do not retry a shared server in lockstep.
 func errorBackoff(p Params, failures int) time.Duration {
 	maxD := p.MaxRetryInterval
 	if maxD <= 0 {
 		maxD = max(time.Minute, p.RunInterval)
 	}
-	return job.Backoff{Min: p.ErrorRetryBaseDuration, Max: maxD, Factor: 2}.Duration(failures)
+	return job.Backoff{Min: p.ErrorRetryBaseDuration, Max: maxD, Factor: 2, Jitter: errorRetryJitter}.Duration(failures)
 }
 
 func (c *controller) runStopFunc(ctx context.Context) error {

@@ -17,7 +17,8 @@ type Params struct {
 	// again on Update or Trigger).
 	RunInterval time.Duration
 	// ErrorRetryBaseDuration is the first wait after a failure (default
-	// 1s); it doubles with each consecutive failure.
+	// 1s); it doubles with each consecutive failure, and each wait is
+	// stretched at random by up to job.DefaultJitter of it.
 	ErrorRetryBaseDuration time.Duration
 	// MaxRetryInterval caps the error backoff (default 1m, or RunInterval
 	// when that is larger).

@@ -1,12 +1,14 @@
 package job_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/apiary-net/apiary/cells/job"
 )
 
+// TestBackoffDuration checks the schedule without jitter.
 func TestBackoffDuration(t *testing.T) {
 	type give struct {
 		backoff  job.Backoff
@@ -37,8 +39,50 @@ func TestBackoffDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.give.backoff.Duration(tt.give.failures); got != tt.want {
-				t.Errorf("%+v.Duration(%d) = %s, want %s", tt.give.backoff, tt.give.failures, got, tt.want)
+			b := tt.give.backoff
+			b.Jitter = job.NoJitter
+			if got := b.Duration(tt.give.failures); got != tt.want {
+				t.Errorf("%+v.Duration(%d) = %s, want %s", b, tt.give.failures, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBackoffJitter checks that two agents with the same backoff do not
+// retry in lockstep, and that jitter only stretches the schedule: each
+// wait is between the unjittered wait d and d*(1+Jitter).
+func TestBackoffJitter(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    job.Backoff
+		spread  float64
+		wantMax time.Duration // the longest unjittered wait
+	}{
+		{name: "default jitter", give: job.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second, Factor: 2}, spread: job.DefaultJitter, wantMax: 10 * time.Second},
+		{name: "zero value", give: job.Backoff{}, spread: job.DefaultJitter, wantMax: time.Minute},
+		{name: "own jitter", give: job.Backoff{Min: time.Second, Max: 30 * time.Second, Jitter: 0.1}, spread: 0.1, wantMax: 30 * time.Second},
+		{name: "constant waits", give: job.Backoff{Min: time.Second, Max: time.Second, Factor: 1}, spread: job.DefaultJitter, wantMax: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exact := tt.give
+			exact.Jitter = job.NoJitter
+			var a, b []time.Duration
+			for failures := 1; failures <= 20; failures++ {
+				d := exact.Duration(failures)
+				if d > tt.wantMax {
+					t.Fatalf("unjittered wait %d is %s, above the cap %s", failures, d, tt.wantMax)
+				}
+				hi := time.Duration(float64(d) * (1 + tt.spread))
+				for _, got := range []time.Duration{tt.give.Duration(failures), tt.give.Duration(failures)} {
+					if got < d || got > hi {
+						t.Errorf("wait after %d failures = %s, want within [%s, %s]", failures, got, d, hi)
+					}
+				}
+				a, b = append(a, tt.give.Duration(failures)), append(b, tt.give.Duration(failures))
+			}
+			if slices.Equal(a, b) {
+				t.Errorf("two runs waited the same %v: want jitter to set them apart", a)
 			}
 		})
 	}

@@ -78,7 +78,7 @@ func TestOneShotShutsHiveDown(t *testing.T) {
 		h := celltest.New(t, nil, cell.Module("restore", "State restore", cell.Invoke(func(g job.Group) {
 			g.Add(job.OneShot("restore-endpoints", func(context.Context, cell.Health) error {
 				return errCorrupt
-			}, job.WithRetry(2, job.Backoff{Min: time.Second}), job.WithShutdown()))
+			}, job.WithRetry(2, job.Backoff{Min: time.Second, Jitter: job.NoJitter}), job.WithShutdown()))
 		})))
 		begin := time.Now()
 		err := h.Run(context.Background())

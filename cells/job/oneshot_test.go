@@ -85,7 +85,7 @@ func TestOneShotRetry(t *testing.T) {
 	celltest.InBubble(t, "N times with backoff waits", func(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
-		backoff := job.Backoff{Min: time.Second, Max: 5 * time.Second, Factor: 3}
+		backoff := job.Backoff{Min: time.Second, Max: 5 * time.Second, Factor: 3, Jitter: job.NoJitter}
 		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 100), job.WithRetry(3, backoff)))
 		f.Start()
 		defer f.Stop()
@@ -97,7 +97,7 @@ func TestOneShotRetry(t *testing.T) {
 	celltest.InBubble(t, "stops retrying on success", func(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
-		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 2), job.WithRetry(5, job.Backoff{Min: 2 * time.Second})))
+		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 2), job.WithRetry(5, job.Backoff{Min: 2 * time.Second, Jitter: job.NoJitter})))
 		f.Start()
 		defer f.Stop()
 		time.Sleep(time.Hour)
@@ -107,7 +107,7 @@ func TestOneShotRetry(t *testing.T) {
 	celltest.InBubble(t, "forever with -1 until success", func(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
-		backoff := job.Backoff{Min: time.Second, Max: 4 * time.Second, Factor: 2}
+		backoff := job.Backoff{Min: time.Second, Max: 4 * time.Second, Factor: 2, Jitter: job.NoJitter}
 		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 9), job.WithRetry(-1, backoff)))
 		f.Start()
 		defer f.Stop()
@@ -118,7 +118,7 @@ func TestOneShotRetry(t *testing.T) {
 	celltest.InBubble(t, "health is degraded while waiting to retry", func(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
-		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 1), job.WithRetry(1, job.Backoff{Min: 10 * time.Second})))
+		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 1), job.WithRetry(1, job.Backoff{Min: 10 * time.Second, Jitter: job.NoJitter})))
 		f.Start()
 		defer f.Stop()
 		time.Sleep(5 * time.Second)
@@ -129,7 +129,7 @@ func TestOneShotRetry(t *testing.T) {
 	celltest.InBubble(t, "stop during the wait ends the job", func(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
-		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 100), job.WithRetry(-1, job.Backoff{Min: time.Hour, Max: time.Hour})))
+		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 100), job.WithRetry(-1, job.Backoff{Min: time.Hour, Max: time.Hour, Jitter: job.NoJitter})))
 		f.Start()
 		time.Sleep(time.Minute)
 		begin := time.Now()
@@ -147,7 +147,7 @@ func TestOneShotShutdown(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
 		f.group.Add(job.OneShot("sync-routes", failingOneShot(attempts, 100),
-			job.WithRetry(2, job.Backoff{Min: time.Second, Factor: 1}), job.WithShutdown()))
+			job.WithRetry(2, job.Backoff{Min: time.Second, Factor: 1, Jitter: job.NoJitter}), job.WithShutdown()))
 		f.Start()
 		defer f.Stop()
 		time.Sleep(1500 * time.Millisecond)
@@ -168,7 +168,7 @@ func TestOneShotShutdown(t *testing.T) {
 		f := newFixture(t)
 		attempts := celltest.NewClock()
 		f.group.Add(job.OneShot("sync", failingOneShot(attempts, 1),
-			job.WithRetry(1, job.Backoff{Min: time.Second}), job.WithShutdown()))
+			job.WithRetry(1, job.Backoff{Min: time.Second, Jitter: job.NoJitter}), job.WithShutdown()))
 		f.Start()
 		defer f.Stop()
 		time.Sleep(time.Hour)

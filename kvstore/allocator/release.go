@@ -7,11 +7,14 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/apiary-net/apiary/cells/job"
 )
 
-// retryExpiredAfter is the pause before writing lost references again
-// after a failure.
-const retryExpiredAfter = time.Second
+// retryExpired is the backoff before writing lost references again after
+// a failure: references are lost with the session lease, so after an
+// etcd outage every agent writes its references at once.
+var retryExpired = job.Backoff{Min: time.Second, Max: 30 * time.Second, Factor: 2}
 
 // Release drops a local reference to key; with the last one it deletes
 // this node's reference key (a failed deletion is logged and retried by
@@ -68,6 +71,7 @@ func (a *Allocator[V]) onLeaseExpired(fullKey string) {
 
 // recreateExpired writes lost references again until ctx ends.
 func (a *Allocator[V]) recreateExpired(ctx context.Context) {
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -92,16 +96,17 @@ func (a *Allocator[V]) recreateExpired(ctx context.Context) {
 			}
 			a.log.Info("Wrote reference lost with the session lease again", "scope", a.opts.Scope, "key", key)
 		}
-		if failed {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(retryExpiredAfter):
-			}
-			select {
-			case a.expiredSignal <- struct{}{}:
-			default:
-			}
+		if !failed {
+			failures = 0
+			continue
+		}
+		failures++
+		if !job.Sleep(ctx, retryExpired.Duration(failures)) {
+			return
+		}
+		select {
+		case a.expiredSignal <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/layout"
 )
@@ -42,8 +43,8 @@ type SyncStore struct {
 	metrics    *Metrics
 	queueSize  prometheus.Gauge
 	scope      string
-	retry      backoff
-	conflict   backoff
+	retry      job.Backoff
+	conflict   job.Backoff
 	periodic   time.Duration
 	workers    int
 	maxOps     int
@@ -89,9 +90,10 @@ func WithSyncLogger(log *slog.Logger) SyncStoreOption { return func(s *SyncStore
 // WithSyncMetrics sets the metrics.
 func WithSyncMetrics(m *Metrics) SyncStoreOption { return func(s *SyncStore) { s.metrics = m } }
 
-// WithRetryBackoff sets the backoff of failed writes (default 100ms to 30s).
+// WithRetryBackoff sets the backoff of failed writes: minWait doubling up
+// to maxWait, with jitter (default 100ms to 30s).
 func WithRetryBackoff(minWait, maxWait time.Duration) SyncStoreOption {
-	return func(s *SyncStore) { s.retry = backoff{min: minWait, max: maxWait} }
+	return func(s *SyncStore) { s.retry = job.Backoff{Min: minWait, Max: maxWait, Factor: 2} }
 }
 
 // WithWorkers sets how many write requests may be in flight at once
@@ -123,11 +125,12 @@ func WithPeriodicSync(interval time.Duration) SyncStoreOption {
 
 // WithConflictBackoff sets how long the store waits before it writes a
 // key again after another writer changed it again: minWait after the
-// second conflict in a row, doubling up to maxWait (default 1s to 5m).
+// second conflict in a row, doubling up to maxWait, with jitter (default
+// 1s to 5m).
 // The first repair is immediate; a key quiet for twice maxWait starts
 // over.
 func WithConflictBackoff(minWait, maxWait time.Duration) SyncStoreOption {
-	return func(s *SyncStore) { s.conflict = backoff{min: minWait, max: maxWait} }
+	return func(s *SyncStore) { s.conflict = job.Backoff{Min: minWait, Max: maxWait, Factor: 2} }
 }
 
 // WithOnConflict sets a function told about every conflict, from the
@@ -146,8 +149,8 @@ func NewSyncStore(cluster string, backend kvstore.Backend, prefix string, opts .
 		lease:      true,
 		log:        slog.New(slog.DiscardHandler),
 		scope:      strings.TrimSuffix(prefix, "/"),
-		retry:      backoff{min: 100 * time.Millisecond, max: 30 * time.Second},
-		conflict:   backoff{min: time.Second, max: 5 * time.Minute},
+		retry:      job.Backoff{Min: 100 * time.Millisecond, Max: 30 * time.Second, Factor: 2},
+		conflict:   job.Backoff{Min: time.Second, Max: 5 * time.Minute, Factor: 2},
 		periodic:   5 * time.Minute,
 		workers:    32,
 		maxOps:     kvstore.MaxBatchOps,

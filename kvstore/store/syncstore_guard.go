@@ -112,12 +112,12 @@ func (s *SyncStore) recordRepairLocked(op *syncOp, ks *keyState, r kvstore.OpRes
 		return Conflict{}, false
 	}
 	c := &ks.conflict
-	if now.Sub(c.last.Time) > 2*s.conflict.max {
+	if now.Sub(c.last.Time) > 2*s.conflict.Max {
 		c.inARow = 0
 	}
 	c.inARow++
 	c.total++
-	c.next = now.Add(s.conflict.wait(c.inARow))
+	c.next = now.Add(s.conflict.Duration(c.inARow))
 	s.conflicted[op.name] = ks
 	c.last = Conflict{
 		Key: s.prefix + op.name, Value: bytes.Clone(r.Prev), Deleted: !r.Existed,
@@ -160,7 +160,7 @@ func (s *SyncStore) Conflicts() []Conflict {
 	now := time.Now()
 	var out []Conflict
 	for name, ks := range s.conflicted {
-		if now.Sub(ks.conflict.last.Time) > 2*s.conflict.max {
+		if now.Sub(ks.conflict.last.Time) > 2*s.conflict.Max {
 			delete(s.conflicted, name) // quiet long enough: forgotten
 			continue
 		}

@@ -12,18 +12,6 @@ import (
 // writeTimeout bounds one write request.
 const writeTimeout = 30 * time.Second
 
-// backoff is an exponential wait: min after the first failure, doubling
-// up to max.
-type backoff struct{ min, max time.Duration }
-
-func (b backoff) wait(failures int) time.Duration {
-	d := b.min
-	for i := 1; i < failures && d < b.max; i++ {
-		d *= 2
-	}
-	return min(d, b.max)
-}
-
 // Run writes queued changes until ctx ends, up to the configured number
 // of requests at once, watches the store's keys (unless a WatchStore
 // created WithWriter hands it the events) and compares every local key
@@ -151,7 +139,7 @@ func (s *SyncStore) retryLocked(op *syncOp, ks *keyState, split bool, now time.T
 		op.solo = true // try it alone at once: the others are not held back by it
 	} else {
 		op.failures++
-		wait = s.retry.wait(op.failures)
+		wait = s.retry.Duration(op.failures)
 	}
 	op.notBefore = now.Add(wait)
 	ks.queued = op

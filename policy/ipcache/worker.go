@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// Retry waits for prefixes whose identity could not be allocated.
-const (
-	retryMin = 100 * time.Millisecond
-	retryMax = 30 * time.Second
-)
+// retryBackoff is the wait before prefixes whose identity could not be
+// allocated are tried again: allocation writes to etcd, which every
+// agent's ipcache retries after an etcd restart.
+var retryBackoff = job.Backoff{Min: 100 * time.Millisecond, Max: 30 * time.Second, Factor: 2}
 
 // allocateTimeout bounds one identity allocation.
 const allocateTimeout = 30 * time.Second
@@ -39,7 +39,7 @@ type pending struct {
 // run is the worker: it resolves dirty prefixes until ctx ends.
 func (c *Cache) run(ctx context.Context, health cell.Health) error {
 	health.OK("resolving")
-	wait := retryMin
+	failures := 0
 	var retry <-chan time.Time
 	for {
 		select {
@@ -53,14 +53,15 @@ func (c *Cache) run(ctx context.Context, health cell.Health) error {
 		failed, err := c.round(ctx)
 		switch {
 		case failed > 0 && retry == nil:
+			failures++
+			wait := retryBackoff.Duration(failures)
 			health.Degraded(fmt.Sprintf("%d prefixes wait for an identity, retrying in %s", failed, wait), err)
 			retry = time.After(wait)
-			wait = min(2*wait, retryMax)
 		case failed == 0 && c.failedCount() == 0:
-			if wait != retryMin {
+			if failures > 0 {
 				health.OK("resolving")
 			}
-			wait = retryMin
+			failures = 0
 		}
 	}
 }
