@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"

@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	yamlv3 "gopkg.in/yaml.v3"
+	// sigs.k8s.io/yaml decodes the Kubernetes objects (JSON tags, strict);
+	// go.yaml.in/yaml/v3, apiary's own YAML library, splits a file into
+	// its documents, which sigs.k8s.io/yaml cannot.
+	yamlv3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"

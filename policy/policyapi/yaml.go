@@ -8,6 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	// go.yaml.in/yaml/v2, where the rest of apiary reads YAML with
+	// go.yaml.in/yaml/v3: v2 is the decoder sigs.k8s.io/yaml runs for
+	// kubectl, the API server and Cilium, so a policy file parses here as
+	// it does there (YAML 1.1 scalars such as yes/no and 0777, duplicate
+	// keys rejected, the same line-numbered errors). It is called
+	// directly rather than through sigs.k8s.io/yaml so that the budget
+	// bounds what aliases expand to while converting, before the
+	// YAML-to-JSON step would copy it.
 	"go.yaml.in/yaml/v2"
 )
 

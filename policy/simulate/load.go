@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/apiary-net/apiary/policy/policyapi"
 )

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/apiary-net/apiary/policy/simulate"
 )
