@@ -8,4 +8,7 @@
 //
 // It is a package of its own because the framework (cells/hive) must
 // not depend on the jobs and controllers built on it.
+//
+// It may import the standard library, third-party modules and other
+// packages of cells, nothing of a later layer (docs/design.md, Layers).
 package stdhive

@@ -8,7 +8,8 @@
 // or the one --datapath-netns names (the demo lab and the tests run
 // several nodes in one machine, each in its namespace). Each operation
 // runs on a goroutine locked to a thread that entered the namespace; the
-// thread is dropped afterwards, so no other goroutine ever runs in it.
+// thread is dropped afterwards, so no other goroutine ever runs in it
+// (netnsutil.Run).
 //
 // It may import packages of cells, kvstore, policy and datapath and
 // package bpf, nothing of clustermesh (docs/design.md, Layers).

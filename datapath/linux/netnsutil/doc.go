@@ -12,6 +12,9 @@
 // create namespaces without moving the caller, and Enter moves the
 // caller for good, before an exec.
 //
-// It depends on nothing of apiary, so every layer above the datapath
-// (the CNI plugin, the agent's tests, hack/) can use it.
+// It imports nothing of apiary, so that the CNI plugin, which must link
+// neither etcd nor the cell framework, can use it; the datapath, tests and
+// hack/ use it too. It may import packages of cells, kvstore, policy and
+// datapath and package bpf, nothing of clustermesh (docs/design.md,
+// Layers).
 package netnsutil
