@@ -10,13 +10,14 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root (CAP_SYS_ADMIN)")
+		celltest.SkipUnprivileged(t, "network namespaces need root (CAP_SYS_ADMIN)")
 	}
 }
 
