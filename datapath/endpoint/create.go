@@ -134,8 +134,13 @@ func (m *Manager) plumb(ctx context.Context, ep *endpoint) error {
 	m.mu.RUnlock()
 	l, err := m.p.Links.CreateEndpointLink(ctx, spec)
 	var ise *datapath.InvalidSpecError
-	if errors.As(err, &ise) && ise.Field == "NetNSPath" {
-		return &FieldError{Field: "netns-path", Err: err}
+	if errors.As(err, &ise) {
+		switch ise.Field {
+		case "NetNSPath":
+			return &FieldError{Field: "netns-path", Err: err}
+		case "IfName":
+			return &FieldError{Field: "interface-name", Err: err}
+		}
 	}
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func (d *Datapath) open(hostNetNSPath string) error {
 	if hostNetNSPath == "" {
 		d.host, err = netns.Get()
 	} else {
-		d.host, err = netns.GetFromPath(hostNetNSPath)
+		d.host, err = netnsutil.Open(hostNetNSPath)
 	}
 	if err != nil {
 		return fmt.Errorf("open host network namespace %q: %w", hostNetNSPath, err)
@@ -108,20 +108,18 @@ func checkSpec(spec datapath.EndpointLinkSpec) error {
 // peer already in the endpoint's namespace, then configures both sides;
 // on an error it deletes the pair (which takes the routes with it).
 func (d *Datapath) createInHost(spec datapath.EndpointLinkSpec) (datapath.EndpointLink, error) {
-	epNS, err := netns.GetFromPath(spec.NetNSPath)
+	epNS, err := netnsutil.Open(spec.NetNSPath)
 	if err != nil {
-		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath", Err: fmt.Errorf("open %s: %w", spec.NetNSPath, err)}
+		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath", Err: err}
 	}
 	defer epNS.Close()
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(int(epNS), &fs); err != nil || fs.Type != unix.NSFS_MAGIC {
-		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath",
-			Err: fmt.Errorf("%s is not a network namespace", spec.NetNSPath)}
-	}
 	if epNS.Equal(d.host) {
 		// Configuring it would replace the node's own default route.
 		return datapath.EndpointLink{}, &datapath.InvalidSpecError{Field: "NetNSPath",
 			Err: fmt.Errorf("%s is the node's own network namespace", spec.NetNSPath)}
+	}
+	if err := d.checkLinkNames(epNS, spec); err != nil {
+		return datapath.EndpointLink{}, err
 	}
 	mtu := spec.MTU
 	if mtu == 0 {
@@ -273,4 +271,28 @@ func (d *Datapath) LookupEndpointLink(ctx context.Context, id datapath.EndpointI
 		return datapath.EndpointLink{}, fmt.Errorf("lookup endpoint link %s: %w", id.HostIfName(), err)
 	}
 	return out, nil
+}
+
+// checkLinkNames runs in the host namespace before the pair is created.
+// The endpoint's interface name taken in its namespace is the caller's
+// error (field IfName). A host-side veth of the endpoint's name is a
+// leftover: the endpoint manager creates a link only for an id it does
+// not hold, so an lxc<id> already there was left by an agent killed
+// while creating it; it is deleted first (with its peer, which may hold
+// the interface name) so that the id can be used again.
+func (d *Datapath) checkLinkNames(epNS netns.NsHandle, spec datapath.EndpointLinkSpec) error {
+	if stale, err := netlink.LinkByName(spec.HostIfName()); err == nil {
+		d.log.Warn("Deleting a leftover host-side interface of an endpoint that does not exist (an agent was stopped while creating it)",
+			"interface", spec.HostIfName(), "endpoint", spec.ID)
+		if err := netlink.LinkDel(stale); err != nil {
+			return fmt.Errorf("delete leftover interface %s: %w", spec.HostIfName(), err)
+		}
+	}
+	return netnsutil.Run(epNS, func() error {
+		if _, err := netlink.LinkByName(spec.IfName); err == nil {
+			return &datapath.InvalidSpecError{Field: "IfName",
+				Err: fmt.Errorf("%s exists in network namespace %s", spec.IfName, spec.NetNSPath)}
+		}
+		return nil
+	})
 }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // node is a node namespace with the datapath working in it.
@@ -132,8 +135,9 @@ func TestCreateEndpointLinkFailsWhole(t *testing.T) {
 	netnstest.Must(t, pod, func() error {
 		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0"}, PeerName: "other0"})
 	})
-	if _, err := d.CreateEndpointLink(ctx, spec(21, pod, "10.0.1.21", "")); err == nil {
-		t.Fatal("create with a taken interface name succeeded")
+	var ise *datapath.InvalidSpecError
+	if _, err := d.CreateEndpointLink(ctx, spec(21, pod, "10.0.1.21", "")); !errors.As(err, &ise) || ise.Field != "IfName" {
+		t.Fatalf("create with a taken interface name: %v, want an InvalidSpecError of field IfName", err)
 	}
 	netnstest.Must(t, nodeNS, func() error {
 		if _, err := netlink.LinkByName("lxc21"); err == nil {
@@ -142,11 +146,17 @@ func TestCreateEndpointLinkFailsWhole(t *testing.T) {
 		return nil
 	})
 
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		give datapath.EndpointLinkSpec
 	}{
 		{"no namespace", spec(22, "/var/run/netns/does-not-exist", "10.0.1.22", "")},
+		{"a named pipe as namespace", spec(27, fifo, "10.0.1.27", "")},
+		{"a mount namespace", spec(28, "/proc/self/ns/mnt", "10.0.1.28", "")},
 		{"the node's namespace", spec(26, nodeNS, "10.0.1.26", "")},
 		{"no address", spec(23, pod, "", "")},
 		{"long name", func() datapath.EndpointLinkSpec {
@@ -174,5 +184,31 @@ func TestCreateEndpointLinkFailsWhole(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// TestCreateReplacesLeftoverLink: an agent killed while creating
+// endpoint 29 left lxc29 in the node namespace with its peer eth0 in the
+// pod's; creating endpoint 29 again deletes the leftover pair instead of
+// failing with "file exists" for ever.
+func TestCreateReplacesLeftoverLink(t *testing.T) {
+	ctx := context.Background()
+	nodeNS, d := newNode(t)
+	pod := netnstest.New(t, "apiary-pod")
+	podNS, err := netnsutil.Open(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer podNS.Close()
+	netnstest.Must(t, nodeNS, func() error {
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "lxc29"}, PeerName: "eth0",
+			PeerNamespace: netlink.NsFd(int(podNS))})
+	})
+	link, err := d.CreateEndpointLink(ctx, spec(29, pod, "10.0.1.29", ""))
+	if err != nil {
+		t.Fatalf("create over a leftover lxc29: %v", err)
+	}
+	if link.IfName != "lxc29" || link.IfIndex == 0 {
+		t.Fatalf("link %+v", link)
 	}
 }

@@ -1,9 +1,14 @@
 package plugin
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -129,4 +134,34 @@ func TestCandidateIDs(t *testing.T) {
 	if !slices.Equal(got, []uint16{65534, 2, 3}) {
 		t.Fatalf("candidates from 65534 = %v, want [65534 2 3] (wrapping, skipping used)", got)
 	}
+}
+
+// TestOpenLogFileRefusesAPipe: a log-file naming a named pipe (with or
+// without a reader) is refused at once; a regular file opens.
+func TestOpenLogFileRefusesAPipe(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "log")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openLogFile(fifo); err == nil {
+		f.Close()
+		t.Fatal("a named pipe without a reader opened")
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if f, err := openLogFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("a named pipe with a reader: %v, want a refusal", err)
+	}
+	f, err := openLogFile(filepath.Join(dir, "plugin.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 }

@@ -2,9 +2,11 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"syscall"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/version"
@@ -68,7 +70,7 @@ func openLog(conf *NetConf) (*slog.Logger, func()) {
 	if conf.LogFile == "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), func() {}
 	}
-	f, err := os.OpenFile(conf.LogFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := openLogFile(conf.LogFile)
 	if err != nil {
 		l := slog.New(slog.NewTextHandler(os.Stderr, nil))
 		l.Warn("Cannot open the log file; logging to stderr", "log-file", conf.LogFile, "error", err)
@@ -76,4 +78,23 @@ func openLog(conf *NetConf) (*slog.Logger, func()) {
 	}
 	var w io.Writer = f
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: conf.logLevel})), func() { f.Close() }
+}
+
+// openLogFile opens path for appending without blocking: a named pipe
+// (with no reader, or with one) or a device is refused, so that a
+// configuration naming one cannot hang the runtime's CNI call.
+func openLogFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/safefile"
 )
 
 // newPolicyCommand is `apiary policy get|import|delete|trace|simulate`,
@@ -95,7 +95,9 @@ func readInput(stdin io.Reader, name string) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(stdin)
 	}
-	data, err := os.ReadFile(name)
+	// A named pipe or a device would block the read (or never end):
+	// only a regular file, of a bounded size, read within a deadline.
+	data, err := safefile.Read(context.Background(), name, safefile.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("read policy file: %w", err)
 	}

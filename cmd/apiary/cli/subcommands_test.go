@@ -3,10 +3,14 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cmd/apiary/cli"
 )
@@ -59,4 +63,26 @@ func TestEveryGroupRefusesUnknown(t *testing.T) {
 		}
 	}
 	walk(cli.New(), nil)
+}
+
+// TestPolicyImportRefusesAPipe: `apiary policy import <fifo>` refuses the
+// named pipe at once instead of blocking until someone writes to it.
+func TestPolicyImportRefusesAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	var errOut bytes.Buffer
+	go func() {
+		done <- cli.Execute(context.Background(), []string{"--socket", "/nonexistent", "policy", "import", fifo}, io.Discard, &errOut)
+	}()
+	select {
+	case code := <-done:
+		if code == 0 || !strings.Contains(errOut.String(), "not a regular file") {
+			t.Fatalf("exit %d, stderr %q: want a refusal of the named pipe", code, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("apiary policy import blocked on a named pipe")
+	}
 }

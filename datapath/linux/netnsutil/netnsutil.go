@@ -39,9 +39,9 @@ func run(ns netns.NsHandle, name string, fn func() error) error {
 // /var/run/netns/<name> or /proc/<pid>/ns/net); fn's error is returned
 // as it is.
 func RunPath(path string, fn func() error) error {
-	ns, err := netns.GetFromPath(path)
+	ns, err := Open(path)
 	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", path, err)
+		return fmt.Errorf("open network namespace: %w", err)
 	}
 	defer ns.Close()
 	return run(ns, path, fn)
@@ -118,9 +118,9 @@ func NewNamed(name string) error {
 // to exec a program in that namespace (syscall.Exec keeps the thread's
 // namespace); anything else should use Run.
 func Enter(path string) error {
-	ns, err := netns.GetFromPath(path)
+	ns, err := Open(path)
 	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", path, err)
+		return fmt.Errorf("open network namespace: %w", err)
 	}
 	defer ns.Close()
 	runtime.LockOSThread() // never unlocked: the thread now belongs to ns
