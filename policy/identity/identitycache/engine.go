@@ -1,7 +1,9 @@
 package identitycache
 
 import (
+	"errors"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/allocator"
@@ -40,4 +42,35 @@ func (m *Manager) Remote() RemoteIdentities { return m.remote }
 func (m *Manager) Counts() map[string]int {
 	return map[string]int{"reserved": len(identity.ReservedIdentities()), "global": len(m.globals()),
 		"local": m.local.len(), "remote": m.remote.len()}
+}
+
+// Journal file names in the state directory.
+const (
+	localJournal      = "identities-local.journal"
+	standaloneJournal = "identities-global.journal"
+)
+
+// PersistTo keeps the numbers of the in-memory allocators (local CIDR
+// identities, and global identities in standalone mode) in journals in
+// dir, loading the numbers an earlier run handed out first, so that a
+// restarted agent gives every label set the number the BPF maps still
+// hold for it. Call it before the first allocation; a journal that
+// cannot be read fails it (numbers are never guessed).
+func (m *Manager) PersistTo(dir string) error {
+	if err := m.local.persist(filepath.Join(dir, localJournal)); err != nil {
+		return err
+	}
+	if m.standalone != nil {
+		return m.standalone.persist(filepath.Join(dir, standaloneJournal))
+	}
+	return nil
+}
+
+// ClosePersistence closes the journals PersistTo opened.
+func (m *Manager) ClosePersistence() error {
+	err := m.local.closeJournal()
+	if m.standalone != nil {
+		err = errors.Join(err, m.standalone.closeJournal())
+	}
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/metrics"
+	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -87,6 +88,7 @@ type managerParams struct {
 	Observers    []identity.Observer `group:"identity-observers"`
 	Metrics      *Metrics
 	K8sCaches    k8s.CacheSync `optional:"true"`
+	StateDir     statedir.Dir  `optional:"true"`
 	Lifecycle    cell.Lifecycle
 	Jobs         job.Group
 	Log          *slog.Logger
@@ -101,6 +103,13 @@ func newManagerCell(p managerParams) *identitycache.Manager {
 	m := identitycache.New(cluster, p.Filter, p.KVStore.Enabled(), p.Observers)
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		defer m.NotifyReserved()
+		if p.StateDir != nil {
+			// Before any allocation: a restarted agent gives every label
+			// set the number its BPF maps hold.
+			if err := m.PersistTo(p.StateDir.Path()); err != nil {
+				return fmt.Errorf("restore identity numbers: %w", err)
+			}
+		}
 		first, last := identity.ClusterRange(cluster)
 		if !m.KVStoreMode() {
 			p.Log.Info("Allocating global identities in memory (standalone mode: --kvstore is empty)",
@@ -136,7 +145,7 @@ func newManagerCell(p managerParams) *identitycache.Manager {
 			}, p.Config.IdentityGCInterval))
 		}
 		return nil
-	}})
+	}, OnStop: func(cell.HookContext) error { return m.ClosePersistence() }})
 	return m
 }
 
