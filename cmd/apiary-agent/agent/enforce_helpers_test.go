@@ -33,8 +33,8 @@ type node struct {
 }
 
 // startNode starts the whole agent for n (real loader, Linux datapath in
-// n.ns, identities in srv's etcd) and returns its client and a stop
-// function.
+// n.ns, identities in srv's etcd, or without a kvstore when srv is nil)
+// and returns its client and a stop function.
 func startNode(t *testing.T, n node, srv *kvstoretest.Server, flags ...string) (*client.Client, func()) {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
@@ -42,12 +42,15 @@ func startNode(t *testing.T, n node, srv *kvstoretest.Server, flags ...string) (
 	if n.ip6 != "" {
 		nodeIP += "," + n.ip6
 	}
-	h := celltest.New(t, append([]string{
+	base := []string{
 		"socket-path=" + socket, "state-dir=" + n.stateDir, "bpf-root=" + n.bpfRoot, "datapath-netns=" + n.ns,
 		"cluster-name=c1", "cluster-id=1", "node-name=" + n.name, "node-ip=" + nodeIP, "pod-cidr=" + n.podCIDR,
-		"policy-dir=" + n.policyDir, "kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(),
-		"kvstore-heartbeat-writer=false",
-	}, flags...), agent.Agent)
+		"policy-dir=" + n.policyDir, "kvstore-heartbeat-writer=false",
+	}
+	if srv != nil { // nil: no kvstore, identities of this node only
+		base = append(base, "kvstore=etcd", "kvstore-opt=etcd.address="+srv.Endpoint())
+	}
+	h := celltest.New(t, append(base, flags...), agent.Agent)
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
