@@ -116,7 +116,13 @@ func TestInvalidMasterKeys(t *testing.T) {
 	if e := n1.Invalid()[2]; !errors.Is(e.Err, errRefused) {
 		t.Errorf("302: %v, want Decode's error", e.Err)
 	}
-	if ev := n1.events.snapshot(); !slices.Equal(ev, []string{"+300=k8s:app=good;", "synced"}) {
+	// The observer hears of the sync after the cache has it: wait for
+	// the event itself.
+	wantEvents := []string{"+300=k8s:app=good;", "synced"}
+	celltest.Eventually(t, "the good entry, then synced", func() bool {
+		return len(n1.events.snapshot()) >= len(wantEvents)
+	})
+	if ev := n1.events.snapshot(); !slices.Equal(ev, wantEvents) {
 		t.Errorf("events = %v, want only the good entry, then synced", ev)
 	}
 	if n1.NumEntries() != 1 {
