@@ -44,6 +44,8 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	if err := m.createSteps(ctx, ep, r); err != nil {
 		if uerr := m.teardown(context.WithoutCancel(ctx), ep); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("undo: %w", uerr))
+		} else if rerr := m.removeState(r.id); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("undo: %w", rerr))
 		}
 		m.mu.Lock()
 		delete(m.eps, r.id)
@@ -65,6 +67,12 @@ func (m *Manager) createSteps(ctx context.Context, ep *endpoint, r request) erro
 	}
 	ep.ipsHeld = true
 	m.update(ep, func(e *Endpoint) { e.IPv4, e.IPv6 = v4, v6 })
+	// The intent goes to disk before the first side effect in the
+	// kernel: an agent killed from here on leaves a state file that the
+	// next start sees and undoes (RestoreLocal).
+	if err := m.writeIntent(ep); err != nil {
+		return err
+	}
 	if err := m.plumb(ctx, ep); err != nil {
 		return err
 	}

@@ -34,11 +34,13 @@ func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
 	epp.ConsumeMapChanges() // MapState below holds them
 	ms := epp.MapState()
 	if m.p.PolicyMaps != nil {
+		// The map is pinned once a write was tried, even one that failed
+		// (too many keys): teardown must remove it.
+		ep.mapWritten = true
 		if _, _, err := m.p.PolicyMaps.SyncPolicyMap(ep.snap.ID, ms); err != nil {
 			epp.Detach()
 			return fmt.Errorf("write policy map: %w", err)
 		}
-		ep.mapWritten = true
 	}
 	if old := ep.policy; old != nil {
 		old.Detach()

@@ -30,6 +30,10 @@ func (m *Manager) RestoreLocal(ctx context.Context) int {
 	}
 	n := 0
 	for _, e := range states {
+		if e.State == stateCreating {
+			m.undoCreation(ctx, e)
+			continue
+		}
 		if err := m.restoreOne(ctx, e); err != nil {
 			m.p.Log.Warn("Endpoint not restored; its state file is deleted", "endpoint", e.ID, "error", err)
 			if rerr := m.removeState(e.ID); rerr != nil {
@@ -175,4 +179,20 @@ func (m *Manager) dropRestored(ctx context.Context, e Endpoint, cause error) err
 	}
 	errs = append(errs, m.p.Links.DeleteEndpointLink(ctx, m.linkSpec(e)))
 	return errors.Join(errs...)
+}
+
+// undoCreation removes what a creation the agent did not finish had
+// made (its veth with the address in the pod, its pinned programs and
+// policy map) and its state file; what was never made is not an error.
+func (m *Manager) undoCreation(ctx context.Context, e Endpoint) {
+	m.p.Log.Warn("Removing an endpoint whose creation did not finish (the agent stopped while creating it)",
+		"endpoint", e.ID, "netns", e.NetNSPath)
+	if err := m.dropRestored(ctx, e, nil); err != nil {
+		m.p.Log.Warn("Cannot remove all of a half-created endpoint; its state file stays for the next start",
+			"endpoint", e.ID, "error", err)
+		return
+	}
+	if err := m.removeState(e.ID); err != nil {
+		m.p.Log.Warn("Cannot delete state file", "endpoint", e.ID, "error", err)
+	}
 }

@@ -43,6 +43,10 @@ type stateFile struct {
 	ContainerID  string                   `json:"container-id,omitempty"`
 	PodNamespace string                   `json:"pod-namespace,omitempty"`
 	PodName      string                   `json:"pod-name,omitempty"`
+	// Creating marks the intent written before a creation's first side
+	// effect: a restart that finds it removes whatever the creation had
+	// made (veth, pins, programs) and the file.
+	Creating bool `json:"creating,omitempty"`
 }
 
 // namedPortJSON is a named port in a state file.
@@ -60,7 +64,13 @@ func (m *Manager) statePath(id datapath.EndpointID) string {
 
 // writeState writes the endpoint's state file atomically: a temporary
 // file, synced, renamed over the old one, and the directory synced.
-func (m *Manager) writeState(ep *endpoint) error {
+func (m *Manager) writeState(ep *endpoint) error { return m.writeStateFile(ep, false) }
+
+// writeIntent writes the endpoint's state file marked as being created,
+// before the creation's first side effect in the kernel.
+func (m *Manager) writeIntent(ep *endpoint) error { return m.writeStateFile(ep, true) }
+
+func (m *Manager) writeStateFile(ep *endpoint, creating bool) error {
 	if m.p.StateDir == "" {
 		return nil
 	}
@@ -69,7 +79,7 @@ func (m *Manager) writeState(ep *endpoint) error {
 	m.mu.RUnlock()
 	sf := stateFile{ID: e.ID, NetNSPath: e.NetNSPath, IfName: e.IfName, IPv4: e.IPv4, IPv6: e.IPv6,
 		Identity: e.Identity, HostIfName: e.HostIfName, HostIfIndex: e.HostIfIndex, MAC: e.MAC, ContainerMAC: e.ContainerMAC,
-		ContainerID: e.ContainerID, PodNamespace: e.Pod.Namespace, PodName: e.Pod.Name}
+		ContainerID: e.ContainerID, PodNamespace: e.Pod.Namespace, PodName: e.Pod.Name, Creating: creating}
 	for _, l := range e.Labels {
 		sf.Labels = append(sf.Labels, l.String())
 	}
@@ -161,7 +171,11 @@ func (m *Manager) readState(ctx context.Context, path string) (Endpoint, error) 
 	if err := errors.Join(owner{sf.ContainerID, sf.PodNamespace, sf.PodName}.check()...); err != nil {
 		return Endpoint{}, err
 	}
-	return Endpoint{ID: sf.ID, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
+	state := State("")
+	if sf.Creating {
+		state = stateCreating
+	}
+	return Endpoint{ID: sf.ID, State: state, NamedPorts: ports, NetNSPath: sf.NetNSPath, IfName: sf.IfName, Labels: ls, IPv4: sf.IPv4, IPv6: sf.IPv6,
 		Identity: sf.Identity, HostIfName: sf.HostIfName, HostIfIndex: sf.HostIfIndex, MAC: sf.MAC, ContainerMAC: sf.ContainerMAC,
 		ContainerID: sf.ContainerID, Pod: PodName{Namespace: sf.PodNamespace, Name: sf.PodName}}, nil
 }

@@ -26,6 +26,10 @@ const (
 	StateNotReady State = "not-ready"
 	// StateDisconnecting: it is being deleted.
 	StateDisconnecting State = "disconnecting"
+
+	// stateCreating marks, in a state file read back at restore, a
+	// creation that never finished: the agent stopped in the middle.
+	stateCreating State = "creating"
 )
 
 // Endpoint is a snapshot of an endpoint.
