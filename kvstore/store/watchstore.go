@@ -1,9 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
@@ -30,6 +30,9 @@ type WatchStore struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	writer   *SyncStore // told about every event, to defend its keys
+	seed     maphash.Seed
+	// namesOnly keeps a NameKey instead of the decoded key (WithNamesOnly).
+	namesOnly bool
 
 	entriesGauge prometheus.Gauge
 
@@ -43,11 +46,22 @@ type WatchStore struct {
 	running atomic.Bool
 }
 
+// watchEntry is what the store keeps of a key: the decoded key (or its
+// NameKey, WithNamesOnly) and a hash of the value, not the value: a value
+// listed or written again is compared by its hash, so the raw value is
+// not held for as long as the key lives.
 type watchEntry struct {
 	key   Key
-	value []byte
+	sum   uint64
 	stale bool
 }
+
+// NameKey is a key that is only its name: what a store created WithNamesOnly
+// keeps of a key and hands to the observer when it is removed.
+type NameKey string
+
+// GetKeyName returns the name.
+func (n NameKey) GetKeyName() string { return string(n) }
 
 // WatchStoreOption configures a WatchStore.
 type WatchStoreOption func(*WatchStore)
@@ -67,6 +81,14 @@ func WithMetrics(m *Metrics) WatchStoreOption {
 	return func(w *WatchStore) { w.metrics = m }
 }
 
+// WithNamesOnly makes the store keep only each key's name, not its
+// decoded value: the observer gets a removed key as a NameKey, and Get
+// returns a NameKey. It is for observers that find what they hold by the
+// key's name, so that a decoded value is not held twice.
+func WithNamesOnly() WatchStoreOption {
+	return func(w *WatchStore) { w.namesOnly = true }
+}
+
 // WithWriter hands every event of the watched prefix to the SyncStore
 // that writes this agent's keys under it, so it defends them without a
 // watch of its own. Keys of the SyncStore outside the watched prefix are
@@ -83,7 +105,7 @@ func WithWriter(s *SyncStore) WatchStoreOption {
 func NewWatchStore(scope string, factory KeyFactory, observer Observer, opts ...WatchStoreOption) *WatchStore {
 	w := &WatchStore{
 		scope: scope, factory: factory, observer: observer,
-		log: slog.New(slog.DiscardHandler), entries: map[string]watchEntry{},
+		log: slog.New(slog.DiscardHandler), entries: map[string]watchEntry{}, seed: maphash.MakeSeed(),
 		skipped: map[string]*skipEntry{}, skipLog: newSkipLog(),
 	}
 	for _, o := range opts {
@@ -210,8 +232,9 @@ func (w *WatchStore) markStale() {
 // a value equal to the held one is only marked fresh, a value the
 // factory refuses is skipped (keeping the last good value).
 func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []Change) []Change {
+	sum := maphash.Bytes(w.seed, value)
 	e, ok := w.entries[name]
-	if ok && bytes.Equal(e.value, value) {
+	if ok && e.sum == sum {
 		if e.stale {
 			e.stale = false
 			w.entries[name] = e
@@ -232,7 +255,11 @@ func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []
 		return changes
 	}
 	delete(w.skipped, name)
-	w.entries[name] = watchEntry{key: key, value: value}
+	kept := key
+	if w.namesOnly {
+		kept = NameKey(name)
+	}
+	w.entries[name] = watchEntry{key: kept, sum: sum}
 	return append(changes, Change{Key: key})
 }
 
