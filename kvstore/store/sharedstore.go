@@ -178,7 +178,7 @@ func (s *SharedStore) SharedKeys() map[string]Key {
 	defer s.watch.mu.Unlock()
 	out := make(map[string]Key, len(s.watch.entries))
 	for n, e := range s.watch.entries {
-		out[n] = e.key
+		out[n] = e.keyOf(n)
 	}
 	return out
 }

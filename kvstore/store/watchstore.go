@@ -56,6 +56,16 @@ type watchEntry struct {
 	stale bool
 }
 
+// keyOf returns the key of the entry named name: the decoded key, or
+// its NameKey in a store created WithNamesOnly (which keeps no key, so
+// that the name is not held twice).
+func (e watchEntry) keyOf(name string) Key {
+	if e.key == nil {
+		return NameKey(name)
+	}
+	return e.key
+}
+
 // NameKey is a key that is only its name: what a store created WithNamesOnly
 // keeps of a key and hands to the observer when it is removed.
 type NameKey string
@@ -257,7 +267,7 @@ func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []
 	delete(w.skipped, name)
 	kept := key
 	if w.namesOnly {
-		kept = NameKey(name)
+		kept = nil // the map's key is the name: see keyOf
 	}
 	w.entries[name] = watchEntry{key: kept, sum: sum}
 	return append(changes, Change{Key: key})
@@ -271,7 +281,7 @@ func (w *WatchStore) removeLocked(name string, changes []Change) []Change {
 		return changes
 	}
 	delete(w.entries, name)
-	return append(changes, Change{Key: e.key, Deleted: true})
+	return append(changes, Change{Key: e.keyOf(name), Deleted: true})
 }
 
 // deleteStale deletes the entries the last list did not bring again.
@@ -313,8 +323,8 @@ func (w *WatchStore) markSynced(ctx context.Context) {
 func (w *WatchStore) Drain() {
 	w.mu.Lock()
 	changes := make([]Change, 0, len(w.entries))
-	for _, e := range w.entries {
-		changes = append(changes, Change{Key: e.key, Deleted: true})
+	for name, e := range w.entries {
+		changes = append(changes, Change{Key: e.keyOf(name), Deleted: true})
 	}
 	clear(w.entries)
 	clear(w.skipped)
@@ -343,5 +353,5 @@ func (w *WatchStore) Get(name string) (Key, bool) {
 	if !ok {
 		return nil, false
 	}
-	return e.key, true
+	return e.keyOf(name), true
 }

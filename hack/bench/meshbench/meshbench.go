@@ -165,6 +165,9 @@ func runSide(ctx context.Context, cmd *exec.Cmd, settle time.Duration) (Sample, 
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	if os.Getenv("MESHBENCH_STDERR") != "" { // e.g. with GODEBUG=gctrace=1
+		cmd.Stderr = io.MultiWriter(&stderr, os.Stderr)
+	}
 	if err := cmd.Start(); err != nil {
 		return s, fmt.Errorf("start %s: %w", name, err)
 	}

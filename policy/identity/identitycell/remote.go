@@ -2,6 +2,8 @@ package identitycell
 
 import (
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/apiary-net/apiary/clustermesh/types"
@@ -46,14 +48,15 @@ func newRemoteCache(n *notifier) *remoteCache {
 func (r *remoteCache) OnChanges(changes []store.Change) {
 	r.mu.Lock()
 	for _, c := range changes {
-		k := c.Key.(*MasterKey)
 		if c.Deleted {
-			if old, ok := r.byID[k.Identity.ID]; ok {
+			// The key is the id (the watch store keeps no more of it).
+			id, err := strconv.ParseUint(c.Key.GetKeyName(), 10, 32)
+			if old, ok := r.byID[identity.NumericIdentity(id)]; ok && err == nil {
 				r.removeLocked(old)
 			}
 			continue
 		}
-		r.upsertLocked(k)
+		r.upsertLocked(c.Key.(*MasterKey))
 	}
 	r.mu.Unlock()
 	r.notify.flush()
@@ -112,9 +115,12 @@ func (r *remoteCache) len() int {
 }
 
 // NewWatcher implements RemoteIdentities: the cluster watcher of the
-// remote's identities, with this cache as its observer.
+// remote's identities, with this cache as its observer. Its watch store
+// keeps only the ids (store.WithNamesOnly): this cache holds the
+// identities, and a removed one is found again by its id.
 func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *ClusterWatcher {
+	opts = append(slices.Clip(opts), store.WithNamesOnly())
 	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r,
 		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Prefix: prefix, Log: log, Metrics: metrics, Options: opts}})
 }
