@@ -195,9 +195,9 @@ func (w *WatchStore) apply(ctx context.Context, prefix string, batch []kvstore.E
 			w.markSynced(ctx)
 			w.mu.Lock()
 		case kvstore.EventDelete:
-			changes = w.removeLocked(strings.TrimPrefix(ev.Key, prefix), changes)
+			changes = w.removeLocked(nameOf(ev, prefix), changes)
 		default:
-			changes = w.upsertLocked(ev.Key, strings.TrimPrefix(ev.Key, prefix), ev.Value, changes)
+			changes = w.upsertLocked(ev.Key, nameOf(ev, prefix), ev.Value, changes)
 		}
 	}
 	w.entriesGauge.Set(float64(len(w.entries)))
@@ -205,6 +205,16 @@ func (w *WatchStore) apply(ctx context.Context, prefix string, batch []kvstore.E
 	w.notify(changes)
 	clear(changes) // the observer keeps no reference; let the keys go
 	return changes
+}
+
+// nameOf returns the event's key below prefix: the backend's Name when
+// it gives one (a string the backend keeps too, so the store's entries
+// share it), else the rest of Key.
+func nameOf(ev kvstore.Event, prefix string) string {
+	if ev.Name != "" {
+		return ev.Name
+	}
+	return strings.TrimPrefix(ev.Key, prefix)
 }
 
 // notify hands changes to the observer: at once to a BatchObserver, one
