@@ -123,7 +123,7 @@ func (c *Cache) takeDirty() ([]pending, Revision) {
 	defer c.mu.Unlock()
 	batch := make([]pending, len(c.dirty))
 	for i, p := range c.dirty {
-		m, ok := c.meta[p].merge()
+		m, ok := c.prefixes[p].meta.merge()
 		batch[i] = pending{prefix: p, rev: c.dirtyRev[p], m: m, ok: ok}
 	}
 	c.dirty = c.dirty[:0]
@@ -206,7 +206,7 @@ func (c *Cache) commit(batch []pending, target Revision) ([]Change, Revision) {
 			continue
 		}
 		delete(c.failed, pd.prefix)
-		old := c.entries[pd.prefix]
+		old := c.entryLocked(pd.prefix)
 		if sameEntry(old, pd.next) {
 			continue
 		}
