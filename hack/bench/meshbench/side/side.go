@@ -24,8 +24,11 @@ func Serve(ready time.Duration, memProfile string) {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() == "gc" {
-			runtime.GC()
 			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Fprintf(os.Stderr, "memstats before gc: HeapInuse %d MB, HeapIdle %d MB, HeapReleased %d MB, Stack %d MB, MSpan %d MB, GC %d MB, Other %d MB, NextGC %d MB\n",
+				m.HeapInuse>>20, m.HeapIdle>>20, m.HeapReleased>>20, m.StackSys>>20, m.MSpanSys>>20, m.GCSys>>20, m.OtherSys>>20, m.NextGC>>20)
+			runtime.GC()
 			runtime.ReadMemStats(&m)
 			if memProfile != "" {
 				if err := writeHeapProfile(memProfile); err != nil {
