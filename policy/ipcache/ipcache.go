@@ -190,7 +190,7 @@ func (c *Cache) Apply(updates ...Update) (Revision, error) {
 	rev := c.queued
 	for i, u := range updates {
 		p, o := prefixes[i], owner{source: u.Source, resource: u.Resource}
-		st := c.prefixes[p]
+		st := c.prefixes[p].expanded()
 		if u.Remove {
 			st.meta, _ = st.meta.remove(o)
 		} else {
@@ -219,28 +219,6 @@ func checkUpdate(u Update) (netip.Prefix, error) {
 	return p, nil
 }
 
-// prefixState is what the cache holds of one prefix: what its owners
-// say and the entry resolved from that (nil until the worker resolved
-// it, and when nothing gives the prefix an identity). One map of these
-// costs a prefix one map slot, not one in a map of contributions and
-// another in a map of entries.
-type prefixState struct {
-	meta  prefixMeta
-	entry *Entry
-}
-
-// setStateLocked stores st as the state of p, or forgets p when st holds
-// nothing.
-func (c *Cache) setStateLocked(p netip.Prefix, st prefixState) {
-	if len(st.meta) == 0 && st.entry == nil {
-		delete(c.prefixes, p)
-		return
-	}
-	c.prefixes[p] = st
-}
-
-// entryLocked returns the entry of p, nil if it has none.
-func (c *Cache) entryLocked(p netip.Prefix) *Entry { return c.prefixes[p].entry }
 
 // markDirtyLocked queues p for the worker, remembering the oldest
 // revision it has not applied for p.

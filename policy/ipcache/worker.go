@@ -123,7 +123,7 @@ func (c *Cache) takeDirty() ([]pending, Revision) {
 	defer c.mu.Unlock()
 	batch := make([]pending, len(c.dirty))
 	for i, p := range c.dirty {
-		m, ok := c.prefixes[p].meta.merge()
+		m, ok := c.prefixes[p].contributions().merge()
 		batch[i] = pending{prefix: p, rev: c.dirtyRev[p], m: m, ok: ok}
 	}
 	c.dirty = c.dirty[:0]
@@ -208,9 +208,11 @@ func (c *Cache) commit(batch []pending, target Revision) ([]Change, Revision) {
 		delete(c.failed, pd.prefix)
 		old := c.entryLocked(pd.prefix)
 		if sameEntry(old, pd.next) {
+			c.compactLocked(pd.prefix)
 			continue
 		}
 		c.setEntryLocked(pd.prefix, pd.next)
+		c.compactLocked(pd.prefix)
 		changes = append(changes, Change{Prefix: pd.prefix, Old: old, New: pd.next})
 	}
 	applied := target
