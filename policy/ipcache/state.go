@@ -16,25 +16,28 @@ import "net/netip"
 type prefixState struct {
 	meta  prefixMeta
 	entry *Entry
-	// only is the one owner of a compact state, whose metadata is what
-	// entry says (mdOf); meta is then nil.
-	only    owner
-	compact bool
+	// only is, in a compact state, the resource of its one owner (whose
+	// source is the entry's, and whose metadata is what the entry says,
+	// mdOf); meta is then nil. It is empty otherwise: no resource is.
+	only ResourceID
 }
+
+// compact reports whether the state keeps its one owner in only.
+func (st prefixState) compact() bool { return st.only != "" }
 
 // contributions returns the contributions of the prefix; those of a
 // compact state are made from its entry.
 func (st prefixState) contributions() prefixMeta {
-	if !st.compact {
+	if !st.compact() {
 		return st.meta
 	}
-	return prefixMeta{{owner: st.only, md: mdOf(st.entry)}}
+	return prefixMeta{{owner: owner{source: st.entry.Source, resource: st.only}, md: mdOf(st.entry)}}
 }
 
 // expanded returns st with its contributions in meta, ready to change.
 func (st prefixState) expanded() prefixState {
-	if st.compact {
-		st.meta, st.only, st.compact = st.contributions(), owner{}, false
+	if st.compact() {
+		st.meta, st.only = st.contributions(), ""
 	}
 	return st
 }
@@ -49,7 +52,7 @@ func mdOf(e *Entry) Metadata {
 // setStateLocked stores st as the state of p, or forgets p when st holds
 // nothing.
 func (c *Cache) setStateLocked(p netip.Prefix, st prefixState) {
-	if len(st.meta) == 0 && !st.compact && st.entry == nil {
+	if len(st.meta) == 0 && !st.compact() && st.entry == nil {
 		delete(c.prefixes, p)
 		return
 	}
@@ -65,7 +68,7 @@ func (c *Cache) entryLocked(p netip.Prefix) *Entry { return c.prefixes[p].entry 
 // again from the entry, the contribution merges to the same entry.
 func (c *Cache) compactLocked(p netip.Prefix) {
 	st := c.prefixes[p]
-	if st.compact || len(st.meta) != 1 || st.entry == nil {
+	if st.compact() || len(st.meta) != 1 || st.entry == nil {
 		return
 	}
 	if _, dirty := c.dirtyRev[p]; dirty {
@@ -80,5 +83,5 @@ func (c *Cache) compactLocked(p netip.Prefix) {
 	if !ok || !sameEntry(&m.entry, st.entry) || m.entry.K8sServiceAccount != st.entry.K8sServiceAccount {
 		return
 	}
-	c.prefixes[p] = prefixState{entry: st.entry, only: st.meta[0].owner, compact: true}
+	c.prefixes[p] = prefixState{entry: st.entry, only: st.meta[0].owner.resource}
 }

@@ -34,8 +34,8 @@ func TestCompactStateMergesAsExpanded(t *testing.T) {
 		st := c.prefixes[p]
 		got, ok := c.Lookup(p)
 		e.Prefix = p
-		if st.compact != compact || !ok || !sameEntry(&got, &e) || got.K8sServiceAccount != e.K8sServiceAccount {
-			t.Errorf("%s: compact %t, entry %+v (present %t); want compact %t, %+v", step, st.compact, got, ok, compact, e)
+		if st.compact() != compact || !ok || !sameEntry(&got, &e) || got.K8sServiceAccount != e.K8sServiceAccount {
+			t.Errorf("%s: compact %t, entry %+v (present %t); want compact %t, %+v", step, st.compact(), got, ok, compact, e)
 		}
 	}
 	fromKV := Entry{Identity: 300, Source: source.KVStore, TunnelPeer: peer, EncryptKey: 2, K8sNamespace: "ns",
