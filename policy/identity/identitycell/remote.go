@@ -31,16 +31,23 @@ type RemoteIdentities interface {
 // clusters; ids are unique across the mesh (each cluster has its range).
 type remoteCache struct {
 	notify *notifier
+	labels *remoteLabels
 
-	mu    sync.RWMutex
-	byID  map[identity.NumericIdentity]*identity.Identity
-	byKey map[string]identity.NumericIdentity
+	mu   sync.RWMutex
+	byID map[identity.NumericIdentity]*identity.Identity
+	// byKey indexes the identities by the hash of their labels'
+	// canonical list (remoteLabels.sum), so that it holds no copy of the
+	// list; the few lists whose hash another list has already are in
+	// collided, by the list itself.
+	byKey    map[uint64]identity.NumericIdentity
+	collided map[string]identity.NumericIdentity
 }
 
 var _ RemoteIdentities = (*remoteCache)(nil)
 
 func newRemoteCache(n *notifier) *remoteCache {
-	return &remoteCache{notify: n, byID: map[identity.NumericIdentity]*identity.Identity{}, byKey: map[string]identity.NumericIdentity{}}
+	return &remoteCache{notify: n, labels: newRemoteLabels(), byID: map[identity.NumericIdentity]*identity.Identity{},
+		byKey: map[uint64]identity.NumericIdentity{}, collided: map[string]identity.NumericIdentity{}}
 }
 
 // OnChanges adds, replaces and withdraws identities as a cluster
@@ -71,14 +78,34 @@ func (r *remoteCache) upsertLocked(k *MasterKey) {
 		r.removeLocked(old)
 	}
 	r.byID[ident.ID] = ident
-	r.byKey[k.labelsKey] = ident.ID
+	sum := k.labelsSum
+	if sum == 0 { // not decoded by a remote watcher
+		sum = r.labels.sum(kvstoreKey(ident.Labels))
+	}
+	r.indexLocked(sum, ident)
 	r.notify.enqueue(identity.Change{Kind: identity.Added, Identity: ident})
+}
+
+// indexLocked makes ident the one found by its labels, whose canonical
+// list hashes to sum.
+func (r *remoteCache) indexLocked(sum uint64, ident *identity.Identity) {
+	if id, ok := r.byKey[sum]; ok && id != ident.ID {
+		if other := r.byID[id]; other != nil && !other.Labels.Equal(ident.Labels) {
+			r.collided[kvstoreKey(ident.Labels)] = ident.ID
+			return
+		}
+	}
+	r.byKey[sum] = ident.ID
 }
 
 func (r *remoteCache) removeLocked(old *identity.Identity) {
 	delete(r.byID, old.ID)
-	if key := kvstoreKey(old.Labels); r.byKey[key] == old.ID {
-		delete(r.byKey, key)
+	key := kvstoreKey(old.Labels)
+	if sum := r.labels.sum(key); r.byKey[sum] == old.ID {
+		delete(r.byKey, sum)
+	}
+	if r.collided[key] == old.ID {
+		delete(r.collided, key)
 	}
 	r.notify.enqueue(identity.Change{Kind: identity.Deleted, Identity: old})
 }
@@ -92,7 +119,13 @@ func (r *remoteCache) get(id identity.NumericIdentity) *identity.Identity {
 func (r *remoteCache) lookup(lbls labels.Labels) *identity.Identity {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if id, ok := r.byKey[kvstoreKey(lbls)]; ok {
+	key := kvstoreKey(lbls)
+	if id, ok := r.byKey[r.labels.sum(key)]; ok {
+		if ident := r.byID[id]; ident != nil && ident.Labels.Equal(lbls) {
+			return ident
+		}
+	}
+	if id, ok := r.collided[key]; ok {
 		return r.byID[id]
 	}
 	return nil
@@ -121,7 +154,7 @@ func (r *remoteCache) len() int {
 func (r *remoteCache) NewWatcher(cluster types.ClusterInfo, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *ClusterWatcher {
 	opts = append(slices.Clip(opts), store.WithNamesOnly())
-	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r,
+	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r, remote: r.labels,
 		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Prefix: prefix, Log: log, Metrics: metrics, Options: opts}})
 }
 
