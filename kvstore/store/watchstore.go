@@ -37,33 +37,13 @@ type WatchStore struct {
 	entriesGauge prometheus.Gauge
 
 	mu      sync.Mutex
-	entries map[string]watchEntry
+	entries entryTable
 	skipped map[string]*skipEntry
 	skipSeq uint64
 	skipLog skipLog
 	onSync  []func(ctx context.Context)
 	synced  atomic.Bool
 	running atomic.Bool
-}
-
-// watchEntry is what the store keeps of a key: the decoded key (or its
-// NameKey, WithNamesOnly) and a hash of the value, not the value: a value
-// listed or written again is compared by its hash, so the raw value is
-// not held for as long as the key lives.
-type watchEntry struct {
-	key   Key
-	sum   uint64
-	stale bool
-}
-
-// keyOf returns the key of the entry named name: the decoded key, or
-// its NameKey in a store created WithNamesOnly (which keeps no key, so
-// that the name is not held twice).
-func (e watchEntry) keyOf(name string) Key {
-	if e.key == nil {
-		return NameKey(name)
-	}
-	return e.key
 }
 
 // NameKey is a key that is only its name: what a store created WithNamesOnly
@@ -115,12 +95,13 @@ func WithWriter(s *SyncStore) WatchStoreOption {
 func NewWatchStore(scope string, factory KeyFactory, observer Observer, opts ...WatchStoreOption) *WatchStore {
 	w := &WatchStore{
 		scope: scope, factory: factory, observer: observer,
-		log: slog.New(slog.DiscardHandler), entries: map[string]watchEntry{}, seed: maphash.MakeSeed(),
+		log: slog.New(slog.DiscardHandler), seed: maphash.MakeSeed(),
 		skipped: map[string]*skipEntry{}, skipLog: newSkipLog(),
 	}
 	for _, o := range opts {
 		o(w)
 	}
+	w.entries = newEntryTable(w.namesOnly)
 	w.metrics = metricsOrDefault(w.metrics)
 	w.entriesGauge = w.metrics.Entries.WithLabelValues(scope)
 	w.metrics.Synced.WithLabelValues(scope, "read").Set(0)
@@ -200,7 +181,7 @@ func (w *WatchStore) apply(ctx context.Context, prefix string, batch []kvstore.E
 			changes = w.upsertLocked(ev.Key, nameOf(ev, prefix), ev.Value, changes)
 		}
 	}
-	w.entriesGauge.Set(float64(len(w.entries)))
+	w.entriesGauge.Set(float64(w.entries.len()))
 	w.mu.Unlock()
 	w.notify(changes)
 	clear(changes) // the observer keeps no reference; let the keys go
@@ -239,9 +220,8 @@ func (w *WatchStore) notify(changes []Change) {
 func (w *WatchStore) markStale() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for name, e := range w.entries {
-		e.stale = true
-		w.entries[name] = e
+	for name, e := range w.entries.all() {
+		w.entries.set(name, e.withStale(true))
 	}
 	for _, s := range w.skipped {
 		s.stale = true
@@ -252,12 +232,11 @@ func (w *WatchStore) markStale() {
 // a value equal to the held one is only marked fresh, a value the
 // factory refuses is skipped (keeping the last good value).
 func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []Change) []Change {
-	sum := maphash.Bytes(w.seed, value)
-	e, ok := w.entries[name]
-	if ok && e.sum == sum {
-		if e.stale {
-			e.stale = false
-			w.entries[name] = e
+	sum := valueSum(w.seed, value)
+	e, ok := w.entries.get(name)
+	if ok && e.sameValue(sum) {
+		if e.stale() {
+			w.entries.set(name, e.withStale(false))
 		}
 		delete(w.skipped, name)
 		return changes
@@ -268,29 +247,29 @@ func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []
 	}
 	if err != nil {
 		w.skipLocked(fullKey, name, value, err)
-		if ok && e.stale {
-			e.stale = false // keep the last good value rather than lose the entry
-			w.entries[name] = e
+		if ok && e.stale() {
+			// keep the last good value rather than lose the entry
+			w.entries.set(name, e.withStale(false))
 		}
 		return changes
 	}
 	delete(w.skipped, name)
 	kept := key
 	if w.namesOnly {
-		kept = nil // the map's key is the name: see keyOf
+		kept = nil // the table's key is the name: see keyOf
 	}
-	w.entries[name] = watchEntry{key: kept, sum: sum}
+	w.entries.set(name, watchEntry{key: kept, sum: sum})
 	return append(changes, Change{Key: key})
 }
 
 // removeLocked forgets the entry named name and appends its deletion.
 func (w *WatchStore) removeLocked(name string, changes []Change) []Change {
 	delete(w.skipped, name)
-	e, ok := w.entries[name]
+	e, ok := w.entries.get(name)
 	if !ok {
 		return changes
 	}
-	delete(w.entries, name)
+	w.entries.remove(name)
 	return append(changes, Change{Key: e.keyOf(name), Deleted: true})
 }
 
@@ -298,8 +277,8 @@ func (w *WatchStore) removeLocked(name string, changes []Change) []Change {
 func (w *WatchStore) deleteStale() {
 	var changes []Change
 	w.mu.Lock()
-	for name, e := range w.entries {
-		if e.stale {
+	for name, e := range w.entries.all() {
+		if e.stale() {
 			w.log.Info("Deleting stale key", "scope", w.scope, "key", name)
 			changes = w.removeLocked(name, changes)
 		}
@@ -309,7 +288,7 @@ func (w *WatchStore) deleteStale() {
 			delete(w.skipped, name)
 		}
 	}
-	w.entriesGauge.Set(float64(len(w.entries)))
+	w.entriesGauge.Set(float64(w.entries.len()))
 	w.mu.Unlock()
 	w.notify(changes)
 }
@@ -332,11 +311,11 @@ func (w *WatchStore) markSynced(ctx context.Context) {
 // cluster that was removed, never for an agent that shuts down.
 func (w *WatchStore) Drain() {
 	w.mu.Lock()
-	changes := make([]Change, 0, len(w.entries))
-	for name, e := range w.entries {
+	changes := make([]Change, 0, w.entries.len())
+	for name, e := range w.entries.all() {
 		changes = append(changes, Change{Key: e.keyOf(name), Deleted: true})
 	}
-	clear(w.entries)
+	w.entries.clear()
 	clear(w.skipped)
 	w.entriesGauge.Set(0)
 	w.mu.Unlock()
@@ -349,7 +328,7 @@ func (w *WatchStore) Drain() {
 func (w *WatchStore) NumEntries() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.entries)
+	return w.entries.len()
 }
 
 // Synced reports whether the first list has completed.
@@ -359,7 +338,7 @@ func (w *WatchStore) Synced() bool { return w.synced.Load() }
 func (w *WatchStore) Get(name string) (Key, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e, ok := w.entries[name]
+	e, ok := w.entries.get(name)
 	if !ok {
 		return nil, false
 	}
