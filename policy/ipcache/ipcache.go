@@ -219,7 +219,6 @@ func checkUpdate(u Update) (netip.Prefix, error) {
 	return p, nil
 }
 
-
 // markDirtyLocked queues p for the worker, remembering the oldest
 // revision it has not applied for p.
 func (c *Cache) markDirtyLocked(p netip.Prefix, rev Revision) {
