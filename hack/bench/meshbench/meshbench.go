@@ -85,6 +85,11 @@ func Measure(tb testing.TB, o Options) (Results, error) {
 		return r, err
 	}
 	r.Fill = time.Since(begin)
+	// One untimed read of the whole remote first, so that neither side
+	// is the first to read it (a cold etcd).
+	if _, err := cmbench.PeerRead(ctx, srv.Client(), o.Size); err != nil {
+		return r, fmt.Errorf("warm up: %w", err)
+	}
 	remoteCfg := srv.WriteConfigFile()
 	var apiaryProf, kvsmProf []string
 	if o.MemProfile != "" {
