@@ -41,7 +41,8 @@ func (e *etcdBackend) ListAndWatch(ctx context.Context, prefix string) <-chan Ev
 }
 
 // watcher lists and watches one prefix. known holds each key it has
-// reported, so a re-list emits only differences.
+// reported, by its name below the prefix, so a re-list emits only
+// differences.
 type watcher struct {
 	e      *etcdBackend
 	prefix string
@@ -113,12 +114,15 @@ func (w *watcher) list(ctx context.Context) (int64, error) {
 			w.known = make(map[string]knownKey, resp.Count)
 		}
 		for _, kv := range resp.Kvs {
-			key := string(kv.Key)
+			name, ok := w.nameOf(kv.Key)
+			if !ok {
+				continue
+			}
 			if seen != nil {
-				seen[key] = true
+				seen[name] = true
 			}
 			if sendErr == nil {
-				sendErr = w.upsert(ctx, key, kv.Value, kv.ModRevision, true)
+				sendErr = w.upsert(ctx, name, kv.Value, kv.ModRevision, true)
 			}
 		}
 	})
@@ -128,9 +132,9 @@ func (w *watcher) list(ctx context.Context) (int64, error) {
 	if sendErr != nil {
 		return 0, sendErr
 	}
-	for key := range w.known {
-		if seen != nil && !seen[key] {
-			if err := w.remove(ctx, key); err != nil {
+	for name := range w.known {
+		if seen != nil && !seen[name] {
+			if err := w.remove(ctx, name); err != nil {
 				return 0, err
 			}
 		}
@@ -181,12 +185,14 @@ func (w *watcher) watch(ctx context.Context, rev int64, epoch historyMark, chang
 			w.e.verifyHistory()
 		}
 		for _, ev := range resp.Events {
+			name, ok := w.nameOf(ev.Kv.Key)
 			var err error
-			key := string(ev.Kv.Key)
-			if ev.Type == mvccpb.DELETE {
-				err = w.remove(ctx, key)
-			} else {
-				err = w.upsert(ctx, key, ev.Kv.Value, ev.Kv.ModRevision, false)
+			switch {
+			case !ok:
+			case ev.Type == mvccpb.DELETE:
+				err = w.remove(ctx, name)
+			default:
+				err = w.upsert(ctx, name, ev.Kv.Value, ev.Kv.ModRevision, false)
 			}
 			if err != nil {
 				return rev, err
@@ -210,14 +216,25 @@ func (w *watcher) watch(ctx context.Context, rev int64, epoch historyMark, chang
 	return rev, errors.New("watch channel closed")
 }
 
-// upsert reports key as created or modified unless it is known already
-// with the same value: from a list, the same value means nothing changed
-// (after a compaction or after etcd went back in time, when revisions
-// differ); from the watch, every new revision is a write.
-func (w *watcher) upsert(ctx context.Context, key string, value []byte, modRev int64, fromList bool) error {
+// nameOf returns a key below the prefix as a string of its own (only
+// the part below the prefix, so that what the watcher and its reader
+// keep of every key is that short string).
+func (w *watcher) nameOf(key []byte) (string, bool) {
+	if len(key) < len(w.prefix) || string(key[:len(w.prefix)]) != w.prefix {
+		return "", false // etcd answers a prefix range with keys under it
+	}
+	return string(key[len(w.prefix):]), true
+}
+
+// upsert reports the key name (below the prefix) as created or modified
+// unless it is known already with the same value: from a list, the same
+// value means nothing changed (after a compaction or after etcd went
+// back in time, when revisions differ); from the watch, every new
+// revision is a write.
+func (w *watcher) upsert(ctx context.Context, name string, value []byte, modRev int64, fromList bool) error {
 	sum := maphash.Bytes(w.seed, value)
-	prev, ok := w.known[key]
-	w.known[key] = knownKey{modRev: modRev, sum: sum}
+	prev, ok := w.known[name]
+	w.known[name] = knownKey{modRev: modRev, sum: sum}
 	if ok && prev.sum == sum && (fromList || prev.modRev == modRev) {
 		return nil
 	}
@@ -225,15 +242,15 @@ func (w *watcher) upsert(ctx context.Context, key string, value []byte, modRev i
 	if ok {
 		typ = EventModify
 	}
-	return w.send(ctx, Event{Type: typ, Key: key, Value: value})
+	return w.send(ctx, Event{Type: typ, Key: w.prefix + name, Name: name, Value: value})
 }
 
-func (w *watcher) remove(ctx context.Context, key string) error {
-	if _, ok := w.known[key]; !ok {
+func (w *watcher) remove(ctx context.Context, name string) error {
+	if _, ok := w.known[name]; !ok {
 		return nil
 	}
-	delete(w.known, key)
-	return w.send(ctx, Event{Type: EventDelete, Key: key})
+	delete(w.known, name)
+	return w.send(ctx, Event{Type: EventDelete, Key: w.prefix + name, Name: name})
 }
 
 func (w *watcher) send(ctx context.Context, ev Event) error {

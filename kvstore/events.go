@@ -33,4 +33,9 @@ type Event struct {
 	Type  EventType
 	Key   string
 	Value []byte
+	// Name is Key below the watched prefix when the backend gives it
+	// (etcd's does): the backend keeps this string for as long as it
+	// knows the key, so a reader that keeps the name too shares it
+	// rather than holding the whole key a second time.
+	Name string
 }

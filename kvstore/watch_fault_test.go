@@ -179,3 +179,33 @@ func expectQuiet(t *testing.T, ch <-chan kvstore.Event) {
 	case <-time.After(500 * time.Millisecond):
 	}
 }
+
+// TestWatchEventsCarryNames: etcd's events name their key below the
+// watched prefix, from the list and from the watch, deletes included.
+func TestWatchEventsCarryNames(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	raw := srv.Client()
+	put(t, raw, "cilium/state/n/a", "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch := srv.NewBackend().ListAndWatch(ctx, "cilium/state/n/")
+	var got []string
+	for ev := range ch {
+		if ev.Type != kvstore.EventListDone {
+			got = append(got, ev.Type.String()+" "+ev.Key+" "+ev.Name)
+		}
+		switch len(got) {
+		case 1:
+			if ev.Type == kvstore.EventListDone {
+				put(t, raw, "cilium/state/n/b/c", "2")
+				del(t, raw, "cilium/state/n/a")
+			}
+		case 3:
+			cancel()
+		}
+	}
+	want := []string{"create cilium/state/n/a a", "create cilium/state/n/b/c b/c", "delete cilium/state/n/a a"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/layout"
@@ -39,8 +40,11 @@ type ClusterWatcher struct {
 	p WatcherParams
 }
 
-// NewClusterWatcher returns a watcher; Watch runs it.
+// NewClusterWatcher returns a watcher; Watch runs it. Its watch store
+// keeps only the node names (store.WithNamesOnly): the manager holds
+// the nodes, and a removed node is found again by its name.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
+	p.Options = append(slices.Clip(p.Options), store.WithNamesOnly())
 	w := &ClusterWatcher{p: p}
 	w.PrefixWatcher = store.NewPrefixWatcher(layout.NodesClusterPrefix(p.Cluster.ClusterName), &w.p.WatchParams, w.decode, w)
 	return w
@@ -81,12 +85,13 @@ func (w *ClusterWatcher) OnUpdate(key store.Key) {
 	w.p.Manager.NodeUpdated(n)
 }
 
-// OnDelete withdraws a node whose key vanished.
+// OnDelete withdraws a node whose key vanished. The key is its name
+// below the cluster's prefix (the watch store keeps no more of it); the
+// node had that name and this cluster (decode checks both).
 func (w *ClusterWatcher) OnDelete(key store.Key) {
-	n := *key.(*Node)
-	if w.p.Skip != "" && n.Name == w.p.Skip {
+	name := key.GetKeyName()
+	if w.p.Skip != "" && name == w.p.Skip {
 		return
 	}
-	n.Source = w.p.Source
-	w.p.Manager.NodeDeleted(n)
+	w.p.Manager.NodeDeleted(Node{Name: name, Cluster: w.p.Cluster.ClusterName, ClusterID: w.p.Cluster.ClusterID, Source: w.p.Source})
 }

@@ -176,9 +176,9 @@ func (s *SharedStore) DeleteLocalKey(ctx context.Context, k Key) error {
 func (s *SharedStore) SharedKeys() map[string]Key {
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	out := make(map[string]Key, len(s.watch.entries))
-	for n, e := range s.watch.entries {
-		out[n] = e.key
+	out := make(map[string]Key, s.watch.entries.len())
+	for n, e := range s.watch.entries.all() {
+		out[n] = e.keyOf(n)
 	}
 	return out
 }

@@ -1,9 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
@@ -30,11 +30,14 @@ type WatchStore struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	writer   *SyncStore // told about every event, to defend its keys
+	seed     maphash.Seed
+	// namesOnly keeps a NameKey instead of the decoded key (WithNamesOnly).
+	namesOnly bool
 
 	entriesGauge prometheus.Gauge
 
 	mu      sync.Mutex
-	entries map[string]watchEntry
+	entries entryTable
 	skipped map[string]*skipEntry
 	skipSeq uint64
 	skipLog skipLog
@@ -43,11 +46,12 @@ type WatchStore struct {
 	running atomic.Bool
 }
 
-type watchEntry struct {
-	key   Key
-	value []byte
-	stale bool
-}
+// NameKey is a key that is only its name: what a store created WithNamesOnly
+// keeps of a key and hands to the observer when it is removed.
+type NameKey string
+
+// GetKeyName returns the name.
+func (n NameKey) GetKeyName() string { return string(n) }
 
 // WatchStoreOption configures a WatchStore.
 type WatchStoreOption func(*WatchStore)
@@ -67,6 +71,14 @@ func WithMetrics(m *Metrics) WatchStoreOption {
 	return func(w *WatchStore) { w.metrics = m }
 }
 
+// WithNamesOnly makes the store keep only each key's name, not its
+// decoded value: the observer gets a removed key as a NameKey, and Get
+// returns a NameKey. It is for observers that find what they hold by the
+// key's name, so that a decoded value is not held twice.
+func WithNamesOnly() WatchStoreOption {
+	return func(w *WatchStore) { w.namesOnly = true }
+}
+
 // WithWriter hands every event of the watched prefix to the SyncStore
 // that writes this agent's keys under it, so it defends them without a
 // watch of its own. Keys of the SyncStore outside the watched prefix are
@@ -83,12 +95,13 @@ func WithWriter(s *SyncStore) WatchStoreOption {
 func NewWatchStore(scope string, factory KeyFactory, observer Observer, opts ...WatchStoreOption) *WatchStore {
 	w := &WatchStore{
 		scope: scope, factory: factory, observer: observer,
-		log: slog.New(slog.DiscardHandler), entries: map[string]watchEntry{},
+		log: slog.New(slog.DiscardHandler), seed: maphash.MakeSeed(),
 		skipped: map[string]*skipEntry{}, skipLog: newSkipLog(),
 	}
 	for _, o := range opts {
 		o(w)
 	}
+	w.entries = newEntryTable(w.namesOnly)
 	w.metrics = metricsOrDefault(w.metrics)
 	w.entriesGauge = w.metrics.Entries.WithLabelValues(scope)
 	w.metrics.Synced.WithLabelValues(scope, "read").Set(0)
@@ -163,16 +176,26 @@ func (w *WatchStore) apply(ctx context.Context, prefix string, batch []kvstore.E
 			w.markSynced(ctx)
 			w.mu.Lock()
 		case kvstore.EventDelete:
-			changes = w.removeLocked(strings.TrimPrefix(ev.Key, prefix), changes)
+			changes = w.removeLocked(nameOf(ev, prefix), changes)
 		default:
-			changes = w.upsertLocked(ev.Key, strings.TrimPrefix(ev.Key, prefix), ev.Value, changes)
+			changes = w.upsertLocked(ev.Key, nameOf(ev, prefix), ev.Value, changes)
 		}
 	}
-	w.entriesGauge.Set(float64(len(w.entries)))
+	w.entriesGauge.Set(float64(w.entries.len()))
 	w.mu.Unlock()
 	w.notify(changes)
 	clear(changes) // the observer keeps no reference; let the keys go
 	return changes
+}
+
+// nameOf returns the event's key below prefix: the backend's Name when
+// it gives one (a string the backend keeps too, so the store's entries
+// share it), else the rest of Key.
+func nameOf(ev kvstore.Event, prefix string) string {
+	if ev.Name != "" {
+		return ev.Name
+	}
+	return strings.TrimPrefix(ev.Key, prefix)
 }
 
 // notify hands changes to the observer: at once to a BatchObserver, one
@@ -197,9 +220,8 @@ func (w *WatchStore) notify(changes []Change) {
 func (w *WatchStore) markStale() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for name, e := range w.entries {
-		e.stale = true
-		w.entries[name] = e
+	for name, e := range w.entries.all() {
+		w.entries.set(name, e.withStale(true))
 	}
 	for _, s := range w.skipped {
 		s.stale = true
@@ -210,11 +232,11 @@ func (w *WatchStore) markStale() {
 // a value equal to the held one is only marked fresh, a value the
 // factory refuses is skipped (keeping the last good value).
 func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []Change) []Change {
-	e, ok := w.entries[name]
-	if ok && bytes.Equal(e.value, value) {
-		if e.stale {
-			e.stale = false
-			w.entries[name] = e
+	sum := valueSum(w.seed, value)
+	e, ok := w.entries.get(name)
+	if ok && e.sameValue(sum) {
+		if e.stale() {
+			w.entries.set(name, e.withStale(false))
 		}
 		delete(w.skipped, name)
 		return changes
@@ -225,34 +247,38 @@ func (w *WatchStore) upsertLocked(fullKey, name string, value []byte, changes []
 	}
 	if err != nil {
 		w.skipLocked(fullKey, name, value, err)
-		if ok && e.stale {
-			e.stale = false // keep the last good value rather than lose the entry
-			w.entries[name] = e
+		if ok && e.stale() {
+			// keep the last good value rather than lose the entry
+			w.entries.set(name, e.withStale(false))
 		}
 		return changes
 	}
 	delete(w.skipped, name)
-	w.entries[name] = watchEntry{key: key, value: value}
+	kept := key
+	if w.namesOnly {
+		kept = nil // the table's key is the name: see keyOf
+	}
+	w.entries.set(name, watchEntry{key: kept, sum: sum})
 	return append(changes, Change{Key: key})
 }
 
 // removeLocked forgets the entry named name and appends its deletion.
 func (w *WatchStore) removeLocked(name string, changes []Change) []Change {
 	delete(w.skipped, name)
-	e, ok := w.entries[name]
+	e, ok := w.entries.get(name)
 	if !ok {
 		return changes
 	}
-	delete(w.entries, name)
-	return append(changes, Change{Key: e.key, Deleted: true})
+	w.entries.remove(name)
+	return append(changes, Change{Key: e.keyOf(name), Deleted: true})
 }
 
 // deleteStale deletes the entries the last list did not bring again.
 func (w *WatchStore) deleteStale() {
 	var changes []Change
 	w.mu.Lock()
-	for name, e := range w.entries {
-		if e.stale {
+	for name, e := range w.entries.all() {
+		if e.stale() {
 			w.log.Info("Deleting stale key", "scope", w.scope, "key", name)
 			changes = w.removeLocked(name, changes)
 		}
@@ -262,7 +288,7 @@ func (w *WatchStore) deleteStale() {
 			delete(w.skipped, name)
 		}
 	}
-	w.entriesGauge.Set(float64(len(w.entries)))
+	w.entriesGauge.Set(float64(w.entries.len()))
 	w.mu.Unlock()
 	w.notify(changes)
 }
@@ -285,11 +311,11 @@ func (w *WatchStore) markSynced(ctx context.Context) {
 // cluster that was removed, never for an agent that shuts down.
 func (w *WatchStore) Drain() {
 	w.mu.Lock()
-	changes := make([]Change, 0, len(w.entries))
-	for _, e := range w.entries {
-		changes = append(changes, Change{Key: e.key, Deleted: true})
+	changes := make([]Change, 0, w.entries.len())
+	for name, e := range w.entries.all() {
+		changes = append(changes, Change{Key: e.keyOf(name), Deleted: true})
 	}
-	clear(w.entries)
+	w.entries.clear()
 	clear(w.skipped)
 	w.entriesGauge.Set(0)
 	w.mu.Unlock()
@@ -302,7 +328,7 @@ func (w *WatchStore) Drain() {
 func (w *WatchStore) NumEntries() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.entries)
+	return w.entries.len()
 }
 
 // Synced reports whether the first list has completed.
@@ -312,9 +338,9 @@ func (w *WatchStore) Synced() bool { return w.synced.Load() }
 func (w *WatchStore) Get(name string) (Key, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e, ok := w.entries[name]
+	e, ok := w.entries.get(name)
 	if !ok {
 		return nil, false
 	}
-	return e.key, true
+	return e.keyOf(name), true
 }

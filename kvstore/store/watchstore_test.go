@@ -83,3 +83,37 @@ func TestWatchStoreRestartDeletesStaleKeys(t *testing.T) {
 		t.Errorf("Drain: events %q, %d entries left; want 3 deletes and none left", got, ws.NumEntries())
 	}
 }
+
+// TestWatchStoreNamesOnly: a store created WithNamesOnly hands the
+// observer decoded keys on updates, and removed keys as their names.
+func TestWatchStoreNamesOnly(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	b := srv.NewBackend()
+	must(t, b.Update(ctx(t), nodesPrefix+"/a", []byte(jsonNode("a", "10.0.0.1")), false))
+	var mu sync.Mutex
+	var deleted []store.Key
+	rec := &recorder{}
+	obs := store.ObserverFuncs{Update: rec.OnUpdate, Delete: func(k store.Key) {
+		mu.Lock()
+		defer mu.Unlock()
+		deleted = append(deleted, k)
+	}}
+	ws := store.NewWatchStore("nodes", nodeFactory, obs, store.WithNamesOnly())
+	wctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { ws.Watch(wctx, b, nodesPrefix) })
+	defer func() { cancel(); wg.Wait() }()
+	rec.waitEvents(t, "update a=10.0.0.1")
+	if k, ok := ws.Get("a"); !ok || k != store.NameKey("a") {
+		t.Errorf("Get(a) = %v, %t; want NameKey a", k, ok)
+	}
+	must(t, b.Delete(ctx(t), nodesPrefix+"/a"))
+	celltest.Eventually(t, "delete of a", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(deleted) == 1
+	})
+	if deleted[0] != store.NameKey("a") {
+		t.Errorf("deleted key = %#v, want NameKey a", deleted[0])
+	}
+}

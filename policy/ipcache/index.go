@@ -27,11 +27,14 @@ func (x *prefixIndex) blockFor(p netip.Prefix) int {
 	return max(i-1, 0)
 }
 
-// insert adds p; a prefix already there is left alone. Every block has
-// room for indexBlock prefixes from the start, and a full block is split
-// before the insert, so blocks never grow past it. Past the end of the
-// last block (prefixes that arrive in order) a new block is started
-// instead, so that those blocks stay full.
+// insert adds p; a prefix already there is left alone. A full block is
+// split before the insert, so blocks never grow past indexBlock. Past the
+// end of the last block (prefixes that arrive in order) a new block is
+// started instead, so that those blocks stay full. Blocks grow as slices
+// do and the halves of a split are copied to fit, so that the index
+// takes about the room of its prefixes however they arrive (a kvstore
+// list brings them in the order of their key strings, not in prefix
+// order, which leaves many blocks half full).
 func (x *prefixIndex) insert(p netip.Prefix) {
 	if len(x.blocks) == 0 {
 		x.blocks = [][]netip.Prefix{newBlock(p)}
@@ -54,8 +57,7 @@ func (x *prefixIndex) insert(p netip.Prefix) {
 		return
 	}
 	half := len(b) / 2
-	right := append(make([]netip.Prefix, 0, indexBlock), b[half:]...)
-	left := b[:half]
+	right, left := slices.Clone(b[half:]), slices.Clone(b[:half])
 	if i <= half {
 		left = slices.Insert(left, i, p)
 	} else {
@@ -65,12 +67,8 @@ func (x *prefixIndex) insert(p netip.Prefix) {
 	x.blocks = slices.Insert(x.blocks, bi+1, right)
 }
 
-// newBlock returns a block holding p, with room for indexBlock.
-func newBlock(p netip.Prefix) []netip.Prefix {
-	b := make([]netip.Prefix, 1, indexBlock)
-	b[0] = p
-	return b
-}
+// newBlock returns a block holding p.
+func newBlock(p netip.Prefix) []netip.Prefix { return []netip.Prefix{p} }
 
 // remove deletes p if it is there. A block left under a quarter full is
 // merged into a neighbour when they fit in one block.

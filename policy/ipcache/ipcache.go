@@ -31,17 +31,19 @@ type Cache struct {
 	kv        *kvSync // nil without a kvstore
 	wake      chan struct{}
 
-	mu       sync.Mutex
-	meta     map[netip.Prefix]prefixMeta
-	dirty    []netip.Prefix
-	dirtyRev map[netip.Prefix]Revision // oldest unapplied change of each dirty prefix
-	failed   map[netip.Prefix]Revision // prefixes whose identity could not be resolved
-	queued   Revision                  // the last revision handed out
-	applied  Revision                  // the last revision every listener has seen
-	advanced chan struct{}             // closed (and replaced) when applied grows
-	entries  map[netip.Prefix]*Entry
-	index    prefixIndex // the prefixes of entries, sorted, for Entries and EntriesAfter
-	lengths  [2][129]int // entries per family and prefix length, for LookupByIP
+	mu sync.Mutex
+	// prefixes holds the contributions and the entry of every prefix
+	// with either; entryCount counts the entries.
+	prefixes   map[netip.Prefix]prefixState
+	entryCount int
+	dirty      []netip.Prefix
+	dirtyRev   map[netip.Prefix]Revision // oldest unapplied change of each dirty prefix
+	failed     map[netip.Prefix]Revision // prefixes whose identity could not be resolved
+	queued     Revision                  // the last revision handed out
+	applied    Revision                  // the last revision every listener has seen
+	advanced   chan struct{}             // closed (and replaced) when applied grows
+	index      prefixIndex               // the prefixes of entries, sorted, for Entries and EntriesAfter
+	lengths    [2][129]int               // entries per family and prefix length, for LookupByIP
 
 	// initialSync is closed once the cluster's kvstore entries were
 	// listed (at once without a kvstore); initialRev is the revision
@@ -105,11 +107,10 @@ func newCache(log *slog.Logger, alloc identity.Allocator, listeners []Listener) 
 		alloc:     alloc,
 		listeners: slices.DeleteFunc(slices.Clone(listeners), func(l Listener) bool { return l == nil }),
 		wake:      make(chan struct{}, 1),
-		meta:      map[netip.Prefix]prefixMeta{},
+		prefixes:  map[netip.Prefix]prefixState{},
 		dirtyRev:  map[netip.Prefix]Revision{},
 		failed:    map[netip.Prefix]Revision{},
 		advanced:  make(chan struct{}),
-		entries:   map[netip.Prefix]*Entry{},
 		held:      map[netip.Prefix]heldIdentity{},
 
 		initialSync: make(chan struct{}),
@@ -189,12 +190,13 @@ func (c *Cache) Apply(updates ...Update) (Revision, error) {
 	rev := c.queued
 	for i, u := range updates {
 		p, o := prefixes[i], owner{source: u.Source, resource: u.Resource}
+		st := c.prefixes[p].expanded()
 		if u.Remove {
-			pm, _ := c.meta[p].remove(o)
-			c.setMetaLocked(p, pm)
+			st.meta, _ = st.meta.remove(o)
 		} else {
-			c.setMetaLocked(p, c.meta[p].upsert(o, u.Metadata))
+			st.meta = st.meta.upsert(o, u.Metadata)
 		}
+		c.setStateLocked(p, st)
 		c.markDirtyLocked(p, rev)
 	}
 	c.mu.Unlock()
@@ -215,14 +217,6 @@ func checkUpdate(u Update) (netip.Prefix, error) {
 		return p, errors.New("resource: empty")
 	}
 	return p, nil
-}
-
-func (c *Cache) setMetaLocked(p netip.Prefix, pm prefixMeta) {
-	if len(pm) == 0 {
-		delete(c.meta, p)
-		return
-	}
-	c.meta[p] = pm
 }
 
 // markDirtyLocked queues p for the worker, remembering the oldest
@@ -251,8 +245,8 @@ func (c *Cache) Lookup(prefix netip.Prefix) (Entry, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[p]
-	if !ok {
+	e := c.entryLocked(p)
+	if e == nil {
 		return Entry{}, false
 	}
 	return *e, true
@@ -273,7 +267,7 @@ func (c *Cache) LookupByIP(addr netip.Addr) (Entry, bool) {
 			continue
 		}
 		p, _ := addr.Prefix(bits)
-		if e, ok := c.entries[p]; ok {
+		if e := c.entryLocked(p); e != nil {
 			return *e, true
 		}
 	}
@@ -291,9 +285,9 @@ func family(a netip.Addr) int {
 func (c *Cache) Entries() []Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]Entry, 0, len(c.entries))
+	out := make([]Entry, 0, c.entryCount)
 	c.index.ascend(netip.Prefix{}, false, func(p netip.Prefix) bool {
-		out = append(out, *c.entries[p])
+		out = append(out, *c.entryLocked(p))
 		return true
 	})
 	return out
@@ -332,7 +326,7 @@ func (c *Cache) EntriesAfter(within, after netip.Prefix, limit int) (page []Entr
 			more = true
 			return false
 		}
-		page = append(page, *c.entries[p])
+		page = append(page, *c.entryLocked(p))
 		return true
 	})
 	return page, more
@@ -350,7 +344,7 @@ func ComparePrefixes(a, b netip.Prefix) int {
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.entries)
+	return c.entryCount
 }
 
 // Revision implements IPCache.
@@ -379,18 +373,19 @@ func (c *Cache) WaitForRevision(ctx context.Context, rev Revision) error {
 
 // setEntryLocked stores (or, with e nil, deletes) the entry of p.
 func (c *Cache) setEntryLocked(p netip.Prefix, e *Entry) {
-	_, had := c.entries[p]
+	st := c.prefixes[p]
+	had := st.entry != nil
+	st.entry = e
+	c.setStateLocked(p, st)
 	fam := family(p.Addr())
 	switch {
 	case e == nil && had:
-		delete(c.entries, p)
+		c.entryCount--
 		c.index.remove(p)
 		c.lengths[fam][p.Bits()]--
-	case e != nil:
-		c.entries[p] = e
-		if !had {
-			c.index.insert(p)
-			c.lengths[fam][p.Bits()]++
-		}
+	case e != nil && !had:
+		c.entryCount++
+		c.index.insert(p)
+		c.lengths[fam][p.Bits()]++
 	}
 }

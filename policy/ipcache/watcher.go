@@ -3,6 +3,7 @@ package ipcache
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore/layout"
@@ -40,12 +41,17 @@ type WatcherParams struct {
 // store.
 type ClusterWatcher struct {
 	*store.PrefixWatcher[*IPIdentityPair]
-	p WatcherParams
+	p      WatcherParams
+	intern *interner
 }
 
-// NewClusterWatcher returns a watcher; Watch runs it.
+// NewClusterWatcher returns a watcher; Watch runs it. Its watch store
+// keeps only the names of the entries (store.WithNamesOnly): what an
+// entry says lives in the ipcache's metadata, and a removed entry is
+// found again by its name, the prefix.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
-	w := &ClusterWatcher{p: p}
+	p.Options = append(slices.Clip(p.Options), store.WithNamesOnly())
+	w := &ClusterWatcher{p: p, intern: newInterner()}
 	w.PrefixWatcher = store.NewPrefixWatcher(layout.IPDefaultPrefix, &w.p.WatchParams, w.decode, w)
 	return w
 }
@@ -115,22 +121,28 @@ func (w *ClusterWatcher) apply(changes []store.Change) {
 }
 
 // update is the ipcache update of a change: entries of this node are
-// withdrawn from this source, as they are the local source's.
+// withdrawn from this source, as they are the local source's. A removed
+// entry comes as its name (the store keeps no more of it).
 func (w *ClusterWatcher) update(c store.Change) Update {
-	p := c.Key.(*IPIdentityPair)
-	prefix, _ := p.Prefix() // checked by decode
-	host, _ := p.HostAddr()
-	u := Update{Prefix: prefix, Source: w.p.Source, Resource: w.resource(p.GetKeyName())}
-	switch {
-	case c.Deleted:
+	name := c.Key.GetKeyName()
+	u := Update{Source: w.p.Source, Resource: w.resource(name)}
+	if c.Deleted {
+		u.Prefix, _ = ParsePrefixOrIP(name) // the name of a decoded entry
 		u.Remove = true
+		return u
+	}
+	p := c.Key.(*IPIdentityPair)
+	u.Prefix, _ = p.Prefix() // checked by decode
+	host, _ := p.HostAddr()
+	switch {
 	case w.p.SkipHost.IsValid() && host == w.p.SkipHost:
 		w.p.Log.Debug("Ignoring this node's own kvstore entry", "key", w.Prefix()+"/"+p.GetKeyName())
 		u.Remove = true
 	default:
 		u.Metadata = Metadata{
 			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
-			K8sNamespace: p.K8sNamespace, K8sPodName: p.K8sPodName, K8sServiceAccount: p.K8sServiceAccount, NamedPorts: p.NamedPorts,
+			K8sNamespace: w.intern.string(p.K8sNamespace), K8sPodName: p.K8sPodName,
+			K8sServiceAccount: w.intern.string(p.K8sServiceAccount), NamedPorts: w.intern.namedPorts(p.NamedPorts),
 		}
 	}
 	return u

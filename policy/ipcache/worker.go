@@ -124,7 +124,7 @@ func (c *Cache) takeDirty() ([]pending, Revision) {
 	defer c.mu.Unlock()
 	batch := make([]pending, len(c.dirty))
 	for i, p := range c.dirty {
-		m, ok := c.meta[p].merge()
+		m, ok := c.prefixes[p].contributions().merge()
 		batch[i] = pending{prefix: p, rev: c.dirtyRev[p], m: m, ok: ok}
 	}
 	c.dirty = c.dirty[:0]
@@ -207,11 +207,13 @@ func (c *Cache) commit(batch []pending, target Revision) ([]Change, Revision) {
 			continue
 		}
 		delete(c.failed, pd.prefix)
-		old := c.entries[pd.prefix]
+		old := c.entryLocked(pd.prefix)
 		if sameEntry(old, pd.next) {
+			c.compactLocked(pd.prefix)
 			continue
 		}
 		c.setEntryLocked(pd.prefix, pd.next)
+		c.compactLocked(pd.prefix)
 		changes = append(changes, Change{Prefix: pd.prefix, Old: old, New: pd.next})
 	}
 	applied := target

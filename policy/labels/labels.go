@@ -69,9 +69,16 @@ func (ls Labels) SortedList() string {
 	return b.String()
 }
 
-// ParseSortedList reads the canonical form back.
+// ParseSortedList reads the canonical form back. The labels' strings
+// are parts of s. A list in key order without repeated keys (the
+// canonical form, as writers put it) becomes the set as it is, in one
+// allocation of its exact size; any other list goes through FromSlice.
 func ParseSortedList(s string) (Labels, error) {
-	var out []Label
+	n := strings.Count(s, ";")
+	if !strings.HasSuffix(s, ";") {
+		n++
+	}
+	out := make([]Label, 0, n)
 	for part := range strings.SplitSeq(s, ";") {
 		if part == "" {
 			continue
@@ -85,7 +92,20 @@ func ParseSortedList(s string) (Labels, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("parse label list %q: no labels", s)
 	}
+	if slices.IsSortedFunc(out, func(a, b Label) int { return cmp.Compare(a.Key, b.Key) }) && !repeatsKey(out) {
+		return slices.Clip(Labels(out)), nil
+	}
 	return FromSlice(out), nil
+}
+
+// repeatsKey reports whether a list sorted by key has a key twice.
+func repeatsKey(sorted []Label) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Key == sorted[i-1].Key {
+			return true
+		}
+	}
+	return false
 }
 
 // String formats the set as a comma-separated list.

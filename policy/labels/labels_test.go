@@ -53,6 +53,25 @@ func TestSortedListIsCanonical(t *testing.T) {
 	}
 }
 
+// TestParseSortedListOutOfOrder: a list out of key order or with a key
+// twice (not as writers put it) is sorted, the last label of a key
+// winning, as FromSlice does.
+func TestParseSortedListOutOfOrder(t *testing.T) {
+	for _, tt := range []struct{ name, give, want string }{
+		{"canonical", "k8s:a=1;k8s:b=2;", "k8s:a=1;k8s:b=2;"},
+		{"no trailing separator", "k8s:a=1;k8s:b=2", "k8s:a=1;k8s:b=2;"},
+		{"out of order", "k8s:b=2;k8s:a=1;", "k8s:a=1;k8s:b=2;"},
+		{"key twice", "k8s:a=1;k8s:a=3;k8s:b=2;", "k8s:a=3;k8s:b=2;"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := labels.ParseSortedList(tt.give)
+			if err != nil || got.SortedList() != tt.want {
+				t.Errorf("ParseSortedList(%q) = %q, %v; want %q", tt.give, got.SortedList(), err, tt.want)
+			}
+		})
+	}
+}
+
 func TestHasMatchesSource(t *testing.T) {
 	ls := labels.MustParseList("k8s:app=web", "k8s:tier=db")
 	if !ls.Has(labels.MustParse("app=web")) || !ls.Has(labels.MustParse("k8s:app=web")) {

@@ -2,6 +2,8 @@ package identitycache
 
 import (
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
@@ -29,16 +31,23 @@ type RemoteIdentities interface {
 // clusters; ids are unique across the mesh (each cluster has its range).
 type remoteCache struct {
 	notify *notifier
+	labels *remoteLabels
 
-	mu    sync.RWMutex
-	byID  map[identity.NumericIdentity]*identity.Identity
-	byKey map[string]identity.NumericIdentity
+	mu   sync.RWMutex
+	byID map[identity.NumericIdentity]*identity.Identity
+	// byKey indexes the identities by the hash of their labels'
+	// canonical list (remoteLabels.sum), so that it holds no copy of the
+	// list; the few lists whose hash another list has already are in
+	// collided, by the list itself.
+	byKey    map[uint64]identity.NumericIdentity
+	collided map[string]identity.NumericIdentity
 }
 
 var _ RemoteIdentities = (*remoteCache)(nil)
 
 func newRemoteCache(n *notifier) *remoteCache {
-	return &remoteCache{notify: n, byID: map[identity.NumericIdentity]*identity.Identity{}, byKey: map[string]identity.NumericIdentity{}}
+	return &remoteCache{notify: n, labels: newRemoteLabels(), byID: map[identity.NumericIdentity]*identity.Identity{},
+		byKey: map[uint64]identity.NumericIdentity{}, collided: map[string]identity.NumericIdentity{}}
 }
 
 // OnChanges adds, replaces and withdraws identities as a cluster
@@ -46,14 +55,15 @@ func newRemoteCache(n *notifier) *remoteCache {
 func (r *remoteCache) OnChanges(changes []store.Change) {
 	r.mu.Lock()
 	for _, c := range changes {
-		k := c.Key.(*MasterKey)
 		if c.Deleted {
-			if old, ok := r.byID[k.Identity.ID]; ok {
+			// The key is the id (the watch store keeps no more of it).
+			id, err := strconv.ParseUint(c.Key.GetKeyName(), 10, 32)
+			if old, ok := r.byID[identity.NumericIdentity(id)]; ok && err == nil {
 				r.removeLocked(old)
 			}
 			continue
 		}
-		r.upsertLocked(k)
+		r.upsertLocked(c.Key.(*MasterKey))
 	}
 	r.mu.Unlock()
 	r.notify.flush()
@@ -68,14 +78,34 @@ func (r *remoteCache) upsertLocked(k *MasterKey) {
 		r.removeLocked(old)
 	}
 	r.byID[ident.ID] = ident
-	r.byKey[k.labelsKey] = ident.ID
+	sum := k.labelsSum
+	if sum == 0 { // not decoded by a remote watcher
+		sum = r.labels.sum(kvstoreKey(ident.Labels))
+	}
+	r.indexLocked(sum, ident)
 	r.notify.enqueue(identity.Change{Kind: identity.Added, Identity: ident})
+}
+
+// indexLocked makes ident the one found by its labels, whose canonical
+// list hashes to sum.
+func (r *remoteCache) indexLocked(sum uint64, ident *identity.Identity) {
+	if id, ok := r.byKey[sum]; ok && id != ident.ID {
+		if other := r.byID[id]; other != nil && !other.Labels.Equal(ident.Labels) {
+			r.collided[kvstoreKey(ident.Labels)] = ident.ID
+			return
+		}
+	}
+	r.byKey[sum] = ident.ID
 }
 
 func (r *remoteCache) removeLocked(old *identity.Identity) {
 	delete(r.byID, old.ID)
-	if key := kvstoreKey(old.Labels); r.byKey[key] == old.ID {
-		delete(r.byKey, key)
+	key := kvstoreKey(old.Labels)
+	if sum := r.labels.sum(key); r.byKey[sum] == old.ID {
+		delete(r.byKey, sum)
+	}
+	if r.collided[key] == old.ID {
+		delete(r.collided, key)
 	}
 	r.notify.enqueue(identity.Change{Kind: identity.Deleted, Identity: old})
 }
@@ -89,7 +119,13 @@ func (r *remoteCache) get(id identity.NumericIdentity) *identity.Identity {
 func (r *remoteCache) lookup(lbls labels.Labels) *identity.Identity {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if id, ok := r.byKey[kvstoreKey(lbls)]; ok {
+	key := kvstoreKey(lbls)
+	if id, ok := r.byKey[r.labels.sum(key)]; ok {
+		if ident := r.byID[id]; ident != nil && ident.Labels.Equal(lbls) {
+			return ident
+		}
+	}
+	if id, ok := r.collided[key]; ok {
 		return r.byID[id]
 	}
 	return nil
@@ -112,10 +148,13 @@ func (r *remoteCache) len() int {
 }
 
 // NewWatcher implements RemoteIdentities: the cluster watcher of the
-// remote's identities, with this cache as its observer.
+// remote's identities, with this cache as its observer. Its watch store
+// keeps only the ids (store.WithNamesOnly): this cache holds the
+// identities, and a removed one is found again by its id.
 func (r *remoteCache) NewWatcher(cluster cluster.Info, prefix string, log *slog.Logger, metrics *store.Metrics,
 	opts ...store.WatchStoreOption) *ClusterWatcher {
-	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r,
+	opts = append(slices.Clip(opts), store.WithNamesOnly())
+	return NewClusterWatcher(WatcherParams{Cluster: cluster, Source: source.ClusterMesh, Observer: r, remote: r.labels,
 		WatchParams: store.WatchParams{Scope: cluster.ClusterName + "/identities", Prefix: prefix, Log: log, Metrics: metrics, Options: opts}})
 }
 

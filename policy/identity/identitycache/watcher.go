@@ -26,6 +26,10 @@ type WatcherParams struct {
 	// cilium/cache/identities/v1/<cluster>/id), logger, metrics and
 	// options.
 	store.WatchParams
+
+	// remote, set by the remote cache, makes the watcher keep remote
+	// identities compact (remoteLabels).
+	remote *remoteLabels
 }
 
 // ClusterWatcher mirrors the master keys of a cluster's identities
@@ -69,15 +73,23 @@ func (w *ClusterWatcher) decode(name string, value []byte) (*MasterKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MasterKey{name: name, value: v, labelsKey: kvstoreKeyOf(ident.Labels, v), Identity: ident}, nil
+	if r := w.p.remote; r != nil {
+		// A remote identity keeps neither the value nor labels that
+		// point into it: the remote cache indexes the labels by hash.
+		sum := r.sum(kvstoreKeyOf(ident.Labels, v))
+		r.intern(ident.Labels)
+		return &MasterKey{name: name, labelsSum: sum, Identity: ident}, nil
+	}
+	return &MasterKey{name: name, value: v, Identity: ident}, nil
 }
 
 // MasterKey is a decoded master key: the identity, with the key's value
-// as written and the labels' canonical list.
+// as written (a remote identity's: the hash of its labels' canonical
+// list instead, see remoteLabels).
 type MasterKey struct {
 	name      string
 	value     string
-	labelsKey string
+	labelsSum uint64
 	// Identity is the decoded identity.
 	Identity *identity.Identity
 }

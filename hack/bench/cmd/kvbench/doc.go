@@ -4,8 +4,10 @@
 // paginated client/v3 Get plus json.Unmarshal of the same keys (goal:
 // ratio <= 1.3). The write comparison upserts N keys through a SyncStore
 // (batched transactions on the session lease, its own keys watched) until
-// its sync canary is written, next to 32 concurrent single client puts
-// (goal: ratio <= 0.5).
+// its sync canary is written, next to raw client/v3 transactions of the
+// same size on one lease, as many in flight as the SyncStore's workers
+// (like with like: the ratio is the cost of the SyncStore's queue,
+// conditional writes and canary).
 //
 // Run it with:
 //

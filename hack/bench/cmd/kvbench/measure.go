@@ -102,20 +102,41 @@ func measure(b testing.TB, keys, runs int) (results, error) {
 	return r, nil
 }
 
-// rawPuts writes the keys with 32 concurrent writers.
+// rawPuts writes the keys as a SyncStore batches them: transactions of
+// kvstore.MaxBatchOps puts bound to one lease, 32 transactions in flight
+// (the SyncStore's default workers), so that the write ratio compares
+// batching with batching rather than with single puts. The lease is
+// granted before the clock starts, as the SyncStore's session lease is.
 func rawPuts(ctx context.Context, c *clientv3.Client, keys int) (time.Duration, error) {
 	values := make([][]byte, keys)
 	for i := range values {
 		values[i], _ = newEntry(i).Marshal()
 	}
+	lease, err := c.Grant(ctx, int64(time.Hour/time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("grant lease: %w", err)
+	}
+	batches := make(chan []clientv3.Op)
+	go func() {
+		defer close(batches)
+		for from := 0; from < keys; from += kvstore.MaxBatchOps {
+			ops := make([]clientv3.Op, 0, kvstore.MaxBatchOps)
+			for i := from; i < min(keys, from+kvstore.MaxBatchOps); i++ {
+				ops = append(ops, clientv3.OpPut(readPrefix+newEntry(i).Name, string(values[i]), clientv3.WithLease(lease.ID)))
+			}
+			batches <- ops
+		}
+	}()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
-	for w := range 32 {
+	for range 32 {
 		wg.Go(func() {
-			for i := w; i < keys; i += 32 {
-				if _, err := c.Put(ctx, readPrefix+newEntry(i).Name, string(values[i])); err != nil {
+			for ops := range batches {
+				if _, err := c.Txn(ctx).Then(ops...).Commit(); err != nil {
 					errs <- err
+					for range batches { // let the producer finish
+					}
 					return
 				}
 			}
