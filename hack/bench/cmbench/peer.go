@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/hack/bench/benchagent"
 	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycache"
@@ -23,7 +24,7 @@ import (
 // same Go types apiary uses (node.Node, ipcache.IPIdentityPair,
 // identity.Identity), kept in maps.
 func PeerRead(ctx context.Context, c *clientv3.Client, s Size) (time.Duration, error) {
-	remoteInfo := local
+	remoteInfo := benchagent.Local
 	remoteInfo.ClusterName, remoteInfo.ClusterID = RemoteName, RemoteID
 	nodes := map[string]*node.Node{}
 	pairs := map[string]*ipcache.IPIdentityPair{}

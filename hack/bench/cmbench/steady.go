@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiary-net/apiary/hack/bench/benchagent"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
@@ -47,12 +48,12 @@ func (p *pending) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change)
 // latency until the local ipcache listener is told.
 func SteadyState(ctx context.Context, cfg *kvstore.EtcdConfig, c *clientv3.Client, s Size, rate int, d time.Duration) (Latency, error) {
 	p := &pending{sent: map[netip.Prefix]time.Time{}}
-	a, err := startAgent(ctx, p.OnIPCacheChanged)
+	a, err := benchagent.Start(ctx, p.OnIPCacheChanged)
 	if err != nil {
 		return Latency{}, err
 	}
-	defer a.stop()
-	if err := a.connect(cfg).WaitSynced(ctx); err != nil {
+	defer a.Stop()
+	if err := a.Connect(RemoteName, cfg).WaitSynced(ctx); err != nil {
 		return Latency{}, fmt.Errorf("wait for %s synced: %w", RemoteName, err)
 	}
 	puts := int(d.Seconds() * float64(rate))
