@@ -16,19 +16,6 @@ import (
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
-// restartPolicy lets app=a reach app=b on 8080/TCP.
-func restartPolicy() string {
-	return `apiVersion: cilium.io/v2
-kind: CiliumNetworkPolicy
-metadata: {name: b-from-a, namespace: default}
-spec:
-  endpointSelector: {matchLabels: {app: b}}
-  ingress:
-  - fromEndpoints: [{matchLabels: {app: a}}]
-    toPorts: [{ports: [{port: "8080", protocol: TCP}]}]
-`
-}
-
 // dFullPolicy gives app=d a policy of 70 ports, more than
 // --bpf-policy-map-max=64 holds: imported after d exists, it leaves d
 // not-ready with its last good map, as an endpoint whose map overflows.
@@ -67,7 +54,7 @@ func TestRestartUnderTraffic(t *testing.T) {
 			}
 			n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
 				policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
-			if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(restartPolicy()), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(enforcePolicy), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			pods := map[string]string{}
