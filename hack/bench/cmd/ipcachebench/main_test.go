@@ -1,0 +1,13 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/apiary-net/apiary/hack/bench"
+)
+
+// TestRunsOnce runs the benchmark once at a tiny size, so that make test
+// notices when it no longer runs.
+func TestRunsOnce(t *testing.T) {
+	bench.RunMain(t, main, false, "-prefixes=500", "-runs=1")
+}
