@@ -31,6 +31,19 @@ func TestSourcesMatchObjects(t *testing.T) {
 	if sum != lock.SHA256 {
 		t.Fatalf("C sources hash to %s but the objects were generated from %s (%s): run `make bpf`", sum, lock.SHA256, lock.Clang)
 	}
+	objects, err := srchash.ObjectSums(os.DirFS("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objects) == 0 || len(lock.Objects) != len(objects) {
+		t.Fatalf("committed objects %v, %s lists %v: run `make bpf`", objects, srchash.LockFile, lock.Objects)
+	}
+	for name, sum := range objects {
+		if lock.Objects[name] != sum {
+			t.Errorf("committed %s hashes to %s, but `make bpf` generated %s from these sources: run `make bpf`",
+				name, sum, lock.Objects[name])
+		}
+	}
 }
 
 // TestLoad loads both programs through the kernel verifier.

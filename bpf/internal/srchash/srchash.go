@@ -46,13 +46,43 @@ func Sum(fsys fs.FS) (string, error) {
 
 // Lock is the content of LockFile.
 type Lock struct {
-	SHA256 string // Sum of the sources
-	Clang  string // first line of `clang --version`
+	SHA256  string            // Sum of the sources
+	Clang   string            // first line of `clang --version`
+	Objects map[string]string // ObjectSums of the objects generated from them
 }
 
 // Format renders l as the lock file's text.
 func (l Lock) Format() string {
-	return fmt.Sprintf("sha256 %s\nclang %s\n", l.SHA256, l.Clang)
+	var b strings.Builder
+	fmt.Fprintf(&b, "sha256 %s\nclang %s\n", l.SHA256, l.Clang)
+	names := make([]string, 0, len(l.Objects))
+	for name := range l.Objects {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(&b, "object %s %s\n", name, l.Objects[name])
+	}
+	return b.String()
+}
+
+// ObjectSums returns the hex sha256 of every *.o file at the top of fsys
+// (the committed eBPF objects), by name.
+func ObjectSums(fsys fs.FS) (map[string]string, error) {
+	matches, err := fs.Glob(fsys, "*.o")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(matches))
+	for _, name := range matches {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read object: %w", err)
+		}
+		sum := sha256.Sum256(b)
+		out[name] = hex.EncodeToString(sum[:])
+	}
+	return out, nil
 }
 
 // Parse reads a lock file's text.
@@ -68,6 +98,15 @@ func Parse(text string) (Lock, error) {
 			l.SHA256 = v
 		case "clang":
 			l.Clang = v
+		case "object":
+			name, sum, ok := strings.Cut(v, " ")
+			if !ok {
+				return Lock{}, fmt.Errorf("parse %s: line %q is not object <name> <sha256>", LockFile, line)
+			}
+			if l.Objects == nil {
+				l.Objects = map[string]string{}
+			}
+			l.Objects[name] = sum
 		default:
 			return Lock{}, fmt.Errorf("parse %s: unknown field %q", LockFile, k)
 		}

@@ -29,8 +29,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	objects, err := srchash.ObjectSums(os.DirFS("."))
+	if err != nil {
+		return err
+	}
 	version, _, _ := strings.Cut(string(out), "\n")
-	lock := srchash.Lock{SHA256: sum, Clang: strings.TrimSpace(version)}
+	lock := srchash.Lock{SHA256: sum, Clang: strings.TrimSpace(version), Objects: objects}
 	if err := os.WriteFile(srchash.LockFile, []byte(lock.Format()), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", srchash.LockFile, err)
 	}
