@@ -23,11 +23,25 @@ const (
 	whyNodes          = "node peers are not implemented; use the host or remote-node entity"
 	whyGroups         = "cloud provider groups are not implemented; list the prefixes with toCIDRSet"
 	whyAuthentication = "mutual authentication is not implemented"
-	whyFQDNs          = "DNS-based (FQDN) peers need a DNS proxy, and apiary enforces L3/L4 only"
-	whyServices       = "service peers are not implemented; select the service's endpoints with toEndpoints"
+	// Peers accepted but not enforced: they select nothing, as Cilium's
+	// do with no DNS data or no such service, so the traffic they would
+	// allow is denied while the entry still makes its direction
+	// default-deny.
+	notEnforcedFQDNs    = "not enforced: DNS-based peers need a DNS proxy, which apiary does not run; this peer selects nothing, so what it allows is denied"
+	notEnforcedServices = "not enforced: service peers are not implemented; this peer selects nothing, so what it allows is denied (select the service's endpoints with toEndpoints)"
 )
 
-func entrySpec(prefix string, extra map[string]string) objectSpec {
+// Peers refused in deny rules: selecting nothing there would deny nothing.
+const (
+	whyFQDNsDeny    = "DNS-based (FQDN) peers need a DNS proxy; in a deny rule apiary could only deny nothing, so it refuses it"
+	whyServicesDeny = "service peers are not implemented; in a deny rule apiary could only deny nothing, so it refuses it (deny the service's endpoints with toEndpoints)"
+)
+
+// selectsNothing are the peer fields of an egress entry that apiary
+// accepts without enforcing them: each selects no peer.
+var selectsNothing = map[string]string{"toFQDNs": notEnforcedFQDNs, "toServices": notEnforcedServices}
+
+func entrySpec(prefix string, extra, notEnforced map[string]string) objectSpec {
 	unsupported := map[string]string{
 		prefix + "Requires": whyRequires,
 		prefix + "Nodes":    whyNodes,
@@ -39,29 +53,30 @@ func entrySpec(prefix string, extra map[string]string) objectSpec {
 			prefix + "Endpoints", prefix + "Entities", prefix + "CIDR", prefix + "CIDRSet", "toPorts", "icmps",
 		},
 		unsupported: unsupported,
+		notEnforced: notEnforced,
 	}
 }
 
-func newDirection(name, prefix string, extra map[string]string, entries func(*Rule) *[]PeerRule) ciliumDirection {
+func newDirection(name, prefix string, extra, notEnforced map[string]string, entries func(*Rule) *[]PeerRule) ciliumDirection {
 	return ciliumDirection{
 		name:      name,
 		endpoints: prefix + "Endpoints", entities: prefix + "Entities",
 		cidr: prefix + "CIDR", cidrSet: prefix + "CIDRSet",
-		spec:    entrySpec(prefix, extra),
+		spec:    entrySpec(prefix, extra, notEnforced),
 		entries: entries,
 	}
 }
 
 // ciliumDirections are the four rule lists of a Cilium rule.
 var ciliumDirections = []ciliumDirection{
-	newDirection("ingress", "from", map[string]string{"authentication": whyAuthentication},
+	newDirection("ingress", "from", map[string]string{"authentication": whyAuthentication}, nil,
 		func(r *Rule) *[]PeerRule { return &r.Ingress }),
-	newDirection("ingressDeny", "from", nil,
+	newDirection("ingressDeny", "from", nil, nil,
 		func(r *Rule) *[]PeerRule { return &r.IngressDeny }),
-	newDirection("egress", "to", map[string]string{
-		"authentication": whyAuthentication, "toFQDNs": whyFQDNs, "toServices": whyServices,
-	}, func(r *Rule) *[]PeerRule { return &r.Egress }),
-	newDirection("egressDeny", "to", map[string]string{"toFQDNs": whyFQDNs, "toServices": whyServices},
+	newDirection("egress", "to", map[string]string{"authentication": whyAuthentication}, selectsNothing,
+		func(r *Rule) *[]PeerRule { return &r.Egress }),
+	// A deny whose peer selected nothing would deny nothing: refused.
+	newDirection("egressDeny", "to", map[string]string{"toFQDNs": whyFQDNsDeny, "toServices": whyServicesDeny}, nil,
 		func(r *Rule) *[]PeerRule { return &r.EgressDeny }),
 }
 
@@ -96,6 +111,11 @@ func (d *decoder) ciliumEntry(path, rel string, v any, dir ciliumDirection, sc s
 	for _, f := range []string{dir.endpoints, dir.entities, dir.cidr, dir.cidrSet} {
 		if _, ok := get(m, f); ok {
 			hasPeerField = true
+		}
+	}
+	for f := range dir.spec.notEnforced {
+		if _, ok := get(m, f); ok {
+			hasPeerField = true // a peer that selects nothing: not every peer
 		}
 	}
 	pr.Peers = append(pr.Peers, d.endpointPeers(path, m, dir.endpoints, sc, isInit)...)

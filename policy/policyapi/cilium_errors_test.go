@@ -38,14 +38,6 @@ func TestCiliumUnsupportedFields(t *testing.T) {
 		give string
 		want string
 	}{
-		{"L7 rules", "endpointSelector: {}\ningress:\n- toPorts:\n  - ports: [{port: \"80\", protocol: TCP}]\n    rules: {http: [{method: GET}]}",
-			"spec.ingress[0].toPorts[0].rules: not supported: L7 policy needs a proxy"},
-		{"DNS rules", "endpointSelector: {}\negress:\n- toPorts:\n  - ports: [{port: \"53\", protocol: UDP}]\n    rules: {dns: [{matchPattern: \"*\"}]}",
-			"spec.egress[0].toPorts[0].rules: not supported"},
-		{"toFQDNs", "endpointSelector: {}\negress:\n- toFQDNs: [{matchName: example.com}]",
-			"spec.egress[0].toFQDNs: not supported: DNS-based (FQDN) peers"},
-		{"toServices", "endpointSelector: {}\negress:\n- toServices: [{k8sService: {serviceName: x, namespace: y}}]",
-			"spec.egress[0].toServices: not supported: service peers"},
 		{"fromRequires", "endpointSelector: {}\ningress:\n- fromRequires: [{matchLabels: {env: prod}}]",
 			"spec.ingress[0].fromRequires: not supported: requirement selectors"},
 		{"toRequires", "endpointSelector: {}\negress:\n- toRequires: [{matchLabels: {env: prod}}]",
@@ -56,6 +48,8 @@ func TestCiliumUnsupportedFields(t *testing.T) {
 			"spec.ingress[0].authentication: not supported"},
 		{"toFQDNs in a deny rule", "endpointSelector: {}\negressDeny:\n- toFQDNs: [{matchName: example.com}]",
 			"spec.egressDeny[0].toFQDNs: not supported"},
+		{"toServices in a deny rule", "endpointSelector: {}\negressDeny:\n- toServices: [{k8sService: {serviceName: x, namespace: y}}]",
+			"spec.egressDeny[0].toServices: not supported"},
 		{"listener", "endpointSelector: {}\negress:\n- toPorts: [{ports: [{port: \"80\"}], listener: {name: x}}]",
 			"spec.egress[0].toPorts[0].listener: not supported"},
 		{"serverNames", "endpointSelector: {}\negress:\n- toPorts: [{ports: [{port: \"443\"}], serverNames: [a.example]}]",
@@ -193,5 +187,47 @@ specs:
 	var de *policyapi.DocumentError
 	if !errors.As(err, &de) || de.Document != 2 || de.Kind != policyapi.KindCiliumNetworkPolicy || de.Name != "allow-db" || len(de.Errs) != 2 {
 		t.Errorf("DocumentError = %+v", de)
+	}
+}
+
+// TestCiliumNotEnforcedFields: toFQDNs and toServices peers and L7 rules
+// are accepted with a warning that says what apiary makes of them: the
+// peer selects nothing (the entry still makes egress default-deny), the
+// L7 rule's ports apply at L4.
+func TestCiliumNotEnforcedFields(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		give      string
+		wantWarn  string
+		wantPeers int
+		wantPorts int
+	}{
+		{"toFQDNs", "endpointSelector: {}\negress:\n- toFQDNs: [{matchName: example.com}]\n  toPorts: [{ports: [{port: \"443\", protocol: TCP}]}]",
+			"spec.egress[0].toFQDNs: not enforced: DNS-based peers need a DNS proxy", 0, 1},
+		{"toServices", "endpointSelector: {}\negress:\n- toServices: [{k8sService: {serviceName: x, namespace: y}}]",
+			"spec.egress[0].toServices: not enforced: service peers are not implemented", 0, 0},
+		{"L7 rules", "endpointSelector: {}\ningress:\n- fromEndpoints: [{}]\n  toPorts:\n  - ports: [{port: \"80\", protocol: TCP}]\n    rules: {http: [{method: GET}]}",
+			"spec.ingress[0].toPorts[0].rules: not enforced: L7 rules need a proxy", 1, 1},
+		{"DNS rules", "endpointSelector: {}\negress:\n- toEndpoints: [{}]\n  toPorts:\n  - ports: [{port: \"53\", protocol: UDP}]\n    rules: {dns: [{matchPattern: \"*\"}]}",
+			"spec.egress[0].toPorts[0].rules: not enforced", 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pols, err := policyapi.ParseDocuments("test.yaml", []byte(cnp(tc.give)), policyapi.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warns []string
+			for _, w := range pols[0].Warnings {
+				warns = append(warns, w.String())
+			}
+			if len(warns) != 1 || !strings.Contains(warns[0], tc.wantWarn) {
+				t.Fatalf("warnings %q, want one saying %q", warns, tc.wantWarn)
+			}
+			r := pols[0].Rules[0]
+			entries := append(append([]policyapi.PeerRule(nil), r.Ingress...), r.Egress...)
+			if len(entries) != 1 || len(entries[0].Peers) != tc.wantPeers || len(entries[0].Ports) != tc.wantPorts {
+				t.Fatalf("entries %+v, want one with %d peers and %d ports", entries, tc.wantPeers, tc.wantPorts)
+			}
+		})
 	}
 }

@@ -19,8 +19,10 @@ const whyL7 = "L7 policy needs a proxy, and apiary enforces L3/L4 only"
 var (
 	portRuleSpec = objectSpec{
 		fields: []string{"ports"},
+		notEnforced: map[string]string{
+			"rules": "not enforced: L7 rules need a proxy, which apiary does not run; the L3/L4 part of this port rule applies (its ports are allowed to its peers, as Cilium's engine allows them before the proxy)",
+		},
 		unsupported: map[string]string{
-			"rules":          whyL7,
 			"listener":       whyL7,
 			"originatingTLS": "TLS interception is not implemented",
 			"terminatingTLS": "TLS interception is not implemented",

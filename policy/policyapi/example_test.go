@@ -43,7 +43,7 @@ spec:
 	fmt.Println("employee of cluster1:", entry.Peers[0].Matches(employee("cluster1")))
 	fmt.Println("employee of cluster2:", entry.Peers[0].Matches(employee("cluster2")))
 
-	_, err = policyapi.ParseDocuments("bad.yaml", []byte(doc+"      rules: {http: [{method: GET}]}\n"), policyapi.DefaultOptions())
+	_, err = policyapi.ParseDocuments("bad.yaml", []byte(doc+"    fromRequires: [{matchLabels: {env: prod}}]\n"), policyapi.DefaultOptions())
 	fmt.Println(err)
 	// Output:
 	// subject: any:app=protected-db,k8s:io.kubernetes.pod.namespace=default
@@ -52,5 +52,5 @@ spec:
 	// ports: [6379/TCP]
 	// employee of cluster1: true
 	// employee of cluster2: false
-	// bad.yaml: document 1 (CiliumNetworkPolicy default/l4-policy): spec.ingress[0].toPorts[0].rules: not supported: L7 policy needs a proxy, and apiary enforces L3/L4 only
+	// bad.yaml: document 1 (CiliumNetworkPolicy default/l4-policy): spec.ingress[0].fromRequires: not supported: requirement selectors (fromRequires/toRequires) are not implemented; add the requirement to each selector
 }

@@ -49,6 +49,10 @@ func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]
 type objectSpec struct {
 	fields      []string
 	unsupported map[string]string
+	// notEnforced are fields accepted with a warning that says what
+	// apiary makes of them (a peer that selects nothing, an L7 rule of
+	// which only the L4 part applies): never more than Cilium allows.
+	notEnforced map[string]string
 }
 
 // object returns v as an object, recording unknown and unsupported
@@ -75,6 +79,10 @@ func (d *decoder) object(path string, v any, spec objectSpec) (m map[string]any,
 		}
 		if why, known := spec.unsupported[name]; known {
 			d.fail(field(path, name), fmt.Errorf("%w: %s", ErrUnsupported, why))
+			continue
+		}
+		if what, known := spec.notEnforced[name]; known {
+			d.warnf(field(path, name), what)
 			continue
 		}
 		d.failf(field(path, name), "unknown field")
