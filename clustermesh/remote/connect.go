@@ -10,7 +10,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/kvstore"
-	kvlayout "github.com/apiary-net/apiary/kvstore/layout"
+	"github.com/apiary-net/apiary/kvstore/layout"
 )
 
 // connection is one etcd client to the remote and the goroutines that
@@ -94,7 +94,7 @@ func (c *Cluster) waitConnected(ctx context.Context, b kvstore.Backend) error {
 // readClusterConfig waits (bounded by ConfigTimeout) for the remote's
 // configuration (kvstore/layout's ClusterConfigKey) and validates it.
 func (c *Cluster) readClusterConfig(ctx context.Context, b kvstore.Backend) (cluster.CiliumClusterConfig, error) {
-	key := kvlayout.ClusterConfigKey(c.p.Name)
+	key := layout.ClusterConfigKey(c.p.Name)
 	ctx, cancel := context.WithTimeout(ctx, c.p.Options.ConfigTimeout)
 	defer cancel()
 	c.setStatus("cluster config: waiting for " + key)
@@ -152,7 +152,7 @@ func (c *Cluster) start(b kvstore.Backend, cfg cluster.CiliumClusterConfig) {
 	}
 	c.mu.Lock()
 	if c.watchers == nil {
-		c.watchers = newWatchers(c.p, c.p.Local.Remote(c.p.Name, cfg.ID), newLayout(c.p.Name, cfg.Capabilities.Cached), c.onSynced)
+		c.watchers = newWatchers(c.p, c.p.Local.Remote(c.p.Name, cfg.ID), newPrefixes(c.p.Name, cfg.Capabilities.Cached), c.onSynced)
 		c.clusterID = cfg.ID
 	}
 	w := c.watchers

@@ -11,18 +11,18 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/kvstore"
-	kvlayout "github.com/apiary-net/apiary/kvstore/layout"
+	"github.com/apiary-net/apiary/kvstore/layout"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
 	"github.com/apiary-net/apiary/policy/source"
 )
 
-// layout is where a remote serves its prefixes: kvstore/layout's state
+// prefixes is where a remote serves its prefixes: kvstore/layout's state
 // prefixes (its own writers), or, with the cached capability, a
 // KVStoreMesh cache's layout.StateToCache(prefix)/<cluster>; the canaries
 // are named after the prefixes' bases (Cilium's adapter).
-type layout struct {
+type prefixes struct {
 	cached                     bool
 	nodes, ipcache, identities string // watched prefixes
 	canaryNodes, canaryIPCache string
@@ -30,25 +30,25 @@ type layout struct {
 	services, canaryServices   string
 }
 
-func newLayout(cluster string, cached bool) layout {
+func newPrefixes(cluster string, cached bool) prefixes {
 	if !cached {
-		return layout{nodes: kvlayout.NodesClusterPrefix(cluster), ipcache: kvlayout.IPDefaultPrefix, identities: kvlayout.IdentitiesIDPrefix,
-			canaryNodes: kvlayout.CanaryNodes, canaryIPCache: kvlayout.CanaryIPCache, canaryIdentities: kvlayout.CanaryIdentities,
-			services: kvlayout.ServicesClusterPrefix(cluster), canaryServices: kvlayout.CanaryServices}
+		return prefixes{nodes: layout.NodesClusterPrefix(cluster), ipcache: layout.IPDefaultPrefix, identities: layout.IdentitiesIDPrefix,
+			canaryNodes: layout.CanaryNodes, canaryIPCache: layout.CanaryIPCache, canaryIdentities: layout.CanaryIdentities,
+			services: layout.ServicesClusterPrefix(cluster), canaryServices: layout.CanaryServices}
 	}
-	cache := kvlayout.StateToCache
-	return layout{cached: true,
-		nodes: cache(kvlayout.NodesPrefix) + "/" + cluster, ipcache: cache(kvlayout.IPPrefix) + "/" + cluster,
-		identities:  cache(kvlayout.IdentitiesPrefix) + "/" + cluster + "/" + kvlayout.AllocatorIDDir,
-		canaryNodes: cache(kvlayout.CanaryNodes), canaryIPCache: cache(kvlayout.CanaryIPCache), canaryIdentities: cache(kvlayout.CanaryIdentities),
-		services: cache(kvlayout.ServicesPrefix) + "/" + cluster, canaryServices: cache(kvlayout.CanaryServices)}
+	cache := layout.StateToCache
+	return prefixes{cached: true,
+		nodes: cache(layout.NodesPrefix) + "/" + cluster, ipcache: cache(layout.IPPrefix) + "/" + cluster,
+		identities:  cache(layout.IdentitiesPrefix) + "/" + cluster + "/" + layout.AllocatorIDDir,
+		canaryNodes: cache(layout.CanaryNodes), canaryIPCache: cache(layout.CanaryIPCache), canaryIdentities: cache(layout.CanaryIdentities),
+		services: cache(layout.ServicesPrefix) + "/" + cluster, canaryServices: cache(layout.CanaryServices)}
 }
 
 // watchers are the watchers of one remote cluster. They outlive a
 // connection: run starts them on each new backend, and what they hold
 // stays while disconnected.
 type watchers struct {
-	layout     layout
+	layout     prefixes
 	nodes      *node.ClusterWatcher
 	ipcache    *ipcache.ClusterWatcher
 	identities *identitycache.ClusterWatcher
@@ -68,7 +68,7 @@ type canaryWatcher struct {
 	store.Watcher
 }
 
-func newWatchers(p Params, cluster cluster.Info, l layout, onSynced func()) *watchers {
+func newWatchers(p Params, cluster cluster.Info, l prefixes, onSynced func()) *watchers {
 	w := &watchers{layout: l, onSynced: onSynced, started: map[string]bool{}}
 	opt := store.WithOnSync(func(context.Context) { w.prefixSynced() })
 	params := func(kind, prefix string) store.WatchParams {
@@ -154,7 +154,7 @@ func (w *watchers) prefixes(cluster string, syncCanaries bool) []models.RemotePr
 		r := models.RemotePrefix{Prefix: cw.Prefix(), Synced: s.Synced(), Entries: s.NumEntries(),
 			Malformed: sk.Malformed, Refused: sk.Refused}
 		if syncCanaries {
-			r.Canary = kvlayout.SyncedKey(cluster, cw.canary)
+			r.Canary = layout.SyncedKey(cluster, cw.canary)
 		}
 		if sk.Total() > 0 {
 			r.LastSkipped = fmt.Sprintf("%s: %v", sk.Last.Key, sk.Last.Err)
