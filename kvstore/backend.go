@@ -90,9 +90,12 @@ type State string
 
 // The connection states.
 const (
-	StateOK       State = "Ok"
-	StateFailure  State = "Failure"
-	StateDisabled State = "Disabled"
+	StateOK State = "Ok"
+	// StateConnecting: the start, until the first status check, or when
+	// that check found no endpoint answering yet (the client is dialling).
+	StateConnecting State = "Connecting"
+	StateFailure    State = "Failure"
+	StateDisabled   State = "Disabled"
 )
 
 // Status is what `apiary status` shows on the KVStore line.

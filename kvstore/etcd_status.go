@@ -28,6 +28,7 @@ type statusChecker struct {
 	mu              sync.Mutex
 	status          Status
 	quorumErrors    int
+	connected       bool // an endpoint answered once since the start
 	lastHeartbeat   time.Time
 	heartbeatsSeen  bool
 	consecutiveFail int
@@ -37,7 +38,7 @@ func newStatusChecker(e *etcdBackend, tlsCfg *tls.Config) *statusChecker {
 	return &statusChecker{
 		e:             e,
 		tls:           tlsCfg,
-		status:        Status{State: StateFailure, Message: "etcd: connecting to " + strings.Join(e.opts.Config.Endpoints, ", ")},
+		status:        Status{State: StateConnecting, Message: "etcd: connecting to " + strings.Join(e.opts.Config.Endpoints, ", ")},
 		lastHeartbeat: time.Now(), // grace period: the writer may be about to write
 	}
 }
@@ -99,6 +100,13 @@ func (s *statusChecker) probe(ctx context.Context) {
 		s.quorumErrors = 0
 	}
 	switch {
+	case ok == 0 && !s.connected && s.consecutiveFail == 0:
+		// The first check after the start: the client may still be
+		// dialling. The next failed check is a Failure.
+		s.consecutiveFail++
+		s.status = Status{State: StateConnecting, Message: fmt.Sprintf(
+			"etcd: connecting to %s (no endpoint answered the first check, next in %s): %s",
+			strings.Join(s.e.opts.Config.Endpoints, ", "), s.e.opts.StatusInterval, strings.Join(failures, "; "))}
 	case ok == 0:
 		s.consecutiveFail++
 		s.status = Status{State: StateFailure, Message: fmt.Sprintf(
@@ -109,7 +117,7 @@ func (s *statusChecker) probe(ctx context.Context) {
 		s.status = Status{State: StateFailure, Message: fmt.Sprintf(
 			"quorum check failed %d times in a row (next in %s): %v", s.quorumErrors, s.e.opts.StatusInterval, quorumErr)}
 	default:
-		s.consecutiveFail = 0
+		s.consecutiveFail, s.connected = 0, true
 		quorum := "true"
 		if quorumErr != nil {
 			quorum = fmt.Sprintf("%v, consecutive-errors=%d", quorumErr, s.quorumErrors)

@@ -54,6 +54,10 @@ func TestStatusUnreachableEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	// Until a second check fails, the line says the client is connecting.
+	if st := b.Status(); st.State != kvstore.StateConnecting || !strings.Contains(st.Message, "connecting to http://127.0.0.1:1") {
+		t.Errorf("status right after the start = %s %q, want Connecting", st.State, st.Message)
+	}
 	st := waitStatus(t, b, "a failure with retry info", func(st kvstore.Status) bool {
 		return strings.Contains(st.Message, "consecutive failed checks")
 	})

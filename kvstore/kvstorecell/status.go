@@ -20,6 +20,11 @@ func newStatusProvider(id cell.FullModuleID, c kvstore.Client, health cell.Healt
 		case kvstore.StateOK:
 			health.OK(st.Message)
 			return status.Report{State: status.Ok, Message: st.Message}
+		case kvstore.StateConnecting:
+			// Not usable yet (the agent is not ready), but nothing has
+			// failed: the line says the client is connecting.
+			health.Degraded("kvstore connecting", errors.New(st.Message))
+			return status.Report{State: status.Warning, Message: st.Message}
 		default:
 			health.Degraded("kvstore not usable", errors.New(st.Message))
 			return status.Report{State: status.Failure, Message: st.Message}
