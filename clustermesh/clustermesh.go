@@ -34,7 +34,8 @@ type Params struct {
 	Metrics     *store.Metrics
 	// Remote are the timings of the remote connections.
 	Remote remote.Options
-	// OnChange is called when a cluster's state changes (metrics).
+	// OnChange is called when the first scan of the config directory
+	// ends and when a cluster's state changes (metrics, status line).
 	OnChange func()
 }
 
@@ -118,6 +119,7 @@ func (cm *ClusterMesh) invalid(refused map[string]error) {
 	case <-first:
 	default:
 		close(first)
+		cm.onChange() // the mesh's clusters are known now
 	}
 }
 

@@ -44,6 +44,7 @@ type collectorParams struct {
 	Logger    *slog.Logger
 	Jobs      job.Group
 	Modules   cell.ModuleLister
+	Refresher *refresher
 	Providers []Provider `group:"status-providers"`
 }
 
@@ -51,6 +52,7 @@ type collector struct {
 	log       *slog.Logger
 	lifecycle cell.Lifecycle
 	jobs      job.Group
+	refresher *refresher
 	entries   []*entry
 
 	ctx    context.Context // of the probes; cancelled at stop
@@ -78,6 +80,7 @@ func newCollector(p collectorParams) (Collector, error) {
 		log:       p.Logger,
 		lifecycle: p.Lifecycle,
 		jobs:      p.Jobs,
+		refresher: p.Refresher,
 		entries:   entries,
 		firstDone: make(chan struct{}),
 	}
@@ -132,6 +135,7 @@ func (c *collector) startProbing(ctx cell.HookContext) error {
 	c.settle = time.Now().Add(settlePeriod)
 	c.mu.Unlock()
 	c.jobs.Add(job.Timer("probe-status", c.probeAll, ProbeInterval))
+	c.refresher.start(c.jobs, c.probeAll)
 	wait := time.NewTimer(firstRoundWait)
 	defer wait.Stop()
 	select {

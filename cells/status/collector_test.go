@@ -219,3 +219,39 @@ func TestSettleAfterStart(t *testing.T) {
 		}
 	})
 }
+
+// TestRefreshProbesNow: a subsystem whose state changed calls Refresh,
+// and the lines are probed again within half a second instead of at the
+// next round five seconds later; a burst of calls makes one round.
+func TestRefreshProbesNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		probes := cell.Module("probes", "Test probes", cell.Provide(
+			func(m cell.FullModuleID) status.ProviderOut {
+				return status.NewProviderOut(m, "Mesh", func(context.Context) status.Report {
+					n := calls.Add(1)
+					return status.Report{State: status.Ok, Message: fmt.Sprintf("call %d", n)}
+				})
+			},
+		))
+		var c status.Collector
+		var r status.Refresher
+		celltest.Start(t, status.Cell, probes, celltest.Capture(&c), celltest.Capture(&r))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("probed %d times in the first second, want 1", n)
+		}
+		for range 5 {
+			r.Refresh()
+		}
+		time.Sleep(600 * time.Millisecond)
+		synctest.Wait()
+		if n := calls.Load(); n != 2 {
+			t.Fatalf("probed %d times 0.6 s after five Refresh calls, want 2 (one round, before the 5 s timer)", n)
+		}
+		if got := entry(t, c.Status(), "Mesh"); got.Message != "call 2" {
+			t.Errorf("line %q after the refresh, want call 2", got.Message)
+		}
+	})
+}

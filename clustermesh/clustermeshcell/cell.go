@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/clustermesh"
 	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/clustermesh/service"
@@ -64,6 +65,7 @@ type params struct {
 	Jobs   job.Group
 	Log    *slog.Logger
 	Health cell.Health
+	Status status.Refresher `optional:"true"`
 }
 
 func newClusterMesh(p params) *clustermesh.ClusterMesh {
@@ -73,6 +75,13 @@ func newClusterMesh(p params) *clustermesh.ClusterMesh {
 			Health: remoteHealth{p.Health}, Lifecycle: p.Lifecycle, Logger: p.Log, Module: p.Module,
 		}),
 		Log: p.Log, Metrics: p.Metrics, Remote: p.Remote,
+		OnChange: func() {
+			// The ClusterMesh line changes with a cluster's readiness:
+			// show it now, not at the next probe round.
+			if p.Status != nil {
+				p.Status.Refresh()
+			}
+		},
 	})
 	if !cm.Enabled() {
 		p.Health.Stopped("disabled: --clustermesh-config is empty")
