@@ -55,6 +55,7 @@ type importer struct {
 	files fileStates
 	store *apiStore // keeps the API-imported policies; nil without a state dir
 	k8s   *k8sObjects
+	warns *policyWarnings
 }
 
 func newImporter(repo *policy.Repository, alloc identity.Allocator, opts policyapi.Options, log *slog.Logger) *importer {
@@ -64,6 +65,7 @@ func newImporter(repo *policy.Repository, alloc identity.Allocator, opts policya
 		cidrs: make(map[netip.Prefix]*identity.Identity),
 		files: fileStates{},
 		k8s:   newK8sObjects(),
+		warns: newPolicyWarnings(),
 	}
 }
 
@@ -117,6 +119,7 @@ func (l *importer) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64
 // replaceFile replaces the rules of file name by those of pols (none:
 // the file is gone).
 func (l *importer) replaceFile(ctx context.Context, name string, pols []*policyapi.Policy) (uint64, error) {
+	l.warns.set("file "+name, pols...)
 	origin := fileLabels(name)
 	var rules []*policyapi.Rule
 	for _, p := range pols {

@@ -92,6 +92,7 @@ func k8sRules(p *policyapi.Policy) []*policyapi.Rule {
 
 func (o objectsSource) Upsert(ctx context.Context, p *policyapi.Policy) (uint64, error) {
 	key := policyKey(p)
+	o.l.warns.set(key.String(), p)
 	rules := k8sRules(p)
 	rev, err := o.l.change(ctx, key.String(), func() uint64 {
 		return o.l.repo.ReplaceMatchingAny([]labels.Labels{objectLabels(key)}, rules...)
@@ -105,6 +106,7 @@ func (o objectsSource) Upsert(ctx context.Context, p *policyapi.Policy) (uint64,
 }
 
 func (o objectsSource) Delete(ctx context.Context, key policy.ObjectKey) (uint64, error) {
+	o.l.warns.set(key.String())
 	rev, err := o.l.change(ctx, "deleted "+key.String(), func() uint64 {
 		r, _ := o.l.repo.DeleteByLabels(objectLabels(key))
 		return r
@@ -126,12 +128,14 @@ func (o objectsSource) Apply(ctx context.Context, reason string, b policy.Batch)
 	var rules []*policyapi.Rule
 	for _, p := range b.Upserts {
 		key := policyKey(p)
+		o.l.warns.set(key.String(), p)
 		pr := k8sRules(p)
 		origins = append(origins, objectLabels(key))
 		counts[key] = len(pr)
 		rules = append(rules, pr...)
 	}
 	for _, key := range b.Deletes {
+		o.l.warns.set(key.String())
 		origins = append(origins, objectLabels(key))
 	}
 	var (

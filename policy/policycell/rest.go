@@ -51,7 +51,13 @@ func newPutHandler(l *importer) api.HandlerOut {
 			api.WriteError(w, http.StatusInternalServerError, err)
 			return
 		}
-		api.WriteJSON(w, http.StatusOK, models.PolicyRevision{Revision: rev})
+		answer := models.PolicyRevision{Revision: rev}
+		for _, p := range pols {
+			for _, warn := range p.Warnings {
+				answer.Warnings = append(answer.Warnings, warn.String())
+			}
+		}
+		api.WriteJSON(w, http.StatusOK, answer)
 	})
 }
 

@@ -64,6 +64,13 @@ func (l *importer) statusReport() status.Report {
 	if len(rejected)+len(skipped) > 0 {
 		state = status.Warning
 	}
+	if warned, lines := l.warns.report(); len(warned) > 0 {
+		// Accepted, but not all enforced (a toFQDNs peer, an L7 rule):
+		// the user must know, for as long as such a policy is in force.
+		state = status.Warning
+		msg += ", not all enforced: " + strings.Join(warned, ", ")
+		details = append(details, lines...)
+	}
 	if s := l.store; s != nil {
 		details = append(details, "API-imported policies kept in "+s.path)
 		if len(s.problems) > 0 {

@@ -25,15 +25,25 @@ func (c *Client) PolicyGet(ctx context.Context, lbls []string) (*models.PolicyRu
 // PolicyPut imports policy documents (YAML or JSON) all or nothing and
 // returns the new revision.
 func (c *Client) PolicyPut(ctx context.Context, documents []byte) (uint64, error) {
-	_, body, err := c.do(ctx, http.MethodPut, "/v1/policy", bytes.NewReader(documents), nil)
+	out, err := c.PolicyImport(ctx, documents)
 	if err != nil {
 		return 0, err
 	}
+	return out.Revision, nil
+}
+
+// PolicyImport is PolicyPut returning the whole answer: the revision and
+// the documents' warnings.
+func (c *Client) PolicyImport(ctx context.Context, documents []byte) (*models.PolicyRevision, error) {
+	_, body, err := c.do(ctx, http.MethodPut, "/v1/policy", bytes.NewReader(documents), nil)
+	if err != nil {
+		return nil, err
+	}
 	var out models.PolicyRevision
 	if err := json.Unmarshal(body, &out); err != nil {
-		return 0, fmt.Errorf("decode answer to PUT /v1/policy: %w", err)
+		return nil, fmt.Errorf("decode answer to PUT /v1/policy: %w", err)
 	}
-	return out.Revision, nil
+	return &out, nil
 }
 
 // PolicyDelete deletes the rules carrying every label of lbls, or every

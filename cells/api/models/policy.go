@@ -7,6 +7,9 @@ import "encoding/json"
 type PolicyRevision struct {
 	Revision uint64 `json:"revision"`
 	Deleted  *int   `json:"deleted,omitempty"`
+	// Warnings are what the imported documents say that was accepted but
+	// not all enforced, or should be fixed ("<document>: <field>: <what>").
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PolicyRules answers GET /v1/policy: the rules in force (each as the

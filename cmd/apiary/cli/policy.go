@@ -80,11 +80,14 @@ func newPolicyImportCommand(global *options) *cobra.Command {
 			}
 			c := global.client()
 			defer c.Close()
-			rev, err := c.PolicyPut(cmd.Context(), data)
+			answer, err := c.PolicyImport(cmd.Context(), data)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", rev)
+			for _, w := range answer.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", answer.Revision)
 			return nil
 		},
 	}
