@@ -24,7 +24,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 	m.ops.Lock()
 	defer m.ops.Unlock()
 	ep := &endpoint{snap: Endpoint{
-		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: r.labels, NamedPorts: r.namedPorts,
+		ID: r.id, NetNSPath: r.netns, IfName: r.ifName, Labels: withNamedPortsLabels(r.labels, r.namedPorts), NamedPorts: r.namedPorts,
 		ContainerID: r.owner.containerID, Pod: PodName{Namespace: r.owner.podNamespace, Name: r.owner.podName},
 		State: StateWaitingForIdentity, Created: time.Now(),
 	}}

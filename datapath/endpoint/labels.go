@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/labels"
+	"github.com/apiary-net/apiary/policy/policyapi"
 )
 
 // UpdateLabels gives endpoint id new labels: it allocates their identity,
@@ -31,6 +32,7 @@ func (m *Manager) UpdateLabels(ctx context.Context, id datapath.EndpointID, ls l
 	if !ok {
 		return false, fmt.Errorf("update labels of endpoint %d: %w", id, ErrNotFound)
 	}
+	ls = withNamedPortsLabels(ls, ep.snap.NamedPorts)
 	if ep.snap.Labels.Equal(ls) {
 		return false, nil
 	}
@@ -72,4 +74,15 @@ func (m *Manager) UpdateLabels(ctx context.Context, id datapath.EndpointID, ls l
 		return true, fmt.Errorf("update labels of endpoint %d: %w", id, errors.Join(errs...))
 	}
 	return true, nil
+}
+
+// withNamedPortsLabels adds the generated named-ports identity labels of
+// ports to ls, as Cilium's agent does for a pod: replicas that number a
+// port name differently get different identities.
+func withNamedPortsLabels(ls labels.Labels, ports []policyapi.NamedPort) labels.Labels {
+	gen := policyapi.NamedPortsIdentityLabels(ports)
+	if len(gen) == 0 {
+		return ls
+	}
+	return ls.With(gen...)
 }

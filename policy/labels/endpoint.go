@@ -7,14 +7,15 @@ import (
 )
 
 // agentSources are the label sources only the agent derives: reserved
-// identities, CIDR identities and FQDN selectors. An endpoint that
+// identities, CIDR identities, FQDN selectors and generated identity
+// labels (the named-ports label). An endpoint that
 // brought one of them could take an identity a policy gives to others
 // (a fromCIDR rule admitting a pod because it claims cidr:192.168.0.0/16).
-var agentSources = []string{SourceReserved, SourceCIDR, SourceFQDN}
+var agentSources = []string{SourceReserved, SourceCIDR, SourceFQDN, SourceGen}
 
 // CheckEndpointLabels refuses the labels an endpoint may not bring
-// itself: any of the sources the agent derives (in any case:
-// "RESERVED:world" too), and the cluster label when it names another
+// itself: any of the sources the agent derives (reserved, cidr, fqdn,
+// gen; in any case: "RESERVED:world" too), and the cluster label when it names another
 // cluster than cluster (the agent adds this cluster's; empty cluster
 // skips that check). The error names every such label.
 func CheckEndpointLabels(ls Labels, cluster string) error {

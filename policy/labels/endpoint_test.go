@@ -19,6 +19,7 @@ func TestCheckEndpointLabels(t *testing.T) {
 		{name: "reserved", give: []string{"reserved:host"}, wantErr: []string{`label reserved:host: source "reserved"`}},
 		{name: "cidr", give: []string{"app=a", "cidr:192.168.0.0/16"}, wantErr: []string{`label cidr:192.168.0.0/16: source "cidr"`}},
 		{name: "fqdn", give: []string{"fqdn:example.com"}, wantErr: []string{`source "fqdn"`}},
+		{name: "generated", give: []string{"gen:io.cilium.k8s.named-ports=http.TCP.80"}, wantErr: []string{`source "gen"`}},
 		{name: "any case", give: []string{"RESERVED:world", "Cidr:0.0.0.0/0"}, wantErr: []string{"RESERVED:world", "Cidr:0.0.0.0/0"}},
 		{name: "another cluster", give: []string{"k8s:io.cilium.k8s.policy.cluster=evil"}, cluster: "c1", wantErr: []string{`names cluster "evil", but this is cluster "c1"`}},
 		{name: "cluster unchecked without a cluster", give: []string{"k8s:io.cilium.k8s.policy.cluster=evil"}},

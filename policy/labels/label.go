@@ -15,6 +15,9 @@ const (
 	SourceUnspec    = "unspec"
 	SourceContainer = "container"
 	SourceGenerated = "cilium-generated"
+	// SourceGen is the source of identity labels the agent generates
+	// (Cilium's "gen"), such as a pod's named-ports label.
+	SourceGen = "gen"
 )
 
 // Well-known label keys.

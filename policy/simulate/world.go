@@ -172,7 +172,7 @@ func (sim *Simulation) allocate(ls labels.Labels) *identity.Identity {
 
 // endpointLabels returns the identity labels the agent gives a pod: its
 // labels, its namespace, its namespace's labels and its cluster, all of
-// source k8s. A namespace the scenario does not list has only
+// source k8s, and the generated named-ports label of its named ports. A namespace the scenario does not list has only
 // kubernetes.io/metadata.name.
 func endpointLabels(ep *endpoint, namespaces map[string]Namespace) labels.Labels {
 	ls := labels.FromMap(labels.SourceK8s, ep.spec.Labels)
@@ -186,6 +186,7 @@ func endpointLabels(ep *endpoint, namespaces map[string]Namespace) labels.Labels
 	for _, k := range slices.Sorted(maps.Keys(nsLabels)) {
 		ls = ls.With(labels.New(labels.SourceK8s, labels.PrefixNamespaceLabels+"."+k, nsLabels[k]))
 	}
+	ls = ls.With(policyapi.NamedPortsIdentityLabels(ep.ports)...)
 	return ls.With(
 		labels.New(labels.SourceK8s, labels.KeyPodNamespace, ep.spec.Namespace),
 		labels.New(labels.SourceK8s, labels.KeyPolicyCluster, ep.cluster),

@@ -3,8 +3,6 @@ package policydiff
 import (
 	"flag"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +38,6 @@ func TestAgainstCilium(t *testing.T) {
 		default:
 			q, n, h, diffs, differing := compare(c, av, cv)
 			queries, compared = queries+q, compared+n
-			hidden.union += h.union
 			hidden.unpoliced += h.unpoliced
 			if len(diffs) > 0 {
 				t.Errorf("seed %d: %d of %d directions differ:\n%s\nscenario:\n%s", c.Seed, len(diffs), n,
@@ -53,19 +50,14 @@ func TestAgainstCilium(t *testing.T) {
 		}
 	}
 	t.Logf("%d scenarios, %d queries, %d directions compared", *scenariosFlag, queries, compared)
-	if hidden.union > 0 {
-		t.Logf("%d egress differences on a named port other pods of the destination's labels declare (docs/policy.md, \"Named ports\")", hidden.union)
-	}
 	if hidden.unpoliced > 0 {
 		t.Logf("%d directions of ICMPv6 neighbour discovery not compared: apiary never polices it", hidden.unpoliced)
 	}
 }
 
-// hiddenDiffs counts the directions not failed: the differences of
-// namedPortUnionCase, a deliberate divergence (docs/policy.md), and the
-// directions apiary never polices (Unpoliced), which Cilium's engine
-// alone cannot decide.
-type hiddenDiffs struct{ union, unpoliced int }
+// hiddenDiffs counts the directions not compared: those apiary never
+// polices (Unpoliced), which Cilium's engine alone cannot decide.
+type hiddenDiffs struct{ unpoliced int }
 
 // compare returns how many queries and directions it compared, the
 // differences it hides, the others, one line each, and the queries with
@@ -88,10 +80,6 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 			if d.got == d.want {
 				continue
 			}
-			if d.name == "egress" && egressNamedPortCase(c, q) && namedPortUnionCase(c, q) {
-				hidden.union++
-				continue
-			}
 			diffs = append(diffs, fmt.Sprintf("  %s -> %s %s %s: apiary %s, cilium %s",
 				q.From, q.To, queryTraffic(q), d.name, d.got, d.want))
 			if len(differing) == 0 || differing[len(differing)-1] != q {
@@ -100,58 +88,6 @@ func compare(c *Case, apiary, cilium []Verdicts) (queries, directions int, hidde
 		}
 	}
 	return len(c.Scenario.Queries), directions, hidden, diffs, differing
-}
-
-// namedPortUnionCase reports whether q's destination (by name or
-// address) is a pod with the labels of another pod that declares q's
-// port under a name egress rules use, when the destination does not:
-// apiary resolves an egress
-// named port for the pods of one label set (one identity) to the union
-// of their numbers, Cilium gives pods with different named ports
-// different identities (docs/policy.md, "Named ports", once the named
-// ports fix is merged).
-func namedPortUnionCase(c *Case, q simulate.Query) bool {
-	var dst *simulate.Endpoint
-	for i, ep := range c.Scenario.Endpoints {
-		if ep.Namespace+"/"+ep.Name == q.To || ep.Cluster+"/"+ep.Namespace+"/"+ep.Name == q.To || slices.Contains(ep.IPs, q.To) {
-			dst = &c.Scenario.Endpoints[i]
-		}
-	}
-	if dst == nil {
-		return false
-	}
-	declares := func(ep *simulate.Endpoint) bool {
-		for _, p := range ep.Ports {
-			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, queryProtocol(q)) {
-				return true
-			}
-		}
-		return false
-	}
-	if declares(dst) {
-		return false
-	}
-	for i, ep := range c.Scenario.Endpoints {
-		if ep.Cluster == dst.Cluster && ep.Namespace == dst.Namespace && maps.Equal(ep.Labels, dst.Labels) && declares(&c.Scenario.Endpoints[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// egressNamedPortCase reports whether q's port and protocol are those of
-// a named port that some pod of c declares under a name that egress
-// rules of c use: the only queries whose egress verdict the deliberate
-// named-port divergence can change.
-func egressNamedPortCase(c *Case, q simulate.Query) bool {
-	for _, ep := range c.Scenario.Endpoints {
-		for _, p := range ep.Ports {
-			if c.EgressPortNames[p.Name] && p.Port == q.Port && strings.EqualFold(p.Protocol, queryProtocol(q)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // queryProtocol returns q's protocol, TCP when it names none.

@@ -169,7 +169,7 @@ func (m *Manager) WaitForInitialGlobalIdentities(ctx context.Context) error {
 }
 
 // identityLabels keeps the identity-relevant labels of an endpoint's
-// label set (reserved and cidr labels always count) and adds the cluster
+// label set (reserved, cidr and generated labels always count) and adds the cluster
 // label.
 func (m *Manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
 	return m.withClusterLabel(m.relevantLabels(lbls))
@@ -179,7 +179,7 @@ func (m *Manager) identityLabels(lbls labels.Labels) (labels.Labels, error) {
 func (m *Manager) relevantLabels(lbls labels.Labels) labels.Labels {
 	var fixed, rest labels.Labels
 	for _, l := range lbls {
-		if l.Source == labels.SourceReserved || l.Source == labels.SourceCIDR {
+		if l.Source == labels.SourceReserved || l.Source == labels.SourceCIDR || l.Source == labels.SourceGen {
 			fixed = append(fixed, l)
 		} else {
 			rest = append(rest, l)

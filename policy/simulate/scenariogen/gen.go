@@ -45,8 +45,7 @@ type Case struct {
 	// Policies are the policy objects, one YAML document each.
 	Policies []string
 	// EgressPortNames are the port names (lower case) that egress rules
-	// use: a comparison with Cilium needs them to tell apart a
-	// deliberate named-port difference (docs/policy.md, "Named ports").
+	// use, for a reader of a case who looks for named-port queries.
 	EgressPortNames map[string]bool
 }
 
