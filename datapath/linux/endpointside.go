@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -57,18 +58,35 @@ func configureFamily(l netlink.Link, ip, gw netip.Addr, hostMAC net.HardwareAddr
 		return fmt.Errorf("add address %s to %s: %w", ip, l.Attrs().Name, err)
 	}
 	idx := l.Attrs().Index
-	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: idx, Dst: hostNet(gw), Scope: netlink.SCOPE_LINK}); err != nil {
+	// A second interface of a pod (another endpoint in the same
+	// namespace) must not take the first one's routes: the gateway and
+	// default routes are added only where the namespace has none.
+	first, err := addRouteUnlessExists(&netlink.Route{LinkIndex: idx, Dst: hostNet(gw), Scope: netlink.SCOPE_LINK})
+	if err != nil {
 		return fmt.Errorf("route to gateway %s: %w", gw, err)
 	}
 	if err := setNeighbour(idx, gw, hostMAC); err != nil {
 		return err
 	}
+	if !first {
+		return nil // the pod's first interface routes through the gateway
+	}
 	def := &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
 	if ip.Is6() {
 		def = &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
 	}
-	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: idx, Dst: def, Gw: net.IP(gw.AsSlice())}); err != nil {
+	if _, err := addRouteUnlessExists(&netlink.Route{LinkIndex: idx, Dst: def, Gw: net.IP(gw.AsSlice())}); err != nil {
 		return fmt.Errorf("default route via %s: %w", gw, err)
 	}
 	return nil
+}
+
+// addRouteUnlessExists adds r and reports whether it did; a route to the
+// same destination already there (the pod's first interface's) is kept.
+func addRouteUnlessExists(r *netlink.Route) (bool, error) {
+	err := netlink.RouteAdd(r)
+	if errors.Is(err, unix.EEXIST) {
+		return false, nil
+	}
+	return err == nil, err
 }

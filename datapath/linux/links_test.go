@@ -212,3 +212,38 @@ func TestCreateReplacesLeftoverLink(t *testing.T) {
 		t.Fatalf("link %+v", link)
 	}
 }
+
+// TestSecondInterfaceKeepsDefaultRoute: a second endpoint in a pod's
+// namespace (net1 beside eth0) does not take the pod's default route or
+// its route to the gateway.
+func TestSecondInterfaceKeepsDefaultRoute(t *testing.T) {
+	ctx := context.Background()
+	_, d := newNode(t)
+	pod := netnstest.New(t, "apiary-pod")
+	first := spec(31, pod, "10.0.1.31", "")
+	second := spec(32, pod, "10.0.1.32", "")
+	second.IfName = "net1"
+	for _, s := range []datapath.EndpointLinkSpec{first, second} {
+		if _, err := d.CreateEndpointLink(ctx, s); err != nil {
+			t.Fatalf("create %s: %v", s.IfName, err)
+		}
+	}
+	netnstest.Must(t, pod, func() error {
+		eth0, err := netlink.LinkByName("eth0")
+		if err != nil {
+			return err
+		}
+		routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+		if err != nil {
+			return err
+		}
+		for _, r := range routes {
+			isDefault := r.Dst == nil || r.Dst.String() == "0.0.0.0/0"
+			isGateway := r.Dst != nil && r.Dst.String() == "10.0.1.1/32"
+			if (isDefault || isGateway) && r.LinkIndex != eth0.Attrs().Index {
+				t.Errorf("route %s goes out of interface %d, want eth0 (%d)", r, r.LinkIndex, eth0.Attrs().Index)
+			}
+		}
+		return nil
+	})
+}
