@@ -9,7 +9,8 @@ var Cell = cell.Module(
 	"REST API on a unix socket",
 
 	cell.Config(DefaultConfig),
-	cell.Provide(newServer),
+	cell.ProvidePrivate(newInflightFromConfig),
+	cell.Provide(newServer, func(f *inflight) Requests { return f }),
 	cell.Invoke(requireServer),
 )
 

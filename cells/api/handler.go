@@ -77,7 +77,7 @@ func (h Handler) validate() error {
 
 // newMux registers the handlers on a new ServeMux. Invalid handlers,
 // duplicates and conflicting patterns are errors that name the handlers.
-func newMux(handlers []Handler) (*http.ServeMux, error) {
+func newMux(handlers []Handler, track *inflight) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	seen := map[string]Handler{}
 	var errs []error
@@ -92,7 +92,7 @@ func newMux(handlers []Handler) (*http.ServeMux, error) {
 				key, prev.owner(), h.owner()))
 			continue
 		}
-		if err := handle(mux, h); err != nil {
+		if err := handle(mux, h, track); err != nil {
 			errs = append(errs, fmt.Errorf("register API handler %q (%s): %w", key, h.owner(), err))
 			continue
 		}
@@ -102,8 +102,9 @@ func newMux(handlers []Handler) (*http.ServeMux, error) {
 }
 
 // handle registers h, turning ServeMux's panics on bad or conflicting
-// patterns into errors.
-func handle(mux *http.ServeMux, h Handler) (err error) {
+// patterns into errors; track, unless nil, tracks a non-streaming
+// handler's requests and gives them their deadline.
+func handle(mux *http.ServeMux, h Handler, track *inflight) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
@@ -112,6 +113,8 @@ func handle(mux *http.ServeMux, h Handler) (err error) {
 	handler := h.Handler
 	if h.Streaming {
 		handler = withoutDeadlines(handler)
+	} else if track != nil {
+		handler = track.wrap(handler)
 	}
 	mux.Handle(h.Pattern(), handler)
 	return nil

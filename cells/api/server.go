@@ -43,7 +43,8 @@ type serverParams struct {
 	Hooks          cell.HookLister
 	Timings        cell.PhaseTimer
 	Controllers    controller.Registry `optional:"true"`
-	Handlers       []Handler           `group:"api-handlers"`
+	Inflight       *inflight
+	Handlers       []Handler `group:"api-handlers"`
 }
 
 type server struct {
@@ -56,6 +57,9 @@ type server struct {
 
 	http     *http.Server
 	limiter  *connLimiter
+	track    *inflight
+	stopSlow chan struct{}
+	slowDone chan struct{}
 	done     chan struct{}
 	file     os.FileInfo
 	stopping atomic.Bool // Stop closes the listener before the server
@@ -76,7 +80,8 @@ func newServer(p serverParams) (Server, error) {
 		return cmp.Or(strings.Compare(a.Pattern(), b.Pattern()), strings.Compare(a.owner(), b.owner()))
 	})
 	handlers := append(b.handlers(), provided...)
-	mux, err := newMux(handlers)
+	track := p.Inflight
+	mux, err := newMux(handlers, track)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +91,7 @@ func newServer(p serverParams) (Server, error) {
 		log:     p.Logger,
 		health:  p.Health,
 		handler: jsonErrors{mux: mux, log: p.Logger},
+		track:   track,
 	}
 	for _, h := range handlers {
 		s.patterns = append(s.patterns, h.Pattern())
@@ -122,6 +128,8 @@ func (s *server) Start(ctx cell.HookContext) error {
 	}
 	s.done = make(chan struct{})
 	go s.serve(s.limiter)
+	s.stopSlow, s.slowDone = make(chan struct{}), make(chan struct{})
+	go s.track.watch(s.stopSlow, s.slowDone)
 	s.log.Info("Serving the REST API", "socket", s.path, "endpoints", len(s.patterns),
 		"max-connections", s.cfg.APIMaxConnections, "read-body-timeout", s.cfg.APIReadBodyTimeout, "write-timeout", s.cfg.APIWriteTimeout)
 	s.health.OK("listening on " + s.path)
@@ -154,6 +162,8 @@ func (s *server) Stop(ctx cell.HookContext) error {
 		s.http.Close()
 	}
 	<-s.done
+	close(s.stopSlow)
+	<-s.slowDone
 	if info, err := os.Lstat(s.path); err == nil && s.file != nil && os.SameFile(info, s.file) {
 		if err := os.Remove(s.path); err != nil {
 			errs = append(errs, fmt.Errorf("remove socket %s: %w", s.path, err))

@@ -17,5 +17,6 @@ var Cell = cell.Module(
 		newStatusHandler,
 		newHiveProvider,
 		newControllersProvider,
+		newAPIProvider,
 	),
 )

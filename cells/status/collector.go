@@ -72,7 +72,10 @@ var (
 )
 
 func newCollector(p collectorParams) (Collector, error) {
-	entries := orderEntries(p.Providers, p.Modules.Modules())
+	// A ProviderOut left empty adds no line (a provider whose subsystem
+	// is not in this hive, such as the API line without an API server).
+	providers := slices.DeleteFunc(slices.Clone(p.Providers), func(pr Provider) bool { return pr.Name == "" && pr.Probe == nil })
+	entries := orderEntries(providers, p.Modules.Modules())
 	if err := validateProviders(entries); err != nil {
 		return nil, err
 	}

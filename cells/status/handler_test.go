@@ -17,10 +17,10 @@ func TestStatusEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != status.Ok || len(st.Entries) != 3 {
-		t.Fatalf("status = %+v, want Ok with 3 entries", st)
+	if st.State != status.Ok || len(st.Entries) != 4 {
+		t.Fatalf("status = %+v, want Ok with 4 entries", st)
 	}
-	for i, name := range []string{"Controllers", "Hive", "Extra"} {
+	for i, name := range []string{"API", "Controllers", "Hive", "Extra"} {
 		e := st.Entries[i]
 		if e.Name != name || e.State != status.Ok || e.LastProbe == nil || e.Stale {
 			t.Errorf("entry %d = %+v, want %s Ok with a probe time", i, e, name)

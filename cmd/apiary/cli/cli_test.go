@@ -20,6 +20,7 @@ func TestStatus(t *testing.T) {
 		`^Agent: +Ok +dev \(go.*\), up [0-9hms]+$`,
 		`^State dir: +Ok +/.*/state \(mode 0750, .* free\)$`,
 		`^Metrics: +Disabled +--prometheus-serve-addr is empty$`,
+		`^API: +Ok +/.*/apiary.sock, \d+ requests in flight$`,
 		`^Controllers: +Ok +0/0 healthy$`,
 		`^Hive: +Ok +7 modules, 0 degraded$`,
 		`^Overall: +Ok$`,
@@ -58,8 +59,8 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("output is not a status document: %v\n%s", err, out)
 	}
-	if st.State != models.StateOk || len(st.Entries) != 5 || st.Entries[0].Name != "Agent" {
-		t.Errorf("status = %+v, want Ok with 5 entries starting with Agent", st)
+	if st.State != models.StateOk || len(st.Entries) != 6 || st.Entries[0].Name != "Agent" {
+		t.Errorf("status = %+v, want Ok with 6 entries starting with Agent", st)
 	}
 	if code, _, errOut := run(t, socket, "status", "-o", "yaml"); code != 1 || errOut != "--output: \"yaml\" is not text or json\n" {
 		t.Errorf("-o yaml = %d %q, want a one-line error", code, errOut)
