@@ -24,6 +24,7 @@ type Repository struct {
 	revision uint64
 	changed  chan struct{} // closed and replaced at each revision
 	resolved map[identity.NumericIdentity]*SelectorPolicy
+	mode     EnforcementMode
 }
 
 // NewRepository returns an empty repository at revision 1 whose resolved
@@ -131,6 +132,9 @@ func (r *Repository) Resolve(ident *identity.Identity) *SelectorPolicy {
 		r.cache.Locked(old.markStaleLocked)
 	}
 	sp := newSelectorPolicy(r.cache, r.peers, ident, r.revision, r.rules.all())
+	if r.mode == EnforceAlways {
+		sp.defaultDeny = [2]bool{true, true}
+	}
 	r.resolved[ident.ID] = sp
 	return sp
 }

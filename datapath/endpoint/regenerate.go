@@ -50,6 +50,9 @@ func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
 	// it only has deny rules: with it off the programs let every flow pass.
 	ingress := datapath.PolicyEnforced(ms, policy.Ingress, sp.DefaultDeny(policy.Ingress))
 	egress := datapath.PolicyEnforced(ms, policy.Egress, sp.DefaultDeny(policy.Egress))
+	if m.p.Policy.EnforcementMode() == policy.EnforceNever { // --enable-policy=never
+		ingress, egress = false, false
+	}
 	m.update(ep, func(e *Endpoint) { e.PolicyRevision, e.PolicyKeys = rev, len(ms) })
 	if ep.attached && ingress == ep.snap.IngressEnforcement && egress == ep.snap.EgressEnforcement {
 		return nil

@@ -54,15 +54,28 @@ type Config struct {
 	// of documents of any kind); it is watched, and each file's rules are
 	// replaced when it changes. Empty: no directory.
 	PolicyDir string
+	// EnablePolicy is Cilium's --enable-policy: default (a direction is
+	// enforced where a rule selects the endpoint), always (every
+	// endpoint in default deny both ways) or never (nothing enforced).
+	EnablePolicy string
 }
 
-// DefaultConfig loads no directory.
-var DefaultConfig = Config{}
+// DefaultConfig loads no directory and enforces as Kubernetes defines.
+var DefaultConfig = Config{EnablePolicy: string(policy.EnforceDefault)}
 
-// Flags registers --policy-dir.
+// Flags registers --policy-dir and --enable-policy.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("policy-dir", def.PolicyDir,
 		"Directory of policy files (YAML/JSON, multi-document) to load and watch")
+	fs.String("enable-policy", def.EnablePolicy,
+		"When endpoints enforce policy: default (where a rule selects them), always (every endpoint, both directions) or never")
+}
+
+// Validate refuses an unknown --enable-policy.
+func (c *Config) Validate() error {
+	m, err := policy.ParseEnforcementMode(c.EnablePolicy)
+	c.EnablePolicy = string(m)
+	return err
 }
 
 // cacheOut provides the selector cache and registers it as an identity
@@ -100,7 +113,9 @@ type importerParams struct {
 // --policy-dir once and start watching it.
 func newImporterCell(p importerParams) *importer {
 	opts := policyapi.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
-	l := newImporter(policy.NewRepository(p.Cache), p.Allocator, opts, p.Log)
+	repo := policy.NewRepository(p.Cache)
+	repo.SetEnforcementMode(policy.EnforcementMode(p.Config.EnablePolicy))
+	l := newImporter(repo, p.Allocator, opts, p.Log)
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
 	if p.StateDir != nil {
