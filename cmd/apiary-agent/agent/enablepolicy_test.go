@@ -16,7 +16,7 @@ import (
 // b: no egress rule allows it); never lets the denied c reach b.
 func TestEnablePolicyModes(t *testing.T) {
 	for _, tt := range []struct {
-		mode            string
+		mode             string
 		bToA, cToB, aToB bool // allowed
 	}{
 		{mode: "default", bToA: true, cToB: false, aToB: true},
