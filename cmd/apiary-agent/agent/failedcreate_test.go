@@ -1,0 +1,36 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/datapath/linux/netnstest"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+)
+
+// TestFailedCreateLeavesNothing: an endpoint whose policy does not fit
+// its map (--bpf-policy-map-max) is refused, and the failed request
+// leaves no pinned policy map, no veth and no state file behind.
+func TestFailedCreateLeavesNothing(t *testing.T) {
+	n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
+		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+	if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(dFullPolicy()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := startNode(t, n, nil, "bpf-policy-map-max=64")
+	createEndpoint(t, c, 1, netnstest.New(t, "apiary-pod"), "a") // the peer d's 70 ports open to
+	ep, err := c.EndpointPut(t.Context(), 4, models.EndpointRequest{NetNSPath: netnstest.New(t, "apiary-pod"),
+		Labels: []string{"app=d", "io.kubernetes.pod.namespace=default"}})
+	if err == nil || !strings.Contains(err.Error(), "do not fit") {
+		t.Fatalf("create with an oversized policy: %+v %v, want a refusal saying the keys do not fit", ep, err)
+	}
+	if _, err := os.Stat(filepath.Join(n.bpfRoot, "policy_4")); !os.IsNotExist(err) {
+		t.Errorf("policy_4 pinned after the failed create (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(n.stateDir, "endpoints", "4.json")); !os.IsNotExist(err) {
+		t.Errorf("state file of endpoint 4 after the failed create (stat: %v)", err)
+	}
+}
