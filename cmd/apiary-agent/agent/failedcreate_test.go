@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cmd/apiary/cli"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
@@ -32,5 +33,33 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(n.stateDir, "endpoints", "4.json")); !os.IsNotExist(err) {
 		t.Errorf("state file of endpoint 4 after the failed create (stat: %v)", err)
+	}
+}
+
+// TestPolicyImportWait: `apiary policy import --wait` exits 0 once every
+// endpoint enforces the new revision, and 1 naming the endpoint whose
+// policy map cannot hold it.
+func TestPolicyImportWait(t *testing.T) {
+	n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
+		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+	c, _ := startNode(t, n, nil, "bpf-policy-map-max=64")
+	createEndpoint(t, c, 1, netnstest.New(t, "apiary-pod"), "a")
+	createEndpoint(t, c, 4, netnstest.New(t, "apiary-pod"), "d")
+	dir := t.TempDir()
+	run := func(policy string) (int, string) {
+		file := filepath.Join(dir, "policy.yaml")
+		if err := os.WriteFile(file, []byte(policy), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut strings.Builder
+		code := cli.Execute(t.Context(), []string{"--socket", c.SocketPath(), "policy", "import", "--wait", file}, &out, &errOut)
+		return code, errOut.String()
+	}
+	if code, errOut := run(enforcePolicy); code != 0 {
+		t.Fatalf("import --wait of a policy that fits: exit %d, %s", code, errOut)
+	}
+	code, errOut := run(dFullPolicy())
+	if code != 1 || !strings.Contains(errOut, "cannot be enforced by 1 endpoints: endpoint 4:") || !strings.Contains(errOut, "do not fit") {
+		t.Fatalf("import --wait of a policy endpoint 4's map cannot hold: exit %d, %q", code, errOut)
 	}
 }

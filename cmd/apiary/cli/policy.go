@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +70,9 @@ func newPolicyGetCommand(global *options) *cobra.Command {
 }
 
 func newPolicyImportCommand(global *options) *cobra.Command {
-	return &cobra.Command{
+	var wait bool
+	var waitTime time.Duration
+	cmd := &cobra.Command{
 		Use:   "import <file|->",
 		Short: "Import policy documents (YAML or JSON), all or nothing",
 		Args:  cobra.ExactArgs(1),
@@ -88,9 +91,15 @@ func newPolicyImportCommand(global *options) *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Revision: %d\n", answer.Revision)
-			return nil
+			if !wait {
+				return nil
+			}
+			return waitRealized(cmd.Context(), c, answer.Revision, waitTime)
 		},
 	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "Wait until every endpoint enforces the new revision; exit 1 naming the endpoints that cannot")
+	cmd.Flags().DurationVar(&waitTime, "wait-time", 20*time.Second, "How long --wait waits")
+	return cmd
 }
 
 // readInput reads a file, or stdin for "-".
