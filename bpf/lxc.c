@@ -26,8 +26,13 @@
 char __license[] SEC("license") = "Dual BSD/GPL";
 
 /* Per-endpoint constants, set by the loader before the load (no compiler
- * on the node). enforce_*: 1 when policy is enforced in that direction; 0
- * lets every new flow in that direction through without a policy lookup. */
+ * on the node). enforce_*: ENFORCE_ON when policy is enforced in that
+ * direction; ENFORCE_OFF lets every new flow in that direction through
+ * without a policy lookup; ENFORCE_AUDIT (--policy-audit-mode) looks the
+ * policy up and reports its verdict, but lets a denied flow through. */
+#define ENFORCE_OFF 0
+#define ENFORCE_ON 1
+#define ENFORCE_AUDIT 2
 volatile const __u32 endpoint_id = 0;
 volatile const __u32 endpoint_identity = 0;
 volatile const __u8 enforce_ingress = 1;
@@ -82,7 +87,7 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 		if (verdict_events_on())
 			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
 				   dir, endpoint_id, src_id, dst_id);
-		if (!pv.allowed)
+		if (!pv.allowed && enforce != ENFORCE_AUDIT)
 			return drop(f, pv.reason, dir, src_id, dst_id);
 	}
 	ct_create(f, dir, peer, endpoint_id, rev, now);
@@ -123,7 +128,7 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 di
 		if (verdict_events_on())
 			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
 				   dir, endpoint_id, src_id, dst_id);
-		if (!pv.allowed) {
+		if (!pv.allowed && enforce != ENFORCE_AUDIT) {
 			v->expires = 0;
 			return drop(f, pv.reason, dir, src_id, dst_id);
 		}

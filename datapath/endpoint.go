@@ -87,6 +87,9 @@ type EndpointSpec struct {
 	// enforced in each direction (false: everything is allowed).
 	IngressEnforcement bool
 	EgressEnforcement  bool
+	// PolicyAudit (--policy-audit-mode): the enforced directions look
+	// policy up and report its verdicts, but let denied flows through.
+	PolicyAudit bool
 }
 
 // Loader loads and attaches the endpoint programs.

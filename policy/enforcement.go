@@ -47,3 +47,19 @@ func (r *Repository) EnforcementMode() EnforcementMode {
 	}
 	return r.mode
 }
+
+// SetAuditMode sets --policy-audit-mode: endpoints look policy up and
+// report its verdicts, but denied flows pass. Call it before endpoints
+// are attached.
+func (r *Repository) SetAuditMode(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.audit = on
+}
+
+// AuditMode reports whether --policy-audit-mode is on.
+func (r *Repository) AuditMode() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.audit
+}

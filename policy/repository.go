@@ -25,6 +25,7 @@ type Repository struct {
 	changed  chan struct{} // closed and replaced at each revision
 	resolved map[identity.NumericIdentity]*SelectorPolicy
 	mode     EnforcementMode
+	audit    bool
 }
 
 // NewRepository returns an empty repository at revision 1 whose resolved

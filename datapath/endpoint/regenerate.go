@@ -61,7 +61,7 @@ func (m *Manager) regenerateSteps(ctx context.Context, ep *endpoint) error {
 		m.mu.RLock()
 		spec := datapath.EndpointSpec{ID: ep.snap.ID, IfIndex: ep.snap.HostIfIndex, IfName: ep.snap.HostIfName,
 			Identity: ep.ident.ID, IPv4: ep.snap.IPv4, IPv6: ep.snap.IPv6,
-			IngressEnforcement: ingress, EgressEnforcement: egress}
+			IngressEnforcement: ingress, EgressEnforcement: egress, PolicyAudit: m.p.Policy.AuditMode()}
 		m.mu.RUnlock()
 		ep.attached = false // a failed replace may have detached
 		if err := m.p.Loader.Attach(ctx, spec); err != nil {

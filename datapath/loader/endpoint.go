@@ -28,3 +28,15 @@ func boolByte(b bool) uint8 {
 	}
 	return 0
 }
+
+// enforceByte is an enforce_* constant of the programs: 0 off, 1 on, 2
+// audit (on, but a denied flow passes).
+func enforceByte(enforced, audit bool) uint8 {
+	switch {
+	case !enforced:
+		return 0
+	case audit:
+		return 2
+	}
+	return 1
+}

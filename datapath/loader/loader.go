@@ -150,8 +150,8 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 	consts := map[string]any{
 		bpf.LxcVarEndpointId:       uint32(ep.ID),
 		bpf.LxcVarEndpointIdentity: uint32(ep.Identity),
-		bpf.LxcVarEnforceIngress:   boolByte(ep.IngressEnforcement),
-		bpf.LxcVarEnforceEgress:    boolByte(ep.EgressEnforcement),
+		bpf.LxcVarEnforceIngress:   enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarEnforceEgress:    enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {

@@ -58,17 +58,22 @@ type Config struct {
 	// enforced where a rule selects the endpoint), always (every
 	// endpoint in default deny both ways) or never (nothing enforced).
 	EnablePolicy string
+	// PolicyAuditMode is Cilium's --policy-audit-mode: policy verdicts
+	// are computed and reported, but denied flows pass.
+	PolicyAuditMode bool
 }
 
 // DefaultConfig loads no directory and enforces as Kubernetes defines.
 var DefaultConfig = Config{EnablePolicy: string(policy.EnforceDefault)}
 
-// Flags registers --policy-dir and --enable-policy.
+// Flags registers --policy-dir, --enable-policy and --policy-audit-mode.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("policy-dir", def.PolicyDir,
 		"Directory of policy files (YAML/JSON, multi-document) to load and watch")
 	fs.String("enable-policy", def.EnablePolicy,
 		"When endpoints enforce policy: default (where a rule selects them), always (every endpoint, both directions) or never")
+	fs.Bool("policy-audit-mode", def.PolicyAuditMode,
+		"Report policy verdicts (apiary monitor) but let denied flows through: to try a policy before enforcing it")
 }
 
 // Validate refuses an unknown --enable-policy.
@@ -115,6 +120,7 @@ func newImporterCell(p importerParams) *importer {
 	opts := policyapi.NewOptions(p.ClusterInfo.ClusterName, p.APIConfig)
 	repo := policy.NewRepository(p.Cache)
 	repo.SetEnforcementMode(policy.EnforcementMode(p.Config.EnablePolicy))
+	repo.SetAuditMode(p.Config.PolicyAuditMode)
 	l := newImporter(repo, p.Allocator, opts, p.Log)
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
