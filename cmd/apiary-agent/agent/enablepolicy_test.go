@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
 // TestEnablePolicyModes runs Cilium's --enable-policy modes on real
@@ -35,8 +34,7 @@ func TestEnablePolicyModes(t *testing.T) {
 			name += ", audit"
 		}
 		t.Run(name, func(t *testing.T) {
-			n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-				policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+			n := newNodeA(t)
 			if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(enforcePolicy), 0o600); err != nil {
 				t.Fatal(err)
 			}

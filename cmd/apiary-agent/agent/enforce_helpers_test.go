@@ -20,6 +20,7 @@ import (
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -30,6 +31,13 @@ type node struct {
 	name, ns, stateDir, bpfRoot, policyDir string
 	ip, podCIDR                            string
 	ip6                                    string // a dual-stack node's IPv6 address
+}
+
+// newNodeA is node-a (192.0.2.10, pod CIDR 10.0.1.0/24) in a new
+// network namespace, with its own state dir, bpffs root and policy dir.
+func newNodeA(t *testing.T) node {
+	return node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
+		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
 }
 
 // startNode starts the whole agent for n (real loader, Linux datapath in

@@ -16,7 +16,6 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
@@ -81,8 +80,7 @@ spec:
 func TestEnforcement(t *testing.T) {
 	ctx := context.Background()
 	srv := kvstoretest.StartServer(t)
-	n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+	n := newNodeA(t)
 	if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(enforcePolicy), 0o600); err != nil {
 		t.Fatal(err)
 	}

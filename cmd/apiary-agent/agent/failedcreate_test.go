@@ -9,15 +9,13 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cmd/apiary/cli"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
 // TestFailedCreateLeavesNothing: an endpoint whose policy does not fit
 // its map (--bpf-policy-map-max) is refused, and the failed request
 // leaves no pinned policy map, no veth and no state file behind.
 func TestFailedCreateLeavesNothing(t *testing.T) {
-	n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+	n := newNodeA(t)
 	if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(dFullPolicy()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +38,7 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 // endpoint enforces the new revision, and 1 naming the endpoint whose
 // policy map cannot hold it.
 func TestPolicyImportWait(t *testing.T) {
-	n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-		policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+	n := newNodeA(t)
 	c, _ := startNode(t, n, nil, "bpf-policy-map-max=64")
 	createEndpoint(t, c, 1, netnstest.New(t, "apiary-pod"), "a")
 	createEndpoint(t, c, 4, netnstest.New(t, "apiary-pod"), "d")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -52,8 +51,7 @@ func TestRestartUnderTraffic(t *testing.T) {
 			if mode == "etcd" {
 				srv = kvstoretest.StartServer(t)
 			}
-			n := node{name: "node-a", ns: netnstest.New(t, "apiary-node"), stateDir: t.TempDir(), bpfRoot: bpfmaptest.Root(t),
-				policyDir: t.TempDir(), ip: "192.0.2.10", podCIDR: "10.0.1.0/24"}
+			n := newNodeA(t)
 			if err := os.WriteFile(filepath.Join(n.policyDir, "policy.yaml"), []byte(enforcePolicy), 0o600); err != nil {
 				t.Fatal(err)
 			}
