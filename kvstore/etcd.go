@@ -36,6 +36,10 @@ type EtcdOptions struct {
 	Logger *slog.Logger
 	// Metrics, if set, records operations and events.
 	Metrics *Metrics
+	// OnStatusChange, if set, is called (without locks held) when a
+	// status check changes the state (connecting, ok, failure), so that
+	// the status line shows it at once.
+	OnStatusChange func()
 }
 
 func (o *EtcdOptions) setDefaults() {

@@ -91,8 +91,16 @@ func (s *statusChecker) probe(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	var changed bool
+	defer func() { // after the unlock below
+		if changed && s.e.opts.OnStatusChange != nil {
+			s.e.opts.OnStatusChange()
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.status.State
+	defer func() { changed = s.status.State != before }()
 	if quorumErr != nil {
 		s.quorumErrors++
 		s.e.metrics.quorumError()

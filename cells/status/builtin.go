@@ -18,9 +18,11 @@ const ControllerFailureThreshold = 3
 // newHiveProvider reports the health tree: Ok when nothing is degraded,
 // else a Failure listing the degraded scopes.
 func newHiveProvider(module cell.FullModuleID, health cell.HealthReporter, modules cell.ModuleLister) ProviderOut {
-	return NewProviderOut(module, "Hive", func(context.Context) Report {
+	out := NewProviderOut(module, "Hive", func(context.Context) Report {
 		return hiveReport(modules.Modules(), health.All())
 	})
+	out.Provider.Live = true // read the health tree when status is read
+	return out
 }
 
 func hiveReport(modules []cell.ModuleInfo, all []cell.HealthStatus) Report {

@@ -282,6 +282,11 @@ func (c *collector) Status() models.Status {
 	out := models.Status{State: Ok, Entries: make([]models.StatusEntry, 0, len(c.entries))}
 	for _, e := range c.entries {
 		v := e.view(now)
+		if e.Live && !v.Stale {
+			r := e.Probe(context.Background())
+			at := now
+			v.State, v.Message, v.Details, v.LastProbe, v.ProbeDuration = r.State, r.Message, slices.Clone(r.Details), &at, 0
+		}
 		out.State = models.Worse(out.State, v.State)
 		out.Entries = append(out.Entries, v)
 	}

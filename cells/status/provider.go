@@ -46,6 +46,11 @@ type Provider struct {
 	Module cell.FullModuleID
 	// Probe is called every ProbeInterval.
 	Probe ProbeFunc
+	// Live marks a probe that is cheap and never blocks (the Hive line:
+	// it reads the health tree): it is also called on every read of the
+	// status, so that the line shows the health the other probes of the
+	// same round have just set, not what it was before them.
+	Live bool
 }
 
 // ProviderOut provides a Provider to the status collector: return it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/client"
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 )
 
@@ -94,10 +95,10 @@ func TestGlobalServices(t *testing.T) {
 			t.Errorf("services prefix = %+v, want 1 malformed, 1 refused, canary of services", p)
 		}
 	}
-	m := a.mesh()
-	if rep := clustermeshcell.StatusReport(m); rep.Message != "2/2 clusters ready, 1 global-services" {
-		t.Errorf("status = %q", rep.Message)
-	}
+	// cluster3 connects on its own schedule: wait for both.
+	celltest.Eventually(t, "both clusters ready", func() bool {
+		return clustermeshcell.StatusReport(a.mesh()).Message == "2/2 clusters ready, 1 global-services"
+	})
 	if got := a.metric("apiary_clustermesh_global_services", ""); got != 1 {
 		t.Errorf("apiary_clustermesh_global_services = %v, want 1", got)
 	}

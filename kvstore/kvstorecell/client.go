@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/kvstore"
 )
 
@@ -36,6 +37,7 @@ type clientParams struct {
 	Log       *slog.Logger
 	Health    cell.Health
 	Metrics   *kvstore.Metrics
+	Status    status.Refresher `optional:"true"`
 }
 
 // newClient validates the configuration (reading the etcd config file and
@@ -51,6 +53,9 @@ func newClient(p clientParams) (kvstore.Client, error) {
 		return nil, &cell.ConfigError{Err: err} // names --kvstore-opt
 	}
 	opts.Logger, opts.Metrics = p.Log, p.Metrics
+	if p.Status != nil {
+		opts.OnStatusChange = p.Status.Refresh // the KVStore line follows at once
+	}
 	var stopHeartbeat func()
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {

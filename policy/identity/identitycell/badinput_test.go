@@ -75,9 +75,14 @@ func TestBadKVStoreEntries(t *testing.T) {
 	if counts["malformed"] != 3 || counts["refused"] != 2 {
 		t.Errorf("skipped entries counted %v, want 3 malformed and 2 refused", counts)
 	}
-	if h, err := a.client.Healthz(ctx); err != nil || h.Status != models.HealthzOK {
-		t.Errorf("healthz = %+v, %v: skipped entries must not degrade the agent", h, err)
-	}
+	// The KVStore line may still be catching up with the connection:
+	// wait for the health itself; skipped entries would keep it degraded.
+	var h *models.Healthz
+	celltest.Eventually(t, "healthz ok despite the skipped entries", func() bool {
+		var err error
+		h, err = a.client.Healthz(ctx)
+		return err == nil && h.Status == models.HealthzOK
+	})
 	// Allocation still works and avoids the ids the bad entries occupy.
 	id, _, err := a.alloc.AllocateIdentity(ctx, pod("web"))
 	if err != nil || id.ID == 300 || id.ID == 301 || id.ID == 302 || id.ID == 303 {
@@ -143,7 +148,7 @@ func TestOneBadIdentityKeyKeepsTheAgentHealthy(t *testing.T) {
 	st, err := a.client.Status(ctx)
 	must(t, err)
 	if st.State == status.Failure {
-		t.Errorf("overall status = %s with one bad identity key", st.State)
+		t.Errorf("overall status = %s with one bad identity key: %+v", st.State, st.Entries)
 	}
 }
 
