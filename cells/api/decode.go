@@ -9,7 +9,7 @@ import (
 
 // ErrTrailingData is the error of DecodeStrict for a body that holds
 // more than one JSON value.
-var ErrTrailingData = errors.New("more than one JSON value: the body must hold exactly one")
+var ErrTrailingData = errors.New("data after the object: a body holds exactly one JSON value")
 
 // DecodeStrict decodes exactly one JSON value from r into v: unknown
 // fields are refused, and so is anything but white space after the value

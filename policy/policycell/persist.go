@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/api"
 	"github.com/apiary-net/apiary/cells/safefile"
 	"github.com/apiary-net/apiary/policy/policyapi"
 )
@@ -168,13 +169,8 @@ func (s *apiStore) write(imports []*storedImport) error {
 // decodeAPIState decodes the file strictly.
 func decodeAPIState(data []byte) (apiState, error) {
 	var st apiState
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
+	if err := api.DecodeStrict(bytes.NewReader(data), &st); err != nil {
 		return st, fmt.Errorf("decode: %w", err)
-	}
-	if dec.More() {
-		return st, fmt.Errorf("decode: data after the object")
 	}
 	if st.Version != apiStateVersion {
 		return st, fmt.Errorf("version: %d, want %d", st.Version, apiStateVersion)
