@@ -91,16 +91,17 @@ func (s *statusChecker) probe(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	var changed bool
-	defer func() { // after the unlock below
-		if changed && s.e.opts.OnStatusChange != nil {
-			s.e.opts.OnStatusChange()
-		}
-	}()
+	if s.update(ok, lines, failures, quorumErr) && s.e.opts.OnStatusChange != nil {
+		s.e.opts.OnStatusChange()
+	}
+}
+
+// update records a check's outcome as the status and reports whether
+// its state changed.
+func (s *statusChecker) update(ok int, lines, failures []string, quorumErr error) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before := s.status.State
-	defer func() { changed = s.status.State != before }()
 	if quorumErr != nil {
 		s.quorumErrors++
 		s.e.metrics.quorumError()
@@ -135,6 +136,7 @@ func (s *statusChecker) probe(ctx context.Context) {
 			ok, len(s.e.opts.Config.Endpoints), s.e.leases.total(), s.e.locks.total(), quorum,
 			strings.Join(append(lines, failures...), "; "))}
 	}
+	return s.status.State != before
 }
 
 // probeEndpoint asks one endpoint for its version and leadership.
