@@ -1,0 +1,103 @@
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// L4 protocols of a service frontend or backend (IANA numbers, as in the
+// BPF maps).
+const (
+	ProtoTCP  uint8 = 6
+	ProtoUDP  uint8 = 17
+	ProtoSCTP uint8 = 132
+)
+
+// L3n4Addr is an address, a port and an L4 protocol: a service frontend
+// or a backend.
+type L3n4Addr struct {
+	Addr  netip.Addr
+	Port  uint16
+	Proto uint8
+}
+
+// String formats the address as Cilium's CLI does: 10.96.0.10:53/UDP.
+func (a L3n4Addr) String() string {
+	proto := fmt.Sprint(a.Proto)
+	switch a.Proto {
+	case ProtoTCP:
+		proto = "TCP"
+	case ProtoUDP:
+		proto = "UDP"
+	case ProtoSCTP:
+		proto = "SCTP"
+	}
+	return netip.AddrPortFrom(a.Addr, a.Port).String() + "/" + proto
+}
+
+// ServiceType is the kind of frontend, in Cilium's spelling.
+type ServiceType string
+
+// Frontend kinds.
+const (
+	SVCTypeClusterIP    ServiceType = "ClusterIP"
+	SVCTypeNodePort     ServiceType = "NodePort"
+	SVCTypeExternalIP   ServiceType = "ExternalIPs"
+	SVCTypeLoadBalancer ServiceType = "LoadBalancer"
+)
+
+// BackendState is a backend's state in the datapath: only active
+// backends are chosen for new connections; terminating ones keep their
+// established connections.
+type BackendState uint8
+
+// Backend states.
+const (
+	BackendActive BackendState = iota
+	BackendTerminating
+	BackendQuarantined
+)
+
+// LBBackend is one backend of a frontend.
+type LBBackend struct {
+	Addr L3n4Addr
+	// ClusterID is the cluster that hosts the backend (0: this one).
+	ClusterID uint32
+	State     BackendState
+	// Zone and NodeName are informational (service list).
+	NodeName string
+}
+
+// LBService is one frontend and the backends it balances to: what the
+// service manager asks the datapath to hold.
+type LBService struct {
+	Frontend L3n4Addr
+	Type     ServiceType
+	// Name is namespace/name of the Service (informational).
+	Name string
+	// Backends in the order the manager chose; the datapath picks among
+	// the active ones.
+	Backends []LBBackend
+	// SessionAffinity ClientIP with its timeout (0: no affinity).
+	SessionAffinityTimeout time.Duration
+	// LocalOnly: externalTrafficPolicy/internalTrafficPolicy Local for
+	// this frontend (Backends already hold only the node's own).
+	LocalOnly bool
+}
+
+// LBMapWriter writes services to the BPF load-balancing maps. The
+// datapath allocates service and backend ids itself and keeps a backend
+// that several services share once.
+type LBMapWriter interface {
+	// UpsertService makes the datapath balance svc.Frontend to exactly
+	// svc.Backends, writing only what changed.
+	UpsertService(svc LBService) error
+	// DeleteService removes a frontend; none is not an error.
+	DeleteService(frontend L3n4Addr) error
+	// ReconcileServices makes the maps hold exactly svcs: the full
+	// reconciliation after the initial sync, which removes what a
+	// previous run left behind while keeping ids of what stays, so
+	// established connections keep their backend across restarts.
+	ReconcileServices(svcs []LBService) (added, removed int, err error)
+}
