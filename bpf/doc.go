@@ -3,7 +3,9 @@
 // them (lxc_bpfel.go, lxc_bpfel.o; little-endian only, the targets are
 // x86-64 and arm64). The generated files are committed so `go build` never
 // needs clang; `make bpf` regenerates them with clang-19 and records the
-// sources' sha256 and the compiler in sources.lock, which a test checks.
+// sources' sha256 and the compiler in sources.lock, which a test checks;
+// another compiles the sources again and compares the objects byte for
+// byte (make test installs clang-19 for it).
 //
 // datapath/maps/<name> give typed access to the maps; datapath/loader
 // loads the collection per endpoint and attaches it. See docs/datapath.md.
