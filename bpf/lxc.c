@@ -38,6 +38,15 @@ volatile const __u32 endpoint_identity = 0;
 volatile const __u8 enforce_ingress = 1;
 volatile const __u8 enforce_egress = 1;
 
+/* verdict_of is a policy-verdict event's verdict: VERDICT_AUDIT for a flow
+ * the policy denies that audit mode lets through. */
+static __always_inline __u8 verdict_of(struct policy_verdict pv, __u8 enforce)
+{
+	if (pv.allowed)
+		return VERDICT_ALLOW;
+	return enforce == ENFORCE_AUDIT ? VERDICT_AUDIT : VERDICT_DENY;
+}
+
 static __always_inline int drop(const struct flow *f, __u8 reason, __u8 dir, __u32 src_id,
 				__u32 dst_id)
 {
@@ -85,8 +94,8 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 		struct policy_verdict pv = policy_check(peer, dir, f);
 
 		if (verdict_events_on())
-			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
-				   dir, endpoint_id, src_id, dst_id);
+			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, verdict_of(pv, enforce),
+				   pv.match_type, dir, endpoint_id, src_id, dst_id);
 		if (!pv.allowed && enforce != ENFORCE_AUDIT)
 			return drop(f, pv.reason, dir, src_id, dst_id);
 	}
@@ -126,8 +135,8 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 di
 		struct policy_verdict pv = policy_check(peer, flow_dir, &o);
 
 		if (verdict_events_on())
-			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, pv.allowed, pv.match_type,
-				   dir, endpoint_id, src_id, dst_id);
+			event_emit(f, EVENT_POLICY_VERDICT, pv.reason, verdict_of(pv, enforce),
+				   pv.match_type, dir, endpoint_id, src_id, dst_id);
 		if (!pv.allowed && enforce != ENFORCE_AUDIT) {
 			v->expires = 0;
 			return drop(f, pv.reason, dir, src_id, dst_id);

@@ -20,6 +20,12 @@
 #define DROP_UNKNOWN_L3 139 /* neither IPv4, IPv6 nor ARP */
 #define DROP_POLICY_DENY 181 /* a deny entry matched */
 
+/* Policy verdicts of EVENT_POLICY_VERDICT: VERDICT_AUDIT is a flow the
+ * policy denies, let through by --policy-audit-mode (Cilium's "audit"). */
+#define VERDICT_DENY 0
+#define VERDICT_ALLOW 1
+#define VERDICT_AUDIT 2
+
 /* Policy match types, as in Cilium's policy-verdict notifications. */
 #define MATCH_NONE 0
 #define MATCH_L3_ONLY 1 /* peer identity, any protocol */
@@ -28,8 +34,8 @@
 #define MATCH_ALL 4     /* any peer, any protocol */
 
 /* struct event is one ring-buffer record, 60 bytes.
- * type: EVENT_*; reason: the drop reason (drops) or 0; verdict: 1 allow,
- * 0 deny (policy verdicts); match_type: MATCH_*; direction: DIR_*;
+ * type: EVENT_*; reason: the drop reason (drops) or 0; verdict: VERDICT_*
+ * (policy verdicts); match_type: MATCH_*; direction: DIR_*;
  * family: 4 or 6; proto: IP protocol; icmp_type: for ICMP; endpoint_id;
  * sport, dport: network byte order; tcp_flags: the packet's TCP flags
  * (byte 13 of the TCP header); src_identity, dst_identity: identities of

@@ -35,7 +35,8 @@ type MonitorEvent struct {
 	// denies, the reason the packet is dropped with.
 	Reason     string `json:"reason,omitempty"`
 	ReasonCode uint8  `json:"reason-code,omitempty"`
-	// Verdict is allow or deny (policy-verdict only).
+	// Verdict is allow, deny, or audit: denied by policy but passed
+	// (--policy-audit-mode) (policy-verdict only).
 	Verdict string `json:"verdict,omitempty"`
 	// Match is what the verdict matched: L3-Only, L3-L4, L4-Only, all
 	// or none (policy-verdict only).

@@ -1,10 +1,17 @@
 package agent_test
 
 import (
+	"context"
 	"fmt"
+	"iter"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
 
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 )
@@ -42,12 +49,48 @@ func TestEnablePolicyModes(t *testing.T) {
 			c, _ := startNode(t, n, nil, "enable-policy="+tt.mode, fmt.Sprintf("policy-audit-mode=%t", tt.audit))
 			ipA := addrOf(t, createEndpoint(t, c, 1, pods["a"], "a"))
 			ipB := addrOf(t, createEndpoint(t, c, 2, pods["b"], "b"))
-			createEndpoint(t, c, 3, pods["c"], "c")
+			ipC := addrOf(t, createEndpoint(t, c, 3, pods["c"], "c"))
 			serve(t, pods["a"], ipA, 8080)
 			serve(t, pods["b"], ipB, 8080)
 			wantTCP(t, pods["a"], ipB, 8080, tt.aToB)
+			var verdicts func() string
+			if tt.audit {
+				verdicts = verdictOf(t, c, ipC, ipB, 8080)
+			}
 			wantTCP(t, pods["c"], ipB, 8080, tt.cToB)
+			if tt.audit {
+				// Cilium's monitor says "action audit" for a denial that
+				// audit mode let through: the passed flow is no allow.
+				if v := verdicts(); v != "audit" {
+					t.Errorf("policy verdict of c -> b:8080 = %q, want audit", v)
+				}
+			}
 			wantTCP(t, pods["b"], ipA, 8080, tt.bToA)
 		})
+	}
+}
+
+// verdictOf subscribes to the agent's policy verdicts and returns a
+// function that waits for the verdict of the first flow from -> to:port
+// and returns it ("" when none came within 10 s).
+func verdictOf(t *testing.T, c *client.Client, from, to netip.Addr, port uint16) func() string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	next, stop := iter.Pull2(c.Monitor(ctx, models.MonitorTypePolicyVerdict))
+	t.Cleanup(func() { cancel(); stop() })
+	if msg, err, ok := next(); !ok || err != nil || msg.Type != models.MonitorTypeSubscribed {
+		t.Fatalf("first monitor message = %+v, %v, %v; want subscribed", msg, err, ok)
+	}
+	return func() string {
+		for {
+			msg, err, ok := next()
+			if !ok || err != nil {
+				return ""
+			}
+			ev := msg.MonitorEvent
+			if ev != nil && ev.Source.IP == from.String() && ev.Destination.IP == to.String() && ev.Destination.Port == port {
+				return ev.Verdict
+			}
+		}
 	}
 }

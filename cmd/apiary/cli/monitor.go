@@ -108,7 +108,11 @@ func MonitorLine(msg models.MonitorMessage) string {
 		head = fmt.Sprintf("xx drop (%s)", e.Reason)
 	case models.MonitorTypePolicyVerdict:
 		mark, detail := "->", "match "+e.Match
-		if e.Verdict != "allow" {
+		switch e.Verdict {
+		case "allow":
+		case "audit": // denied by policy, passed: --policy-audit-mode
+			mark, detail = "~>", detail+", "+e.Reason
+		default:
 			mark, detail = "xx", detail+", "+e.Reason
 		}
 		head = fmt.Sprintf("%s policy-verdict %s (%s)", mark, e.Verdict, detail)

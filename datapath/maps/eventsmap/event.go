@@ -109,14 +109,23 @@ type Record struct {
 	Daddr       [16]byte
 }
 
+// Verdicts of a policy-verdict record (VERDICT_* in bpf/lib/events.h).
+const (
+	verdictAllow = 1
+	verdictAudit = 2
+)
+
 // RecordSize is the size of a record on the ring.
 const RecordSize = 60
 
 // Event is a decoded record.
 type Event struct {
-	Type        Type
-	Reason      Reason // drops; for verdicts, the reason a denied flow will be dropped with
-	Allowed     bool   // policy verdicts
+	Type    Type
+	Reason  Reason // drops; for verdicts, the reason a denied flow will be dropped with
+	Allowed bool   // policy verdicts
+	// Audited: a policy verdict of a flow the policy denies that
+	// --policy-audit-mode let through (Allowed is false).
+	Audited     bool
 	MatchType   MatchType
 	Direction   policy.Direction
 	EndpointID  uint16
@@ -156,7 +165,8 @@ func (r Record) Event() (Event, error) {
 	return Event{
 		Type:        Type(r.Type),
 		Reason:      Reason(r.Reason),
-		Allowed:     r.Verdict == 1,
+		Allowed:     r.Verdict == verdictAllow,
+		Audited:     r.Verdict == verdictAudit,
 		MatchType:   MatchType(r.MatchType),
 		Direction:   policy.Direction(r.Direction),
 		EndpointID:  r.EndpointID,

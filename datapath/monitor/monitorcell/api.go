@@ -125,9 +125,13 @@ func EventModel(ev monitor.Event) *models.MonitorEvent {
 		out.Reason, out.ReasonCode = ev.Reason.String(), uint8(ev.Reason)
 	case eventsmap.TypePolicyVerdict:
 		out.Verdict, out.Match = "deny", ev.MatchType.String()
-		if ev.Allowed {
+		switch {
+		case ev.Allowed:
 			out.Verdict = "allow"
-		} else {
+		case ev.Audited: // denied by policy, let through by audit mode
+			out.Verdict = "audit"
+			out.Reason, out.ReasonCode = ev.Reason.String(), uint8(ev.Reason)
+		default:
 			out.Reason, out.ReasonCode = ev.Reason.String(), uint8(ev.Reason)
 		}
 	}
