@@ -9,6 +9,7 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/cells/statedir"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/policyapi"
@@ -111,6 +112,8 @@ type importerParams struct {
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group
 	Log       *slog.Logger
+	// Status refreshes the Policy line after each change.
+	Status status.Refresher `optional:"true"`
 }
 
 // newImporterCell builds the repository and its sources; the start hooks
@@ -122,6 +125,7 @@ func newImporterCell(p importerParams) *importer {
 	repo.SetEnforcementMode(policy.EnforcementMode(p.Config.EnablePolicy))
 	repo.SetAuditMode(p.Config.PolicyAuditMode)
 	l := newImporter(repo, p.Allocator, opts, p.Log)
+	l.status = p.Status
 	p.Jobs.Add(l.regen.trigger)
 	p.Lifecycle.Append(cell.Hook{OnStop: func(ctx cell.HookContext) error { return l.releaseAll(ctx) }})
 	if p.StateDir != nil {

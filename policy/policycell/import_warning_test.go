@@ -2,8 +2,12 @@ package policycell_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/celltest"
 )
 
 // starWarsPolicy has its description beside spec, as Cilium's demo does.
@@ -38,4 +42,21 @@ func TestImportAcceptsTopLevelDescription(t *testing.T) {
 	if !strings.Contains(string(got.Rules[0]), `"description": "only the empire lands"`) {
 		t.Errorf("rule %s lacks the description", got.Rules[0])
 	}
+}
+
+// TestPolicyLineFollowsImport: the Policy line shows an import's
+// revision at once, not at the next probe round (5 s later).
+func TestPolicyLineFollowsImport(t *testing.T) {
+	a := startPolicyAgent(t)
+	celltest.Eventually(t, "the first Policy line", func() bool {
+		return strings.HasPrefix(a.policyLine(t).Message, "0 rules, revision 1,")
+	})
+	rev, err := a.client.PolicyPut(context.Background(), []byte(starWarsPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("1 rules, revision %d,", rev)
+	celltest.EventuallyWithin(t, want, 2*time.Second, func() bool {
+		return strings.HasPrefix(a.policyLine(t).Message, want)
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/apiary-net/apiary/cells/status"
+
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -56,6 +58,8 @@ type importer struct {
 	store *apiStore // keeps the API-imported policies; nil without a state dir
 	k8s   *k8sObjects
 	warns *policyWarnings
+	// status refreshes the Policy line after a change (nil: none).
+	status status.Refresher
 }
 
 func newImporter(repo *policy.Repository, alloc identity.Allocator, opts policyapi.Options, log *slog.Logger) *importer {
@@ -97,8 +101,14 @@ func (l *importer) importAPI(ctx context.Context, doc []byte, pols []*policyapi.
 	gone := func(r *policyapi.Rule) bool {
 		return slices.ContainsFunc(origins, func(o labels.Labels) bool { return len(o) > 0 && r.Labels.HasAll(o) })
 	}
-	return l.changeKept(ctx, "api import", gone, func() *storedImport { return newImport(doc, pols) },
+	rev, err := l.changeKept(ctx, "api import", gone, func() *storedImport { return newImport(doc, pols) },
 		func() uint64 { return l.repo.ReplaceMatchingAny(origins, rules...) })
+	if rev != 0 {
+		l.warns.setAPI(pols...)
+		l.warns.pruneAPI(l.repo.Rules())
+		l.refreshStatus()
+	}
+	return rev, err
 }
 
 // deleteAPI deletes the rules carrying every label of sel, or every rule
@@ -113,6 +123,8 @@ func (l *importer) deleteAPI(ctx context.Context, sel labels.Labels) (rev uint64
 		r, deleted = l.repo.DeleteByLabels(sel)
 		return r
 	})
+	l.warns.pruneAPI(l.repo.Rules())
+	l.refreshStatus()
 	return rev, deleted, err
 }
 
@@ -166,7 +178,16 @@ func (l *importer) changeLocked(ctx context.Context, reason string, fn func() ui
 	rev := fn()
 	err := l.syncCIDRIdentitiesLocked(ctx)
 	l.regen.Request(fmt.Sprintf("%s (revision %d)", reason, rev))
+	l.refreshStatus()
 	return rev, err
+}
+
+// refreshStatus has the Policy status line probed again now: its
+// revision and warnings follow a change at once.
+func (l *importer) refreshStatus() {
+	if l.status != nil {
+		l.status.Refresh()
+	}
 }
 
 // syncCIDRIdentitiesLocked allocates an identity for each prefix the

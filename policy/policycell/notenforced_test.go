@@ -2,10 +2,12 @@ package policycell_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -45,6 +47,22 @@ func TestNotEnforcedFieldsShow(t *testing.T) {
 	if len(answer.Warnings) != 1 || !strings.Contains(answer.Warnings[0], "toFQDNs: not enforced") {
 		t.Errorf("import answer warnings %q, want the toFQDNs one", answer.Warnings)
 	}
+	// The Policy line names the API import too, as soon as it is in
+	// force (no probe interval to wait: 5 s would fail this), with the
+	// new revision.
+	rev := answer.Revision
+	celltest.EventuallyWithin(t, "the Policy line names the API import", 2*time.Second, func() bool {
+		line := a.policyLine(t)
+		return strings.Contains(line.Message, "not all enforced: file fqdn.yaml, API import CiliumNetworkPolicy default/api-egress") &&
+			strings.Contains(line.Message, fmt.Sprintf("revision %d,", rev))
+	})
+	if _, err := a.client.PolicyDelete(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	celltest.EventuallyWithin(t, "the API import's warning gone with its rules", 2*time.Second, func() bool {
+		line := a.policyLine(t)
+		return strings.HasSuffix(line.Message, "not all enforced: file fqdn.yaml")
+	})
 
 	if err := os.Remove(filepath.Join(dir, "fqdn.yaml")); err != nil {
 		t.Fatal(err)

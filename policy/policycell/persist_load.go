@@ -58,6 +58,7 @@ func (l *importer) restoreAPI(ctx context.Context) error {
 		return nil // no revision, no regeneration for nothing
 	}
 	rev, err := l.change(ctx, "api restore", func() uint64 { return l.repo.Add(rules...) })
+	l.warns.pruneAPI(l.repo.Rules())
 	l.log.Info("Restored API-imported policies", "file", s.path, "imports", len(imports), "rules", len(rules),
 		"not-restored", len(problems), "revision", rev)
 	return err // CIDR identities: logged, retried at the next change
@@ -118,6 +119,7 @@ func (l *importer) parseStored(ctx context.Context, st apiState) ([]*storedImpor
 			l.log.Error("Not restoring an API-imported policy", "problem", p)
 		}
 		if imp != nil {
+			l.warns.setAPI(pols...) // pruned once the rules are in force
 			imports = append(imports, imp)
 			all = append(all, rules...)
 		}
