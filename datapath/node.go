@@ -16,3 +16,13 @@ type NodeRoutes interface {
 	// that is gone (or goes through another node now) is not an error.
 	DeleteNodeRoute(ctx context.Context, podCIDR netip.Prefix, nodeIP netip.Addr) error
 }
+
+// TunnelDevice is the node's tunnel device in tunnel routing
+// (--routing-mode=tunnel, docs/datapath.md): datapath/linux creates it,
+// the loader attaches the overlay program to it and has the endpoint
+// programs encapsulate to it.
+type TunnelDevice interface {
+	// TunnelIfIndex returns the device's ifindex once the datapath has
+	// started; 0 in native routing.
+	TunnelIfIndex() int
+}

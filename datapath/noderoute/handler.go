@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/tunnel"
 )
 
 // Cell registers the node-routes handler with the node manager when
@@ -64,11 +65,27 @@ func New(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) *H
 	return &Handler{routes: routes, local: local, log: log}
 }
 
-func newHandlerOut(cfg Config, routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) node.NodeHandlerOut {
-	if !cfg.AutoDirectNodeRoutes {
-		return node.NodeHandlerOut{} // a nil handler is skipped
+type handlerParams struct {
+	cell.In
+
+	Config  Config
+	Routing tunnel.Config `optional:"true"`
+	Routes  datapath.NodeRoutes
+	Local   localnode.Store
+	Log     *slog.Logger
+}
+
+func newHandlerOut(p handlerParams) (node.NodeHandlerOut, error) {
+	if !p.Config.AutoDirectNodeRoutes {
+		return node.NodeHandlerOut{}, nil // a nil handler is skipped
 	}
-	return node.NodeHandlerOut{Handler: New(routes, local, log)}
+	if p.Routing.Enabled() {
+		// As Cilium: in tunnel mode packets to other nodes' pods go
+		// through the tunnel, never through direct routes.
+		return node.NodeHandlerOut{}, &cell.ConfigError{Err: errors.New(
+			"--auto-direct-node-routes cannot be used with --routing-mode=tunnel: packets to other nodes' pods go through the tunnel")}
+	}
+	return node.NodeHandlerOut{Handler: New(p.Routes, p.Local, p.Log)}, nil
 }
 
 // Name implements node.NodeHandler.
