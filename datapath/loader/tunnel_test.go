@@ -203,7 +203,7 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 
 	n1.addPod(t, a, addr("10.1.1.1"), policy.MapState{key(b.identity, policy.Egress, 0, 0, 0): allow})
 	n2.addPod(t, b, addr("10.1.2.1"), policy.MapState{
-		key(a.identity, policy.Ingress, policy.ProtoTCP, 8080, 16): allow,
+		key(a.identity, policy.Ingress, policy.ProtoTCP, 8080, 16):                 allow,
 		key(identity.ReservedWorldIPv4, policy.Ingress, policy.ProtoTCP, 9999, 16): allow,
 	})
 	n2.addPod(t, c, addr("10.1.2.1"), policy.MapState{key(0, policy.Egress, 0, 0, 0): allow})
@@ -356,4 +356,3 @@ func parseVXLAN(f []byte) (netip.Addr, uint32, bool) {
 	src := netip.AddrFrom4([4]byte(f[14+12 : 14+16]))
 	return src, binary.BigEndian.Uint32(udp[12:16]) >> 8, true
 }
-
