@@ -126,15 +126,19 @@ type tunnelPod struct {
 	id       uint16
 	identity identity.NumericIdentity
 	ip       netip.Addr
+	ip6      netip.Addr // optional
 }
 
 // addPod plumbs a pod namespace with the Linux datapath (MTU under the
 // tunnel header), writes its policy map and attaches its programs.
-func (n *tunnelNode) addPod(t *testing.T, p *tunnelPod, gw netip.Addr, ms policy.MapState) {
+func (n *tunnelNode) addPod(t *testing.T, p *tunnelPod, gw, gw6 netip.Addr, ms policy.MapState) {
 	t.Helper()
 	p.ns = netnstest.New(t, "apiary-pod")
 	spec := datapath.EndpointLinkSpec{ID: datapath.EndpointID(p.id), NetNSPath: p.ns, IfName: "eth0",
 		MTU: tunnel.Config{RoutingMode: tunnel.ModeTunnel}.EndpointMTU(), IPv4: p.ip, GatewayIPv4: gw}
+	if p.ip6.IsValid() {
+		spec.IPv6, spec.GatewayIPv6 = p.ip6, gw6
+	}
 	l, err := n.links.CreateEndpointLink(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -161,9 +165,10 @@ func (n *tunnelNode) upsert(t *testing.T, peer netip.Addr, entries map[string]id
 	}
 }
 
-// waitTCPDrop reads n's events until the drop of a TCP packet to port
-// and returns it.
-func (n *tunnelNode) waitTCPDrop(t *testing.T, port uint16) eventsmap.Event {
+// waitTCPDrop reads n's events until the drop of a TCP packet from src
+// to port and returns it (the retransmitted SYNs of earlier dials are
+// skipped).
+func (n *tunnelNode) waitTCPDrop(t *testing.T, src netip.Addr, port uint16) eventsmap.Event {
 	t.Helper()
 	deadline := time.Now().Add(safety)
 	for {
@@ -172,7 +177,7 @@ func (n *tunnelNode) waitTCPDrop(t *testing.T, port uint16) eventsmap.Event {
 		if err != nil {
 			t.Fatalf("waiting for the drop of TCP to port %d: %v", port, err)
 		}
-		if ev.Type == eventsmap.TypeDrop && ev.Proto == policy.ProtoTCP && ev.Dst.Port() == port {
+		if ev.Type == eventsmap.TypeDrop && ev.Proto == policy.ProtoTCP && ev.Dst.Port() == port && ev.Src.Addr() == src {
 			return ev
 		}
 	}
@@ -183,30 +188,36 @@ func (n *tunnelNode) waitTCPDrop(t *testing.T, port uint16) eventsmap.Event {
 // reaches pod B (node 2) over VXLAN, the VNI on the wire carries each
 // sender's identity, node 2 enforces B's ingress on A's identity from the
 // VNI (its ipcache knows A's address only as node 1's pod CIDR, world),
-// so 8080 passes and 9090 is dropped with A's identity in the drop event,
+// so 8080 passes and 9090 is dropped with A's identity in the drop event
+// (over IPv4 and, with IPv6 pod addresses, over the same IPv4 underlay),
 // replies return through the tunnel, and a pod of node 2 that marks its
 // packets with A's identity mark is still seen as itself.
 func TestTunnelBetweenTwoNodes(t *testing.T) {
 	ul := newUnderlay(t)
 	n1 := newTunnelNode(t, ul, "node1", addr("192.168.77.1"))
 	n2 := newTunnelNode(t, ul, "node2", addr("192.168.77.2"))
-	a := &tunnelPod{id: 11, identity: 3001, ip: addr("10.1.1.10")}
-	b := &tunnelPod{id: 21, identity: 3002, ip: addr("10.1.2.20")}
+	a := &tunnelPod{id: 11, identity: 3001, ip: addr("10.1.1.10"), ip6: addr("fd00:1:1::10")}
+	b := &tunnelPod{id: 21, identity: 3002, ip: addr("10.1.2.20"), ip6: addr("fd00:1:2::20")}
 	c := &tunnelPod{id: 22, identity: 3003, ip: addr("10.1.2.30")}
 
 	// Node 1 knows B by its own address; node 2 knows node 1's pods only
 	// through node 1's pod CIDR (as world, like Cilium's pod CIDR entries).
-	n1.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.1.10/32": a.identity})
-	n1.upsert(t, n2.ip, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.0/24": identity.ReservedWorldIPv4})
-	n2.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.30/32": c.identity})
-	n2.upsert(t, n1.ip, map[string]identity.NumericIdentity{"10.1.1.0/24": identity.ReservedWorldIPv4})
+	// IPv6 pods go over the same IPv4 underlay.
+	n1.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.1.10/32": a.identity, "fd00:1:1::10/128": a.identity})
+	n1.upsert(t, n2.ip, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.0/24": identity.ReservedWorldIPv4,
+		"fd00:1:2::20/128": b.identity})
+	n2.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.30/32": c.identity,
+		"fd00:1:2::20/128": b.identity})
+	n2.upsert(t, n1.ip, map[string]identity.NumericIdentity{"10.1.1.0/24": identity.ReservedWorldIPv4, "fd00:1:1::/64": identity.ReservedWorldIPv6})
 
-	n1.addPod(t, a, addr("10.1.1.1"), policy.MapState{key(b.identity, policy.Egress, 0, 0, 0): allow})
-	n2.addPod(t, b, addr("10.1.2.1"), policy.MapState{
+	gw1, gw2 := addr("10.1.1.1"), addr("10.1.2.1")
+	gw61, gw62 := addr("fd00:1:1::1"), addr("fd00:1:2::1")
+	n1.addPod(t, a, gw1, gw61, policy.MapState{key(b.identity, policy.Egress, 0, 0, 0): allow})
+	n2.addPod(t, b, gw2, gw62, policy.MapState{
 		key(a.identity, policy.Ingress, policy.ProtoTCP, 8080, 16):                 allow,
 		key(identity.ReservedWorldIPv4, policy.Ingress, policy.ProtoTCP, 9999, 16): allow,
 	})
-	n2.addPod(t, c, addr("10.1.2.1"), policy.MapState{key(0, policy.Egress, 0, 0, 0): allow})
+	n2.addPod(t, c, gw2, gw62, policy.MapState{key(0, policy.Egress, 0, 0, 0): allow})
 
 	// The underlay and the nodes have no route to the other node's pods:
 	// only the programs' encapsulation gets packets there.
@@ -217,12 +228,14 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 		return nil
 	})
 
-	for _, port := range []int{8080, 9090} {
-		stop, err := netnstest.Echo(b.ns, b.ip, port)
-		if err != nil {
-			t.Fatal(err)
+	for _, ip := range []netip.Addr{b.ip, b.ip6} {
+		for _, port := range []int{8080, 9090} {
+			stop, err := netnstest.Echo(b.ns, ip, port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(stop)
 		}
-		t.Cleanup(stop)
 	}
 	capture := newVXLANCapture(t, ul, "ul-node1") // a bridge port: both directions
 
@@ -240,11 +253,24 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 		if err := netnstest.Dial(a.ns, b.ip, 9090, time.Second); err == nil {
 			t.Fatal("dial to 9090 succeeded, want it dropped")
 		}
-		ev := n2.waitTCPDrop(t, 9090)
+		ev := n2.waitTCPDrop(t, a.ip, 9090)
 		if ev.Direction != policy.Ingress || ev.EndpointID != b.id || ev.SrcIdentity != a.identity ||
 			ev.DstIdentity != b.identity || ev.Reason != eventsmap.ReasonPolicy || ev.Src.Addr() != a.ip {
 			t.Fatalf("drop event %+v, want node 2's ingress drop of B (endpoint %d) with source identity %d (from the VNI)",
 				ev, b.id, a.identity)
+		}
+	})
+
+	t.Run("IPv6 pods over the IPv4 underlay", func(t *testing.T) {
+		if err := netnstest.Dial(a.ns, b.ip6, 8080, safety); err != nil {
+			t.Fatal(err)
+		}
+		if err := netnstest.Dial(a.ns, b.ip6, 9090, time.Second); err == nil {
+			t.Fatal("dial to [B]:9090 succeeded, want it dropped")
+		}
+		ev := n2.waitTCPDrop(t, a.ip6, 9090)
+		if ev.Direction != policy.Ingress || ev.SrcIdentity != a.identity || ev.Src.Addr() != a.ip6 {
+			t.Fatalf("drop event %+v, want B's ingress drop of %s with source identity %d", ev, a.ip6, a.identity)
 		}
 	})
 
@@ -253,7 +279,7 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 		if err := dialWithMark(c.ns, b.ip, 8080, mark, time.Second); err == nil {
 			t.Fatal("dial with A's identity mark from C succeeded, want it dropped")
 		}
-		ev := n2.waitTCPDrop(t, 8080)
+		ev := n2.waitTCPDrop(t, c.ip, 8080)
 		if ev.Direction != policy.Ingress || ev.EndpointID != b.id || ev.SrcIdentity != c.identity || ev.Src.Addr() != c.ip {
 			t.Fatalf("drop event %+v, want B's ingress drop with C's own identity %d", ev, c.identity)
 		}
