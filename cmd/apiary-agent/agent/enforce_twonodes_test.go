@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
@@ -25,6 +27,18 @@ import (
 // entries, so a reaches b (TCP and ping) and x is dropped at b's
 // ingress, over IPv4 and IPv6.
 func TestEnforcementAcrossNodes(t *testing.T) {
+	enforceAcrossNodes(t, "auto-direct-node-routes")
+}
+
+// TestEnforcementAcrossNodesTunnel is the same with --routing-mode=tunnel
+// and no route to the other node's pod CIDRs anywhere: the pods' packets
+// go through the nodes' VXLAN devices, and b's ingress decides on the
+// identity the tunnel carries.
+func TestEnforcementAcrossNodesTunnel(t *testing.T) {
+	enforceAcrossNodes(t, "routing-mode=tunnel")
+}
+
+func enforceAcrossNodes(t *testing.T, routing string) {
 	srv := kvstoretest.StartServer(t)
 	policyDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(policyDir, "policy.yaml"), []byte(enforcePolicy+"---\n"+bPingFromA), 0o600); err != nil {
@@ -38,8 +52,8 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 	for _, n := range []node{na, nb} {
 		netnstest.AddAddr(t, n.ns, "n0", netip.PrefixFrom(netip.MustParseAddr(n.ip6), 64))
 	}
-	ca, _ := startNode(t, na, srv, "auto-direct-node-routes")
-	cb, _ := startNode(t, nb, srv, "auto-direct-node-routes")
+	ca, _ := startNode(t, na, srv, routing)
+	cb, _ := startNode(t, nb, srv, routing)
 
 	podA, podX, podB := netnstest.New(t, "apiary-pod"), netnstest.New(t, "apiary-pod"), netnstest.New(t, "apiary-pod")
 	epA := createEndpoint(t, ca, 1, podA, "a")
@@ -72,6 +86,16 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 		t.Errorf("node B's ipcache map entry of %s: %+v, want tunnel peer %s", ipA, e, na.ip)
 	}
 
+	if routing == "routing-mode=tunnel" {
+		for _, dst := range []netip.Addr{ipB, ip6B} {
+			netnstest.Must(t, na.ns, func() error {
+				if r, err := netlink.RouteGet(dst.AsSlice()); err == nil {
+					t.Errorf("tunnel mode: node A routes %s (%v), want no route", dst, r)
+				}
+				return nil
+			})
+		}
+	}
 	for _, dst := range []netip.Addr{ipB, ip6B} {
 		celltest.Eventually(t, "a on node A reaches b on node B at "+dst.String(), func() bool {
 			return netnstest.Dial(podA, dst, 8080, time.Second) == nil
