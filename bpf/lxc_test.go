@@ -73,7 +73,7 @@ func TestLoad(t *testing.T) {
 
 // TestLoadTunnel loads the endpoint programs with tunnel routing on (the
 // encapsulation code is dead, and unverified, when tunnel_ifindex is 0)
-// and the overlay program, through the verifier.
+// and the overlay programs, through the verifier.
 func TestLoadTunnel(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,9 @@ func TestLoadTunnel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer overlay.Close()
-	if overlay.FromOverlay.Type() != ebpf.SchedCLS {
-		t.Errorf("program type %s, want SchedCLS", overlay.FromOverlay.Type())
+	for _, p := range []*ebpf.Program{overlay.FromOverlay, overlay.ToOverlay} {
+		if p.Type() != ebpf.SchedCLS {
+			t.Errorf("program type %s, want SchedCLS", p.Type())
+		}
 	}
 }

@@ -8,15 +8,159 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type OverlayConfigValue struct {
+	_          structs.HostLayout
+	Flags      uint32
+	IpcacheRev uint32
+}
+
+type OverlayCt4Key struct {
+	_         structs.HostLayout
+	Saddr     uint32
+	Daddr     uint32
+	Sport     uint16
+	Dport     uint16
+	Proto     uint8
+	Direction uint8
+	Pad       uint16
+}
+
+type OverlayCt6Key struct {
+	_         structs.HostLayout
+	Saddr     [4]uint32
+	Daddr     [4]uint32
+	Sport     uint16
+	Dport     uint16
+	Proto     uint8
+	Direction uint8
+	Pad       uint16
+}
+
+type OverlayCtValue struct {
+	_            structs.HostLayout
+	Expires      uint64
+	PeerIdentity uint32
+	EndpointId   uint16
+	TcpFlags     uint8
+	Flags        uint8
+	PolicyRev    uint32
+	IpcacheRev   uint32
+	TxPackets    uint64
+	TxBytes      uint64
+	RxPackets    uint64
+	RxBytes      uint64
+}
+
+type OverlayEndpointState struct {
+	_         structs.HostLayout
+	PolicyRev uint32
+	Pad       uint32
+}
+
+type OverlayEvent struct {
+	_           structs.HostLayout
+	Type        uint8
+	Reason      uint8
+	Verdict     uint8
+	MatchType   uint8
+	Direction   uint8
+	Family      uint8
+	Proto       uint8
+	IcmpType    uint8
+	EndpointId  uint16
+	Sport       uint16
+	Dport       uint16
+	TcpFlags    uint8
+	Pad         uint8
+	SrcIdentity uint32
+	DstIdentity uint32
+	Len         uint32
+	Saddr       [4]uint32
+	Daddr       [4]uint32
+}
+
+type OverlayFragKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Id     uint32
+	Proto  uint8
+	Family uint8
+	Pad    uint16
+}
+
+type OverlayFragValue struct {
+	_        structs.HostLayout
+	Sport    uint16
+	Dport    uint16
+	IcmpType uint8
+	Pad      [3]uint8
+}
+
+type OverlayIpcacheKey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Pad       [3]uint8
+	Family    uint8
+	Addr      [4]uint32
+}
+
+type OverlayIpcacheValue struct {
+	_            structs.HostLayout
+	Identity     uint32
+	EncryptKey   uint8
+	TunnelFamily uint8
+	Pad          uint16
+	TunnelPeer   [4]uint32
+}
+
+type OverlayMetricsValue struct {
+	_       structs.HostLayout
+	Packets uint64
+	Bytes   uint64
+}
+
+type OverlayPolicyKey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Identity  uint32
+	Direction uint8
+	Proto     uint8
+	Port      uint16
+}
+
+type OverlayPolicyValue struct {
+	_           structs.HostLayout
+	Flags       uint8
+	L4Prefixlen uint8
+	Pad1        uint16
+	Pad2        uint32
+	Packets     uint64
+	Bytes       uint64
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	OverlayProgFromOverlay = "from_overlay"
+	OverlayMapConfig         = "config"
+	OverlayMapCt4            = "ct4"
+	OverlayMapCt6            = "ct6"
+	OverlayMapEndpoints      = "endpoints"
+	OverlayMapEvents         = "events"
+	OverlayMapFrags          = "frags"
+	OverlayMapIpcache        = "ipcache"
+	OverlayMapMetrics        = "metrics"
+	OverlayMapPolicy         = "policy"
+	OverlayProgFromOverlay   = "from_overlay"
+	OverlayProgToOverlay     = "to_overlay"
+	OverlayVarEventBtfAnchor = "event_btf_anchor"
+	OverlayVarTunnelIfindex  = "tunnel_ifindex"
 )
 
 // LoadOverlay returns the embedded CollectionSpec for Overlay.
@@ -62,18 +206,30 @@ type OverlaySpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type OverlayProgramSpecs struct {
 	FromOverlay *ebpf.ProgramSpec `ebpf:"from_overlay"`
+	ToOverlay   *ebpf.ProgramSpec `ebpf:"to_overlay"`
 }
 
 // OverlayMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type OverlayMapSpecs struct {
+	Config    *ebpf.MapSpec `ebpf:"config"`
+	Ct4       *ebpf.MapSpec `ebpf:"ct4"`
+	Ct6       *ebpf.MapSpec `ebpf:"ct6"`
+	Endpoints *ebpf.MapSpec `ebpf:"endpoints"`
+	Events    *ebpf.MapSpec `ebpf:"events"`
+	Frags     *ebpf.MapSpec `ebpf:"frags"`
+	Ipcache   *ebpf.MapSpec `ebpf:"ipcache"`
+	Metrics   *ebpf.MapSpec `ebpf:"metrics"`
+	Policy    *ebpf.MapSpec `ebpf:"policy"`
 }
 
 // OverlayVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type OverlayVariableSpecs struct {
+	EventBtfAnchor *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
+	TunnelIfindex  *ebpf.VariableSpec `ebpf:"tunnel_ifindex"`
 }
 
 // OverlayObjects contains all objects after they have been loaded into the kernel.
@@ -96,16 +252,37 @@ func (o *OverlayObjects) Close() error {
 //
 // It can be passed to LoadOverlayObjects or ebpf.CollectionSpec.LoadAndAssign.
 type OverlayMaps struct {
+	Config    *ebpf.Map `ebpf:"config"`
+	Ct4       *ebpf.Map `ebpf:"ct4"`
+	Ct6       *ebpf.Map `ebpf:"ct6"`
+	Endpoints *ebpf.Map `ebpf:"endpoints"`
+	Events    *ebpf.Map `ebpf:"events"`
+	Frags     *ebpf.Map `ebpf:"frags"`
+	Ipcache   *ebpf.Map `ebpf:"ipcache"`
+	Metrics   *ebpf.Map `ebpf:"metrics"`
+	Policy    *ebpf.Map `ebpf:"policy"`
 }
 
 func (m *OverlayMaps) Close() error {
-	return _OverlayClose()
+	return _OverlayClose(
+		m.Config,
+		m.Ct4,
+		m.Ct6,
+		m.Endpoints,
+		m.Events,
+		m.Frags,
+		m.Ipcache,
+		m.Metrics,
+		m.Policy,
+	)
 }
 
 // OverlayVariables contains all global variables after they have been loaded into the kernel.
 //
 // It can be passed to LoadOverlayObjects or ebpf.CollectionSpec.LoadAndAssign.
 type OverlayVariables struct {
+	EventBtfAnchor *ebpf.Variable `ebpf:"event_btf_anchor"`
+	TunnelIfindex  *ebpf.Variable `ebpf:"tunnel_ifindex"`
 }
 
 // OverlayPrograms contains all programs after they have been loaded into the kernel.
@@ -113,11 +290,13 @@ type OverlayVariables struct {
 // It can be passed to LoadOverlayObjects or ebpf.CollectionSpec.LoadAndAssign.
 type OverlayPrograms struct {
 	FromOverlay *ebpf.Program `ebpf:"from_overlay"`
+	ToOverlay   *ebpf.Program `ebpf:"to_overlay"`
 }
 
 func (p *OverlayPrograms) Close() error {
 	return _OverlayClose(
 		p.FromOverlay,
+		p.ToOverlay,
 	)
 }
 

@@ -7,7 +7,7 @@ import (
 
 // NodeRoutes installs the routes to other nodes' pod CIDRs (native
 // routing: through the other node's IP, which this node reaches
-// directly).
+// directly; tunnel routing: through the tunnel device).
 type NodeRoutes interface {
 	// UpsertNodeRoute routes podCIDR via nodeIP, replacing a route to
 	// the same CIDR through another node.

@@ -25,6 +25,8 @@ volatile const __u32 tunnel_ifindex = 0;
 
 static long (*skb_set_tunnel_key)(struct __sk_buff *skb, struct bpf_tunnel_key *key, __u32 size,
 				  __u64 flags) = (void *)BPF_FUNC_skb_set_tunnel_key;
+static long (*skb_get_tunnel_key)(struct __sk_buff *skb, struct bpf_tunnel_key *key, __u32 size,
+				  __u64 flags) = (void *)BPF_FUNC_skb_get_tunnel_key;
 static long (*redirect)(__u32 ifindex, __u64 flags) = (void *)BPF_FUNC_redirect;
 
 #define TUNNEL_TTL 64
@@ -49,25 +51,31 @@ static __always_inline struct ipcache_value *tunnel_peer_of(const struct flow *f
 	return v;
 }
 
-/* encap_egress runs on a packet from_container passed (ret CTX_ACT_OK):
- * in tunnel mode, a parsed IP packet to a prefix with a tunnel peer is
- * encapsulated to the peer with src_identity as the VNI. Neighbour
- * discovery and ARP (family 0) stay on the link. */
-static __always_inline int encap_egress(struct __sk_buff *ctx, const struct flow *f,
-					__u32 src_identity)
+/* has_tunnel_key reports whether the packet carries tunnel metadata
+ * (IPv4 or IPv6 underlay). */
+static __always_inline int has_tunnel_key(struct __sk_buff *ctx)
 {
 	struct bpf_tunnel_key key = {};
-	struct ipcache_value *v;
+
+	return skb_get_tunnel_key(ctx, &key, sizeof(key), 0) == 0 ||
+	       skb_get_tunnel_key(ctx, &key, sizeof(key), BPF_F_TUNINFO_IPV6) == 0;
+}
+
+#define ENCAP_NO_PEER 1
+
+/* encap_set_key sets the tunnel key of a packet to f's destination: the
+ * remote is its tunnel peer, the VNI src_identity. It returns 0, or
+ * ENCAP_NO_PEER when the destination has no tunnel peer, or -1 when the
+ * key cannot be set. */
+static __always_inline int encap_set_key(struct __sk_buff *ctx, const struct flow *f,
+					 __u32 src_identity)
+{
+	struct bpf_tunnel_key key = {};
+	struct ipcache_value *v = tunnel_peer_of(f);
 	__u64 flags = 0;
 
-	if (!tunnel_ifindex || (f->family != 4 && f->family != 6))
-		return CTX_ACT_OK;
-	if (f->proto == IPPROTO_ICMPV6_ && f->icmp_type >= ICMPV6_ND_FIRST &&
-	    f->icmp_type <= ICMPV6_ND_LAST)
-		return CTX_ACT_OK;
-	v = tunnel_peer_of(f);
 	if (!v)
-		return CTX_ACT_OK;
+		return ENCAP_NO_PEER;
 	key.tunnel_id = src_identity;
 	key.tunnel_ttl = TUNNEL_TTL;
 	if (v->tunnel_family == 4) {
@@ -76,9 +84,29 @@ static __always_inline int encap_egress(struct __sk_buff *ctx, const struct flow
 		__builtin_memcpy(key.remote_ipv6, v->tunnel_peer, 16);
 		flags = BPF_F_TUNINFO_IPV6;
 	}
-	if (skb_set_tunnel_key(ctx, &key, sizeof(key), flags) < 0)
+	return skb_set_tunnel_key(ctx, &key, sizeof(key), flags) < 0 ? -1 : 0;
+}
+
+/* encap_egress runs on a packet from_container passed (ret CTX_ACT_OK):
+ * in tunnel mode, a parsed IP packet to a prefix with a tunnel peer is
+ * encapsulated to the peer with src_identity as the VNI. Neighbour
+ * discovery and ARP (family 0) stay on the link. */
+static __always_inline int encap_egress(struct __sk_buff *ctx, const struct flow *f,
+					__u32 src_identity)
+{
+	if (!tunnel_ifindex || (f->family != 4 && f->family != 6))
+		return CTX_ACT_OK;
+	if (f->proto == IPPROTO_ICMPV6_ && f->icmp_type >= ICMPV6_ND_FIRST &&
+	    f->icmp_type <= ICMPV6_ND_LAST)
+		return CTX_ACT_OK;
+	switch (encap_set_key(ctx, f, src_identity)) {
+	case 0:
+		return redirect(tunnel_ifindex, 0);
+	case ENCAP_NO_PEER:
+		return CTX_ACT_OK;
+	default:
 		return CTX_ACT_DROP;
-	return redirect(tunnel_ifindex, 0);
+	}
 }
 
 /* tunnel_source_identity returns, for a packet to_container sees (dir

@@ -80,12 +80,8 @@ func (d *Datapath) startRouting(c tunnel.Config) error {
 	if !c.Enabled() {
 		return d.RemoveTunnelDevice()
 	}
-	ifindex, err := d.EnsureTunnelDevice(c.Port())
-	if err != nil {
+	if _, err := d.EnsureTunnelDevice(c.Port()); err != nil {
 		return fmt.Errorf("--routing-mode=tunnel: %w", err)
 	}
-	d.mu.Lock()
-	d.tunnelIfIndex = ifindex
-	d.mu.Unlock()
 	return nil
 }

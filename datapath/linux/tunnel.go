@@ -16,8 +16,10 @@ import (
 // (so a restarted agent keeps the ifindex its endpoint programs redirect
 // to); a device of that name that differs is deleted and recreated. It
 // turns reverse-path filtering off for it (decapsulated packets come from
-// pods the node has no route to through the device) and brings it up. It
-// returns the device's ifindex.
+// pods the node has no route to through the device), turns ARP off (the
+// overlay programs address packets by the ipcache, not by neighbours)
+// and brings it up. From then on the node routes (UpsertNodeRoute) go
+// through the device. It returns the device's ifindex.
 func (d *Datapath) EnsureTunnelDevice(port int) (int, error) {
 	var ifindex int
 	err := netnsutil.Run(d.host, func() error {
@@ -44,6 +46,9 @@ func (d *Datapath) EnsureTunnelDevice(port int) (int, error) {
 				return err
 			}
 		}
+		if err := netlink.LinkSetARPOff(l); err != nil {
+			return fmt.Errorf("set %s arp off: %w", tunnel.DeviceName, err)
+		}
 		if err := netlink.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set %s up: %w", tunnel.DeviceName, err)
 		}
@@ -53,6 +58,9 @@ func (d *Datapath) EnsureTunnelDevice(port int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("ensure tunnel device: %w", err)
 	}
+	d.mu.Lock()
+	d.tunnelIfIndex = ifindex
+	d.mu.Unlock()
 	return ifindex, nil
 }
 
@@ -84,6 +92,9 @@ func tunnelDeviceMatches(l netlink.Link, port int) bool {
 // left by an agent that ran in tunnel mode goes). No device is not an
 // error.
 func (d *Datapath) RemoveTunnelDevice() error {
+	d.mu.Lock()
+	d.tunnelIfIndex = 0
+	d.mu.Unlock()
 	err := netnsutil.Run(d.host, func() error {
 		if _, err := netlink.LinkByName(tunnel.DeviceName); err != nil {
 			var nf netlink.LinkNotFoundError

@@ -1,9 +1,13 @@
 package linux_test
 
 import (
+	"context"
+	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/tunnel"
@@ -35,8 +39,32 @@ func TestTunnelDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := link()
-	if !v.FlowBased || v.Port != 8472 || v.Index != first || v.OperState == netlink.OperDown || v.MTU != tunnel.BaseMTU {
-		t.Fatalf("device %+v: want external, port 8472, ifindex %d, up, MTU %d", v, first, tunnel.BaseMTU)
+	if !v.FlowBased || v.Port != 8472 || v.Index != first || v.Flags&net.FlagUp == 0 || v.RawFlags&unix.IFF_NOARP == 0 || v.MTU != tunnel.BaseMTU {
+		t.Fatalf("device %+v: want external, port 8472, ifindex %d, up, noarp, MTU %d", v, first, tunnel.BaseMTU)
+	}
+	if d.TunnelIfIndex() != first {
+		t.Fatalf("TunnelIfIndex %d, want %d", d.TunnelIfIndex(), first)
+	}
+
+	// Node routes go through the device, an IPv6 pod CIDR via an IPv4 node too.
+	ctx := context.Background()
+	for _, c := range []string{"10.9.0.0/24", "fd00:9::/64"} {
+		if err := d.UpsertNodeRoute(ctx, netip.MustParsePrefix(c), netip.MustParseAddr("192.168.9.9")); err != nil {
+			t.Fatal(err)
+		}
+		netnstest.Must(t, nodeNS, func() error {
+			rs, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Dst: ipNet(c)}, netlink.RT_FILTER_DST)
+			if err != nil {
+				return err
+			}
+			if len(rs) != 1 || rs[0].LinkIndex != first || rs[0].Gw != nil || rs[0].MTU != 1450 {
+				t.Errorf("routes to %s: %+v, want one through the tunnel device (%d) with MTU 1450", c, rs, first)
+			}
+			return nil
+		})
+		if err := d.DeleteNodeRoute(ctx, netip.MustParsePrefix(c), netip.MustParseAddr("192.168.9.9")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	again, err := d.EnsureTunnelDevice(8472)
 	if err != nil {
@@ -64,4 +92,15 @@ func TestTunnelDevice(t *testing.T) {
 	if err := d.RemoveTunnelDevice(); err != nil {
 		t.Fatalf("removing no device: %v", err)
 	}
+	if err := d.UpsertNodeRoute(ctx, netip.MustParsePrefix("fd00:9::/64"), netip.MustParseAddr("192.168.9.9")); err == nil {
+		t.Fatal("native routing: an IPv6 pod CIDR via an IPv4 node IP was accepted")
+	}
+}
+
+func ipNet(cidr string) *net.IPNet {
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }

@@ -12,70 +12,97 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 )
 
-// OverlayProgram is the name of the overlay program and of its tc filter.
-const OverlayProgram = "from_overlay"
-
-// overlayLinkPath is where the overlay program's tcx link is pinned.
-func (l *Loader) overlayLinkPath() string {
-	return filepath.Join(l.root, "links", "overlay", HookIngress)
+// overlayHooks are the overlay programs by hook of the tunnel device:
+// from_overlay on its ingress, to_overlay on its egress.
+var overlayHooks = []struct {
+	hook   string
+	attach ebpf.AttachType
+	parent uint32
+	name   string
+	prog   func(*bpf.OverlayPrograms) *ebpf.Program
+}{
+	{HookIngress, ebpf.AttachTCXIngress, netlink.HANDLE_MIN_INGRESS, bpf.OverlayProgFromOverlay,
+		func(p *bpf.OverlayPrograms) *ebpf.Program { return p.FromOverlay }},
+	{HookEgress, ebpf.AttachTCXEgress, netlink.HANDLE_MIN_EGRESS, bpf.OverlayProgToOverlay,
+		func(p *bpf.OverlayPrograms) *ebpf.Program { return p.ToOverlay }},
 }
 
-// AttachOverlay loads from_overlay (bpf/overlay.c) and attaches it to the
-// tc ingress of the tunnel device ifindex (tunnel routing, docs/datapath.md),
-// replacing an earlier agent's program atomically when its pinned link is
-// on the same device. Endpoint programs loaded afterwards (Load, Attach)
+// overlayLinkPath is where the overlay program of hook is pinned.
+func (l *Loader) overlayLinkPath(hook string) string {
+	return filepath.Join(l.root, "links", "overlay", hook)
+}
+
+// AttachOverlay loads the overlay programs (bpf/overlay.c) and attaches
+// them to the tunnel device ifindex (tunnel routing, docs/datapath.md):
+// from_overlay on its ingress, to_overlay on its egress, replacing an
+// earlier agent's programs atomically when their pinned links are on
+// the same device. Endpoint programs loaded afterwards (Load, Attach)
 // encapsulate to this device; those loaded before keep their setting
 // until their next Attach.
 func (l *Loader) AttachOverlay(ifindex int) error {
 	if ifindex <= 0 {
-		return fmt.Errorf("attach overlay program: ifindex must be positive")
+		return fmt.Errorf("attach overlay programs: ifindex must be positive")
 	}
-	var objs bpf.OverlayObjects
-	if err := bpf.LoadOverlayObjects(&objs, nil); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("load overlay program: %+v", ve)
-		}
-		return fmt.Errorf("load overlay program: %w", err)
+	spec, err := bpf.LoadOverlay()
+	if err != nil {
+		return fmt.Errorf("load overlay programs: %w", err)
 	}
-	defer objs.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var err error
-	if l.mode == AttachTC {
-		err = tcAttachOverlay(ifindex, objs.FromOverlay)
-	} else {
-		err = l.tcxAttachOverlay(ifindex, objs.FromOverlay)
-		if errors.Is(err, ErrTCXUnsupported) && l.mode == AttachAuto {
-			err = tcAttachOverlay(ifindex, objs.FromOverlay)
-		}
+	if l.shared == nil {
+		return fmt.Errorf("attach overlay programs: loader not open")
 	}
-	if err != nil {
-		return fmt.Errorf("attach overlay program to interface %d: %w", ifindex, err)
+	var progs bpf.OverlayPrograms // only the programs: the maps they use are the shared ones
+	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{ipcachemap.MapName: l.shared[ipcachemap.MapName]}}
+	if err := spec.LoadAndAssign(&progs, opts); err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("load overlay programs: %+v", ve)
+		}
+		return fmt.Errorf("load overlay programs: %w", err)
+	}
+	defer progs.Close()
+	for _, h := range overlayHooks {
+		if err := l.attachOverlayHook(ifindex, h.hook, h.attach, h.parent, h.name, h.prog(&progs)); err != nil {
+			return fmt.Errorf("attach %s to interface %d: %w", h.name, ifindex, err)
+		}
 	}
 	l.tunnelIfIndex = ifindex
 	return nil
 }
 
+// attachOverlayHook attaches prog to one hook with tcx (or tc as the
+// mode says); l.mu is held.
+func (l *Loader) attachOverlayHook(ifindex int, hook string, at ebpf.AttachType, parent uint32, name string, prog *ebpf.Program) error {
+	if l.mode == AttachTC {
+		return tcAttachOverlay(ifindex, parent, name, prog)
+	}
+	err := l.tcxAttachOverlay(ifindex, hook, at, prog)
+	if errors.Is(err, ErrTCXUnsupported) && l.mode == AttachAuto {
+		return tcAttachOverlay(ifindex, parent, name, prog)
+	}
+	return err
+}
+
 // tcxAttachOverlay replaces the program of the pinned link when it is on
 // ifindex, else attaches a new link and pins it; l.mu is held.
-func (l *Loader) tcxAttachOverlay(ifindex int, prog *ebpf.Program) error {
-	path := l.overlayLinkPath()
+func (l *Loader) tcxAttachOverlay(ifindex int, hook string, at ebpf.AttachType, prog *ebpf.Program) error {
+	path := l.overlayLinkPath(hook)
 	if lk, err := link.LoadPinnedLink(path, nil); err == nil {
-		target, terr := tcxTarget(lk, ebpf.AttachTCXIngress)
+		target, terr := tcxTarget(lk, at)
 		if terr == nil && target == ifindex {
 			defer lk.Close()
 			return lk.Update(prog)
 		}
-		l.log.Info("Replacing the overlay program's stale link", "link-ifindex", target, "ifindex", ifindex, "error", terr)
-		err = errors.Join(lk.Unpin(), lk.Close())
-		if err != nil {
+		l.log.Info("Replacing a stale overlay program link", "hook", hook, "link-ifindex", target, "ifindex", ifindex, "error", terr)
+		if err := errors.Join(lk.Unpin(), lk.Close()); err != nil {
 			return fmt.Errorf("remove stale overlay link: %w", err)
 		}
 	}
-	lk, err := link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: prog, Attach: ebpf.AttachTCXIngress})
+	lk, err := link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: prog, Attach: at})
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		return fmt.Errorf("%w: %w", ErrTCXUnsupported, err)
 	}
@@ -92,7 +119,7 @@ func (l *Loader) tcxAttachOverlay(ifindex int, prog *ebpf.Program) error {
 	return nil
 }
 
-// DetachOverlay removes the overlay program's pinned link (native
+// DetachOverlay removes the overlay programs' pinned links (native
 // routing): endpoint programs loaded afterwards route natively. No link
 // is not an error; tc filters go with the device, which the Linux
 // datapath deletes.
@@ -100,17 +127,22 @@ func (l *Loader) DetachOverlay() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.tunnelIfIndex = 0
-	lk, err := link.LoadPinnedLink(l.overlayLinkPath(), nil)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	var errs []error
+	for _, h := range overlayHooks {
+		lk, err := link.LoadPinnedLink(l.overlayLinkPath(h.hook), nil)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, lk.Unpin(), lk.Close())
 	}
-	if err != nil {
-		return fmt.Errorf("detach overlay program: %w", err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("detach overlay programs: %w", err)
 	}
-	if err := errors.Join(lk.Unpin(), lk.Close()); err != nil {
-		return fmt.Errorf("detach overlay program: %w", err)
-	}
-	return os.RemoveAll(filepath.Dir(l.overlayLinkPath()))
+	return os.RemoveAll(filepath.Dir(l.overlayLinkPath(HookIngress)))
 }
 
 // TunnelIfIndex returns the tunnel device endpoint programs encapsulate
@@ -121,9 +153,9 @@ func (l *Loader) TunnelIfIndex() int {
 	return l.tunnelIfIndex
 }
 
-// tcAttachOverlay puts prog on ifindex's clsact ingress as the filter
-// named from_overlay, replacing one already there in one request.
-func tcAttachOverlay(ifindex int, prog *ebpf.Program) error {
+// tcAttachOverlay puts prog on ifindex's clsact hook parent as the
+// filter named name, replacing one already there in one request.
+func tcAttachOverlay(ifindex int, parent uint32, name string, prog *ebpf.Program) error {
 	qdisc := &netlink.Clsact{QdiscAttrs: netlink.QdiscAttrs{
 		LinkIndex: ifindex, Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT,
 	}}
@@ -132,12 +164,12 @@ func tcAttachOverlay(ifindex int, prog *ebpf.Program) error {
 	}
 	f := &netlink.BpfFilter{
 		FilterAttrs: netlink.FilterAttrs{
-			LinkIndex: ifindex, Parent: netlink.HANDLE_MIN_INGRESS, Handle: 1, Priority: 1, Protocol: unix.ETH_P_ALL,
+			LinkIndex: ifindex, Parent: parent, Handle: 1, Priority: 1, Protocol: unix.ETH_P_ALL,
 		},
-		Name: OverlayProgram, DirectAction: true, Fd: prog.FD(),
+		Name: name, DirectAction: true, Fd: prog.FD(),
 	}
 	if err := netlink.FilterReplace(f); err != nil {
-		return fmt.Errorf("attach tc ingress filter: %w", err)
+		return fmt.Errorf("attach tc filter: %w", err)
 	}
 	return nil
 }

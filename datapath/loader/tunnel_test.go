@@ -203,19 +203,22 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 	// Node 1 knows B by its own address; node 2 knows node 1's pods only
 	// through node 1's pod CIDR (as world, like Cilium's pod CIDR entries).
 	// IPv6 pods go over the same IPv4 underlay.
-	n1.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.1.10/32": a.identity, "fd00:1:1::10/128": a.identity})
+	n1.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.1.10/32": a.identity, "fd00:1:1::10/128": a.identity,
+		"192.168.77.1/32": identity.ReservedHost})
 	n1.upsert(t, n2.ip, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.0/24": identity.ReservedWorldIPv4,
 		"fd00:1:2::20/128": b.identity})
 	n2.upsert(t, netip.Addr{}, map[string]identity.NumericIdentity{"10.1.2.20/32": b.identity, "10.1.2.30/32": c.identity,
 		"fd00:1:2::20/128": b.identity})
-	n2.upsert(t, n1.ip, map[string]identity.NumericIdentity{"10.1.1.0/24": identity.ReservedWorldIPv4, "fd00:1:1::/64": identity.ReservedWorldIPv6})
+	n2.upsert(t, n1.ip, map[string]identity.NumericIdentity{"10.1.1.0/24": identity.ReservedWorldIPv4, "fd00:1:1::/64": identity.ReservedWorldIPv6,
+		"192.168.77.1/32": identity.ReservedRemoteNode})
 
 	gw1, gw2 := addr("10.1.1.1"), addr("10.1.2.1")
 	gw61, gw62 := addr("fd00:1:1::1"), addr("fd00:1:2::1")
 	n1.addPod(t, a, gw1, gw61, policy.MapState{key(b.identity, policy.Egress, 0, 0, 0): allow})
 	n2.addPod(t, b, gw2, gw62, policy.MapState{
-		key(a.identity, policy.Ingress, policy.ProtoTCP, 8080, 16):                 allow,
-		key(identity.ReservedWorldIPv4, policy.Ingress, policy.ProtoTCP, 9999, 16): allow,
+		key(a.identity, policy.Ingress, policy.ProtoTCP, 8080, 16):                  allow,
+		key(identity.ReservedWorldIPv4, policy.Ingress, policy.ProtoTCP, 9999, 16):  allow,
+		key(identity.ReservedRemoteNode, policy.Ingress, policy.ProtoTCP, 8080, 16): allow,
 	})
 	n2.addPod(t, c, gw2, gw62, policy.MapState{key(0, policy.Egress, 0, 0, 0): allow})
 
@@ -271,6 +274,24 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 		ev := n2.waitTCPDrop(t, a.ip6, 9090)
 		if ev.Direction != policy.Ingress || ev.SrcIdentity != a.identity || ev.Src.Addr() != a.ip6 {
 			t.Fatalf("drop event %+v, want B's ingress drop of %s with source identity %d", ev, a.ip6, a.identity)
+		}
+	})
+
+	t.Run("node 1 itself reaches B through the tunnel as remote-node", func(t *testing.T) {
+		if err := n1.links.UpsertNodeRoute(context.Background(), netip.MustParsePrefix("10.1.2.0/24"), n2.ip); err != nil {
+			t.Fatal(err)
+		}
+		capture := newVXLANCapture(t, ul, "ul-node1")
+		if err := netnstest.Dial(n1.ns, b.ip, 8080, safety); err != nil {
+			t.Fatal(err)
+		}
+		capture.vnisUntil(t, map[netip.Addr]uint32{n1.ip: uint32(identity.ReservedHost), n2.ip: uint32(b.identity)})
+		if err := netnstest.Dial(n1.ns, b.ip, 9090, time.Second); err == nil {
+			t.Fatal("dial from node 1 to 9090 succeeded, want it dropped")
+		}
+		ev := n2.waitTCPDrop(t, n1.ip, 9090)
+		if ev.Direction != policy.Ingress || ev.SrcIdentity != identity.ReservedRemoteNode {
+			t.Fatalf("drop event %+v, want B's ingress drop with source identity remote-node (the VNI's host)", ev)
 		}
 	})
 

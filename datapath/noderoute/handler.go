@@ -55,6 +55,9 @@ type Handler struct {
 	routes datapath.NodeRoutes
 	local  localnode.Store
 	log    *slog.Logger
+	// anyFamily (tunnel routing): a pod CIDR is routed when the node
+	// has an IP of either family, the tunnel's underlay being either.
+	anyFamily bool
 }
 
 var _ node.NodeHandler = (*Handler)(nil)
@@ -75,17 +78,25 @@ type handlerParams struct {
 	Log     *slog.Logger
 }
 
+// newHandlerOut registers the handler with --auto-direct-node-routes
+// (routes via the node IPs) and in tunnel routing (routes through the
+// tunnel device, for the node's own traffic to other nodes' pods:
+// datapath/linux picks the device); the two are refused together.
 func newHandlerOut(p handlerParams) (node.NodeHandlerOut, error) {
-	if !p.Config.AutoDirectNodeRoutes {
-		return node.NodeHandlerOut{}, nil // a nil handler is skipped
-	}
-	if p.Routing.Enabled() {
+	switch {
+	case p.Routing.Enabled() && p.Config.AutoDirectNodeRoutes:
 		// As Cilium: in tunnel mode packets to other nodes' pods go
 		// through the tunnel, never through direct routes.
 		return node.NodeHandlerOut{}, &cell.ConfigError{Err: errors.New(
 			"--auto-direct-node-routes cannot be used with --routing-mode=tunnel: packets to other nodes' pods go through the tunnel")}
+	case p.Routing.Enabled():
+		h := New(p.Routes, p.Local, p.Log)
+		h.anyFamily = true
+		return node.NodeHandlerOut{Handler: h}, nil
+	case p.Config.AutoDirectNodeRoutes:
+		return node.NodeHandlerOut{Handler: New(p.Routes, p.Local, p.Log)}, nil
 	}
-	return node.NodeHandlerOut{Handler: New(p.Routes, p.Local, p.Log)}, nil
+	return node.NodeHandlerOut{}, nil // a nil handler is skipped
 }
 
 // Name implements node.NodeHandler.
@@ -108,8 +119,15 @@ func (h *Handler) routesOf(n node.Node) []route {
 			}
 		}
 	}
-	add(n.PrimaryIP(false), append([]netip.Prefix{n.IPv4AllocCIDR}, n.IPv4SecondaryAllocCIDRs...)...)
-	add(n.PrimaryIP(true), append([]netip.Prefix{n.IPv6AllocCIDR}, n.IPv6SecondaryAllocCIDRs...)...)
+	via4, via6 := n.PrimaryIP(false), n.PrimaryIP(true)
+	if h.anyFamily && !via4.IsValid() {
+		via4 = via6
+	}
+	if h.anyFamily && !via6.IsValid() {
+		via6 = via4
+	}
+	add(via4, append([]netip.Prefix{n.IPv4AllocCIDR}, n.IPv4SecondaryAllocCIDRs...)...)
+	add(via6, append([]netip.Prefix{n.IPv6AllocCIDR}, n.IPv6SecondaryAllocCIDRs...)...)
 	return out
 }
 

@@ -22,7 +22,8 @@ type handlersIn struct {
 }
 
 // TestRefusedWithTunnel: as Cilium, --auto-direct-node-routes and
-// --routing-mode=tunnel do not go together; native routing takes it.
+// --routing-mode=tunnel do not go together; native routing takes it, and
+// tunnel routing has the handler without it.
 func TestRefusedWithTunnel(t *testing.T) {
 	cells := func(got *int) []cell.Cell {
 		return []cell.Cell{
@@ -46,11 +47,49 @@ func TestRefusedWithTunnel(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "--auto-direct-node-routes cannot be used with --routing-mode=tunnel") {
 		t.Fatalf("populate = %v, want the config error naming both flags", err)
 	}
-	n = 0
-	if _, err := celltest.Populate(t, []string{"auto-direct-node-routes=true", "routing-mode=native"}, cells(&n)...); err != nil {
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  int
+	}{
+		{"native with direct routes", []string{"auto-direct-node-routes=true", "routing-mode=native"}, 1},
+		{"native without", []string{"routing-mode=native"}, 0},
+		{"tunnel: routes through the device", []string{"routing-mode=tunnel"}, 1},
+	} {
+		n = 0
+		if _, err := celltest.Populate(t, tt.flags, cells(&n)...); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n != tt.want {
+			t.Errorf("%s: %d route handlers, want %d", tt.name, n, tt.want)
+		}
+	}
+}
+
+// TestTunnelRoutesAnyFamily: in tunnel routing a node with only an IPv4
+// address still gets its IPv6 pod CIDR routed (the tunnel carries IPv6
+// over IPv4).
+func TestTunnelRoutesAnyFamily(t *testing.T) {
+	var h node.NodeHandler
+	f := datapathtest.New()
+	_, err := celltest.Populate(t, []string{"routing-mode=tunnel"},
+		tunnel.Cell, noderoute.Cell,
+		cell.Provide(
+			func() datapath.NodeRoutes { return f },
+			func() localnode.Store { return localnode.NewStore(localnode.LocalNode{Name: "a"}) },
+		),
+		cell.Invoke(func(in handlersIn) { h = in.Handlers[0] }))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 {
-		t.Fatalf("native routing: %d route handlers, want 1", n)
+	if err := h.NodeAdd(mkNode("b", "192.0.2.2", "10.0.2.0/24", "", "fd00:2::/64")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for c, ip := range f.Routes() {
+		got[c.String()] = ip.String()
+	}
+	if len(got) != 2 || got["10.0.2.0/24"] != "192.0.2.2" || got["fd00:2::/64"] != "192.0.2.2" {
+		t.Fatalf("routes %v, want both pod CIDRs through node b's 192.0.2.2", got)
 	}
 }
