@@ -33,6 +33,8 @@ import (
 // datapath and VXLAN device.
 type tunnelNode struct {
 	ns      string
+	root    string
+	eps     map[uint16]datapath.EndpointSpec
 	ip      netip.Addr
 	links   *linux.Datapath
 	loader  *loader.Loader
@@ -59,7 +61,7 @@ func newUnderlay(t *testing.T) string {
 // opens a loader on a bpffs of its own and attaches the overlay program.
 func newTunnelNode(t *testing.T, ul string, name string, ip netip.Addr) *tunnelNode {
 	t.Helper()
-	n := &tunnelNode{ns: netnstest.New(t, "apiary-"+name), ip: ip}
+	n := &tunnelNode{ns: netnstest.New(t, "apiary-"+name), ip: ip, eps: map[uint16]datapath.EndpointSpec{}}
 	nodeNS, err := netnsutil.Open(n.ns)
 	if err != nil {
 		t.Fatal(err)
@@ -100,24 +102,60 @@ func newTunnelNode(t *testing.T, ul string, name string, ip netip.Addr) *tunnelN
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := bpfmaptest.Root(t)
-	if n.loader, err = loader.New(log, root, 1024); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.loader.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.loader.Close() })
-	netnstest.Must(t, n.ns, func() error { return n.loader.AttachOverlay(ifindex) })
-	if n.ipcache, err = ipcachemap.Open(log, root); err != nil {
+	n.root = bpfmaptest.Root(t)
+	n.startLoader(t, ifindex)
+	if n.ipcache, err = ipcachemap.Open(log, n.root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.ipcache.Close() })
-	if n.events, err = eventsmap.Open(log, root); err != nil {
+	if n.events, err = eventsmap.Open(log, n.root); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.events.Close() })
 	return n
+}
+
+// startLoader opens a loader on the node's bpffs and attaches the
+// overlay programs to the tunnel device, as the loader cell does at start.
+func (n *tunnelNode) startLoader(t *testing.T, tunnelIf int) {
+	t.Helper()
+	l, err := loader.New(celltest.Logger(t), n.root, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	netnstest.Must(t, n.ns, func() error { return l.AttachOverlay(tunnelIf) })
+	n.loader = l
+}
+
+// restart does what a restarted agent does to the node's datapath: the
+// tunnel device is ensured again (kept), a new loader reattaches the
+// overlay programs and re-adopts and regenerates the endpoints.
+func (n *tunnelNode) restart(t *testing.T) {
+	t.Helper()
+	before := n.loader.TunnelIfIndex()
+	if err := n.loader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ifindex, err := n.links.EnsureTunnelDevice(tunnel.DefaultPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ifindex != before {
+		t.Fatalf("restart: tunnel device ifindex %d, was %d", ifindex, before)
+	}
+	n.startLoader(t, ifindex)
+	for id, ep := range n.eps {
+		netnstest.Must(t, n.ns, func() error {
+			if err := n.loader.Restore(id, ep.IfIndex); err != nil {
+				return err
+			}
+			return n.loader.Attach(ep)
+		})
+	}
 }
 
 // tunnelPod is an endpoint on a tunnel node.
@@ -149,6 +187,7 @@ func (n *tunnelNode) addPod(t *testing.T, p *tunnelPod, gw, gw6 netip.Addr, ms p
 	ep := datapath.EndpointSpec{ID: datapath.EndpointID(p.id), Identity: p.identity, IfIndex: l.IfIndex,
 		IngressEnforcement: true, EgressEnforcement: true}
 	netnstest.Must(t, n.ns, func() error { return n.loader.Attach(ep) })
+	n.eps[p.id] = ep
 	t.Cleanup(func() { n.loader.Detach(p.id) })
 }
 
@@ -292,6 +331,19 @@ func TestTunnelBetweenTwoNodes(t *testing.T) {
 		ev := n2.waitTCPDrop(t, n1.ip, 9090)
 		if ev.Direction != policy.Ingress || ev.SrcIdentity != identity.ReservedRemoteNode {
 			t.Fatalf("drop event %+v, want B's ingress drop with source identity remote-node (the VNI's host)", ev)
+		}
+	})
+
+	t.Run("restart of node 2's datapath keeps the connection and the deny", func(t *testing.T) {
+		c := netnstest.Connect(t, a.ns, b.ip, 8080)
+		netnstest.RoundTrip(t, c, "before the restart\n")
+		n2.restart(t)
+		netnstest.RoundTrip(t, c, "after the restart\n")
+		if err := netnstest.Dial(a.ns, b.ip, 9090, time.Second); err == nil {
+			t.Fatal("dial to 9090 succeeded after the restart, want it dropped")
+		}
+		if ev := n2.waitTCPDrop(t, a.ip, 9090); ev.SrcIdentity != a.identity {
+			t.Fatalf("drop event %+v after the restart, want source identity %d", ev, a.identity)
 		}
 	})
 
