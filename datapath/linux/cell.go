@@ -21,6 +21,7 @@ var Cell = cell.Module("datapath-linux", "Linux plumbing: endpoint veths, node r
 		func(d *Datapath) datapath.EndpointLinks { return d },
 		func(d *Datapath) datapath.NodeRoutes { return d },
 		func(d *Datapath) datapath.TunnelDevice { return d },
+		newStatusProvider,
 	),
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -66,6 +67,12 @@ func TestTunnelDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := d.CheckTunnelDevice(8472); err != nil {
+		t.Fatalf("CheckTunnelDevice: %v", err)
+	}
+	if err := d.CheckTunnelDevice(4789); err == nil || !strings.Contains(err.Error(), "not a vxlan external device on UDP port 4789") {
+		t.Fatalf("CheckTunnelDevice of another port = %v, want it named", err)
+	}
 	again, err := d.EnsureTunnelDevice(8472)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +86,14 @@ func TestTunnelDevice(t *testing.T) {
 	}
 	if v := link(); v.Port != 4789 || v.Index != other || other == first {
 		t.Fatalf("port change: device port %d ifindex %d (was %d), want a new device on 4789", v.Port, v.Index, first)
+	}
+	netnstest.Must(t, nodeNS, func() error { return netlink.LinkSetDown(link()) })
+	if err := d.CheckTunnelDevice(4789); err == nil || !strings.Contains(err.Error(), "apiary_vxlan is down") {
+		t.Fatalf("CheckTunnelDevice of a device set down = %v, want it named", err)
+	}
+	netnstest.Must(t, nodeNS, func() error { return netlink.LinkDel(link()) })
+	if err := d.CheckTunnelDevice(4789); err == nil || !strings.Contains(err.Error(), "apiary_vxlan is gone") {
+		t.Fatalf("CheckTunnelDevice of a deleted device = %v, want it named", err)
 	}
 	if err := d.RemoveTunnelDevice(); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
@@ -89,6 +91,19 @@ func enforceAcrossNodes(t *testing.T, routing string) {
 	}
 
 	if routing == "routing-mode=tunnel" {
+		st, err := ca.Status(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := "missing"
+		for _, e := range st.Entries {
+			if e.Name == "Routing" && e.State == status.Ok {
+				line = e.Message
+			}
+		}
+		if !strings.HasPrefix(line, "Tunnel (vxlan): apiary_vxlan ifindex ") {
+			t.Errorf("Routing line %q, want Ok and the tunnel device", line)
+		}
 		// Node A routes b's pod CIDR only into its tunnel device (for its
 		// own traffic); nothing goes through the underlay's n0.
 		for _, dst := range []netip.Addr{ipB, ip6B} {
