@@ -4,27 +4,24 @@
 /* apiary's overlay programs, attached to the node's VXLAN device
  * (apiary_vxlan, collect-metadata mode) in tunnel routing (Cilium's
  * cil_from_overlay and cil_to_overlay do the same jobs):
- *   from_overlay (tc/tcx ingress): a packet the device decapsulated carries the source
- *                 endpoint's security identity in its VNI (lib/encap.h
- *                 set it on the sending node). The program puts it in
- *                 skb->mark (lib/mark.h) for the destination endpoint's
- *                 to_container, which enforces ingress policy on it
- *                 instead of looking the source up in the ipcache. The
- *                 inner frame's destination MAC is the sending node's
- *                 veth, so the packet is marked as addressed to this host
- *                 (PACKET_HOST) for the stack to route it to the
- *                 endpoint. A packet without tunnel metadata is dropped. The host
- *                 identity in a VNI is the sending node's: it becomes
- *                 remote-node, as Cilium does.
- *   to_overlay (tc/tcx egress): a packet the node's stack routed to the
- *                 device (the routes to other nodes' pod CIDRs go
- *                 through it: the node's own traffic, or a pod's after
- *                 the stack rewrote its destination) has no tunnel key
- *                 yet; it gets one from the ipcache: remote = the
- *                 destination's tunnel peer, VNI = the source's identity
- *                 (host for the node's addresses). Without a tunnel peer
- *                 it is dropped (the device could not send it). Packets
- *                 from_container encapsulated already pass. */
+ *   from_overlay (tc/tcx ingress): a packet the device decapsulated
+ *     carries the source endpoint's security identity in its VNI
+ *     (lib/encap.h set it on the sending node); the program puts it in
+ *     skb->mark (lib/mark.h) for the destination endpoint's to_container,
+ *     which enforces ingress policy on it instead of looking the source
+ *     up in the ipcache. The host identity in a VNI is the sending node's:
+ *     it becomes remote-node, as Cilium does. The inner frame's
+ *     destination MAC is the sending node's, so the packet is marked as
+ *     addressed to this host (PACKET_HOST) for the stack to route it to
+ *     the endpoint. A packet without tunnel metadata is dropped.
+ *   to_overlay (tc/tcx egress): a packet the node's stack routed into the
+ *     device (the routes to other nodes' pod CIDRs go through it: the
+ *     node's own traffic, or a pod's after the stack rewrote its
+ *     destination) has no tunnel key yet; it gets one from the ipcache:
+ *     remote = the destination's tunnel peer, VNI = the source address's
+ *     identity (host for the node's own addresses). Without a tunnel peer
+ *     it is dropped (the device could not send it). Packets from_container
+ *     encapsulated already have their key and pass. */
 
 #include "lib/common.h"
 #include "lib/mark.h"

@@ -11,7 +11,9 @@
  *     tunnel is the one the overlay program (overlay.c) read from the VNI
  *     and left in skb->mark (lib/mark.h), not the ipcache's guess.
  * tunnel_ifindex is a per-node constant the loader sets; 0 is native
- * routing, where the verifier drops all of this as dead code. */
+ * routing, where the verifier drops all of this as dead code.
+ * encap_set_key also serves overlay.c's to_overlay (the node's own
+ * traffic routed into the device). */
 #ifndef APIARY_ENCAP_H
 #define APIARY_ENCAP_H
 
