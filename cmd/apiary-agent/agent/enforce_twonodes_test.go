@@ -37,7 +37,7 @@ func TestEnforcementAcrossNodes(t *testing.T) {
 // and no route to the other node's pod CIDRs on the link between the
 // nodes (only into the tunnel device): the pods' packets go through the
 // nodes' VXLAN devices, and b's ingress decides on the identity the
-// tunnel carries.
+// tunnel carries. Node B's agent restarts under an open connection.
 func TestEnforcementAcrossNodesTunnel(t *testing.T) {
 	enforceAcrossNodes(t, "routing-mode=tunnel")
 }
@@ -57,7 +57,7 @@ func enforceAcrossNodes(t *testing.T, routing string) {
 		netnstest.AddAddr(t, n.ns, "n0", netip.PrefixFrom(netip.MustParseAddr(n.ip6), 64))
 	}
 	ca, _ := startNode(t, na, srv, routing)
-	cb, _ := startNode(t, nb, srv, routing)
+	cb, stopB := startNode(t, nb, srv, routing)
 
 	podA, podX, podB := netnstest.New(t, "apiary-pod"), netnstest.New(t, "apiary-pod"), netnstest.New(t, "apiary-pod")
 	epA := createEndpoint(t, ca, 1, podA, "a")
@@ -131,6 +131,24 @@ func enforceAcrossNodes(t *testing.T, routing string) {
 		wantPing(t, podA, netip.Addr{}, dst, true)
 		wantPing(t, podX, netip.Addr{}, dst, false)
 	}
+	if routing == "routing-mode=tunnel" {
+		restartUnderTraffic(t, nb, srv, stopB, podA, podX, ipB)
+	}
+}
+
+// restartUnderTraffic stops node B's agent with a connection from a to b
+// open, and starts it again: the connection carries data throughout and
+// x stays dropped, while the agent is down and after it came back.
+func restartUnderTraffic(t *testing.T, nb node, srv *kvstoretest.Server, stopB func(), podA, podX string, ipB netip.Addr) {
+	conn := netnstest.Connect(t, podA, ipB, 8080)
+	netnstest.RoundTrip(t, conn, "before the restart\n")
+	stopB()
+	netnstest.RoundTrip(t, conn, "agent down\n")
+	wantTCP(t, podX, ipB, 8080, false)
+	cb, _ := startNode(t, nb, srv, "routing-mode=tunnel")
+	waitEndpointReady(t, cb, 1)
+	netnstest.RoundTrip(t, conn, "after the restart\n")
+	wantTCP(t, podX, ipB, 8080, false)
 }
 
 // bPingFromA lets a ping b, over IPv4 and IPv6.
