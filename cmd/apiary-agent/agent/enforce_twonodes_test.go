@@ -104,6 +104,13 @@ func enforceAcrossNodes(t *testing.T, routing string) {
 		if !strings.HasPrefix(line, "Tunnel (vxlan): apiary_vxlan ifindex ") {
 			t.Errorf("Routing line %q, want Ok and the tunnel device", line)
 		}
+		netnstest.Must(t, podA, func() error {
+			l, err := netlink.LinkByName("eth0")
+			if err == nil && l.Attrs().MTU != 1450 {
+				t.Errorf("tunnel mode: pod a's eth0 MTU %d, want 1450 (1500 less the VXLAN header)", l.Attrs().MTU)
+			}
+			return err
+		})
 		// Node A routes b's pod CIDR only into its tunnel device (for its
 		// own traffic); nothing goes through the underlay's n0.
 		for _, dst := range []netip.Addr{ipB, ip6B} {
