@@ -22,6 +22,7 @@
 #include "lib/frag.h"
 #include "lib/events.h"
 #include "lib/policy.h"
+#include "lib/encap.h" /* tunnel routing */
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -82,10 +83,11 @@ static __always_inline struct revs current_revs(void)
  * policy lookups (the agent bumps them after writing those maps, so a
  * verdict from a map older than rev cannot be recorded under rev). */
 static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struct revs rev,
-					   __u64 now)
+					   __u64 now, __u32 tunnel_src)
 {
 	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
-	__u32 peer = ipcache_lookup(f, peer_addr);
+	/* Tunnel routing hook: the VNI's identity, else the ipcache's. */
+	__u32 peer = tunnel_src ?: ipcache_lookup(f, peer_addr);
 	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
 	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
 	__u8 enforce = dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
@@ -110,13 +112,20 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
  * is true when the packet is a reply). Allowed: the entry takes rev and
  * the packet passes. Denied: the entry is expired, so that the flow's
  * later packets in either direction are new flows to the policy, and the
- * packet drops. Not inlined: the established path stays short. */
-static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 dir, int reply,
-						   struct ct_value *v, struct revs rev)
+ * packet drops. Not inlined: the established path stays short. dir_reply
+ * packs dir (bit 0) and reply (bit 1): a BPF function takes at most five
+ * arguments; tunnel_src is the source identity from the tunnel (encap.h).
+ */
+static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u32 dir_reply,
+						   struct ct_value *v, struct revs rev,
+						   __u32 tunnel_src)
 {
+	__u8 dir = dir_reply & 1;
+	int reply = dir_reply >> 1;
 	__u8 flow_dir = reply ? !dir : dir;
 	const __u32 *peer_addr = dir == DIR_EGRESS ? f->daddr : f->saddr;
-	__u32 peer = ipcache_lookup(f, peer_addr);
+	/* Tunnel routing hook: the VNI's identity, else the ipcache's. */
+	__u32 peer = tunnel_src ?: ipcache_lookup(f, peer_addr);
 	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
 	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
 	__u8 enforce = flow_dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
@@ -148,46 +157,58 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 di
 	return pass(f, dir);
 }
 
-static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
+/* handle decides the packet in ctx, parsed into *f (zeroed by the caller;
+ * from_container reads it afterwards). */
+static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *f)
 {
-	struct flow f = {};
 	struct ct_value *v = 0;
 	struct revs rev;
+	__u32 tunnel_src;
 	__u64 now;
 	int state;
 
-	switch (parse_packet(ctx, &f)) {
+	switch (parse_packet(ctx, f)) {
 	case PARSE_OK:
-		frag_track(&f);
+		frag_track(f);
 		break;
 	case PARSE_PASS:
-		return pass(&f, dir);
+		return pass(f, dir);
 	case PARSE_UNKNOWN_L3:
-		return drop(&f, DROP_UNKNOWN_L3, dir, 0, 0);
+		return drop(f, DROP_UNKNOWN_L3, dir, 0, 0);
 	default:
-		return drop(&f, DROP_INVALID, dir, 0, 0);
+		return drop(f, DROP_INVALID, dir, 0, 0);
 	}
 	rev = current_revs();
 	now = ktime_get_coarse_ns();
-	state = ct_lookup(&f, dir, now, &v);
+	tunnel_src = tunnel_source_identity(ctx, dir);
+	state = ct_lookup(f, dir, now, &v);
 	if (state != CT_NEW && v) {
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
-			return ct_revalidate(&f, dir, state == CT_REPLY, v, rev);
-		return pass(&f, dir);
+			return ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
+		return pass(f, dir);
 	}
-	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
-		return pass(&f, dir);
-	return handle_new_flow(&f, dir, rev, now);
+	if (unlikely(icmp_is_error(f)) && ct_lookup_related(ctx, f, dir, now) == CT_RELATED)
+		return pass(f, dir);
+	return handle_new_flow(f, dir, rev, now, tunnel_src);
 }
 
 SEC("tc")
 int from_container(struct __sk_buff *ctx)
 {
-	return handle(ctx, DIR_EGRESS);
+	struct flow f = {};
+	int ret = handle(ctx, DIR_EGRESS, &f);
+
+	/* Tunnel routing hook (lib/encap.h): an allowed packet to a node
+	 * behind the tunnel is encapsulated. */
+	if (ret == CTX_ACT_OK)
+		ret = encap_egress(ctx, &f, endpoint_identity);
+	return ret;
 }
 
 SEC("tc")
 int to_container(struct __sk_buff *ctx)
 {
-	return handle(ctx, DIR_INGRESS);
+	struct flow f = {};
+
+	return handle(ctx, DIR_INGRESS, &f);
 }

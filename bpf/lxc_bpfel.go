@@ -164,6 +164,7 @@ const (
 	LxcVarEnforceEgress    = "enforce_egress"
 	LxcVarEnforceIngress   = "enforce_ingress"
 	LxcVarEventBtfAnchor   = "event_btf_anchor"
+	LxcVarTunnelIfindex    = "tunnel_ifindex"
 )
 
 // LoadLxc returns the embedded CollectionSpec for Lxc.
@@ -236,6 +237,7 @@ type LxcVariableSpecs struct {
 	EnforceEgress    *ebpf.VariableSpec `ebpf:"enforce_egress"`
 	EnforceIngress   *ebpf.VariableSpec `ebpf:"enforce_ingress"`
 	EventBtfAnchor   *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
+	TunnelIfindex    *ebpf.VariableSpec `ebpf:"tunnel_ifindex"`
 }
 
 // LxcObjects contains all objects after they have been loaded into the kernel.
@@ -292,6 +294,7 @@ type LxcVariables struct {
 	EnforceEgress    *ebpf.Variable `ebpf:"enforce_egress"`
 	EnforceIngress   *ebpf.Variable `ebpf:"enforce_ingress"`
 	EventBtfAnchor   *ebpf.Variable `ebpf:"event_btf_anchor"`
+	TunnelIfindex    *ebpf.Variable `ebpf:"tunnel_ifindex"`
 }
 
 // LxcPrograms contains all programs after they have been loaded into the kernel.

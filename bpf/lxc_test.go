@@ -70,3 +70,45 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTunnel loads the endpoint programs with tunnel routing on (the
+// encapsulation code is dead, and unverified, when tunnel_ifindex is 0)
+// and the overlay programs, through the verifier.
+func TestLoadTunnel(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := bpf.LoadLxc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Variables[bpf.LxcVarTunnelIfindex].Set(uint32(1)); err != nil {
+		t.Fatal(err)
+	}
+	var objs bpf.LxcObjects
+	err = spec.LoadAndAssign(&objs, nil)
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		t.Fatalf("verifier: %+v", ve)
+	}
+	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
+		celltest.SkipUnprivileged(t, "BPF unavailable on this machine: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs.Close()
+	var overlay bpf.OverlayObjects
+	if err := bpf.LoadOverlayObjects(&overlay, nil); err != nil {
+		if errors.As(err, &ve) {
+			t.Fatalf("verifier: %+v", ve)
+		}
+		t.Fatal(err)
+	}
+	defer overlay.Close()
+	for _, p := range []*ebpf.Program{overlay.FromOverlay, overlay.ToOverlay} {
+		if p.Type() != ebpf.SchedCLS {
+			t.Errorf("program type %s, want SchedCLS", p.Type())
+		}
+	}
+}

@@ -25,14 +25,15 @@ func TestObjectsRebuild(t *testing.T) {
 			celltest.SkipUnprivileged(t, "%s not installed (make bpf-toolchain): %v", tool, err)
 		}
 	}
-	args := bpf2goArgs(t)
 	out := t.TempDir()
-	// -output-dir goes before the identifier and the sources.
-	cmdArgs := append([]string{"run", "github.com/cilium/ebpf/cmd/bpf2go", "-output-dir", out}, args...)
-	cmd := exec.Command("go", cmdArgs...)
-	cmd.Env = append(os.Environ(), "GOPACKAGE=bpf", "BPF_CLANG="+clang, "BPF_STRIP="+strip)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("bpf2go: %v\n%s", err, b)
+	for _, args := range bpf2goArgs(t) {
+		// -output-dir goes before the identifier and the sources.
+		cmdArgs := append([]string{"run", "github.com/cilium/ebpf/cmd/bpf2go", "-output-dir", out}, args...)
+		cmd := exec.Command("go", cmdArgs...)
+		cmd.Env = append(os.Environ(), "GOPACKAGE=bpf", "BPF_CLANG="+clang, "BPF_STRIP="+strip)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("bpf2go: %v\n%s", err, b)
+		}
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {
@@ -56,10 +57,10 @@ func TestObjectsRebuild(t *testing.T) {
 	}
 }
 
-// bpf2goArgs returns the arguments of the bpf2go go:generate line in
+// bpf2goArgs returns the arguments of each bpf2go go:generate line in
 // doc.go, with ${BPF_CLANG} and ${BPF_STRIP} expanded from the
 // environment as go generate does.
-func bpf2goArgs(t *testing.T) []string {
+func bpf2goArgs(t *testing.T) [][]string {
 	t.Helper()
 	f, err := os.Open("doc.go")
 	if err != nil {
@@ -69,15 +70,18 @@ func bpf2goArgs(t *testing.T) []string {
 	const prefix = "//go:generate go run github.com/cilium/ebpf/cmd/bpf2go "
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
+	var all [][]string
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			return strings.Fields(os.Expand(rest, func(k string) string {
+			all = append(all, strings.Fields(os.Expand(rest, func(k string) string {
 				return envOr(k, map[string]string{"BPF_CLANG": "clang-19", "BPF_STRIP": "llvm-strip-19"}[k])
-			}))
+			})))
 		}
 	}
-	t.Fatal("doc.go has no bpf2go go:generate line")
-	return nil
+	if len(all) == 0 {
+		t.Fatal("doc.go has no bpf2go go:generate line")
+	}
+	return all
 }
 
 func envOr(key, def string) string {

@@ -19,8 +19,8 @@
  * value: identity; the IPsec key index (0: none; not used by the programs
  *        yet); the family of the tunnel peer (0: none, 4 or 6); 2 padding
  *        bytes; the tunnel peer, the node hosting a remote prefix (IPv4 in
- *        the first 4 bytes; the programs route natively and do not use it,
- *        it is kept for `apiary bpf ipcache list`). */
+ *        the first 4 bytes; in tunnel routing the programs encapsulate to
+ *        it, lib/encap.h). */
 struct ipcache_key {
 	__u32 prefixlen;
 	__u8 pad[3];

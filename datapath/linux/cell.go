@@ -9,16 +9,19 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/tunnel"
 )
 
 // Cell provides datapath.EndpointLinks and datapath.NodeRoutes working
 // in the agent's network namespace or --datapath-netns.
-var Cell = cell.Module("datapath-linux", "Linux plumbing: endpoint veths, node routes, sysctls",
+var Cell = cell.Module("datapath-linux", "Linux plumbing: endpoint veths, node routes, tunnel device, sysctls",
 	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newDatapath),
 	cell.Provide(
 		func(d *Datapath) datapath.EndpointLinks { return d },
 		func(d *Datapath) datapath.NodeRoutes { return d },
+		func(d *Datapath) datapath.TunnelDevice { return d },
+		newStatusProvider,
 	),
 )
 
@@ -46,18 +49,40 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+type datapathParams struct {
+	cell.In
+
+	Config    Config
+	Routing   tunnel.Config `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Log       *slog.Logger
+}
+
 // newDatapath returns the datapath; it opens the namespace when the
-// hive starts.
-func newDatapath(c Config, lc cell.Lifecycle, log *slog.Logger) *Datapath {
-	d := &Datapath{log: log, host: -1}
-	lc.Append(cell.Hook{
+// hive starts and, in tunnel routing, creates the tunnel device (in
+// native routing it removes one left by an earlier run).
+func newDatapath(p datapathParams) *Datapath {
+	d := &Datapath{log: p.Log, host: -1}
+	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
-			if err := d.open(c.DatapathNetNS); err != nil {
+			if err := d.open(p.Config.DatapathNetNS); err != nil {
 				return fmt.Errorf("--datapath-netns: %w", err)
 			}
-			return nil
+			return d.startRouting(p.Routing)
 		},
 		OnStop: func(cell.HookContext) error { return d.Close() },
 	})
 	return d
+}
+
+// startRouting sets up the tunnel device of --routing-mode=tunnel, or
+// removes a leftover one in native mode.
+func (d *Datapath) startRouting(c tunnel.Config) error {
+	if !c.Enabled() {
+		return d.RemoveTunnelDevice()
+	}
+	if _, err := d.EnsureTunnelDevice(c.Port()); err != nil {
+		return fmt.Errorf("--routing-mode=tunnel: %w", err)
+	}
+	return nil
 }

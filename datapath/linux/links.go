@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -24,11 +25,15 @@ const defaultMTU = 1500
 type Datapath struct {
 	host netns.NsHandle
 	log  *slog.Logger
+
+	mu            sync.Mutex
+	tunnelIfIndex int // the tunnel device's, once started in tunnel mode
 }
 
 var (
 	_ datapath.EndpointLinks = (*Datapath)(nil)
 	_ datapath.NodeRoutes    = (*Datapath)(nil)
+	_ datapath.TunnelDevice  = (*Datapath)(nil)
 )
 
 // New returns a datapath working in the network namespace at

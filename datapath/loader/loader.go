@@ -43,6 +43,9 @@ type Loader struct {
 	revs       *endpointsmap.Map // over shared[endpoints.MapName]
 	links      map[uint16]*endpointLinks
 	policyMaps map[uint16]*policymap.Map // open for the policy-map writer
+	// tunnelIfIndex is the tunnel device endpoint programs encapsulate
+	// to (AttachOverlay); 0: native routing.
+	tunnelIfIndex int
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -152,6 +155,7 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 		bpf.LxcVarEndpointIdentity: uint32(ep.Identity),
 		bpf.LxcVarEnforceIngress:   enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
 		bpf.LxcVarEnforceEgress:    enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarTunnelIfindex:    uint32(l.TunnelIfIndex()),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/tunnel"
 )
 
 // Cell registers the node-routes handler with the node manager when
@@ -54,6 +55,9 @@ type Handler struct {
 	routes datapath.NodeRoutes
 	local  localnode.Store
 	log    *slog.Logger
+	// anyFamily (tunnel routing): a pod CIDR is routed when the node
+	// has an IP of either family, the tunnel's underlay being either.
+	anyFamily bool
 }
 
 var _ node.NodeHandler = (*Handler)(nil)
@@ -64,11 +68,35 @@ func New(routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) *H
 	return &Handler{routes: routes, local: local, log: log}
 }
 
-func newHandlerOut(cfg Config, routes datapath.NodeRoutes, local localnode.Store, log *slog.Logger) node.NodeHandlerOut {
-	if !cfg.AutoDirectNodeRoutes {
-		return node.NodeHandlerOut{} // a nil handler is skipped
+type handlerParams struct {
+	cell.In
+
+	Config  Config
+	Routing tunnel.Config `optional:"true"`
+	Routes  datapath.NodeRoutes
+	Local   localnode.Store
+	Log     *slog.Logger
+}
+
+// newHandlerOut registers the handler with --auto-direct-node-routes
+// (routes via the node IPs) and in tunnel routing (routes through the
+// tunnel device, for the node's own traffic to other nodes' pods:
+// datapath/linux picks the device); the two are refused together.
+func newHandlerOut(p handlerParams) (node.NodeHandlerOut, error) {
+	switch {
+	case p.Routing.Enabled() && p.Config.AutoDirectNodeRoutes:
+		// As Cilium: in tunnel mode packets to other nodes' pods go
+		// through the tunnel, never through direct routes.
+		return node.NodeHandlerOut{}, &cell.ConfigError{Err: errors.New(
+			"--auto-direct-node-routes cannot be used with --routing-mode=tunnel: packets to other nodes' pods go through the tunnel")}
+	case p.Routing.Enabled():
+		h := New(p.Routes, p.Local, p.Log)
+		h.anyFamily = true
+		return node.NodeHandlerOut{Handler: h}, nil
+	case p.Config.AutoDirectNodeRoutes:
+		return node.NodeHandlerOut{Handler: New(p.Routes, p.Local, p.Log)}, nil
 	}
-	return node.NodeHandlerOut{Handler: New(routes, local, log)}
+	return node.NodeHandlerOut{}, nil // a nil handler is skipped
 }
 
 // Name implements node.NodeHandler.
@@ -91,8 +119,15 @@ func (h *Handler) routesOf(n node.Node) []route {
 			}
 		}
 	}
-	add(n.PrimaryIP(false), append([]netip.Prefix{n.IPv4AllocCIDR}, n.IPv4SecondaryAllocCIDRs...)...)
-	add(n.PrimaryIP(true), append([]netip.Prefix{n.IPv6AllocCIDR}, n.IPv6SecondaryAllocCIDRs...)...)
+	via4, via6 := n.PrimaryIP(false), n.PrimaryIP(true)
+	if h.anyFamily && !via4.IsValid() {
+		via4 = via6
+	}
+	if h.anyFamily && !via6.IsValid() {
+		via6 = via4
+	}
+	add(via4, append([]netip.Prefix{n.IPv4AllocCIDR}, n.IPv4SecondaryAllocCIDRs...)...)
+	add(via6, append([]netip.Prefix{n.IPv6AllocCIDR}, n.IPv6SecondaryAllocCIDRs...)...)
 	return out
 }
 

@@ -35,6 +35,8 @@ type lab struct {
 	client map[*node]*client.Client
 	// procs are the servers of the pods and of the outside host.
 	procs []*proc
+	// routingMode is the agents' --routing-mode (native when empty).
+	routingMode string
 }
 
 func newLab(p *plan, bins binaries, out io.Writer) *lab {

@@ -29,6 +29,7 @@ type options struct {
 	keep         bool
 	restart      bool
 	bench        bool
+	routingMode  string // the agents' --routing-mode
 }
 
 // run dispatches the subcommands and runs a lab; it returns the exit
@@ -67,12 +68,17 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.etcd, "etcd", "", "etcd server binary (make etcd); empty: the etcd built into this program (demo etcd)")
 	fs.BoolVar(&o.keep, "keep", os.Getenv("KEEP") == "1", "leave the lab up (KEEP=1); `demo down` removes it")
 	fs.BoolVar(&o.bench, "bench", false, "after the queries, kill another cluster's etcd, start it again and time until the mesh and the cross-cluster verdicts are right")
+	fs.StringVar(&o.routingMode, "routing-mode", "native", "the agents' --routing-mode: native (routes to the other nodes' pod CIDRs, --auto-direct-node-routes) or tunnel (VXLAN between the nodes)")
 	fs.BoolVar(&o.restart, "restart-round", false, "after the queries, stop and start the agent of a pod with an open connection and check again")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: demo [flags] <scenario.yaml> | demo down")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.routingMode != "native" && o.routingMode != "tunnel" {
+		fmt.Fprintf(stderr, "demo: --routing-mode %q is not one of native, tunnel\n", o.routingMode)
 		return 2
 	}
 	if fs.NArg() != 1 {
@@ -172,6 +178,7 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 		return 1, err
 	}
 	l := newLab(p, bins, out)
+	l.routingMode = o.routingMode
 	keep := o.keep
 	defer func() {
 		for _, c := range l.client {

@@ -65,7 +65,6 @@ func (l *lab) agentArgs(n *node) []string {
 		"--cluster-name=" + c.name, "--cluster-id=" + strconv.Itoa(c.id),
 		"--node-name=" + n.name, "--node-ip=" + n.ips[v4].String() + "," + n.ips[v6].String(),
 		"--pod-cidr=" + n.podCIDRs[v4].String() + "," + n.podCIDRs[v6].String(),
-		"--auto-direct-node-routes",
 		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
 		"--policy-dir=" + dir(c.name, "policies"),
 		"--policy-default-local-cluster=" + strconv.FormatBool(l.p.scenario.PolicyDefaultLocalCluster == nil || *l.p.scenario.PolicyDefaultLocalCluster),
@@ -73,7 +72,12 @@ func (l *lab) agentArgs(n *node) []string {
 	if len(l.p.clusters) > 1 {
 		args = append(args, "--clustermesh-config="+dir(c.name, "mesh"))
 	}
-	return args
+	if l.routingMode == "tunnel" {
+		// Pods of other nodes through the VXLAN tunnel (the outside host
+		// still routes the pod CIDRs, for its own traffic to the pods).
+		return append(args, "--routing-mode=tunnel")
+	}
+	return append(args, "--auto-direct-node-routes")
 }
 
 // startAgents starts every node's agent and waits for its API.

@@ -24,6 +24,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
+	"github.com/apiary-net/apiary/datapath/tunnel"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -65,6 +66,7 @@ var ControlPlane = cell.Group(
 // maps), the ipcache map sync, the conntrack GC and the endpoint
 // manager.
 var Datapath = cell.Group(
+	tunnel.Cell, // --routing-mode: native or a VXLAN tunnel
 	linux.Cell,
 	noderoute.Cell,
 	loadercell.Cell,

@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
+	"github.com/apiary-net/apiary/datapath/tunnel"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycache"
@@ -62,6 +63,7 @@ type managerParams struct {
 	Inc        *incremental
 	Remotes    datapath.RemoteSync `optional:"true"`
 	K8sCaches  k8s.CacheSync       `optional:"true"`
+	Routing    tunnel.Config       `optional:"true"` // the veths' MTU leaves room for the tunnel header
 }
 
 // incremental is the trigger that writes identity-driven map-state
@@ -97,6 +99,7 @@ func newManager(p managerParams) (*endpoint.Manager, error) {
 		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: a,
 		Identities: p.Identities, IPCache: p.IPCache, Policy: p.Policy,
 		StateDir: p.StateDir.Path(), ClusterName: local.Cluster.ClusterName, Log: p.Log,
+		MTU: p.Routing.EndpointMTU(),
 	})
 	apply := m.ApplyIncremental
 	p.Inc.apply.Store(&apply)

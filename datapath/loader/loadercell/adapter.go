@@ -40,17 +40,24 @@ type adapterParams struct {
 	cell.In
 
 	Loader    *loader.Loader
-	Linux     linux.Config `optional:"true"`
+	Linux     linux.Config          `optional:"true"`
+	Tunnel    datapath.TunnelDevice `optional:"true"`
 	Lifecycle cell.Lifecycle
 	Log       *slog.Logger
 }
 
 // newDatapath returns the adapter; it opens the ipcache map after the
-// loader has opened the shared maps, and closes it at stop.
+// loader has opened the shared maps, and closes it at stop. At start it
+// also attaches the overlay program to the tunnel device (tunnel
+// routing; the Linux datapath created it in its own start hook, which
+// runs first) or removes one left by an earlier run (native routing).
 func newDatapath(p adapterParams) *Datapath {
 	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
+			if err := d.startOverlay(p.Tunnel); err != nil {
+				return err
+			}
 			m, err := ipcachemap.Open(d.log, d.l.Root())
 			if err != nil {
 				return fmt.Errorf("open ipcache map: %w", err)
@@ -145,4 +152,21 @@ func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
 		return nil, errors.New("write ipcache map: datapath not started")
 	}
 	return d.ipcache, nil
+}
+
+// startOverlay attaches the overlay program to the tunnel device, if
+// there is one, else detaches a leftover overlay program.
+func (d *Datapath) startOverlay(t datapath.TunnelDevice) error {
+	ifindex := 0
+	if t != nil {
+		ifindex = t.TunnelIfIndex()
+	}
+	if ifindex == 0 {
+		return d.inNetNS(d.l.DetachOverlay)
+	}
+	if err := d.inNetNS(func() error { return d.l.AttachOverlay(ifindex) }); err != nil {
+		return fmt.Errorf("--routing-mode=tunnel: %w", err)
+	}
+	d.log.Info("Tunnel routing: endpoint programs encapsulate to the tunnel device", "ifindex", ifindex)
+	return nil
 }
