@@ -34,11 +34,11 @@ type Manager struct {
 	log      *slog.Logger
 	writer   datapath.LBMapWriter // nil: compute only
 	node     Node
-	services map[string]*Service              // source:namespace/name -> service
-	owned    map[string][]datapath.L3n4Addr   // source:namespace/name -> its frontends
-	remote   map[string][]Backend             // namespace/name -> remote clusters' backends
-	desired  map[datapath.L3n4Addr]*frontend  // frontend -> its LBService
-	lost     map[datapath.L3n4Addr][]string   // frontend -> keys of services that want it too
+	services map[string]*Service             // source:namespace/name -> service
+	owned    map[string][]datapath.L3n4Addr  // source:namespace/name -> its frontends
+	remote   map[string][]Backend            // namespace/name -> remote clusters' backends
+	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
+	lost     map[datapath.L3n4Addr][]string  // frontend -> keys of services that want it too
 	nextID   uint32
 	stats    Stats
 	now      func() time.Time
