@@ -61,7 +61,7 @@ func (m *Manager) Reconcile() error {
 	for _, fe := range all {
 		fe.dirty = false
 	}
-	m.stats.pendingDeletes = nil
+	m.stats.pendingDeletes, m.stats.LastError = nil, nil
 	m.stats.Reconciled, m.stats.ReconcileAdded, m.stats.ReconcileRemoved = true, added, removed
 	m.log.Info("Reconciled the load-balancing maps", "frontends", len(svcs), "added", added, "removed", removed)
 	return nil
@@ -93,6 +93,9 @@ func (m *Manager) RetryFailed() error {
 				errs = append(errs, m.stats.LastError)
 			}
 		}
+	}
+	if len(errs) == 0 {
+		m.stats.LastError = nil // the failures are counted; the line is Ok again
 	}
 	return errors.Join(errs...)
 }
