@@ -1,11 +1,9 @@
 package svcmanager_test
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -14,96 +12,16 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagertest"
 )
 
-// fakeWriter records the calls a manager makes.
-type fakeWriter struct {
-	mu      sync.Mutex
-	calls   []string
-	maps    map[datapath.L3n4Addr]datapath.LBService
-	failing bool
-}
+type fakeWriter = svcmanagertest.Writer
 
-var errFull = errors.New("map full")
+var errFull = svcmanagertest.ErrFull
 
-func newFakeWriter() *fakeWriter {
-	return &fakeWriter{maps: map[datapath.L3n4Addr]datapath.LBService{}}
-}
+func newFakeWriter() *fakeWriter { return svcmanagertest.New() }
 
-func (w *fakeWriter) UpsertService(svc datapath.LBService) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.calls = append(w.calls, "upsert "+render(svc))
-	if w.failing {
-		return errFull
-	}
-	w.maps[svc.Frontend] = svc
-	return nil
-}
-
-func (w *fakeWriter) DeleteService(fe datapath.L3n4Addr) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.calls = append(w.calls, "delete "+fe.String())
-	if w.failing {
-		return errFull
-	}
-	delete(w.maps, fe)
-	return nil
-}
-
-func (w *fakeWriter) ReconcileServices(svcs []datapath.LBService) (int, int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.calls = append(w.calls, fmt.Sprintf("reconcile %d", len(svcs)))
-	if w.failing {
-		return 0, 0, errFull
-	}
-	old := w.maps
-	w.maps = map[datapath.L3n4Addr]datapath.LBService{}
-	added := 0
-	for _, s := range svcs {
-		if _, ok := old[s.Frontend]; !ok {
-			added++
-		}
-		delete(old, s.Frontend)
-		w.maps[s.Frontend] = s
-	}
-	return added, len(old), nil
-}
-
-// take returns the calls since the last take.
-func (w *fakeWriter) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c := w.calls
-	w.calls = nil
-	return c
-}
-
-var _ datapath.LBMapWriter = (*fakeWriter)(nil)
-
-// render is "<frontend> <type>[ local][ affinity=<t>] -> <backend>(<state>[,c<id>]) ...".
-func render(s datapath.LBService) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", s.Frontend, s.Type)
-	if s.LocalOnly {
-		b.WriteString(" local")
-	}
-	if s.SessionAffinityTimeout != 0 {
-		fmt.Fprintf(&b, " affinity=%s", s.SessionAffinityTimeout)
-	}
-	b.WriteString(" ->")
-	for _, be := range s.Backends {
-		st := map[datapath.BackendState]string{datapath.BackendActive: "active", datapath.BackendTerminating: "terminating",
-			datapath.BackendQuarantined: "quarantined"}[be.State]
-		if be.ClusterID != 0 {
-			st += fmt.Sprintf(",c%d", be.ClusterID)
-		}
-		fmt.Fprintf(&b, " %s(%s)", be.Addr, st)
-	}
-	return b.String()
-}
+func render(s datapath.LBService) string { return svcmanagertest.Render(s) }
 
 func renderAll(svcs []datapath.LBService) []string {
 	out := make([]string, len(svcs))
@@ -194,4 +112,9 @@ func remote(cluster string, id uint32, addrs ...string) []svcmanager.Backend {
 			PortNames: []string{"http"}, ClusterID: id, Cluster: cluster})
 	}
 	return out
+}
+
+func renderGet(w *fakeWriter, fe datapath.L3n4Addr) string {
+	s, _ := w.Get(fe)
+	return render(s)
 }

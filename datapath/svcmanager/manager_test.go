@@ -14,7 +14,7 @@ import (
 
 func checkCalls(t *testing.T, w *fakeWriter, what string, want ...string) {
 	t.Helper()
-	if got := w.take(); !slices.Equal(got, want) {
+	if got := w.Take(); !slices.Equal(got, want) {
 		t.Errorf("%s: writer calls =\n  %s\nwant\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
@@ -56,7 +56,7 @@ func TestManagerMinimalUpdates(t *testing.T) {
 		"upsert 10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)")
 
 	m.Delete(svcmanager.SourceKubernetes, "default/web")
-	got := w.take()
+	got := w.Take()
 	slices.Sort(got)
 	want := []string{"delete 10.96.0.10:53/UDP", "delete 10.96.0.10:80/TCP", "delete [fd00::10]:53/UDP", "delete [fd00::10]:80/TCP"}
 	if !slices.Equal(got, want) {
@@ -82,7 +82,7 @@ func TestManagerRemoteBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCalls(t, w, "reconcile", "reconcile 1")
-	if got, want := render(w.maps[m.Frontends()[0].Frontend]), "10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"; got != want {
+	if got, want := renderGet(w, m.Frontends()[0].Frontend), "10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"; got != want {
 		t.Errorf("after reconcile = %q, want %q", got, want)
 	}
 	m.SetRemoteBackends("default/web", slices.Concat(remote("c2", 2, "10.2.0.1:8080"), remote("c3", 3, "10.3.0.1:8080")))
@@ -103,16 +103,16 @@ func TestManagerRemoteBackends(t *testing.T) {
 func TestManagerWriteFailures(t *testing.T) {
 	w := newFakeWriter()
 	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
-	w.failing = true
+	w.SetFailing(true)
 	if err := m.Reconcile(); !errors.Is(err, errFull) {
 		t.Fatalf("Reconcile = %v, want %v", err, errFull)
 	}
-	w.failing = false
+	w.SetFailing(false)
 	if err := m.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	w.take()
-	w.failing = true
+	w.Take()
+	w.SetFailing(true)
 	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
 	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, nil))
 	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("db", []string{"10.96.0.11"}, "sql:5432:5432"), nil))
@@ -121,12 +121,12 @@ func TestManagerWriteFailures(t *testing.T) {
 	if st.Failures != 4 || st.Pending != 2 || !errors.Is(st.LastError, errFull) || !m.NeedsRetry() {
 		t.Errorf("stats = %+v, want 4 failures (one the reconcile), 2 pending", st)
 	}
-	w.take()
+	w.Take()
 	if err := m.RetryFailed(); !errors.Is(err, errFull) {
 		t.Errorf("RetryFailed = %v, want %v", err, errFull)
 	}
-	w.failing = false
-	w.take()
+	w.SetFailing(false)
+	w.Take()
 	if err := m.RetryFailed(); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestManagerConflicts(t *testing.T) {
 	if err := m.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	w.take()
+	w.Take()
 	a := k8sService("a", []string{"10.96.0.10"}, "http:80:8080")
 	a.Spec.ExternalIPs = []string{"198.51.100.7"}
 	b := k8sService("b", []string{"10.96.0.11"}, "http:80:9090")
@@ -154,9 +154,9 @@ func TestManagerConflicts(t *testing.T) {
 	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
 		t.Errorf("stats = %+v, want 1 conflict, 3 frontends", st)
 	}
-	w.take()
+	w.Take()
 	m.Delete(svcmanager.SourceKubernetes, "default/a")
-	got := w.take()
+	got := w.Take()
 	slices.Sort(got)
 	want := []string{"delete 10.96.0.10:80/TCP", "delete 198.51.100.7:80/TCP", "upsert 198.51.100.7:80/TCP ExternalIPs ->"}
 	if !slices.Equal(got, want) {
