@@ -73,7 +73,8 @@ func matches(be Backend, fe Frontend) bool {
 
 // selectBackends picks fe's backends and their states.
 func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool) []datapath.LBBackend {
-	var locals, remotes []Backend
+	locals := make([]Backend, 0, len(svc.Backends))
+	var remotes []Backend
 	for _, be := range svc.Backends {
 		// Backends without a node name count as local, as in Cilium.
 		if matches(be, fe) && (!local || be.NodeName == "" || be.NodeName == node.Name) {
@@ -88,7 +89,7 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		}
 	}
 	useLocal, useRemote := affinity(svc.Affinity, locals, remotes)
-	var chosen []Backend
+	chosen := make([]Backend, 0, len(locals)+len(remotes))
 	if useLocal {
 		chosen = append(chosen, locals...)
 	}

@@ -208,7 +208,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 			names[k] = nil
 		}
 	}
-	var out []Backend
+	out := make([]Backend, 0, len(sl.Endpoints)*len(names))
 	for i, ep := range sl.Endpoints {
 		cond, ok := condition(ep.Conditions)
 		if !ok {
