@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/safefile"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
@@ -22,9 +23,6 @@ import (
 // fileQuietPeriod is how long the directory must be quiet before the
 // file is read again (one write or one swap is several events).
 const fileQuietPeriod = 100 * time.Millisecond
-
-// maxStateFileSize bounds what is read.
-const maxStateFileSize = 16 << 20
 
 // fileSource feeds the manager from --lb-state-file. It watches the
 // file's directory, so it follows a file replaced by rename and a
@@ -58,8 +56,8 @@ type fileParams struct {
 
 func newFileSource(p fileParams) *fileSource {
 	f := &fileSource{path: p.Config.LBStateFile, manager: p.Manager, log: p.Log, status: p.Status, loaded: make(chan struct{})}
-	f.trigger = job.NewTrigger("lb-state-file-read", func(context.Context, []string) error {
-		f.read()
+	f.trigger = job.NewTrigger("lb-state-file-read", func(ctx context.Context, _ []string) error {
+		f.read(ctx)
 		return nil
 	}, job.TriggerParams{After: fileQuietPeriod, Max: time.Second})
 	return f
@@ -80,7 +78,7 @@ func (f *fileSource) watch(ctx context.Context, _ cell.Health) error {
 	} else {
 		defer fw.Remove(filepath.Dir(f.path))
 	}
-	f.read()
+	f.read(ctx)
 	for {
 		select {
 		case <-fw.Events:
@@ -95,9 +93,9 @@ func (f *fileSource) watch(ctx context.Context, _ cell.Health) error {
 }
 
 // read reads and applies the file when its content changed.
-func (f *fileSource) read() {
+func (f *fileSource) read(ctx context.Context) {
 	defer f.once.Do(func() { close(f.loaded) })
-	data, err := readLimited(f.path)
+	data, err := readFile(ctx, f.path)
 	if err != nil {
 		f.fail(err)
 		return
@@ -137,17 +135,12 @@ func (f *fileSource) state() (int, error) {
 	return f.services, f.lastErr
 }
 
-func readLimited(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file (an empty file removes every service)", path)
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	case st.Size() > maxStateFileSize:
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", path, st.Size(), maxStateFileSize)
+// readFile reads the state file as every file the agent is given: a
+// regular file, at most 16 MiB, within 10 s.
+func readFile(ctx context.Context, path string) ([]byte, error) {
+	data, err := safefile.Read(ctx, path, safefile.Limits{})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (an empty file removes every service)", err)
 	}
-	return os.ReadFile(path)
+	return data, err
 }
