@@ -154,7 +154,7 @@ func compareAddr(a, b datapath.L3n4Addr) int {
 	return cmp.Or(a.Addr.Compare(b.Addr), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Proto, b.Proto))
 }
 
-// unspecified returns the unspecified address of a's family.
+// unspecified returns the unspecified address of IPv4 (is4) or IPv6.
 func unspecified(is4 bool) netip.Addr {
 	if is4 {
 		return netip.IPv4Unspecified()

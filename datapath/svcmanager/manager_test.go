@@ -3,10 +3,12 @@ package svcmanager_test
 import (
 	"errors"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/apiary-net/apiary/datapath/svcmanager"
@@ -180,5 +182,41 @@ func TestManagerWithoutWriter(t *testing.T) {
 	}
 	if fes := m.Frontends(); len(fes) != 1 || fes[0].ID != 1 || m.HasWriter() {
 		t.Errorf("Frontends = %+v", fes)
+	}
+}
+
+// TestManagerNodeAndReplace: a new node address adds its NodePort
+// frontend and drops the old one; Replace keeps the services it is
+// given and deletes the others of the same source only.
+func TestManagerNodeAndReplace(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	np := k8sService("np", []string{"10.96.0.30"}, "http:80:8080:30080")
+	np.Spec.Type = corev1.ServiceTypeNodePort
+	other := k8sService("other", []string{"10.96.0.31"}, "http:80:8080")
+	m.Replace(svcmanager.SourceFile, []*svcmanager.Service{svcmanager.FromKubernetes(np, nil)})
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(other, nil))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	w.Take()
+
+	moved := node
+	moved.Addrs = []netip.Addr{netip.MustParseAddr("192.0.2.11")}
+	m.SetNode(moved)
+	checkCalls(t, w, "the node's address changed",
+		"upsert 192.0.2.11:30080/TCP NodePort ->", "delete 192.0.2.10:30080/TCP")
+	m.SetNode(moved)
+	checkCalls(t, w, "the same node again")
+
+	m.Replace(svcmanager.SourceFile, nil)
+	got := w.Take()
+	slices.Sort(got)
+	want := []string{"delete 0.0.0.0:30080/TCP", "delete 10.96.0.30:80/TCP", "delete 192.0.2.11:30080/TCP"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Replace(nil): calls = %v, want %v", got, want)
+	}
+	if fes := m.Frontends(); len(fes) != 1 || fes[0].Name != "default/other" {
+		t.Errorf("Frontends = %+v, want default/other's only", fes)
 	}
 }
