@@ -114,10 +114,10 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 // LoadBalancer ingress IPs of svc, each with every port.
 func frontends(svc *corev1.Service, warnings *[]string) []Frontend {
 	var out []Frontend
-	add := func(field string, ip string, t datapath.ServiceType) {
+	add := func(field string, i int, ip string, t datapath.ServiceType) {
 		a, err := netip.ParseAddr(ip)
 		if err != nil {
-			*warnings = append(*warnings, fmt.Sprintf("%s: %q is not an IP address", field, ip))
+			*warnings = append(*warnings, fmt.Sprintf("%s[%d]: %q is not an IP address", field, i, ip))
 			return
 		}
 		for _, p := range svc.Spec.Ports {
@@ -131,7 +131,7 @@ func frontends(svc *corev1.Service, warnings *[]string) []Frontend {
 	}
 	for i, ip := range clusterIPs {
 		if ip != corev1.ClusterIPNone && ip != "" {
-			add(fmt.Sprintf("spec.clusterIPs[%d]", i), ip, datapath.SVCTypeClusterIP)
+			add("spec.clusterIPs", i, ip, datapath.SVCTypeClusterIP)
 		}
 	}
 	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
@@ -145,7 +145,7 @@ func frontends(svc *corev1.Service, warnings *[]string) []Frontend {
 		}
 	}
 	for i, ip := range svc.Spec.ExternalIPs {
-		add(fmt.Sprintf("spec.externalIPs[%d]", i), ip, datapath.SVCTypeExternalIP)
+		add("spec.externalIPs", i, ip, datapath.SVCTypeExternalIP)
 	}
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		for i, in := range svc.Status.LoadBalancer.Ingress {
@@ -154,7 +154,7 @@ func frontends(svc *corev1.Service, warnings *[]string) []Frontend {
 			if in.IP == "" || (in.IPMode != nil && *in.IPMode != corev1.LoadBalancerIPModeVIP) {
 				continue
 			}
-			add(fmt.Sprintf("status.loadBalancer.ingress[%d].ip", i), in.IP, datapath.SVCTypeLoadBalancer)
+			add("status.loadBalancer.ingress", i, in.IP, datapath.SVCTypeLoadBalancer)
 		}
 	}
 	return out
@@ -188,11 +188,14 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
 	}
+	// The slice's ports, each with the service port names it serves
+	// (shared by the backends: never changed after).
 	type port struct {
 		num   uint16
 		proto uint8
+		names []string
 	}
-	names := map[port][]string{}
+	var ports []port
 	for _, p := range sl.Ports {
 		if p.Port == nil {
 			continue
@@ -201,14 +204,17 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 		if p.Protocol != nil {
 			proto = *p.Protocol
 		}
-		k := port{uint16(*p.Port), Protocol(proto)}
+		k := port{num: uint16(*p.Port), proto: Protocol(proto)}
+		i := slices.IndexFunc(ports, func(x port) bool { return x.num == k.num && x.proto == k.proto })
+		if i < 0 {
+			ports = append(ports, k)
+			i = len(ports) - 1
+		}
 		if p.Name != nil && *p.Name != "" {
-			names[k] = append(names[k], *p.Name)
-		} else if _, ok := names[k]; !ok {
-			names[k] = nil
+			ports[i].names = append(ports[i].names, *p.Name)
 		}
 	}
-	out := make([]Backend, 0, len(sl.Endpoints)*len(names))
+	out := make([]Backend, 0, len(sl.Endpoints)*len(ports))
 	for i, ep := range sl.Endpoints {
 		cond, ok := condition(ep.Conditions)
 		if !ok {
@@ -224,9 +230,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 				*warnings = append(*warnings, fmt.Sprintf("EndpointSlice %s: endpoints[%d].addresses[%d]: %q is not an IP address", sl.Name, i, j, addr))
 				continue
 			}
-			for p, pn := range names {
+			for _, p := range ports {
 				out = append(out, Backend{Addr: datapath.L3n4Addr{Addr: a.Unmap(), Port: p.num, Proto: p.proto},
-					PortNames: slices.Clone(pn), NodeName: node, Condition: cond})
+					PortNames: p.names, NodeName: node, Condition: cond})
 			}
 		}
 	}
