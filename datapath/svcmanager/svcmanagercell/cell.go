@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,7 +25,7 @@ import (
 var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
 	cell.Config(DefaultConfig),
 	cell.Provide(newManager, newStatusProvider),
-	cell.ProvidePrivate(newFileSource),
+	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }),
 	cell.Invoke(start),
 )
 
@@ -83,11 +84,31 @@ func nodeOf(n localnode.LocalNode) svcmanager.Node {
 	return out
 }
 
+// waiting is what the initial reconcile waits for ("" when not
+// waiting), for the status line.
+type waiting struct {
+	mu   sync.Mutex
+	what string
+}
+
+func (w *waiting) set(what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.what = what
+}
+
+func (w *waiting) get() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.what
+}
+
 type startParams struct {
 	cell.In
 
 	Manager   *svcmanager.Manager
 	File      *fileSource
+	Waiting   *waiting
 	Node      localnode.Store
 	Remotes   datapath.RemoteSync `optional:"true"`
 	K8sCaches k8s.CacheSync       `optional:"true"`
@@ -116,7 +137,13 @@ func start(p startParams) {
 		p.Jobs.Add(p.File.trigger, job.OneShot("lb-state-file-watch", p.File.watch))
 	}
 	p.Jobs.Add(job.OneShot("lb-reconcile", func(ctx context.Context, health cell.Health) error {
-		if err := waitSources(ctx, p, health); err != nil {
+		err := waitSources(ctx, p, func(what string) {
+			p.Waiting.set(what)
+			health.OK("waiting for " + what)
+			refresh(p.Status)
+		})
+		p.Waiting.set("")
+		if err != nil {
 			return err
 		}
 		if err := p.Manager.Reconcile(); err != nil {
@@ -138,9 +165,9 @@ func start(p startParams) {
 
 // waitSources waits for the initial state of every source: the state
 // file read once, the Kubernetes caches, the remote clusters.
-func waitSources(ctx context.Context, p startParams, health cell.Health) error {
+func waitSources(ctx context.Context, p startParams, waitFor func(string)) error {
 	if p.File.enabled() {
-		health.OK("waiting for the first read of --lb-state-file")
+		waitFor("the first read of --lb-state-file")
 		select {
 		case <-p.File.loaded:
 		case <-ctx.Done():
@@ -149,13 +176,13 @@ func waitSources(ctx context.Context, p startParams, health cell.Health) error {
 	}
 	if p.K8sCaches != nil {
 		// Returns at the latest when --k8s-sync-timeout passed.
-		health.OK("waiting for the Kubernetes caches' sync")
+		waitFor("the Kubernetes caches' sync (apiary status --verbose: Kubernetes)")
 		if err := p.K8sCaches.WaitForCacheSync(ctx); err != nil {
 			return err
 		}
 	}
 	if p.Remotes != nil {
-		health.OK("waiting for the remote clusters' sync")
+		waitFor("the remote clusters' sync (apiary clustermesh status)")
 		if err := p.Remotes.WaitForRemotesSynced(ctx); err != nil {
 			if ctx.Err() != nil {
 				return err

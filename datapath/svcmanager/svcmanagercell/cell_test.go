@@ -88,6 +88,11 @@ func TestStateFile(t *testing.T) {
 		celltest.Capture(&m), celltest.Capture(&col))
 
 	celltest.Eventually(t, "the file's service in the manager", func() bool { return m.Stats().Frontends == 3 })
+	celltest.Eventually(t, "the Services line says what it waits for", func() bool {
+		e := line(col)
+		return strings.Contains(e.Message, "waiting for the initial sync") &&
+			slices.Contains(e.Details, "waiting for the remote clusters' sync (apiary clustermesh status)")
+	})
 	if calls := w.Calls(); len(calls) != 0 {
 		t.Fatalf("writes before the remote clusters synced: %v", calls)
 	}

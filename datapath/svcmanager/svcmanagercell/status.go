@@ -20,10 +20,13 @@ const maxWarnings = 10
 //
 // A Warning when a write failed (with its error and time), the state
 // file was refused, frontends conflict or a service had fields ignored.
-func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, health cell.Health) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, w *waiting, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Services", func(context.Context) status.Report {
 		st := m.Stats()
 		r := report(st, m.HasWriter())
+		if what := w.get(); what != "" && !st.Reconciled {
+			r.Details = append(r.Details, "waiting for "+what)
+		}
 		if f.enabled() {
 			n, err := f.state()
 			r.Details = append(r.Details, fmt.Sprintf("--lb-state-file %s: %d services", f.path, n))
