@@ -12,7 +12,8 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 )
 
-// Source names, the origin of a service.
+// Source names, the origin of a service (SetRemoteBackends looks a
+// service up under each).
 const (
 	SourceKubernetes = "k8s"
 	SourceFile       = "file"
@@ -110,8 +111,8 @@ func (m *Manager) SetRemoteBackends(namespacedName string, bes []Backend) {
 	} else {
 		m.remote[namespacedName] = bes
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.services)) {
-		if m.services[k].NamespacedName() == namespacedName {
+	for _, src := range []string{SourceKubernetes, SourceFile} {
+		if k := key(src, namespacedName); m.services[k] != nil {
 			m.recompute(k)
 		}
 	}
