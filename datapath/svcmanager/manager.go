@@ -59,8 +59,8 @@ func (m *Manager) HasWriter() bool { return m.writer != nil }
 
 func key(source, namespacedName string) string { return source + ":" + namespacedName }
 
-// Upsert sets the service of source at svc.NamespacedName() and writes
-// the frontends that changed.
+// Upsert sets the service of source (SourceKubernetes or SourceFile) at
+// svc.NamespacedName() and writes the frontends that changed.
 func (m *Manager) Upsert(source string, svc *Service) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
