@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh"
+	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
@@ -37,7 +38,7 @@ func newServiceListHandler(p serviceListParams) api.HandlerOut {
 			api.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
-		page, more := listServices(p, q.After, q.Limit)
+		page, more := listServices(p.Mesh.Services(), p.Manager, p.Cluster.ClusterName, q.After, q.Limit)
 		var cont string
 		if more {
 			last := page[len(page)-1]
@@ -57,21 +58,22 @@ func newServiceListHandler(p serviceListParams) api.HandlerOut {
 	})
 }
 
-// listServices merges the global services and the manager's frontends:
-// at most limit (all when < 0) after the namespace/name after, and
-// whether more follow.
-func listServices(p serviceListParams, after string, limit int) ([]models.GlobalService, bool) {
-	global, gmore := p.Mesh.Services().ListAfter(after, limit)
-	if p.Manager == nil {
+// listServices merges the global services of cache and the frontends of
+// manager (may be nil): at most limit (all when < 0) after the
+// namespace/name after, and whether more follow; local names this
+// cluster.
+func listServices(cache *service.Cache, manager *svcmanager.Manager, local, after string, limit int) ([]models.GlobalService, bool) {
+	global, gmore := cache.ListAfter(after, limit)
+	if manager == nil {
 		return global, gmore
 	}
 	byName := map[string]*models.GlobalService{}
 	for i := range global {
 		byName[global[i].Namespace+"/"+global[i].Name] = &global[i]
 	}
-	names := p.Mesh.Services().ClusterNames()
-	names[0] = p.Cluster.ClusterName
-	for _, e := range p.Manager.Frontends() {
+	names := cache.ClusterNames()
+	names[0] = local
+	for _, e := range manager.Frontends() {
 		if e.Name <= after {
 			continue
 		}
