@@ -35,8 +35,10 @@ func TestListServicesPages(t *testing.T) {
 	m.SetRemoteBackends("default/c", service.RemoteBackends(cache.Get("default/c"), "c1"))
 	local("d", "10.96.0.4", false)
 	remote("e")
-	want := "a:c2:0 b::1 c:c2:1(10.2.0.1:80/TCP c2) d::1 e:c2:0"
-	for limit := 1; limit <= 6; limit++ {
+	remote("f")
+	remote("g")
+	want := "a:c2:0 b::1 c:c2:1(10.2.0.1:80/TCP c2) d::1 e:c2:0 f:c2:0 g:c2:0"
+	for limit := 1; limit <= 8; limit++ {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			var got []string
 			after := ""
