@@ -180,12 +180,16 @@ func (m *Manager) recompute(k string) {
 	}
 }
 
-// handOver gives a freed frontend to the next service that wanted it.
+// handOver gives a freed frontend to the next service that wanted it;
+// the others keep waiting.
 func (m *Manager) handOver(addr datapath.L3n4Addr) {
 	waiting := m.lost[addr]
 	delete(m.lost, addr)
-	for _, k := range waiting {
+	for i, k := range waiting {
 		if _, ok := m.services[k]; ok {
+			if rest := waiting[i+1:]; len(rest) > 0 {
+				m.lost[addr] = slices.Clone(rest)
+			}
 			m.recompute(k)
 			return
 		}

@@ -138,8 +138,8 @@ func TestManagerWriteFailures(t *testing.T) {
 	}
 }
 
-// TestManagerConflicts: two services wanting one frontend: the first
-// keeps it; when it goes, the other gets it.
+// TestManagerConflicts: three services wanting one frontend: the first
+// keeps it; when it goes, the next gets it, then the last.
 func TestManagerConflicts(t *testing.T) {
 	w := newFakeWriter()
 	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
@@ -151,11 +151,19 @@ func TestManagerConflicts(t *testing.T) {
 	a.Spec.ExternalIPs = []string{"198.51.100.7"}
 	b := k8sService("b", []string{"10.96.0.11"}, "http:80:9090")
 	b.Spec.ExternalIPs = []string{"198.51.100.7"}
+	c := k8sService("c", []string{"10.96.0.12"}, "http:80:9090")
+	c.Spec.ExternalIPs = []string{"198.51.100.7"}
 	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(a, nil))
 	m.Upsert(svcmanager.SourceFile, svcmanager.FromKubernetes(b, nil))
-	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
-		t.Errorf("stats = %+v, want 1 conflict, 3 frontends", st)
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(c, nil))
+	if st := m.Stats(); st.Conflicts != 2 || st.Frontends != 4 {
+		t.Errorf("stats = %+v, want 2 conflicts, 4 frontends", st)
 	}
+	m.Delete(svcmanager.SourceKubernetes, "default/c")
+	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
+		t.Errorf("after c's deletion: stats = %+v, want 1 conflict, 3 frontends", st)
+	}
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(c, nil))
 	w.Take()
 	m.Delete(svcmanager.SourceKubernetes, "default/a")
 	got := w.Take()
@@ -164,11 +172,15 @@ func TestManagerConflicts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("calls = %v, want %v", got, want)
 	}
-	if st := m.Stats(); st.Conflicts != 0 || st.Frontends != 2 {
-		t.Errorf("stats = %+v, want no conflict, 2 frontends", st)
+	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
+		t.Errorf("stats = %+v, want c still waiting, 3 frontends", st)
 	}
-	if fes := m.Frontends(); len(fes) != 2 || fes[1].Name != "default/b" || fes[1].Frontend.Port != 80 {
-		t.Errorf("Frontends = %+v", fes)
+	if fes := m.Frontends(); len(fes) != 3 || fes[1].Name != "default/b" || fes[1].Frontend.Port != 80 {
+		t.Errorf("Frontends = %+v, want b's external IP", fes)
+	}
+	m.Delete(svcmanager.SourceFile, "default/b")
+	if fes := m.Frontends(); len(fes) != 2 || fes[1].Name != "default/c" || fes[1].Frontend.Port != 80 || m.Stats().Conflicts != 0 {
+		t.Errorf("Frontends = %+v, want c's external IP after b's deletion", fes)
 	}
 }
 
