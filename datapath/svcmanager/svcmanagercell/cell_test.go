@@ -2,6 +2,7 @@ package svcmanagercell_test
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +71,9 @@ func line(c status.Collector) models.StatusEntry {
 }
 
 // TestStateFile: the services of --lb-state-file reach the writer in
-// one ReconcileServices once the remote clusters synced, not before; a
+// one ReconcileServices once the remote clusters synced, not before, so
+// the maps a previous run left keep serving until then and only the
+// stale frontend goes; a
 // refused file changes nothing and says why on the Services line; a
 // changed file rewrites only the frontends it changed; an empty one
 // deletes them.
@@ -79,6 +82,18 @@ func TestStateFile(t *testing.T) {
 	file := filepath.Join(dir, "state.yaml")
 	writeFile(t, file, echo)
 	w := svcmanagertest.New()
+	// The maps of a previous run: the same service, and one since gone.
+	svcs, err := svcmanager.ParseStateFile(file, []byte(echo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := svcmanager.Desired(svcs[0], nil, svcmanager.Node{Name: "node1", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}})
+	stale := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.99"), Port: 80, Proto: datapath.ProtoTCP},
+		Type: datapath.SVCTypeClusterIP, Name: "test/gone"}
+	if _, _, err := w.ReconcileServices(append(old, stale)); err != nil {
+		t.Fatal(err)
+	}
+	w.Take()
 	r := make(remotes)
 	var m *svcmanager.Manager
 	var col status.Collector
@@ -108,7 +123,7 @@ func TestStateFile(t *testing.T) {
 	}
 	celltest.Eventually(t, "the Services line says reconciled", func() bool {
 		e := line(col)
-		return e.State == models.StateOk && strings.Contains(e.Message, "1 services (0 global), 3 frontends, 3 backends (0 remote), reconciled (3 added, 0 removed)")
+		return e.State == models.StateOk && strings.Contains(e.Message, "1 services (0 global), 3 frontends, 3 backends (0 remote), reconciled (0 added, 1 removed)")
 	})
 	w.Take()
 
