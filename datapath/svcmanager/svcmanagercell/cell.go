@@ -21,10 +21,10 @@ import (
 
 // Cell provides the service manager, reads --lb-state-file, runs the
 // initial reconcile and the retries of failed writes, and adds the
-// "Services" status line.
+// "Services" status line and the apiary_services_* metrics.
 var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
 	cell.Config(DefaultConfig),
-	cell.Provide(newManager, newStatusProvider),
+	cell.Provide(newManager, newStatusProvider, newMetricsOut),
 	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }),
 	cell.Invoke(start),
 )

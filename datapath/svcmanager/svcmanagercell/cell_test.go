@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
@@ -61,6 +62,35 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
+// metric returns the value of name with label ("k=v", "" for none), -1
+// when absent.
+func metric(t *testing.T, reg metrics.Registry, name, label string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := ""
+			for _, l := range m.GetLabel() {
+				got = l.GetName() + "=" + l.GetValue()
+			}
+			if got != label {
+				continue
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return -1
+}
+
 func line(c status.Collector) models.StatusEntry {
 	for _, e := range c.Status().Entries {
 		if e.Name == "Services" {
@@ -97,10 +127,11 @@ func TestStateFile(t *testing.T) {
 	r := make(remotes)
 	var m *svcmanager.Manager
 	var col status.Collector
+	var reg metrics.Registry
 	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
-		localnode.Cell, status.Cell, svcmanagercell.Cell,
+		localnode.Cell, status.Cell, metrics.Cell, svcmanagercell.Cell,
 		cell.Provide(func() datapath.LBMapWriter { return w }, func() datapath.RemoteSync { return r }),
-		celltest.Capture(&m), celltest.Capture(&col))
+		celltest.Capture(&m), celltest.Capture(&col), celltest.Capture(&reg))
 
 	celltest.Eventually(t, "the file's service in the manager", func() bool { return m.Stats().Frontends == 3 })
 	celltest.Eventually(t, "the Services line says what it waits for", func() bool {
@@ -150,6 +181,20 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("calls = %v, want %v", got, want)
 	}
 	celltest.Eventually(t, "the Services line Ok again", func() bool { return line(col).State == models.StateOk })
+	for _, tt := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"apiary_services", "", 1},
+		{"apiary_services_frontends", "type=NodePort", 2},
+		{"apiary_services_backends", "remote=false", 6},
+		{"apiary_services_writes_total", "op=upsert", 3},
+		{"apiary_services_write_failures_total", "", 0},
+	} {
+		if got := metric(t, reg, tt.name, tt.label); got != tt.want {
+			t.Errorf("%s{%s} = %v, want %v", tt.name, tt.label, got, tt.want)
+		}
+	}
 
 	writeFile(t, file, "")
 	celltest.Eventually(t, "the frontends deleted", func() bool { return len(w.Dump()) == 0 && m.Stats().Services == 0 })
