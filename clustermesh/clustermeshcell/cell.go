@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/remote"
 	"github.com/apiary-net/apiary/clustermesh/service"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycache"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -24,7 +25,9 @@ import (
 // manager, the ipcache and the identity cache. It provides SyncWaiter,
 // the global service cache (*service.Cache, which the local cluster's
 // watchers feed too),
-// the "ClusterMesh" status line, GET /v1/cluster/mesh and metrics.
+// the "ClusterMesh" status line, GET /v1/cluster/mesh, GET /v1/service
+// and metrics; with a service manager in the hive, it feeds it the
+// remote clusters' backends of the global services.
 var Cell = cell.Module("clustermesh", "ClusterMesh: remote cluster connections",
 	cell.Config(clustermesh.DefaultConfig),
 	cell.ProvidePrivate(newClusterMesh),
@@ -36,7 +39,7 @@ var Cell = cell.Module("clustermesh", "ClusterMesh: remote cluster connections",
 		newServiceListHandler,
 		newMetricsOut,
 	),
-	cell.Invoke(func(*clustermesh.ClusterMesh) {}),
+	cell.Invoke(func(*clustermesh.ClusterMesh) {}, feedServiceManager),
 )
 
 // SyncWaiter holds the first endpoint regeneration until every remote
@@ -107,3 +110,23 @@ func (h remoteHealth) Degraded(reason string, err error) {
 
 // NewScope returns a child scope of the same kind.
 func (h remoteHealth) NewScope(name string) cell.Health { return remoteHealth{h.Health.NewScope(name)} }
+
+type feedParams struct {
+	cell.In
+
+	Cache   *service.Cache
+	Cluster cluster.Info
+	Manager *svcmanager.Manager `optional:"true"`
+}
+
+// feedServiceManager hands the remote clusters' backends of every global
+// service to the service manager, when the hive has one; the manager
+// uses them for the local services that are global.
+func feedServiceManager(p feedParams) {
+	if p.Manager == nil {
+		return
+	}
+	p.Cache.Subscribe(func(nn string) {
+		p.Manager.SetRemoteBackends(nn, service.RemoteBackends(p.Cache.Get(nn), p.Cluster.ClusterName))
+	})
+}

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -17,6 +18,56 @@ import (
 type Cache struct {
 	mu       sync.Mutex
 	services map[string]map[string]*ClusterService // namespace/name -> cluster -> service
+	subs     []func(namespacedName string)
+	notifyMu sync.Mutex // serialises the delivery of changes
+}
+
+// Subscribe calls fn with the namespace/name of every change, after it,
+// in order (the service manager's feed of remote backends). fn must not
+// change the cache. Subscribe before the cache is fed.
+func (c *Cache) Subscribe(fn func(namespacedName string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.subs = append(c.subs, fn)
+}
+
+// Get returns the clusters' parts of the global service namespacedName,
+// sorted by cluster name.
+func (c *Cache) Get(namespacedName string) []*ClusterService {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Collect(maps.Values(c.services[namespacedName]))
+	slices.SortFunc(out, func(a, b *ClusterService) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return out
+}
+
+// ClusterNames maps the ids of the clusters in the cache to their names.
+func (c *Cache) ClusterNames() map[uint32]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[uint32]string{}
+	for _, byCluster := range c.services {
+		for _, s := range byCluster {
+			out[s.ClusterID] = s.Cluster
+		}
+	}
+	return out
+}
+
+// change runs fn under the lock, then tells the subscribers of the
+// namespace/names it returns.
+func (c *Cache) change(fn func() []string) {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	c.mu.Lock()
+	changed := fn()
+	subs := slices.Clone(c.subs)
+	c.mu.Unlock()
+	for _, nn := range changed {
+		for _, sub := range subs {
+			sub(nn)
+		}
+	}
 }
 
 // NewCache returns an empty cache.
@@ -38,37 +89,49 @@ func (c *Cache) Upsert(s *ClusterService) {
 // shared or not: its local backends serve this cluster either way;
 // Shared only says whether they are published for the remote ones.
 func (c *Cache) UpsertLocal(s *ClusterService) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	byCluster := c.services[s.NamespacedName()]
-	if byCluster == nil {
-		byCluster = map[string]*ClusterService{}
-		c.services[s.NamespacedName()] = byCluster
-	}
-	byCluster[s.Cluster] = s
+	c.change(func() []string {
+		byCluster := c.services[s.NamespacedName()]
+		if byCluster == nil {
+			byCluster = map[string]*ClusterService{}
+			c.services[s.NamespacedName()] = byCluster
+		}
+		byCluster[s.Cluster] = s
+		return []string{s.NamespacedName()}
+	})
 }
 
 // Delete withdraws cluster's part of the service namespacedName.
 func (c *Cache) Delete(cluster, namespacedName string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	byCluster := c.services[namespacedName]
-	delete(byCluster, cluster)
-	if len(byCluster) == 0 {
-		delete(c.services, namespacedName)
-	}
+	c.change(func() []string {
+		byCluster, ok := c.services[namespacedName]
+		if _, had := byCluster[cluster]; !ok || !had {
+			return nil
+		}
+		delete(byCluster, cluster)
+		if len(byCluster) == 0 {
+			delete(c.services, namespacedName)
+		}
+		return []string{namespacedName}
+	})
 }
 
 // Drain withdraws every part of cluster (a remote removed).
 func (c *Cache) Drain(cluster string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for nn, byCluster := range c.services {
-		delete(byCluster, cluster)
-		if len(byCluster) == 0 {
-			delete(c.services, nn)
+	c.change(func() []string {
+		var changed []string
+		for nn, byCluster := range c.services {
+			if _, ok := byCluster[cluster]; !ok {
+				continue
+			}
+			changed = append(changed, nn)
+			delete(byCluster, cluster)
+			if len(byCluster) == 0 {
+				delete(c.services, nn)
+			}
 		}
-	}
+		slices.Sort(changed)
+		return changed
+	})
 }
 
 // Len is the number of global services: the namespace/names at least

@@ -5,7 +5,9 @@
 // namespace/name (the global services). The remote connections
 // (clustermesh/remote) feed the cache with a ClusterWatcher, this
 // cluster's Kubernetes watcher (k8ssvc) with UpsertLocal; the
-// clustermesh cell serves its merged view. No cells here.
+// clustermesh cell serves its merged view and, through Subscribe and
+// RemoteBackends, hands the remote clusters' backends of each global
+// service to the service manager (datapath/svcmanager). No cells here.
 //
 // It may import packages of cells, kvstore, policy, datapath and
 // clustermesh, nothing of cmd or hack (docs/design.md, Layers).

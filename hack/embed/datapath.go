@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
@@ -15,8 +17,10 @@ import (
 // value groups and subscriptions: an ipcache listener
 // (ipcache.ListenerOut), and, made by its endpoint table, a
 // subscription to policy.RegenerationRequests and one to the
-// selector cache's applied identity batches (OnApplied). Where a
-// real datapath writes BPF maps, it prints lines to out.
+// selector cache's applied identity batches (OnApplied); and the
+// datapath.LBMapWriter the service manager writes the services of
+// --lb-state-file through. Where a real datapath writes BPF maps, it
+// prints lines to out.
 func datapathCell(out io.Writer) cell.Cell {
 	return cell.Module("example-datapath", "Example datapath: prints the map state a BPF datapath would write",
 		cell.Config(Config{}),
@@ -26,6 +30,8 @@ func datapathCell(out io.Writer) cell.Cell {
 		),
 		cell.Provide(
 			func(p *printer) ipcache.ListenerOut { return ipcache.ListenerOut{Listener: p} },
+			// The service manager (svcmanagercell) writes through it.
+			func(p *printer) datapath.LBMapWriter { return p },
 		),
 		// Nothing else asks for the endpoint table: pull it in.
 		cell.Invoke(func(*endpointTable) {}),
@@ -77,4 +83,36 @@ func (p *printer) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change)
 			p.printf("ipcache: %s -> identity %d", ch.Prefix, ch.New.Identity)
 		}
 	}
+}
+
+// UpsertService implements datapath.LBMapWriter: a BPF datapath would
+// write the frontend's service entries and its backends here.
+func (p *printer) UpsertService(svc datapath.LBService) error {
+	backends := make([]string, 0, len(svc.Backends))
+	for _, be := range svc.Backends {
+		b := be.Addr.String()
+		if be.State != datapath.BackendActive {
+			b += " (terminating)"
+		}
+		backends = append(backends, b)
+	}
+	p.printf("service: %s %s (%s) -> [%s]", svc.Frontend, svc.Type, svc.Name, strings.Join(backends, ", "))
+	return nil
+}
+
+// DeleteService implements datapath.LBMapWriter.
+func (p *printer) DeleteService(fe datapath.L3n4Addr) error {
+	p.printf("service: %s deleted", fe)
+	return nil
+}
+
+// ReconcileServices implements datapath.LBMapWriter: the initial write
+// of every frontend (this datapath has nothing left from a previous run).
+func (p *printer) ReconcileServices(svcs []datapath.LBService) (int, int, error) {
+	for _, svc := range svcs {
+		if err := p.UpsertService(svc); err != nil {
+			return 0, 0, err
+		}
+	}
+	return len(svcs), 0, nil
 }

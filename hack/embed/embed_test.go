@@ -193,3 +193,36 @@ func waitForKey(t *testing.T, srv *kvstoretest.Server, key string, exists bool) 
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// echoServices is an --lb-state-file: one Service with one ready and
+// one terminating endpoint.
+const echoServices = `services:
+- metadata: {name: echo, namespace: test}
+  spec:
+    clusterIP: 10.96.0.20
+    ports: [{name: http, port: 80}]
+endpoints:
+- metadata: {name: echo-1, namespace: test, labels: {kubernetes.io/service-name: echo}}
+  addressType: IPv4
+  ports: [{name: http, port: 8080}]
+  endpoints:
+  - addresses: [10.0.1.5]
+  - addresses: [10.0.1.7]
+    conditions: {ready: false, serving: true, terminating: true}
+`
+
+// TestServices: the services of --lb-state-file reach the program's
+// datapath through the service manager, and a changed file rewrites the
+// frontend.
+func TestServices(t *testing.T) {
+	bin := buildProgram(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "services.yaml")
+	writeFile(t, file, echoServices)
+	p := startProgram(t, bin, "--node-name=node-a", "--node-ip=192.0.2.10", "--lb-state-file="+file)
+	p.waitFor(0, `^service: 10\.96\.0\.20:80/TCP ClusterIP \(test/echo\) -> \[10\.0\.1\.5:8080/TCP, 10\.0\.1\.7:8080/TCP \(terminating\)\]$`)
+	since := p.mark()
+	writeFile(t, file, "")
+	p.waitFor(since, `^service: 10\.96\.0\.20:80/TCP deleted$`)
+	p.stop()
+}

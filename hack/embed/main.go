@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/cells/hive"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/stdhive"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagercell"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
@@ -28,12 +29,13 @@ func main() {
 // writes its map state to out.
 func cells(out io.Writer) []cell.Cell {
 	return []cell.Cell{
-		kvstorecell.Cell,  // etcd client; disabled (standalone) when --kvstore is empty
-		localnode.Cell,    // this node and its cluster: --node-name, --node-ip, --cluster-name
-		identitycell.Cell, // identity.Allocator; tells identity observers (the selector cache) of changes
-		ipcachecell.Cell,  // ipcache.IPCache; tells ipcache listeners of changes
-		policycell.Cell,   // policy.Repository fed from --policy-dir; RegenerationRequests
-		datapathCell(out), // ours: endpoints, map state, ipcache printed
+		kvstorecell.Cell,    // etcd client; disabled (standalone) when --kvstore is empty
+		localnode.Cell,      // this node and its cluster: --node-name, --node-ip, --cluster-name
+		identitycell.Cell,   // identity.Allocator; tells identity observers (the selector cache) of changes
+		ipcachecell.Cell,    // ipcache.IPCache; tells ipcache listeners of changes
+		policycell.Cell,     // policy.Repository fed from --policy-dir; RegenerationRequests
+		datapathCell(out),   // ours: endpoints, map state, ipcache, services printed
+		svcmanagercell.Cell, // services of --lb-state-file -> our datapath's LBMapWriter
 	}
 }
 

@@ -133,7 +133,7 @@ func TestApiaryMeshesWithCilium(t *testing.T) {
 			strings.Join(g.Clusters[0].Backends, ",") != "10.2.1.10:8080/TCP (http)" {
 			t.Errorf("global service as apiary merged it = %+v", g)
 		}
-		t.Logf("apiary service list:\n%s", cliOutput(t, a.Client.SocketPath(), "service", "list"))
+		t.Logf("apiary service list --clusters:\n%s", cliOutput(t, a.Client.SocketPath(), "service", "list", "--clusters"))
 	})
 
 	t.Run("policy trace from the remote pods", func(t *testing.T) {

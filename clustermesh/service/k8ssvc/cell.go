@@ -10,11 +10,13 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
 // Cell watches the Kubernetes Services and EndpointSlices into the
+// service manager (when the hive has one: every service), the
 // global service cache and, on the cluster's publisher, publishes the
 // shared global services in the cluster's etcd. It needs the Kubernetes
 // client cell, the clustermesh cell (the cache) and the publish cell;
@@ -38,9 +40,11 @@ type params struct {
 	Leadership     publish.Leadership
 	Cluster        cluster.Info
 	KVStore        kvstore.Client `optional:"true"`
-	Metrics        *store.Metrics `optional:"true"`
-	Jobs           job.Group
-	Log            *slog.Logger
+	// Manager gets every Service, global or not, with its slices.
+	Manager *svcmanager.Manager `optional:"true"`
+	Metrics *store.Metrics      `optional:"true"`
+	Jobs    job.Group
+	Log     *slog.Logger
 }
 
 func start(p params) {
@@ -51,7 +55,7 @@ func start(p params) {
 	if p.KVStore != nil && p.KVStore.Enabled() {
 		w = newWriter(p.KVStore, p.Cluster, p.Leadership, p.Log, p.Metrics)
 	}
-	wt := newWatcher(p.Cache, w, p.Cluster)
+	wt := newWatcher(p.Cache, w, p.Cluster, p.Manager)
 	markSynced := p.CacheSync.Register(SyncName)
 	synced := make(chan struct{})
 	p.Jobs.Add(job.OneShot("k8s-watch-services", func(ctx context.Context, health cell.Health) error {

@@ -2,50 +2,30 @@ package k8ssvc
 
 import (
 	"net/netip"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
-// The annotations of a global service (Cilium's, with their old names).
+// The annotations of a global service (Cilium's, with their old names);
+// svcmanager reads them too.
 const (
-	AnnotationGlobal    = "service.cilium.io/global"
-	AnnotationGlobalOld = "io.cilium/global-service"
-	AnnotationShared    = "service.cilium.io/shared"
-	AnnotationSharedOld = "io.cilium/shared-service"
+	AnnotationGlobal    = svcmanager.AnnotationGlobal
+	AnnotationGlobalOld = svcmanager.AnnotationGlobalOld
+	AnnotationShared    = svcmanager.AnnotationShared
+	AnnotationSharedOld = svcmanager.AnnotationSharedOld
 )
-
-// annotation returns the first of names set on svc.
-func annotation(svc *corev1.Service, names ...string) (string, bool) {
-	for _, n := range names {
-		if v, ok := svc.Annotations[n]; ok {
-			return v, true
-		}
-	}
-	return "", false
-}
 
 // IsGlobal reports whether svc is a global service.
-func IsGlobal(svc *corev1.Service) bool {
-	v, _ := annotation(svc, AnnotationGlobal, AnnotationGlobalOld)
-	return strings.EqualFold(v, "true")
-}
+func IsGlobal(svc *corev1.Service) bool { return svcmanager.IsGlobal(svc) }
 
 // IsShared reports whether svc is global and shares its local backends:
 // by default; when the shared annotation is set, only if it is "true".
-func IsShared(svc *corev1.Service) bool {
-	if !IsGlobal(svc) {
-		return false
-	}
-	if v, ok := annotation(svc, AnnotationShared, AnnotationSharedOld); ok {
-		return strings.EqualFold(v, "true")
-	}
-	return true
-}
+func IsShared(svc *corev1.Service) bool { return svcmanager.IsShared(svc) }
 
 // Convert returns the ClusterService of svc in cluster, with the
 // backends of its endpoint slices.

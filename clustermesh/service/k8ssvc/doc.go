@@ -1,8 +1,10 @@
-// Package k8ssvc puts this cluster's global services, from the
-// Kubernetes Services and EndpointSlices, in the global service cache
-// (GET /v1/service, `apiary service list`), and publishes the shared ones
-// for the remote clusters at Cilium's key
-// layout.ServiceKey(cluster, namespace, name).
+// Package k8ssvc watches the Kubernetes Services and EndpointSlices once
+// for two consumers: it hands every Service with its slices to the
+// service manager (datapath/svcmanager, when the hive has one: the
+// load-balancing frontends), and puts this cluster's global services in
+// the global service cache (GET /v1/service, `apiary service list
+// --clusters`) and publishes the shared ones for the remote clusters at
+// Cilium's key layout.ServiceKey(cluster, namespace, name).
 //
 // A Service is global when it has the annotation
 // service.cilium.io/global: "true" (or the old io.cilium/global-service);

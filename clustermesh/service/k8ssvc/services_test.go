@@ -64,8 +64,8 @@ type agent struct {
 }
 
 // startAgent starts an agent of c; meshDir, when set, holds the config
-// files of the remote clusters.
-func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string) *agent {
+// files of the remote clusters; extra are more cells.
+func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string, extra ...cell.Cell) *agent {
 	t.Helper()
 	a := &agent{}
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
@@ -85,7 +85,7 @@ func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string) *agent {
 			return remote.Options{ConnectTimeout: 6 * time.Second, ConfigTimeout: 2 * time.Second,
 				StatusInterval: 200 * time.Millisecond, RetryBase: 200 * time.Millisecond, HeartbeatTimeout: -1}
 		}),
-		celltest.Capture(&a.sync), celltest.Capture(&a.lead))
+		celltest.Capture(&a.sync), celltest.Capture(&a.lead), cell.Group(extra...))
 	a.client = client.New(socket)
 	t.Cleanup(a.client.Close)
 	return a

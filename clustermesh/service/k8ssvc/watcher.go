@@ -2,6 +2,8 @@ package k8ssvc
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -9,6 +11,7 @@ import (
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
 // watcher joins the Services and their EndpointSlices.
@@ -16,14 +19,17 @@ type watcher struct {
 	cache   *service.Cache
 	writer  *writer // nil: no kvstore
 	cluster cluster.Info
+	// manager gets every service with its slices (nil: no service
+	// manager in the hive).
+	manager *svcmanager.Manager
 
 	services map[k8s.Key]*corev1.Service
 	slices   map[k8s.Key]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
 	owner    map[k8s.Key]k8s.Key                               // slice -> its service
 }
 
-func newWatcher(cache *service.Cache, w *writer, cluster cluster.Info) *watcher {
-	return &watcher{cache: cache, writer: w, cluster: cluster,
+func newWatcher(cache *service.Cache, w *writer, cluster cluster.Info, m *svcmanager.Manager) *watcher {
+	return &watcher{cache: cache, writer: w, cluster: cluster, manager: m,
 		services: map[k8s.Key]*corev1.Service{},
 		slices:   map[k8s.Key]map[string]*discoveryv1.EndpointSlice{},
 		owner:    map[k8s.Key]k8s.Key{}}
@@ -110,21 +116,26 @@ func (w *watcher) sliceDelete(key k8s.Key) {
 	w.refresh(svc)
 }
 
-// refresh puts the service at key in the cache and the writer, or
-// withdraws it when it is gone or not global.
+// refresh hands the service at key to the service manager, and puts it
+// in the cache and the writer, or withdraws it when it is gone or not
+// global.
 func (w *watcher) refresh(key k8s.Key) {
 	nn := key.Namespace + "/" + key.Name
 	svc, ok := w.services[key]
+	var eps []*discoveryv1.EndpointSlice
+	if ok {
+		eps = make([]*discoveryv1.EndpointSlice, 0, len(w.slices[key]))
+		for _, name := range sortedKeys(w.slices[key]) {
+			eps = append(eps, w.slices[key][name])
+		}
+	}
+	w.toManager(nn, svc, eps)
 	if !ok || !IsGlobal(svc) {
 		w.cache.Delete(w.cluster.ClusterName, nn)
 		w.publish(nn, nil)
 		return
 	}
-	slices := make([]*discoveryv1.EndpointSlice, 0, len(w.slices[key]))
-	for _, sl := range w.slices[key] {
-		slices = append(slices, sl)
-	}
-	cs := Convert(svc, slices, w.cluster)
+	cs := Convert(svc, eps, w.cluster)
 	w.cache.UpsertLocal(cs)
 	if cs.Shared {
 		w.publish(nn, cs)
@@ -137,4 +148,22 @@ func (w *watcher) publish(nn string, cs *service.ClusterService) {
 	if w.writer != nil {
 		w.writer.set(nn, cs)
 	}
+}
+
+// toManager hands the service (nil: gone) to the service manager.
+func (w *watcher) toManager(nn string, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) {
+	if w.manager == nil {
+		return
+	}
+	if svc != nil {
+		if s := svcmanager.FromKubernetes(svc, eps); s != nil {
+			w.manager.Upsert(svcmanager.SourceKubernetes, s)
+			return
+		}
+	}
+	w.manager.Delete(svcmanager.SourceKubernetes, nn)
+}
+
+func sortedKeys(m map[string]*discoveryv1.EndpointSlice) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagercell"
 	"github.com/apiary-net/apiary/datapath/tunnel"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -75,6 +76,7 @@ var Datapath = cell.Group(
 	endpointcell.Cell,
 	k8spods.Cell,                  // endpoint labels from Kubernetes pods
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
+	svcmanagercell.Cell, // services -> load-balancing frontends (writes through a datapath.LBMapWriter when the hive has one)
 )
 
 // ClusterMesh are the cells that mesh this cluster with others: the

@@ -85,7 +85,7 @@ func TestClusterMeshCLI(t *testing.T) {
 			`"includeExternal":true,"shared":true,"clusterID":2}`); err != nil {
 		t.Fatal(err)
 	}
-	waitOutputContains(t, a.socket, "default/web   cluster2   10.96.0.10:80/TCP (http)   10.4.4.11:8080/TCP (http)", "service", "list")
+	waitOutputContains(t, a.socket, "default/web   cluster2   10.96.0.10:80/TCP (http)   10.4.4.11:8080/TCP (http)", "service", "list", "--clusters")
 	waitOutputContains(t, a.socket, "1/1 clusters ready, 1 global-services", "status")
 	policy := "../../../policy/testdata/clustermesh-l4-policy.yaml"
 	if _, err := os.Stat(policy); err != nil {

@@ -1,0 +1,32 @@
+package svcmanager_test
+
+import (
+	"testing"
+
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagertest"
+)
+
+// countingWriter is a writer that only counts: the benchmark then
+// measures the control plane alone (hack/bench runs the same functions
+// with the BPF maps' writer for the ratio).
+type countingWriter struct{ upserts, deletes int }
+
+func (w *countingWriter) UpsertService(datapath.LBService) error { w.upserts++; return nil }
+func (w *countingWriter) DeleteService(datapath.L3n4Addr) error  { w.deletes++; return nil }
+func (w *countingWriter) ReconcileServices(s []datapath.LBService) (int, int, error) {
+	return len(s), 0, nil
+}
+
+// BenchmarkSliceChange: an EndpointSlice change to the writer's call,
+// against the same writes handed to the writer directly.
+func BenchmarkSliceChange(b *testing.B) {
+	b.Run("control-plane", func(b *testing.B) {
+		w := &countingWriter{}
+		svcmanagertest.SliceChange(b, w)
+		if w.upserts < b.N {
+			b.Fatalf("%d upserts for %d changes", w.upserts, b.N)
+		}
+	})
+	b.Run("raw-write", func(b *testing.B) { svcmanagertest.RawWrite(b, &countingWriter{}) })
+}

@@ -1,0 +1,27 @@
+// Package svcmanager is the service manager: it turns services, as their
+// sources describe them, into the load-balancing frontends the datapath
+// holds (datapath.LBService) and drives a datapath.LBMapWriter with the
+// smallest set of writes.
+//
+// Sources hand it a Service each: Kubernetes Services with their
+// EndpointSlices (FromKubernetes, fed by clustermesh/service/k8ssvc's
+// watcher, which already joins the two), the --lb-state-file of an agent
+// without Kubernetes (same format as Cilium's), and the remote clusters'
+// backends of global services (SetRemoteBackends, from ClusterMesh's
+// service cache). Desired computes a service's frontends: ClusterIPs,
+// NodePorts (the unspecified address and each node address), external
+// IPs and LoadBalancer ingress IPs, each with the backends of its port
+// name, filtered by the traffic policies, merged with the remote
+// backends per the global service's affinity, and with Kubernetes'
+// terminating-endpoint fallback applied.
+//
+// The Manager keeps the desired frontends. Before its initial Reconcile
+// (after every source's initial sync) it writes nothing; Reconcile hands
+// the whole set to LBMapWriter.ReconcileServices, so a restarted agent
+// never empties a service. After it, a change of one source object
+// rewrites only the frontends whose LBService changed.
+//
+// It sits in docs/design.md, Flow 5: services -> load-balancing maps. It
+// may import packages of cells, kvstore, policy and datapath, nothing of
+// clustermesh, cmd or hack (docs/design.md, Layers).
+package svcmanager

@@ -1,0 +1,234 @@
+package svcmanager_test
+
+import (
+	"errors"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/apiary-net/apiary/datapath/svcmanager"
+)
+
+func checkCalls(t *testing.T, w *fakeWriter, what string, want ...string) {
+	t.Helper()
+	if got := w.Take(); !slices.Equal(got, want) {
+		t.Errorf("%s: writer calls =\n  %s\nwant\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestManagerMinimalUpdates: nothing is written before the initial
+// reconcile, which gets everything; then a slice change rewrites only
+// the frontend of its family and port, a change that changes nothing
+// writes nothing, and a deleted service deletes its frontends.
+func TestManagerMinimalUpdates(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	svc := k8sService("web", []string{"10.96.0.10", "fd00::10"}, "http:80:web", "dns:53:dns/UDP")
+	v4 := slice("web-a", map[string]int32{"http": 8080, "dns/UDP": 53}, "10.0.1.1")
+	v6 := slice("web-b", map[string]int32{"http": 9090, "dns/UDP": 53}, "fd00:1::1")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{v4, v6}))
+	checkCalls(t, w, "before the reconcile")
+
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, w, "reconcile", "reconcile 4")
+	if st := m.Stats(); !st.Reconciled || st.ReconcileAdded != 4 || st.Frontends != 4 || st.Backends != 4 {
+		t.Errorf("stats after reconcile = %+v", st)
+	}
+
+	v4b := slice("web-a", map[string]int32{"http": 8080, "dns/UDP": 53}, "10.0.1.1", "10.0.1.2")
+	v4b.Endpoints[1].Conditions.Ready = ptr(false) // not ready: no change
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{v4b, v6}))
+	checkCalls(t, w, "a not ready endpoint")
+
+	v4c := slice("web-a", map[string]int32{"http": 8080, "dns/UDP": 53}, "10.0.1.1", "10.0.1.2")
+	v4c.Ports = v4c.Ports[:0]
+	v4c.Ports = append(v4c.Ports, discoveryv1.EndpointPort{Name: ptr("http"), Port: ptr(int32(8080))},
+		discoveryv1.EndpointPort{Name: ptr("dns"), Port: ptr(int32(53)), Protocol: ptr(udp)})
+	v4c.Endpoints[1].Conditions.Ready = ptr(true)
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{v4c, v6}))
+	checkCalls(t, w, "a new IPv4 endpoint",
+		"upsert 10.96.0.10:53/UDP ClusterIP -> 10.0.1.1:53/UDP(active) 10.0.1.2:53/UDP(active)",
+		"upsert 10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)")
+
+	m.Delete(svcmanager.SourceKubernetes, "default/web")
+	got := w.Take()
+	slices.Sort(got)
+	want := []string{"delete 10.96.0.10:53/UDP", "delete 10.96.0.10:80/TCP", "delete [fd00::10]:53/UDP", "delete [fd00::10]:80/TCP"}
+	if !slices.Equal(got, want) {
+		t.Errorf("delete: calls = %v, want %v", got, want)
+	}
+	if st := m.Stats(); st.Upserts != 2 || st.Deletes != 4 || st.Frontends != 0 || st.Services != 0 {
+		t.Errorf("stats after delete = %+v", st)
+	}
+}
+
+// TestManagerRemoteBackends: the remote clusters' backends rewrite a
+// global service's frontends, and with affinity local only when the
+// local backends go.
+func TestManagerRemoteBackends(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
+	global("local")(svc)
+	local := slice("web-a", map[string]int32{"http": 8080}, "10.0.1.1")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{local}))
+	m.SetRemoteBackends("default/web", remote("c2", 2, "10.2.0.1:8080"))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, w, "reconcile", "reconcile 1")
+	if got, want := renderGet(w, m.Frontends()[0].Frontend), "10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"; got != want {
+		t.Errorf("after reconcile = %q, want %q", got, want)
+	}
+	m.SetRemoteBackends("default/web", slices.Concat(remote("c2", 2, "10.2.0.1:8080"), remote("c3", 3, "10.3.0.1:8080")))
+	checkCalls(t, w, "a remote backend more, affinity local")
+
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, nil))
+	checkCalls(t, w, "local backends gone",
+		"upsert 10.96.0.10:80/TCP ClusterIP -> 10.2.0.1:8080/TCP(active,c2) 10.3.0.1:8080/TCP(active,c3)")
+	m.SetRemoteBackends("default/web", nil)
+	checkCalls(t, w, "remote backends gone", "upsert 10.96.0.10:80/TCP ClusterIP ->")
+	if st := m.Stats(); st.Global != 1 || st.RemoteBackends != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// TestManagerWriteFailures: failed writes are counted, reported and
+// written again by RetryFailed; a failed reconcile is an error.
+func TestManagerWriteFailures(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	w.SetFailing(true)
+	if err := m.Reconcile(); !errors.Is(err, errFull) {
+		t.Fatalf("Reconcile = %v, want %v", err, errFull)
+	}
+	w.SetFailing(false)
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	w.Take()
+	w.SetFailing(true)
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, nil))
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("db", []string{"10.96.0.11"}, "sql:5432:5432"), nil))
+	m.Delete(svcmanager.SourceKubernetes, "default/db")
+	st := m.Stats()
+	if st.Failures != 4 || st.Pending != 2 || !errors.Is(st.LastError, errFull) || !m.NeedsRetry() {
+		t.Errorf("stats = %+v, want 4 failures (one the reconcile), 2 pending", st)
+	}
+	w.Take()
+	if err := m.RetryFailed(); !errors.Is(err, errFull) {
+		t.Errorf("RetryFailed = %v, want %v", err, errFull)
+	}
+	w.SetFailing(false)
+	w.Take()
+	if err := m.RetryFailed(); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, w, "retry", "delete 10.96.0.11:5432/TCP", "upsert 10.96.0.10:80/TCP ClusterIP ->")
+	if m.NeedsRetry() {
+		t.Error("NeedsRetry after a successful retry")
+	}
+}
+
+// TestManagerConflicts: three services wanting one frontend: the first
+// keeps it; when it goes, the next gets it, then the last.
+func TestManagerConflicts(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	w.Take()
+	a := k8sService("a", []string{"10.96.0.10"}, "http:80:8080")
+	a.Spec.ExternalIPs = []string{"198.51.100.7"}
+	b := k8sService("b", []string{"10.96.0.11"}, "http:80:9090")
+	b.Spec.ExternalIPs = []string{"198.51.100.7"}
+	c := k8sService("c", []string{"10.96.0.12"}, "http:80:9090")
+	c.Spec.ExternalIPs = []string{"198.51.100.7"}
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(a, nil))
+	m.Upsert(svcmanager.SourceFile, svcmanager.FromKubernetes(b, nil))
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(c, nil))
+	if st := m.Stats(); st.Conflicts != 2 || st.Frontends != 4 {
+		t.Errorf("stats = %+v, want 2 conflicts, 4 frontends", st)
+	}
+	m.Delete(svcmanager.SourceKubernetes, "default/c")
+	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
+		t.Errorf("after c's deletion: stats = %+v, want 1 conflict, 3 frontends", st)
+	}
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(c, nil))
+	w.Take()
+	m.Delete(svcmanager.SourceKubernetes, "default/a")
+	got := w.Take()
+	slices.Sort(got)
+	want := []string{"delete 10.96.0.10:80/TCP", "delete 198.51.100.7:80/TCP", "upsert 198.51.100.7:80/TCP ExternalIPs ->"}
+	if !slices.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+	if st := m.Stats(); st.Conflicts != 1 || st.Frontends != 3 {
+		t.Errorf("stats = %+v, want c still waiting, 3 frontends", st)
+	}
+	if fes := m.Frontends(); len(fes) != 3 || fes[1].Name != "default/b" || fes[1].Frontend.Port != 80 {
+		t.Errorf("Frontends = %+v, want b's external IP", fes)
+	}
+	m.Delete(svcmanager.SourceFile, "default/b")
+	if fes := m.Frontends(); len(fes) != 2 || fes[1].Name != "default/c" || fes[1].Frontend.Port != 80 || m.Stats().Conflicts != 0 {
+		t.Errorf("Frontends = %+v, want c's external IP after b's deletion", fes)
+	}
+}
+
+// TestManagerWithoutWriter: the desired frontends are computed for the
+// API; nothing is written.
+func TestManagerWithoutWriter(t *testing.T) {
+	m := svcmanager.New(nil, node, slog.New(slog.DiscardHandler))
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("web", []string{"10.96.0.10"}, "http:80:8080"), nil))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if fes := m.Frontends(); len(fes) != 1 || fes[0].ID != 1 || m.HasWriter() {
+		t.Errorf("Frontends = %+v", fes)
+	}
+}
+
+// TestManagerNodeAndReplace: a new node address adds its NodePort
+// frontend and drops the old one; Replace keeps the services it is
+// given and deletes the others of the same source only.
+func TestManagerNodeAndReplace(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	np := k8sService("np", []string{"10.96.0.30"}, "http:80:8080:30080")
+	np.Spec.Type = corev1.ServiceTypeNodePort
+	other := k8sService("other", []string{"10.96.0.31"}, "http:80:8080")
+	m.Replace(svcmanager.SourceFile, []*svcmanager.Service{svcmanager.FromKubernetes(np, nil)})
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(other, nil))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	w.Take()
+
+	moved := node
+	moved.Addrs = []netip.Addr{netip.MustParseAddr("192.0.2.11")}
+	m.SetNode(moved)
+	checkCalls(t, w, "the node's address changed",
+		"upsert 192.0.2.11:30080/TCP NodePort ->", "delete 192.0.2.10:30080/TCP")
+	m.SetNode(moved)
+	checkCalls(t, w, "the same node again")
+
+	m.Replace(svcmanager.SourceFile, nil)
+	got := w.Take()
+	slices.Sort(got)
+	want := []string{"delete 0.0.0.0:30080/TCP", "delete 10.96.0.30:80/TCP", "delete 192.0.2.11:30080/TCP"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Replace(nil): calls = %v, want %v", got, want)
+	}
+	if fes := m.Frontends(); len(fes) != 1 || fes[0].Name != "default/other" {
+		t.Errorf("Frontends = %+v, want default/other's only", fes)
+	}
+}

@@ -1,0 +1,179 @@
+package svcmanager
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// Stats are the manager's counters, for its status line.
+type Stats struct {
+	// Services, Frontends and Backends are what is desired now;
+	// RemoteBackends are those of remote clusters; Global counts the
+	// global services.
+	Services, Frontends, Backends, RemoteBackends, Global int
+	// Reconciled is set once the initial ReconcileServices succeeded,
+	// with what it added and removed.
+	Reconciled                       bool
+	ReconcileAdded, ReconcileRemoved int
+	// Upserts and Deletes are the writes since; Failures the failed
+	// writes, the last one's error and time; Pending the frontends a
+	// retry must write again.
+	Upserts, Deletes, Failures int
+	Pending                    int
+	LastError                  error
+	LastErrorTime              time.Time
+	// Conflicts are frontends wanted by more than one service (the
+	// first keeps it); Warnings are the services' warnings, by service.
+	Conflicts int
+	Warnings  map[string][]string
+
+	pendingDeletes []datapath.L3n4Addr
+}
+
+// Reconcile hands every desired frontend to the writer's
+// ReconcileServices: the initial full write, once the sources synced.
+// Later changes are written one by one. Without a writer it only marks
+// the manager reconciled.
+func (m *Manager) Reconcile() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.writer == nil {
+		m.stats.Reconciled = true
+		return nil
+	}
+	all := m.sortedLocked()
+	svcs := make([]datapath.LBService, len(all))
+	for i, fe := range all {
+		svcs[i] = fe.lb
+	}
+	added, removed, err := m.writer.ReconcileServices(svcs)
+	if err != nil {
+		err = fmt.Errorf("reconcile %d services: %w", len(svcs), err)
+		m.failed(err)
+		return err
+	}
+	for _, fe := range all {
+		fe.dirty = false
+	}
+	m.stats.pendingDeletes, m.stats.LastError = nil, nil
+	m.stats.Reconciled, m.stats.ReconcileAdded, m.stats.ReconcileRemoved = true, added, removed
+	m.log.Info("Reconciled the load-balancing maps", "frontends", len(svcs), "added", added, "removed", removed)
+	return nil
+}
+
+// RetryFailed writes again the frontends whose last write failed; it
+// returns the errors of those failing again.
+func (m *Manager) RetryFailed() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.writer == nil || !m.stats.Reconciled {
+		return nil
+	}
+	var errs []error
+	deletes := m.stats.pendingDeletes
+	m.stats.pendingDeletes = nil
+	for _, addr := range deletes {
+		if _, back := m.desired[addr]; back {
+			continue // desired again: the upsert path writes it
+		}
+		before := len(m.stats.pendingDeletes)
+		if m.remove(addr); len(m.stats.pendingDeletes) > before {
+			errs = append(errs, m.stats.LastError)
+		}
+	}
+	for _, fe := range m.sortedLocked() {
+		if fe.dirty {
+			if m.upsert(fe); fe.dirty {
+				errs = append(errs, m.stats.LastError)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		m.stats.LastError = nil // the failures are counted; the line is Ok again
+	}
+	return errors.Join(errs...)
+}
+
+// NeedsRetry reports whether some write failed and waits for RetryFailed.
+func (m *Manager) NeedsRetry() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pendingLocked() > 0
+}
+
+func (m *Manager) pendingLocked() int {
+	n := len(m.stats.pendingDeletes)
+	for _, fe := range m.desired {
+		if fe.dirty {
+			n++
+		}
+	}
+	return n
+}
+
+// Stats returns the counters.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.stats
+	st.pendingDeletes = nil
+	st.Services, st.Frontends, st.Pending = len(m.services), len(m.desired), m.pendingLocked()
+	for _, fe := range m.desired {
+		st.Backends += len(fe.lb.Backends)
+		for _, be := range fe.lb.Backends {
+			if be.ClusterID != 0 {
+				st.RemoteBackends++
+			}
+		}
+	}
+	st.Warnings = map[string][]string{}
+	for k, s := range m.services {
+		if s.Global {
+			st.Global++
+		}
+		if len(s.Warnings) > 0 {
+			st.Warnings[k] = s.Warnings
+		}
+	}
+	for _, ks := range m.lost {
+		st.Conflicts += len(ks)
+	}
+	return st
+}
+
+// Entry is a desired frontend with the manager's id for it.
+type Entry struct {
+	ID uint32
+	datapath.LBService
+}
+
+// Frontends returns the desired frontends, sorted by service name, then
+// frontend.
+func (m *Manager) Frontends() []Entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := m.sortedLocked()
+	out := make([]Entry, len(all))
+	for i, fe := range all {
+		lb := fe.lb
+		lb.Backends = slices.Clone(lb.Backends)
+		out[i] = Entry{ID: fe.id, LBService: lb}
+	}
+	return out
+}
+
+// sortedLocked returns the desired frontends sorted by name, then
+// frontend.
+func (m *Manager) sortedLocked() []*frontend {
+	all := slices.Collect(maps.Values(m.desired))
+	slices.SortFunc(all, func(a, b *frontend) int {
+		return cmp.Or(cmp.Compare(a.lb.Name, b.lb.Name), compareAddr(a.lb.Frontend, b.lb.Frontend))
+	})
+	return all
+}

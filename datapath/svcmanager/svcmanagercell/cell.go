@@ -1,0 +1,200 @@
+package svcmanagercell
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
+)
+
+// Cell provides the service manager, reads --lb-state-file, runs the
+// initial reconcile and the retries of failed writes, and adds the
+// "Services" status line and the apiary_services_* metrics.
+var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
+	cell.Config(DefaultConfig),
+	cell.Provide(newManager, newStatusProvider, newMetricsOut),
+	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }),
+	cell.Invoke(start),
+)
+
+// Config is the service manager's configuration.
+type Config struct {
+	// LBStateFile is a file of Kubernetes Services and EndpointSlices to
+	// balance (Cilium's --lb-state-file), for agents without Kubernetes.
+	LBStateFile string
+}
+
+// DefaultConfig reads no state file.
+var DefaultConfig = Config{}
+
+// Flags registers --lb-state-file.
+func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("lb-state-file", def.LBStateFile,
+		"Synchronize load-balancing state from this file of Kubernetes Services and EndpointSlices (\"services:\", \"endpoints:\"; .yaml, .yml or .json); replace it atomically (rename) to change it, empty it to remove everything")
+}
+
+// Validate checks the file's format is known.
+func (c *Config) Validate() error {
+	switch filepath.Ext(c.LBStateFile) {
+	case ".yaml", ".yml", ".json":
+		return nil
+	}
+	if c.LBStateFile == "" {
+		return nil
+	}
+	return fmt.Errorf("--lb-state-file %q: the name must end in .yaml, .yml or .json", c.LBStateFile)
+}
+
+// retryInterval is how often failed writes are written again.
+const retryInterval = 10 * time.Second
+
+type managerParams struct {
+	cell.In
+
+	Writer datapath.LBMapWriter `optional:"true"`
+	Node   localnode.Store
+	Log    *slog.Logger
+}
+
+func newManager(p managerParams) *svcmanager.Manager {
+	return svcmanager.New(p.Writer, nodeOf(p.Node.Get()), p.Log)
+}
+
+// nodeOf is the manager's view of the local node.
+func nodeOf(n localnode.LocalNode) svcmanager.Node {
+	out := svcmanager.Node{Name: n.Name}
+	if n.IP.IsValid() {
+		out.Addrs = append(out.Addrs, n.IP)
+	}
+	if n.SecondaryIP.IsValid() {
+		out.Addrs = append(out.Addrs, n.SecondaryIP)
+	}
+	return out
+}
+
+// waiting is what the initial reconcile waits for ("" when not
+// waiting), for the status line.
+type waiting struct {
+	mu   sync.Mutex
+	what string
+}
+
+func (w *waiting) set(what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.what = what
+}
+
+func (w *waiting) get() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.what
+}
+
+type startParams struct {
+	cell.In
+
+	Manager   *svcmanager.Manager
+	File      *fileSource
+	Waiting   *waiting
+	Node      localnode.Store
+	Remotes   datapath.RemoteSync `optional:"true"`
+	K8sCaches k8s.CacheSync       `optional:"true"`
+	Status    status.Refresher    `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Jobs      job.Group
+	Log       *slog.Logger
+}
+
+// start follows the local node, adds the state file's watcher, the
+// initial reconcile and the retry of failed writes.
+func start(p startParams) {
+	var unsubscribe func()
+	p.Lifecycle.Append(cell.Hook{
+		OnStart: func(cell.HookContext) error {
+			unsubscribe = p.Node.Subscribe(func(n localnode.LocalNode) { p.Manager.SetNode(nodeOf(n)) })
+			p.Manager.SetNode(nodeOf(p.Node.Get()))
+			return nil
+		},
+		OnStop: func(cell.HookContext) error {
+			unsubscribe()
+			return nil
+		},
+	})
+	if p.File.enabled() {
+		p.Jobs.Add(p.File.trigger, job.OneShot("lb-state-file-watch", p.File.watch))
+	}
+	p.Jobs.Add(job.OneShot("lb-reconcile", func(ctx context.Context, health cell.Health) error {
+		err := waitSources(ctx, p, func(what string) {
+			p.Waiting.set(what)
+			health.OK("waiting for " + what)
+			refresh(p.Status)
+		})
+		p.Waiting.set("")
+		if err != nil {
+			return err
+		}
+		if err := p.Manager.Reconcile(); err != nil {
+			return err
+		}
+		health.OK("reconciled")
+		refresh(p.Status)
+		return nil
+	}, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})))
+	p.Jobs.Add(job.Timer("lb-retry", func(context.Context) error {
+		if !p.Manager.NeedsRetry() {
+			return nil
+		}
+		err := p.Manager.RetryFailed()
+		refresh(p.Status)
+		return err
+	}, retryInterval))
+}
+
+// waitSources waits for the initial state of every source: the state
+// file read once, the Kubernetes caches, the remote clusters.
+func waitSources(ctx context.Context, p startParams, waitFor func(string)) error {
+	if p.File.enabled() {
+		waitFor("the first read of --lb-state-file")
+		select {
+		case <-p.File.loaded:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if p.K8sCaches != nil {
+		// Returns at the latest when --k8s-sync-timeout passed.
+		waitFor("the Kubernetes caches' sync (apiary status --verbose: Kubernetes)")
+		if err := p.K8sCaches.WaitForCacheSync(ctx); err != nil {
+			return err
+		}
+	}
+	if p.Remotes != nil {
+		waitFor("the remote clusters' sync (apiary clustermesh status)")
+		if err := p.Remotes.WaitForRemotesSynced(ctx); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			p.Log.Warn("Reconciling the load-balancing maps without every remote cluster synced", "error", err)
+		}
+	}
+	return nil
+}
+
+func refresh(r status.Refresher) {
+	if r != nil {
+		r.Refresh()
+	}
+}

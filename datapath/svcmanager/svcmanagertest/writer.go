@@ -1,0 +1,140 @@
+// Package svcmanagertest is a fake datapath.LBMapWriter for the service
+// manager's tests: it records every call and keeps the frontends it was
+// given, as the BPF maps would.
+package svcmanagertest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// ErrFull is what a failing Writer returns.
+var ErrFull = errors.New("map full")
+
+// Writer records the calls of a service manager.
+type Writer struct {
+	mu      sync.Mutex
+	calls   []string
+	maps    map[datapath.L3n4Addr]datapath.LBService
+	failing bool
+}
+
+var _ datapath.LBMapWriter = (*Writer)(nil)
+
+// New returns an empty writer.
+func New() *Writer { return &Writer{maps: map[datapath.L3n4Addr]datapath.LBService{}} }
+
+// SetFailing makes every later call fail with ErrFull (or succeed).
+func (w *Writer) SetFailing(failing bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failing = failing
+}
+
+// UpsertService records "upsert <Render(svc)>".
+func (w *Writer) UpsertService(svc datapath.LBService) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, "upsert "+Render(svc))
+	if w.failing {
+		return ErrFull
+	}
+	w.maps[svc.Frontend] = svc
+	return nil
+}
+
+// DeleteService records "delete <frontend>".
+func (w *Writer) DeleteService(fe datapath.L3n4Addr) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, "delete "+fe.String())
+	if w.failing {
+		return ErrFull
+	}
+	delete(w.maps, fe)
+	return nil
+}
+
+// ReconcileServices records "reconcile <n>" and holds exactly svcs.
+func (w *Writer) ReconcileServices(svcs []datapath.LBService) (int, int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, fmt.Sprintf("reconcile %d", len(svcs)))
+	if w.failing {
+		return 0, 0, ErrFull
+	}
+	old := w.maps
+	w.maps = map[datapath.L3n4Addr]datapath.LBService{}
+	added := 0
+	for _, s := range svcs {
+		if _, ok := old[s.Frontend]; !ok {
+			added++
+		}
+		delete(old, s.Frontend)
+		w.maps[s.Frontend] = s
+	}
+	return added, len(old), nil
+}
+
+// Take returns the calls since the last Take.
+func (w *Writer) Take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.calls
+	w.calls = nil
+	return c
+}
+
+// Calls returns the calls since the last Take, keeping them.
+func (w *Writer) Calls() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.calls...)
+}
+
+// Get returns the frontend the maps hold at fe.
+func (w *Writer) Get(fe datapath.L3n4Addr) (datapath.LBService, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.maps[fe]
+	return s, ok
+}
+
+// Dump renders what the maps hold, one Render per frontend, sorted.
+func (w *Writer) Dump() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.maps))
+	for _, s := range w.maps {
+		out = append(out, Render(s))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Render is "<frontend> <type>[ local][ affinity=<t>] -> <backend>(<state>[,c<id>]) ...".
+func Render(s datapath.LBService) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", s.Frontend, s.Type)
+	if s.LocalOnly {
+		b.WriteString(" local")
+	}
+	if s.SessionAffinityTimeout != 0 {
+		fmt.Fprintf(&b, " affinity=%s", s.SessionAffinityTimeout)
+	}
+	b.WriteString(" ->")
+	for _, be := range s.Backends {
+		st := map[datapath.BackendState]string{datapath.BackendActive: "active", datapath.BackendTerminating: "terminating",
+			datapath.BackendQuarantined: "quarantined"}[be.State]
+		if be.ClusterID != 0 {
+			st += fmt.Sprintf(",c%d", be.ClusterID)
+		}
+		fmt.Fprintf(&b, " %s(%s)", be.Addr, st)
+	}
+	return b.String()
+}
