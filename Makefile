@@ -23,7 +23,7 @@ build: ## Build apiary-agent, apiary and apiary-cni into _output/bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary ./cmd/apiary-cni
 
 .PHONY: test
-test: lint kube-apiserver ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
+test: lint kube-apiserver kube-controller-manager ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
 	cd hack/interop && $(GO) test -count=1 ./...
@@ -124,14 +124,17 @@ hack/tools/bin/etcd: hack/tools/go.mod
 .PHONY: kube-apiserver
 kube-apiserver: hack/tools/bin/kube-apiserver ## Build kube-apiserver v1.35 from the Go module proxy (the Kubernetes tests run it)
 
+.PHONY: kube-controller-manager
+kube-controller-manager: hack/tools/bin/kube-controller-manager ## Build kube-controller-manager v1.35 from the Go module proxy (the node IPAM tests run it)
+
 # The first build takes minutes; the Go build cache keeps later ones short.
 # The version goes in as Kubernetes' release builds set it (/version).
-hack/tools/bin/kube-apiserver: hack/tools/kube/go.mod
+hack/tools/bin/kube-apiserver hack/tools/bin/kube-controller-manager: hack/tools/bin/%: hack/tools/kube/go.mod
 	cd hack/tools/kube && v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && \
 	  minor=$$(echo $$v | cut -d. -f2) && pkg=k8s.io/component-base/version && \
 	  $(GO) build -ldflags "-X $$pkg.gitVersion=$$v -X $$pkg.gitMajor=1 -X $$pkg.gitMinor=$$minor -X $$pkg.gitTreeState=clean" \
-	    -o bin.tmp.kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-	@mkdir -p hack/tools/bin && mv hack/tools/kube/bin.tmp.kube-apiserver $@
+	    -o bin.tmp.$* k8s.io/kubernetes/cmd/$*
+	@mkdir -p hack/tools/bin && mv hack/tools/kube/bin.tmp.$* $@
 
 .PHONY: clean
 clean: ## Remove build outputs and the run directory

@@ -52,7 +52,7 @@ func TestVersionFlag(t *testing.T) {
 func TestHiveCommand(t *testing.T) {
 	t.Setenv("APIARY_STATE_DIR", "/srv/apiary")
 	configDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(configDir, "prometheus-serve-addr"), []byte(":9962\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(configDir, "prometheus-serve-addr"), []byte(":9972\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := execute(t, "hive", "--socket-path=/tmp/apiary-test.sock", "--config-dir="+configDir)
@@ -63,7 +63,7 @@ func TestHiveCommand(t *testing.T) {
 		"module api-server: REST API on a unix socket",
 		"--socket-path=/tmp/apiary-test.sock (flag)",
 		"--state-dir=/srv/apiary (env)",
-		"--prometheus-serve-addr=:9962 (config-dir)",
+		"--prometheus-serve-addr=:9972 (config-dir)",
 		"module status:",
 		"Start hooks:",
 		"Stop hooks:",
