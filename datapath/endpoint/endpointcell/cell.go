@@ -2,7 +2,6 @@ package endpointcell
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -27,8 +26,9 @@ import (
 // CIDRs) and the state dir; with a datapath.Loader and a
 // datapath.PolicyMapWriter it attaches programs and writes policy maps.
 var Cell = cell.Module("endpoint-manager", "Endpoint manager: IPAM, endpoint plumbing, regeneration, restore",
-	cell.ProvidePrivate(newIncremental),
+	cell.ProvidePrivate(newIncremental, newIPAM),
 	cell.Provide(
+		newIPAMStatus,
 		newManager,
 		newObserver,
 		newStatusProvider,
@@ -60,6 +60,7 @@ type managerParams struct {
 	Jobs       job.Group
 	Log        *slog.Logger
 	Inc        *incremental
+	IPAM       *ipam.IPAM
 	Remotes    datapath.RemoteSync `optional:"true"`
 	K8sCaches  k8s.CacheSync       `optional:"true"`
 }
@@ -89,12 +90,8 @@ func newIncremental() *incremental {
 // policy.
 func newManager(p managerParams) (*endpoint.Manager, error) {
 	local := p.Local.Get()
-	a, err := ipam.New(local.IPv4AllocCIDR, local.IPv6AllocCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("--pod-cidr: %w", err)
-	}
 	m := endpoint.New(endpoint.Params{
-		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: a,
+		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: p.IPAM,
 		Identities: p.Identities, IPCache: p.IPCache, Policy: p.Policy,
 		StateDir: p.StateDir.Path(), ClusterName: local.Cluster.ClusterName, Log: p.Log,
 	})
