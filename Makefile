@@ -27,6 +27,7 @@ test: lint kube-apiserver kube-controller-manager ## Run every test (race detect
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
 	cd hack/interop && $(GO) test -count=1 ./...
+	cd hack/image && $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory fuzz
 
@@ -42,6 +43,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 	cd hack/bench && $(GO) vet ./...
 	cd hack/interop && $(GO) vet ./...
 	cd hack/manifests && $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 	hack/check-layers.sh
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
 
@@ -52,6 +54,15 @@ manifests: ## Check install/kubernetes: strict decoding, CRD validation, policy 
 .PHONY: manifests-gen
 manifests-gen: ## Regenerate install/kubernetes/crds from hack/manifests/schema.go
 	cd hack/manifests && $(GO) run ./gen-crds
+
+# The image's labels: the commit and its time (a reproducible image).
+REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_CREATED ?= $(shell git log -1 --format=%cI 2>/dev/null)
+
+.PHONY: image
+image: ## Build the container image without a daemon into _output/image/apiary.tar (docker load, ctr images import)
+	cd hack/image && $(GO) run . --root=$(CURDIR) --out=$(CURDIR)/_output/image/apiary.tar \
+	  --version=$(VERSION) --revision=$(REVISION) --created=$(IMAGE_CREATED)
 
 .PHONY: bench
 bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios

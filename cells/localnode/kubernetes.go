@@ -33,7 +33,8 @@ type KubernetesNode struct {
 // --node-ip the agent cannot start before it (kubelet registers the
 // Node with its addresses before it runs the DaemonSet's pod, so this is
 // for a slow API server); with --node-ip one try, for the pod CIDRs of a
-// Node that has them.
+// Node that has them (the watcher of cells/localnode/nodesync takes them
+// later otherwise).
 var (
 	nodeWaitTimeout  = time.Minute
 	nodeTryTimeout   = 5 * time.Second
@@ -68,8 +69,8 @@ func fromKubernetes(n *LocalNode, cfg Config, src NodeSource, log *slog.Logger) 
 	return nil
 }
 
-// waitForNode gets the Node until it exists (and has an address, when
-// needIP) or ctx ends.
+// waitForNode gets the Node; when needIP, until it exists with an
+// address or ctx ends.
 func waitForNode(ctx context.Context, name string, src NodeSource, needIP bool, log *slog.Logger) (KubernetesNode, error) {
 	logged := false
 	for {
@@ -79,6 +80,9 @@ func waitForNode(ctx context.Context, name string, src NodeSource, needIP bool, 
 		}
 		if err == nil {
 			return k, nil
+		}
+		if !needIP {
+			return k, err
 		}
 		if !logged {
 			log.Info("Waiting for the Node object", "node", name, "reason", err)

@@ -20,14 +20,16 @@ import (
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
-// Cell provides the endpoint manager (*endpoint.Manager) and its API.
+// Cell provides the endpoint manager (*endpoint.Manager), its IPAM
+// (*ipam.IPAM) and its API.
 // It needs datapath.EndpointLinks (datapath/linux, or datapathtest),
 // the identity, ipcache and policy cells, the local-node store (its pod
 // CIDRs) and the state dir; with a datapath.Loader and a
 // datapath.PolicyMapWriter it attaches programs and writes policy maps.
 var Cell = cell.Module("endpoint-manager", "Endpoint manager: IPAM, endpoint plumbing, regeneration, restore",
-	cell.ProvidePrivate(newIncremental, newIPAM),
+	cell.ProvidePrivate(newIncremental),
 	cell.Provide(
+		newIPAM,
 		newIPAMStatus,
 		newManager,
 		newObserver,

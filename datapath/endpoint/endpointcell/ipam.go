@@ -89,7 +89,7 @@ func ipamReport(mode string, a *ipam.IPAM) status.Report {
 		}
 	}
 	if len(cidrs) == 0 {
-		return status.Report{State: status.Warning, Message: mode + ": no pod CIDR (--pod-cidr): endpoints get no address"}
+		return status.Report{State: status.Disabled, Message: mode + ": no pod CIDR (--pod-cidr): endpoints get no address"}
 	}
 	return status.Report{State: status.Ok,
 		Message: fmt.Sprintf("%s: %s, %d addresses allocated", mode, strings.Join(cidrs, ", "), len(a.Allocated()))}

@@ -18,12 +18,14 @@ type IPAM struct {
 	// once it has its CIDRs. held are the addresses reserved meanwhile.
 	waiting string
 	held    map[netip.Addr]string
+	ready   chan struct{} // closed once the allocator has its CIDRs
 }
 
 // New returns an allocator of the CIDRs v4 and v6 (either may be the
 // zero Prefix: that family has no addresses), in the restoring state.
 func New(v4, v6 netip.Prefix) (*IPAM, error) {
-	i := &IPAM{restoring: true}
+	i := &IPAM{restoring: true, ready: make(chan struct{})}
+	close(i.ready)
 	var err error
 	if i.v4, i.v6, err = newPools(v4, v6); err != nil {
 		return nil, fmt.Errorf("new ipam: %w", err)

@@ -16,8 +16,12 @@ func NewWaiting(what string) *IPAM {
 	if what == "" {
 		panic("ipam.NewWaiting: empty description")
 	}
-	return &IPAM{restoring: true, waiting: what, held: map[netip.Addr]string{}}
+	return &IPAM{restoring: true, waiting: what, held: map[netip.Addr]string{}, ready: make(chan struct{})}
 }
+
+// Ready is closed once the allocator has its CIDRs: at once for New, at
+// SetCIDRs for NewWaiting.
+func (i *IPAM) Ready() <-chan struct{} { return i.ready }
 
 // Waiting returns what the allocator waits for; "" once it has CIDRs.
 func (i *IPAM) Waiting() string {
@@ -45,6 +49,7 @@ func (i *IPAM) SetCIDRs(v4, v6 netip.Prefix) error {
 		return fmt.Errorf("set pod CIDRs: %w", err)
 	}
 	i.v4, i.v6, i.waiting = p4, p6, ""
+	close(i.ready)
 	var errs []error
 	for ip, owner := range i.held {
 		p, err := i.poolOf(ip)

@@ -12,6 +12,11 @@ import (
 func TestWaitingForCIDRs(t *testing.T) {
 	i := ipam.NewWaiting("spec.podCIDRs of node a")
 	i.RestoreDone()
+	select {
+	case <-i.Ready():
+		t.Fatal("Ready closed while waiting")
+	default:
+	}
 	if v4, v6 := i.CIDRs(); v4.IsValid() || v6.IsValid() {
 		t.Fatalf("CIDRs while waiting: %s %s", v4, v6)
 	}
@@ -41,6 +46,11 @@ func TestWaitingForCIDRs(t *testing.T) {
 	}
 	if i.Waiting() != "" {
 		t.Fatalf("still waiting for %q", i.Waiting())
+	}
+	select {
+	case <-i.Ready():
+	default:
+		t.Fatal("Ready not closed after SetCIDRs")
 	}
 	var got []string
 	for {
