@@ -66,7 +66,9 @@ func TestCNIKubernetes(t *testing.T) {
 	netns := map[string]string{"a": netnstest.New(t, "apiary-pod"), "b": netnstest.New(t, "apiary-pod")}
 	// The node's pod CIDR comes from kube-controller-manager through its
 	// Node (ipam: kubernetes in the ConfigMap), as in a cluster.
-	srv.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{"10.0.0.0/16"}, MaskSizeIPv4: 24})
+	// A cluster CIDR of one /24: node-a gets 10.0.1.0/24, which
+	// checkResult expects.
+	srv.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{"10.0.1.0/24"}, MaskSizeIPv4: 24})
 	inst := newInstalledAgent(t, srv, "--datapath-netns="+node)
 	n := newCNINet(t, inst.socket)
 	agent := startAgent(t, agentBin, inst.args...)
