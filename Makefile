@@ -23,10 +23,11 @@ build: ## Build apiary-agent, apiary and apiary-cni into _output/bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary ./cmd/apiary-cni
 
 .PHONY: test
-test: lint kube-apiserver bpf-toolchain ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
+test: lint kube-apiserver kube-controller-manager bpf-toolchain ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
 	cd hack/interop && $(GO) test -count=1 ./...
+	cd hack/image && $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory fuzz
 
@@ -42,6 +43,7 @@ lint: ## gofmt, go vet (and staticcheck when installed)
 	cd hack/bench && $(GO) vet ./...
 	cd hack/interop && $(GO) vet ./...
 	cd hack/manifests && $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 	hack/check-layers.sh
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
 
@@ -52,6 +54,15 @@ manifests: ## Check install/kubernetes: strict decoding, CRD validation, policy 
 .PHONY: manifests-gen
 manifests-gen: ## Regenerate install/kubernetes/crds from hack/manifests/schema.go
 	cd hack/manifests && $(GO) run ./gen-crds
+
+# The image's labels: the commit and its time (a reproducible image).
+REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_CREATED ?= $(shell git log -1 --format=%cI 2>/dev/null)
+
+.PHONY: image
+image: ## Build the container image without a daemon into _output/image/apiary.tar (docker load, ctr images import)
+	cd hack/image && $(GO) run . --root=$(CURDIR) --out=$(CURDIR)/_output/image/apiary.tar \
+	  --version=$(VERSION) --revision=$(REVISION) --created=$(IMAGE_CREATED)
 
 .PHONY: bench
 bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios
@@ -124,14 +135,17 @@ hack/tools/bin/etcd: hack/tools/go.mod
 .PHONY: kube-apiserver
 kube-apiserver: hack/tools/bin/kube-apiserver ## Build kube-apiserver v1.35 from the Go module proxy (the Kubernetes tests run it)
 
+.PHONY: kube-controller-manager
+kube-controller-manager: hack/tools/bin/kube-controller-manager ## Build kube-controller-manager v1.35 from the Go module proxy (the node IPAM tests run it)
+
 # The first build takes minutes; the Go build cache keeps later ones short.
 # The version goes in as Kubernetes' release builds set it (/version).
-hack/tools/bin/kube-apiserver: hack/tools/kube/go.mod
+hack/tools/bin/kube-apiserver hack/tools/bin/kube-controller-manager: hack/tools/bin/%: hack/tools/kube/go.mod
 	cd hack/tools/kube && v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && \
 	  minor=$$(echo $$v | cut -d. -f2) && pkg=k8s.io/component-base/version && \
 	  $(GO) build -ldflags "-X $$pkg.gitVersion=$$v -X $$pkg.gitMajor=1 -X $$pkg.gitMinor=$$minor -X $$pkg.gitTreeState=clean" \
-	    -o bin.tmp.kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-	@mkdir -p hack/tools/bin && mv hack/tools/kube/bin.tmp.kube-apiserver $@
+	    -o bin.tmp.$* k8s.io/kubernetes/cmd/$*
+	@mkdir -p hack/tools/bin && mv hack/tools/kube/bin.tmp.$* $@
 
 .PHONY: clean
 clean: ## Remove build outputs and the run directory

@@ -18,20 +18,37 @@ var Cell = cell.Module("local-node", "This node: name, address, pod CIDRs and cl
 	cell.Provide(newStoreFromConfig),
 )
 
+type storeParams struct {
+	cell.In
+
+	Config  Config
+	Cluster cluster.Info
+	Log     *slog.Logger
+	Source  NodeSource `optional:"true"`
+}
+
 // newStoreFromConfig builds the local node from the flags, reading the
-// host name and the interface addresses when they are not given.
-func newStoreFromConfig(cfg Config, cluster cluster.Info, log *slog.Logger) (Store, error) {
+// host name and the interface addresses when they are not given. With
+// --ipam=kubernetes and a NodeSource, the Node object gives the node IP
+// (without --node-ip) and the pod CIDRs it has already; the agent waits
+// for it, as Cilium's does.
+func newStoreFromConfig(p storeParams) (Store, error) {
+	cfg, log := p.Config, p.Log
 	name, err := nodeName(cfg.NodeName, log)
 	if err != nil {
 		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-name: %w", err)}
 	}
-	ip, ip2, err := nodeIPs(cfg.NodeIP, log)
-	if err != nil {
-		return nil, &cell.ConfigError{Err: fmt.Errorf("--node-ip: %w", err)}
+	n := LocalNode{Name: name, Cluster: p.Cluster}
+	n.IPv4AllocCIDR, n.IPv6AllocCIDR, _ = parsePodCIDRs(cfg.PodCIDR) // checked by Config.Validate
+	if cfg.IPAM == IPAMKubernetes && p.Source != nil {
+		if err := fromKubernetes(&n, cfg, p.Source, log); err != nil {
+			return nil, err
+		}
 	}
-	v4, v6, _ := parsePodCIDRs(cfg.PodCIDR) // checked by Config.Validate
-	return NewStore(LocalNode{
-		Name: name, Cluster: cluster, IP: ip, SecondaryIP: ip2,
-		IPv4AllocCIDR: v4, IPv6AllocCIDR: v6,
-	}), nil
+	if !n.IP.IsValid() {
+		if n.IP, n.SecondaryIP, err = nodeIPs(cfg.NodeIP, log); err != nil {
+			return nil, &cell.ConfigError{Err: fmt.Errorf("--node-ip: %w", err)}
+		}
+	}
+	return NewStore(n), nil
 }

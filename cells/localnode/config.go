@@ -19,16 +19,32 @@ type Config struct {
 	// dual-stack node an IPv4 and an IPv6 address separated by a comma,
 	// the first one the node's primary address.
 	NodeIP string
-	// PodCIDR are the node's pod CIDRs, at most one IPv4 and one IPv6.
+	// PodCIDR are the node's pod CIDRs, at most one IPv4 and one IPv6
+	// (--ipam=static only).
 	PodCIDR []string
+	// IPAM says where the node's pod CIDRs come from (Cilium's --ipam):
+	// IPAMStatic or IPAMKubernetes.
+	IPAM string
 }
+
+// The IPAM modes of --ipam.
+const (
+	// IPAMStatic: the pod CIDRs are --pod-cidr's (none when it is not
+	// set), for an agent outside Kubernetes.
+	IPAMStatic = "static"
+	// IPAMKubernetes: the pod CIDRs are spec.podCIDRs of this node's
+	// Kubernetes Node object (kube-controller-manager's
+	// --allocate-node-cidrs sets them), as Cilium's --ipam=kubernetes.
+	IPAMKubernetes = "kubernetes"
+)
 
 // DefaultConfig leaves the name and IP to be found on the host and has no
 // pod CIDR.
-var DefaultConfig = Config{}
+var DefaultConfig = Config{IPAM: IPAMStatic}
 
-// Flags registers --node-name, --node-ip and --pod-cidr.
+// Flags registers --node-name, --node-ip, --pod-cidr and --ipam.
 func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("ipam", def.IPAM, "Where the node's pod CIDRs come from: static (--pod-cidr) or kubernetes (spec.podCIDRs of the node's Node object; its addresses give the node IP when --node-ip is not set)")
 	fs.String("node-name", def.NodeName, "Name of this node (default: the host name)")
 	fs.String("node-ip", def.NodeIP, "IP address other nodes reach this node at, or an IPv4 and an IPv6 address separated by a comma for a dual-stack node, e.g. 192.0.2.10,fd00::10 (default: the first global unicast address of the host)")
 	fs.StringSlice("pod-cidr", def.PodCIDR, "Pod CIDRs of this node: at most one IPv4 and one IPv6 CIDR, e.g. 10.0.1.0/24,fd00:1::/64")
@@ -52,6 +68,15 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := parsePodCIDRs(c.PodCIDR); err != nil {
 		errs = append(errs, fmt.Errorf("--pod-cidr: %w", err))
+	}
+	switch c.IPAM {
+	case IPAMStatic:
+	case IPAMKubernetes:
+		if len(c.PodCIDR) > 0 {
+			errs = append(errs, fmt.Errorf("--pod-cidr: cannot be set with --ipam=kubernetes, which takes the pod CIDRs from the Node's spec.podCIDRs (use --ipam=static to give them by hand)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--ipam: %q is not %s or %s (Cilium's cluster-pool, multi-pool and cloud modes are not implemented)", c.IPAM, IPAMStatic, IPAMKubernetes))
 	}
 	return errors.Join(errs...)
 }

@@ -34,9 +34,15 @@ func TestConfigValidate(t *testing.T) {
 		{name: "not a CIDR", give: localnode.Config{PodCIDR: []string{"10.0.1.0"}}, want: `--pod-cidr: "10.0.1.0" is not a CIDR`},
 		{name: "host bits", give: localnode.Config{PodCIDR: []string{"10.0.1.7/24"}}, want: "--pod-cidr: 10.0.1.7/24 has host bits set (did you mean 10.0.1.0/24?)"},
 		{name: "two IPv4", give: localnode.Config{PodCIDR: []string{"10.0.1.0/24", "10.0.2.0/24"}}, want: "--pod-cidr: more than one IPv4 CIDR (10.0.2.0/24)"},
+		{name: "ipam kubernetes", give: localnode.Config{IPAM: "kubernetes"}},
+		{name: "ipam kubernetes with pod-cidr", give: localnode.Config{IPAM: "kubernetes", PodCIDR: []string{"10.0.1.0/24"}}, want: "--pod-cidr: cannot be set with --ipam=kubernetes"},
+		{name: "ipam cluster-pool", give: localnode.Config{IPAM: "cluster-pool"}, want: `--ipam: "cluster-pool" is not static or kubernetes`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.give.IPAM == "" {
+				tc.give.IPAM = localnode.IPAMStatic
+			}
 			err := tc.give.Validate()
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("Validate() = %v, want %q", err, tc.want)

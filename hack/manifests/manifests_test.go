@@ -101,10 +101,19 @@ func TestDaemonSet(t *testing.T) {
 			continue
 		}
 		spec := ds.Spec.Template.Spec
-		if !spec.HostNetwork || spec.ServiceAccountName != "apiary-agent" || len(spec.Containers) != 1 || len(spec.InitContainers) != 1 {
-			t.Fatalf("DaemonSet: want hostNetwork, the apiary-agent service account, one agent and one init container")
+		if !spec.HostNetwork || spec.ServiceAccountName != "apiary-agent" || len(spec.Containers) != 1 || len(spec.InitContainers) != 2 ||
+			spec.InitContainers[0].Name != "mount-bpf-fs" || spec.InitContainers[1].Name != "install-cni" {
+			t.Fatalf("DaemonSet: want hostNetwork, the apiary-agent service account, one agent and the init containers mount-bpf-fs, install-cni")
 		}
-		agent := spec.Containers[0]
+		agent, mountBPF, installCNI := spec.Containers[0], spec.InitContainers[0], spec.InitContainers[1]
+		checkDaemonSetContainers(t, spec)
+		if c := mountBPF.Command; !slices.Equal(c, []string{"/usr/local/bin/apiary-agent", "mount-bpf-fs", "--path=/sys/fs/bpf"}) {
+			t.Errorf("mount-bpf-fs command %v", c)
+		}
+		if len(mountBPF.VolumeMounts) != 1 || mountBPF.VolumeMounts[0].MountPath != "/sys/fs/bpf" ||
+			mountBPF.VolumeMounts[0].MountPropagation == nil || *mountBPF.VolumeMounts[0].MountPropagation != corev1.MountPropagationBidirectional {
+			t.Errorf("mount-bpf-fs mounts %+v, want the host's /sys/fs/bpf with Bidirectional propagation", mountBPF.VolumeMounts)
+		}
 		if agent.SecurityContext == nil || agent.SecurityContext.Privileged == nil || !*agent.SecurityContext.Privileged {
 			t.Error("the agent container is not privileged")
 		}
@@ -137,16 +146,64 @@ func TestDaemonSet(t *testing.T) {
 		}) {
 			t.Error("the agent container does not mount the host's /etc/cni/net.d at /host/etc/cni/net.d")
 		}
-		if !slices.Contains(spec.InitContainers[0].Command, "--cni-conf-dir=") {
-			t.Errorf("init container command %v writes a conflist; the agent writes it when ready", spec.InitContainers[0].Command)
+		if !slices.Contains(installCNI.Command, "--cni-conf-dir=") {
+			t.Errorf("init container command %v writes a conflist; the agent writes it when ready", installCNI.Command)
 		}
 		if !slices.Contains(agent.Command, "--config-dir=/etc/apiary/config") {
 			t.Errorf("agent command %v has no --config-dir", agent.Command)
 		}
-		if c := spec.InitContainers[0].Command; len(c) < 2 || c[1] != "install" {
+		if c := installCNI.Command; len(c) < 2 || c[1] != "install" {
 			t.Errorf("init container command %v, want apiary-cni install", c)
 		}
 	}
+}
+
+// checkDaemonSetContainers: every container runs the one image (the
+// reference `make image` tags) as root (the image's default user is
+// nonroot), and takes nothing per node but values of the downward API.
+func checkDaemonSetContainers(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		if c.Image != spec.Containers[0].Image {
+			t.Errorf("container %s runs %s, the agent %s: one image holds all", c.Name, c.Image, spec.Containers[0].Image)
+		}
+		if sc := c.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+			t.Errorf("container %s does not set runAsUser: 0 (the image's default user is 65532)", c.Name)
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+				t.Errorf("container %s: env %s is not from the downward API: a per-node setting in the manifest", c.Name, e.Name)
+			}
+		}
+	}
+	if env := spec.Containers[0].Env; len(env) != 1 || env[0].Name != "APIARY_NODE_NAME" || env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+		t.Errorf("agent env %+v, want APIARY_NODE_NAME from spec.nodeName only (addresses and pod CIDRs come from the Node)", env)
+	}
+}
+
+// TestConfigMapIPAM: the shipped ConfigMap takes the pod CIDRs from the
+// Node objects, sets no per-node value and serves metrics on apiary's
+// port, not cilium-agent's 9962.
+func TestConfigMapIPAM(t *testing.T) {
+	for _, o := range loadInstall(t) {
+		cm, ok := o.Value.(*corev1.ConfigMap)
+		if !ok || cm.Name != "apiary-config" {
+			continue
+		}
+		if cm.Data["ipam"] != "kubernetes" {
+			t.Errorf("ipam: %q, want kubernetes", cm.Data["ipam"])
+		}
+		if cm.Data["prometheus-serve-addr"] != ":9972" {
+			t.Errorf("prometheus-serve-addr: %q, want :9972", cm.Data["prometheus-serve-addr"])
+		}
+		for _, k := range []string{"node-name", "node-ip", "pod-cidr"} {
+			if _, ok := cm.Data[k]; ok {
+				t.Errorf("the ConfigMap sets %s: a per-node value for every node", k)
+			}
+		}
+		return
+	}
+	t.Fatal("no ConfigMap apiary-config")
 }
 
 // TestClusterRoleIsLeastPrivilege pins the agent's permissions: reading

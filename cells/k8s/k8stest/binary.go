@@ -15,28 +15,49 @@ import (
 // kube-apiserver binary, overriding hack/tools/bin/kube-apiserver.
 const BinaryEnv = "APIARY_KUBE_APISERVER"
 
+// ControllerManagerBinaryEnv names the environment variable that points
+// to a kube-controller-manager binary, overriding
+// hack/tools/bin/kube-controller-manager.
+const ControllerManagerBinaryEnv = "APIARY_KUBE_CONTROLLER_MANAGER"
+
 // modulePath is the main module, whose root holds hack/tools.
 const modulePath = "github.com/apiary-net/apiary"
 
+// tool is a Kubernetes binary of hack/tools/kube, found once per test
+// binary.
+type tool struct {
+	name, env string
+	once      sync.Once
+	path      string
+	err       error
+}
+
 var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
+	apiserverTool         = &tool{name: "kube-apiserver", env: BinaryEnv}
+	controllerManagerTool = &tool{name: "kube-controller-manager", env: ControllerManagerBinaryEnv}
 )
 
 // Binary returns the path of the kube-apiserver binary: $APIARY_KUBE_APISERVER,
 // or hack/tools/bin/kube-apiserver of the repository, built from
 // hack/tools/kube when it is missing (the Go build cache makes that quick
 // after the first time).
-func Binary() (string, error) {
-	binaryOnce.Do(func() { binaryPath, binaryErr = findOrBuild() })
-	return binaryPath, binaryErr
+func Binary() (string, error) { return apiserverTool.find() }
+
+// ControllerManagerBinary returns the path of the kube-controller-manager
+// binary: $APIARY_KUBE_CONTROLLER_MANAGER, or
+// hack/tools/bin/kube-controller-manager, built as Binary builds the API
+// server (`make kube-controller-manager`).
+func ControllerManagerBinary() (string, error) { return controllerManagerTool.find() }
+
+func (t *tool) find() (string, error) {
+	t.once.Do(func() { t.path, t.err = t.findOrBuild() })
+	return t.path, t.err
 }
 
-func findOrBuild() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
+func (t *tool) findOrBuild() (string, error) {
+	if p := os.Getenv(t.env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("$%s: %w", BinaryEnv, err)
+			return "", fmt.Errorf("$%s: %w", t.env, err)
 		}
 		return p, nil
 	}
@@ -44,34 +65,34 @@ func findOrBuild() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, "hack", "tools", "bin", "kube-apiserver")
+	bin := filepath.Join(root, "hack", "tools", "bin", t.name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	return bin, build(filepath.Join(root, "hack", "tools", "kube"), bin)
+	return bin, t.build(filepath.Join(root, "hack", "tools", "kube"), bin)
 }
 
-// build builds kube-apiserver into bin, through a temporary name so that
+// build builds the binary into bin, through a temporary name so that
 // packages tested in parallel never run a half-written binary.
-func build(dir, bin string) error {
+func (t *tool) build(dir, bin string) error {
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return fmt.Errorf("build kube-apiserver: %w", err)
+		return fmt.Errorf("build %s: %w", t.name, err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
 	ldflags, err := versionFlags(dir)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", tmp, "k8s.io/kubernetes/cmd/kube-apiserver")
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", tmp, "k8s.io/kubernetes/cmd/"+t.name)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("build kube-apiserver in %s: %w: %s", dir, err, strings.TrimSpace(out.String()))
+		return fmt.Errorf("build %s in %s: %w: %s", t.name, dir, err, strings.TrimSpace(out.String()))
 	}
 	if err := os.Rename(tmp, bin); err != nil {
-		return fmt.Errorf("build kube-apiserver: %w", err)
+		return fmt.Errorf("build %s: %w", t.name, err)
 	}
 	return nil
 }
@@ -84,12 +105,12 @@ func versionFlags(dir string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("build kube-apiserver: version of k8s.io/kubernetes: %w", err)
+		return "", fmt.Errorf("build Kubernetes: version of k8s.io/kubernetes: %w", err)
 	}
 	v := strings.TrimSpace(string(out)) // v1.35.4
 	parts := strings.Split(v, ".")
 	if len(parts) < 3 {
-		return "", fmt.Errorf("build kube-apiserver: unexpected version %q", v)
+		return "", fmt.Errorf("build Kubernetes: unexpected version %q", v)
 	}
 	const pkg = "k8s.io/component-base/version"
 	return fmt.Sprintf("-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean",

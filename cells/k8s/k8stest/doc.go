@@ -8,6 +8,12 @@
 //	srv := k8stest.Start(t)
 //	cs := kubernetes.NewForConfigOrDie(srv.AdminConfig())
 //
+// Server.StartControllerManager adds the real kube-controller-manager
+// (`make kube-controller-manager`) with only its node IPAM controller,
+// which gives every Node its spec.podCIDRs:
+//
+//	srv.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{"10.244.0.0/16"}, MaskSizeIPv4: 24})
+//
 // A test that needs it skips, saying why, only when the binary is missing
 // and cannot be built; everything is torn down when the test ends.
 //

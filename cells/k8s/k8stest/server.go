@@ -167,6 +167,22 @@ func (s *Server) startProcess(bin, etcdURL string) error {
 	defer logFile.Close()
 	cmd := exec.Command(bin, s.args(etcdURL, port)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	exited, err := forkLocked(cmd)
+	if err != nil {
+		return fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	s.cmd, s.exited = cmd, exited
+	s.URL = "https://127.0.0.1:" + strconv.Itoa(port)
+	if err := s.waitReady(); err != nil {
+		s.kill()
+		return fmt.Errorf("%w; log:\n%s", err, s.logTail(40))
+	}
+	return nil
+}
+
+// forkLocked starts cmd, killed when the test binary dies; exited is
+// closed when it has exited.
+func forkLocked(cmd *exec.Cmd) (exited chan struct{}, err error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	exited, started := make(chan struct{}), make(chan error)
 	go func() {
@@ -185,15 +201,9 @@ func (s *Server) startProcess(bin, etcdURL string) error {
 		close(exited)
 	}()
 	if err := <-started; err != nil {
-		return fmt.Errorf("start kube-apiserver: %w", err)
+		return nil, err
 	}
-	s.cmd, s.exited = cmd, exited
-	s.URL = "https://127.0.0.1:" + strconv.Itoa(port)
-	if err := s.waitReady(); err != nil {
-		s.kill()
-		return fmt.Errorf("%w; log:\n%s", err, s.logTail(40))
-	}
-	return nil
+	return exited, nil
 }
 
 // waitReady polls /readyz until it answers ok.

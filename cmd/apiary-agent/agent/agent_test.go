@@ -3,10 +3,12 @@ package agent_test
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
@@ -41,7 +43,7 @@ func TestPopulate(t *testing.T) {
 
 func TestStatusLines(t *testing.T) {
 	socket, flags := tempFlags(t)
-	celltest.StartWithFlags(t, append(flags, "prometheus-serve-addr=127.0.0.1:0"), agent.Agent)
+	celltest.StartWithFlags(t, append(flags, "prometheus-serve-addr=127.0.0.1:0", "pod-cidr=10.0.1.0/24"), agent.Agent)
 	st, err := client.New(socket).Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +56,12 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,Services,ClusterMesh"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,IPAM,Services,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
+	}
+	if i := slices.IndexFunc(st.Entries, func(e models.StatusEntry) bool { return e.Name == "IPAM" }); i < 0 ||
+		st.Entries[i].Message != "static: 10.0.1.0/24, 0 addresses allocated" {
+		t.Errorf("IPAM line = %+v, want the --pod-cidr and no address allocated", st.Entries)
 	}
 	agentLine := regexp.MustCompile(`^dev \(go[^)]+\), up [0-9hms.]+$`)
 	if !agentLine.MatchString(st.Entries[0].Message) {

@@ -6,6 +6,7 @@ import (
 	"github.com/apiary-net/apiary/cells/controller"
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/localnode/nodesync"
 	"github.com/apiary-net/apiary/cells/metrics"
 	"github.com/apiary-net/apiary/cells/statedir"
 	"github.com/apiary-net/apiary/cells/status"
@@ -51,6 +52,7 @@ var Infrastructure = cell.Group(
 // the Kubernetes client (disabled outside Kubernetes) and watchers.
 var ControlPlane = cell.Group(
 	k8s.Cell,
+	nodesync.Cell, // --ipam=kubernetes: this node's pod CIDRs from its Node
 	kvstorecell.Cell,
 	store.Cell,
 	identitycell.Cell,

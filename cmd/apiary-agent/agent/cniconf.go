@@ -14,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/cmd/apiary-cni/plugin"
 	"github.com/apiary-net/apiary/datapath/endpoint"
+	"github.com/apiary-net/apiary/datapath/endpoint/ipam"
 )
 
 // CNIConf writes the CNI network configuration of apiary-cni once the
@@ -56,12 +57,15 @@ type cniConfParams struct {
 	Config    CNIConfConfig
 	API       api.Config
 	Endpoints *endpoint.Manager
+	IPAM      *ipam.IPAM
 	Jobs      job.Group
 	Log       *slog.Logger
 }
 
 // startCNIConfWriter adds the job writing the conflist after the
-// endpoints' restore (addresses, identities, policy) is done.
+// endpoints' restore (addresses, identities, policy) is done and the
+// node has its pod CIDRs (--ipam=kubernetes: once the Node has
+// spec.podCIDRs; kubelet schedules no pod on the node before).
 func startCNIConfWriter(p cniConfParams) {
 	path := p.Config.WriteCNIConfWhenReady
 	if path == "" {
@@ -70,6 +74,16 @@ func startCNIConfWriter(p cniConfParams) {
 	p.Jobs.Add(job.OneShot("write-cni-conf", func(ctx context.Context, _ cell.Health) error {
 		if err := p.Endpoints.WaitForRestore(ctx); err != nil {
 			return err
+		}
+		select {
+		case <-p.IPAM.Ready():
+		default:
+			p.Log.Info("Waiting for the node's pod CIDRs before writing the CNI configuration", "ipam", p.IPAM.Waiting())
+			select {
+			case <-p.IPAM.Ready():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		if err := plugin.WriteConflist(path, p.API.SocketPath, ""); err != nil {
 			return err

@@ -12,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/apiary-net/apiary/cells/api/client"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/agent"
 	"github.com/apiary-net/apiary/cmd/apiary-agent/cmd"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 )
 
@@ -52,7 +56,7 @@ func TestVersionFlag(t *testing.T) {
 func TestHiveCommand(t *testing.T) {
 	t.Setenv("APIARY_STATE_DIR", "/srv/apiary")
 	configDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(configDir, "prometheus-serve-addr"), []byte(":9962\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(configDir, "prometheus-serve-addr"), []byte(":9972\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := execute(t, "hive", "--socket-path=/tmp/apiary-test.sock", "--config-dir="+configDir)
@@ -63,7 +67,7 @@ func TestHiveCommand(t *testing.T) {
 		"module api-server: REST API on a unix socket",
 		"--socket-path=/tmp/apiary-test.sock (flag)",
 		"--state-dir=/srv/apiary (env)",
-		"--prometheus-serve-addr=:9962 (config-dir)",
+		"--prometheus-serve-addr=:9972 (config-dir)",
 		"module status:",
 		"Start hooks:",
 		"Stop hooks:",
@@ -188,5 +192,30 @@ func TestRunStartFailure(t *testing.T) {
 	last := lines[len(lines)-1]
 	if code != 1 || !strings.HasPrefix(last, "apiary-agent: start hook") || !strings.Contains(last, "exists and is not a directory") {
 		t.Errorf("= %d, last line %q; want 1 and the start error on one line\n%s", code, last, errOut)
+	}
+}
+
+// TestMountBPFFS: the DaemonSet's mount-bpf-fs init step mounts a bpffs
+// where there is none and leaves one that is there.
+func TestMountBPFFS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		celltest.SkipUnprivileged(t, "mount-bpf-fs needs root")
+	}
+	dir := t.TempDir()
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	code, out, errOut := execute(t, "mount-bpf-fs", "--path="+dir)
+	if code != 0 || out != "Mounted a bpffs on "+dir+"\n" {
+		t.Fatalf("mount-bpf-fs = %d %q %q", code, out, errOut)
+	}
+	if ok, err := bpfmap.IsBPFFS(dir); err != nil || !ok {
+		t.Fatalf("%s is not a bpffs after mount-bpf-fs: %v", dir, err)
+	}
+	code, out, _ = execute(t, "mount-bpf-fs", "--path="+dir)
+	if code != 0 || out != dir+" is a bpffs already\n" {
+		t.Fatalf("mount-bpf-fs again = %d %q", code, out)
+	}
+	code, _, errOut = execute(t, "mount-bpf-fs", "--path="+filepath.Join(dir, "missing"))
+	if code != 1 || !strings.Contains(errOut, "mount-bpf-fs: statfs "+filepath.Join(dir, "missing")) {
+		t.Fatalf("mount-bpf-fs on a missing directory = %d %q", code, errOut)
 	}
 }

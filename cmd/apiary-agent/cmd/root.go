@@ -40,7 +40,7 @@ func New(stderr io.Writer, cells ...cell.Cell) *cobra.Command {
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetErr(stderr)
 	h.RegisterFlags(root.PersistentFlags())
-	root.AddCommand(newHiveCommand(h))
+	root.AddCommand(newHiveCommand(h), newMountBPFFSCommand())
 	return root
 }
 

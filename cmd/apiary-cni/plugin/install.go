@@ -1,12 +1,14 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/apiary-net/apiary/cells/safefile"
 
@@ -43,16 +45,18 @@ func Conflist(socket, logFile string) ([]byte, error) {
 // the CNI bin dir and, unless --cni-conf-dir is empty, writes the
 // conflist into the CNI conf dir, each
 // atomically (a runtime running the old plugin, or reading the old
-// conflist, sees the old or the new file, never a part). The DaemonSet's
-// init container runs it on every node.
+// conflist, sees the old or the new file, never a part), and only when
+// the file differs: running it again changes nothing. The DaemonSet's
+// init container runs it on every node. Each flag's default may come
+// from APIARY_<FLAG> (APIARY_CNI_BIN_DIR, ...); a flag given wins.
 func runInstall(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("apiary-cni install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	binDir := fs.String("cni-bin-dir", DefaultBinDir, "Directory the runtime finds CNI plugins in")
-	confDir := fs.String("cni-conf-dir", DefaultConfDir, "Directory the runtime reads network configurations from (empty: install the binary only, apiary-agent --write-cni-conf-when-ready writes the conflist)")
-	confName := fs.String("cni-conf-name", DefaultConfName, "File name of the conflist in --cni-conf-dir")
-	socket := fs.String("socket-path", client.DefaultSocketPath, "The agent's API socket, as the host sees it")
-	logFile := fs.String("log-file", "", "Log file of the plugin (none when empty)")
+	binDir := fs.String("cni-bin-dir", envOr("cni-bin-dir", DefaultBinDir), "Directory the runtime finds CNI plugins in")
+	confDir := fs.String("cni-conf-dir", envOr("cni-conf-dir", DefaultConfDir), "Directory the runtime reads network configurations from (empty: install the binary only, apiary-agent --write-cni-conf-when-ready writes the conflist)")
+	confName := fs.String("cni-conf-name", envOr("cni-conf-name", DefaultConfName), "File name of the conflist in --cni-conf-dir")
+	socket := fs.String("socket-path", envOr("socket-path", client.DefaultSocketPath), "The agent's API socket, as the host sees it")
+	logFile := fs.String("log-file", envOr("log-file", ""), "Log file of the plugin (none when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -98,9 +102,24 @@ func WriteConflist(path, socket, logFile string) error {
 	return nil
 }
 
+// envOr returns $APIARY_<FLAG> (set, even empty: an empty
+// APIARY_CNI_CONF_DIR installs the binary only), or def.
+func envOr(flag, def string) string {
+	if v, ok := os.LookupEnv("APIARY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
 // writeAtomic replaces path with data (a crash leaves the old file or
-// the new one), creating its directory if needed.
+// the new one), creating its directory if needed; a file that has data
+// and mode already is left as it is.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Mode().Perm() == mode {
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+			return nil
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,19 +64,37 @@ func TestCNIKubernetes(t *testing.T) {
 
 	node := netnstest.New(t, "apiary-node")
 	netns := map[string]string{"a": netnstest.New(t, "apiary-pod"), "b": netnstest.New(t, "apiary-pod")}
-	inst := newInstalledAgent(t, srv, "--datapath-netns="+node, "--pod-cidr=10.0.1.0/24")
+	// The node's pod CIDR comes from kube-controller-manager through its
+	// Node (ipam: kubernetes in the ConfigMap), as in a cluster.
+	// A cluster CIDR of one /24: node-a gets 10.0.1.0/24, which
+	// checkResult expects.
+	srv.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{"10.0.1.0/24"}, MaskSizeIPv4: 24})
+	inst := newInstalledAgent(t, srv, "--datapath-netns="+node)
 	n := newCNINet(t, inst.socket)
 	agent := startAgent(t, agentBin, inst.args...)
 	agent.waitStarted(t)
 	waitK8sSynced(t, agent, inst.socket)
 	c := client.New(inst.socket)
 	defer c.Close()
+	var podCIDR netip.Prefix
+	celltest.Eventually(t, "kube-controller-manager gives node-a a pod CIDR and the agent's IPAM takes it", func() bool {
+		n, err := cs.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+		if err != nil || len(n.Spec.PodCIDRs) == 0 {
+			return false
+		}
+		podCIDR = netip.MustParsePrefix(n.Spec.PodCIDRs[0])
+		e, ok := k8sStatusEntry(t, inst.socket, "IPAM")
+		return ok && e.State == models.StateOk && strings.HasPrefix(e.Message, "kubernetes: "+podCIDR.String())
+	})
 
 	res := map[string]*types100.Result{}
 	for _, app := range []string{"a", "b"} {
 		rt := k8sPodRuntimeConf("pod-"+app, netns[app], ns, app)
 		res[app] = n.add(t, rt)
 		checkResult(t, res[app], netns[app])
+		if ip, _ := netip.AddrFromSlice(res[app].IPs[0].Address.IP.To4()); !podCIDR.Contains(ip) {
+			t.Fatalf("pod %s got %s, not from node-a's pod CIDR %s", app, ip, podCIDR)
+		}
 		if err := n.cni.CheckNetworkList(ctx, n.list, rt); err != nil {
 			t.Fatalf("CHECK pod-%s: %v", app, err)
 		}

@@ -137,7 +137,9 @@ func applyInstall(t *testing.T, srv *k8stest.Server) []*unstructured.Unstructure
 // outside a pod: the ConfigMap's data as --config-dir (read back from the
 // API server), the service account's token in a kubeconfig, and flags
 // for what only makes sense in a pod (paths, the metrics port, the node
-// name and IP the DaemonSet's environment gives).
+// name the DaemonSet's environment gives). Its Node, node-a, is created
+// as kubelet registers it, with the InternalIP 192.0.2.10 the agent
+// takes as node IP (ipam: kubernetes) and no pod CIDRs yet.
 type installedAgent struct {
 	socket string
 	args   []string
@@ -159,13 +161,29 @@ func newInstalledAgent(t *testing.T, srv *k8stest.Server, extra ...string) *inst
 			t.Fatal(err)
 		}
 	}
+	createNode(t, srv, "node-a", "192.0.2.10")
 	token := srv.ServiceAccountToken("kube-system", "apiary-agent")
 	a := &installedAgent{socket: filepath.Join(dir, "run", "apiary.sock")}
 	a.args = append([]string{"--config-dir=" + confDir, "--k8s-kubeconfig-path=" + srv.WriteKubeconfig(token),
 		"--socket-path=" + a.socket, "--state-dir=" + filepath.Join(dir, "run"), "--prometheus-serve-addr=",
 		"--write-cni-conf-when-ready=" + filepath.Join(dir, "net.d", "05-apiary.conflist"),
-		"--node-name=node-a", "--node-ip=192.0.2.10"}, extra...)
+		"--node-name=node-a"}, extra...)
 	return a
+}
+
+// createNode creates a Node with an InternalIP, as kubelet registers it.
+func createNode(t *testing.T, srv *k8stest.Server, name, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	nodes := srv.Clientset().CoreV1().Nodes()
+	n, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create node %s: %v", name, err)
+	}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
+	if _, err := nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("node %s status: %v", name, err)
+	}
 }
 
 // k8sStatusEntry returns the agent's status entry name, from the API.
@@ -234,6 +252,10 @@ func TestInstallRBAC(t *testing.T) {
 	agent.waitStarted(t)
 	waitK8sSynced(t, agent, inst.socket)
 	_, out, _ := runCLI(t, cliBin, inst.socket, "status")
+	// ipam: kubernetes, and no controller manager gives node-a a CIDR.
+	if !regexp.MustCompile(`(?m)^IPAM: +Warning +Waiting for spec\.podCIDRs of node node-a$`).MatchString(out) {
+		t.Errorf("apiary status has no \"IPAM: Warning Waiting for spec.podCIDRs of node node-a\" line:\n%s", out)
+	}
 	if !regexp.MustCompile(`(?m)^Kubernetes: +Ok +1\.35 \(v1\.35\.\d+\)`).MatchString(out) {
 		t.Errorf("apiary status has no \"Kubernetes: Ok 1.35 (v1.35.x)\" line:\n%s", out)
 	}

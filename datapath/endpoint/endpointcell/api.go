@@ -101,9 +101,10 @@ func newPutHandler(p putParams) api.HandlerOut {
 			api.WriteError(w, http.StatusConflict, err)
 		case errors.As(err, &fe):
 			api.WriteError(w, http.StatusBadRequest, err)
-		case errors.Is(err, ipam.ErrNoCIDR), errors.Is(err, ipam.ErrFull), errors.Is(err, ipam.ErrRestoring):
-			// The node cannot give an address now: no pod CIDR, all taken,
-			// or the restored endpoints' not reserved yet.
+		case errors.Is(err, ipam.ErrNoCIDR), errors.Is(err, ipam.ErrFull), errors.Is(err, ipam.ErrRestoring),
+			errors.Is(err, ipam.ErrWaitingForCIDR):
+			// The node cannot give an address now: no pod CIDR (yet), all
+			// taken, or the restored endpoints' not reserved yet.
 			api.WriteError(w, http.StatusServiceUnavailable, err)
 		case err != nil:
 			api.WriteError(w, http.StatusInternalServerError, err)

@@ -2,7 +2,6 @@ package endpointcell
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -22,7 +21,8 @@ import (
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
-// Cell provides the endpoint manager (*endpoint.Manager) and its API.
+// Cell provides the endpoint manager (*endpoint.Manager), its IPAM
+// (*ipam.IPAM) and its API.
 // It needs datapath.EndpointLinks (datapath/linux, or datapathtest),
 // the identity, ipcache and policy cells, the local-node store (its pod
 // CIDRs) and the state dir; with a datapath.Loader and a
@@ -30,6 +30,8 @@ import (
 var Cell = cell.Module("endpoint-manager", "Endpoint manager: IPAM, endpoint plumbing, regeneration, restore",
 	cell.ProvidePrivate(newIncremental),
 	cell.Provide(
+		newIPAM,
+		newIPAMStatus,
 		newManager,
 		newObserver,
 		newStatusProvider,
@@ -61,6 +63,7 @@ type managerParams struct {
 	Jobs       job.Group
 	Log        *slog.Logger
 	Inc        *incremental
+	IPAM       *ipam.IPAM
 	Remotes    datapath.RemoteSync `optional:"true"`
 	K8sCaches  k8s.CacheSync       `optional:"true"`
 	Routing    tunnel.Config       `optional:"true"` // the veths' MTU leaves room for the tunnel header
@@ -91,12 +94,8 @@ func newIncremental() *incremental {
 // policy.
 func newManager(p managerParams) (*endpoint.Manager, error) {
 	local := p.Local.Get()
-	a, err := ipam.New(local.IPv4AllocCIDR, local.IPv6AllocCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("--pod-cidr: %w", err)
-	}
 	m := endpoint.New(endpoint.Params{
-		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: a,
+		Links: p.Links, Loader: p.Loader, PolicyMaps: p.PolicyMaps, IPAM: p.IPAM,
 		Identities: p.Identities, IPCache: p.IPCache, Policy: p.Policy,
 		StateDir: p.StateDir.Path(), ClusterName: local.Cluster.ClusterName, Log: p.Log,
 		MTU: p.Routing.EndpointMTU(),

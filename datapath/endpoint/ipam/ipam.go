@@ -14,34 +14,50 @@ type IPAM struct {
 	mu        sync.Mutex
 	v4, v6    *pool
 	restoring bool
+	// waiting says what a waiting allocator (NewWaiting) waits for; ""
+	// once it has its CIDRs. held are the addresses reserved meanwhile.
+	waiting string
+	held    map[netip.Addr]string
+	ready   chan struct{} // closed once the allocator has its CIDRs
 }
 
 // New returns an allocator of the CIDRs v4 and v6 (either may be the
 // zero Prefix: that family has no addresses), in the restoring state.
 func New(v4, v6 netip.Prefix) (*IPAM, error) {
-	i := &IPAM{restoring: true}
+	i := &IPAM{restoring: true, ready: make(chan struct{})}
+	close(i.ready)
 	var err error
-	if v4.IsValid() {
-		if !v4.Addr().Is4() {
-			return nil, fmt.Errorf("new ipam: IPv4 pod CIDR %s is not IPv4", v4)
-		}
-		if i.v4, err = newPool(v4); err != nil {
-			return nil, fmt.Errorf("new ipam: %w", err)
-		}
-	}
-	if v6.IsValid() {
-		if !v6.Addr().Is6() || v6.Addr().Is4In6() {
-			return nil, fmt.Errorf("new ipam: IPv6 pod CIDR %s is not IPv6", v6)
-		}
-		if i.v6, err = newPool(v6); err != nil {
-			return nil, fmt.Errorf("new ipam: %w", err)
-		}
+	if i.v4, i.v6, err = newPools(v4, v6); err != nil {
+		return nil, fmt.Errorf("new ipam: %w", err)
 	}
 	return i, nil
 }
 
+// newPools returns the pools of the CIDRs that are valid.
+func newPools(v4, v6 netip.Prefix) (p4, p6 *pool, err error) {
+	if v4.IsValid() {
+		if !v4.Addr().Is4() {
+			return nil, nil, fmt.Errorf("IPv4 pod CIDR %s is not IPv4", v4)
+		}
+		if p4, err = newPool(v4); err != nil {
+			return nil, nil, err
+		}
+	}
+	if v6.IsValid() {
+		if !v6.Addr().Is6() || v6.Addr().Is4In6() {
+			return nil, nil, fmt.Errorf("IPv6 pod CIDR %s is not IPv6", v6)
+		}
+		if p6, err = newPool(v6); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p4, p6, nil
+}
+
 // CIDRs returns the pod CIDRs (invalid when the family has none).
 func (i *IPAM) CIDRs() (v4, v6 netip.Prefix) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
 	if i.v4 != nil {
 		v4 = i.v4.cidr
 	}
@@ -54,6 +70,8 @@ func (i *IPAM) CIDRs() (v4, v6 netip.Prefix) {
 // Routers returns the router (gateway) addresses endpoints route
 // through (invalid when the family has no CIDR).
 func (i *IPAM) Routers() (v4, v6 netip.Addr) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
 	if i.v4 != nil {
 		v4 = i.v4.router
 	}
@@ -89,6 +107,9 @@ func (i *IPAM) poolOf(ip netip.Addr) (*pool, error) {
 func (i *IPAM) AllocateIP(ip netip.Addr, owner string) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.waiting != "" {
+		return i.hold(ip.Unmap(), owner)
+	}
 	p, err := i.poolOf(ip)
 	if err != nil {
 		return fmt.Errorf("allocate %w", err)
@@ -105,6 +126,9 @@ func (i *IPAM) AllocateIP(ip netip.Addr, owner string) error {
 func (i *IPAM) Allocate(owner string, wantV4, wantV6 bool) (v4, v6 netip.Addr, err error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.waiting != "" {
+		return v4, v6, fmt.Errorf("allocate: %w (%s)", ErrWaitingForCIDR, i.waiting)
+	}
 	if i.restoring {
 		return v4, v6, fmt.Errorf("allocate: %w", ErrRestoring)
 	}
@@ -142,6 +166,10 @@ func (i *IPAM) Release(ips ...netip.Addr) error {
 		if !ip.IsValid() {
 			continue
 		}
+		if i.waiting != "" {
+			errs = append(errs, i.unhold(ip.Unmap()))
+			continue
+		}
 		p, err := i.poolOf(ip)
 		if err == nil {
 			err = p.release(ip.Unmap())
@@ -157,7 +185,10 @@ func (i *IPAM) Release(ips ...netip.Addr) error {
 func (i *IPAM) Allocated() map[netip.Addr]string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	out := map[netip.Addr]string{}
+	out := maps.Clone(i.held)
+	if out == nil {
+		out = map[netip.Addr]string{}
+	}
 	for _, p := range []*pool{i.v4, i.v6} {
 		if p != nil {
 			maps.Copy(out, p.owners)

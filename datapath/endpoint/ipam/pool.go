@@ -23,6 +23,9 @@ var (
 	// ErrRestoring: new allocations wait until the restored endpoints'
 	// addresses are reserved.
 	ErrRestoring = errors.New("restoring endpoints: new allocations wait")
+	// ErrWaitingForCIDR: the node's pod CIDRs are not known yet
+	// (NewWaiting); a retry later may succeed.
+	ErrWaitingForCIDR = errors.New("waiting for the node's pod CIDRs")
 	// ErrNotAllocated: released address was not allocated.
 	ErrNotAllocated = errors.New("not allocated")
 )
