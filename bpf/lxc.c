@@ -13,7 +13,8 @@
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
  * the conntrack entry; denied: drop. Drops go to the events ring buffer,
  * verdicts of new flows too while a monitor listens; every packet is
- * counted in the metrics map. */
+ * counted in the metrics map; forwarded packets are traced while an
+ * observer listens (lib/trace.h). */
 
 #include "lib/common.h"
 #include "lib/maps.h"
@@ -22,6 +23,7 @@
 #include "lib/frag.h"
 #include "lib/events.h"
 #include "lib/policy.h"
+#include "lib/trace.h" /* hubble: trace events of forwarded packets */
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -91,6 +93,7 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 			return drop(f, pv.reason, dir, src_id, dst_id);
 	}
 	ct_create(f, dir, peer, endpoint_id, rev, now);
+	trace_forwarded(f, dir, CT_NEW, endpoint_id, endpoint_identity, peer); /* hubble */
 	return pass(f, dir);
 }
 
@@ -136,6 +139,7 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u8 di
 	v->policy_rev = rev.policy;
 	v->ipcache_rev = rev.ipcache;
 	v->peer_identity = peer;
+	trace_forwarded(f, dir, reply ? CT_REPLY : CT_ESTABLISHED, endpoint_id, endpoint_identity, peer); /* hubble */
 	return pass(f, dir);
 }
 
@@ -164,10 +168,14 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 	if (state != CT_NEW && v) {
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
 			return ct_revalidate(&f, dir, state == CT_REPLY, v, rev);
+		trace_forwarded(&f, dir, state, endpoint_id, endpoint_identity, v->peer_identity); /* hubble */
 		return pass(&f, dir);
 	}
-	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
+	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED) {
+		trace_forwarded(&f, dir, CT_RELATED, endpoint_id, endpoint_identity,
+				ipcache_lookup(&f, dir == DIR_EGRESS ? f.daddr : f.saddr)); /* hubble */
 		return pass(&f, dir);
+	}
 	return handle_new_flow(&f, dir, rev, now);
 }
 

@@ -19,15 +19,18 @@ type Type uint8
 const (
 	TypeDrop          Type = 1
 	TypePolicyVerdict Type = 2
+	TypeTrace         Type = 3 // a forwarded packet (bpf/lib/trace.h)
 )
 
-// String returns "drop" or "policy-verdict".
+// String returns "drop", "policy-verdict" or "trace".
 func (t Type) String() string {
 	switch t {
 	case TypeDrop:
 		return "drop"
 	case TypePolicyVerdict:
 		return "policy-verdict"
+	case TypeTrace:
+		return "trace"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }
@@ -87,6 +90,33 @@ func (m MatchType) String() string {
 	return "none"
 }
 
+// CTState is a traced packet's conntrack state, numbered like Cilium's
+// trace reasons (TRACE_REASON_*).
+type CTState uint8
+
+// Conntrack states of trace events (CT_* in bpf/lib/conntrack.h).
+const (
+	CTNew         CTState = 0 // the first packet of a flow, just allowed by policy
+	CTEstablished CTState = 1
+	CTReply       CTState = 2
+	CTRelated     CTState = 3 // an ICMP error about a tracked flow
+)
+
+// String returns "new", "established", "reply" or "related".
+func (s CTState) String() string {
+	switch s {
+	case CTNew:
+		return "new"
+	case CTEstablished:
+		return "established"
+	case CTReply:
+		return "reply"
+	case CTRelated:
+		return "related"
+	}
+	return fmt.Sprintf("ct-state-%d", uint8(s))
+}
+
 // Record is struct event (bpf/lib/events.h), as read off the ring.
 type Record struct {
 	Type        uint8
@@ -115,8 +145,9 @@ const RecordSize = 60
 // Event is a decoded record.
 type Event struct {
 	Type        Type
-	Reason      Reason // drops; for verdicts, the reason a denied flow will be dropped with
-	Allowed     bool   // policy verdicts
+	Reason      Reason  // drops; for verdicts, the reason a denied flow will be dropped with
+	CTState     CTState // traces: the packet's conntrack state
+	Allowed     bool    // policy verdicts
 	MatchType   MatchType
 	Direction   policy.Direction
 	EndpointID  uint16
@@ -153,9 +184,14 @@ func (r Record) Event() (Event, error) {
 	default:
 		return Event{}, fmt.Errorf("decode event: family %d is neither 4 nor 6", r.Family)
 	}
+	reason, ct := Reason(r.Reason), CTState(0)
+	if Type(r.Type) == TypeTrace { // a trace's reason field is its conntrack state
+		reason, ct = ReasonForwarded, CTState(r.Reason)
+	}
 	return Event{
 		Type:        Type(r.Type),
-		Reason:      Reason(r.Reason),
+		Reason:      reason,
+		CTState:     ct,
 		Allowed:     r.Verdict == 1,
 		MatchType:   MatchType(r.MatchType),
 		Direction:   policy.Direction(r.Direction),

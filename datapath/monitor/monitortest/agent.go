@@ -50,6 +50,15 @@ func Start(t *testing.T) *Agent {
 	return a
 }
 
+// StartWith is Start with more flags ("name=value") and cells (the
+// hubble cell's tests add it).
+func StartWith(t *testing.T, flags []string, extra ...cell.Cell) *Agent {
+	t.Helper()
+	a := &Agent{Root: bpfmaptest.Root(t)}
+	a.start(t, append([]string{"bpf-root=" + a.Root}, flags...), append([]cell.Cell{loadercell.Cell, celltest.Capture(&a.Loader)}, extra...)...)
+	return a
+}
+
 // StartWithoutDatapath starts the agent without the BPF loader (an
 // agent on another datapath): no BPF needed.
 func StartWithoutDatapath(t *testing.T) *Agent {

@@ -1,0 +1,106 @@
+package hubblecell
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/endpoint"
+	"github.com/apiary-net/apiary/datapath/hubble"
+	"github.com/apiary-net/apiary/datapath/monitor"
+	"github.com/apiary-net/apiary/policy/identity"
+	"github.com/apiary-net/apiary/policy/ipcache"
+)
+
+// Cell runs Hubble's observer when --enable-hubble is set. It needs the
+// monitor (monitorcell), the identity cache and the local node; the
+// endpoint manager and the ipcache, when present, name the pods.
+var Cell = cell.Module("hubble", "Hubble observer: flows of the datapath's events on Hubble's gRPC API",
+	cell.Config(DefaultConfig),
+	cell.Provide(newServer, newStatusProvider),
+	cell.Invoke(func(*server) {}),
+)
+
+type params struct {
+	cell.In
+
+	Config     Config
+	Lifecycle  cell.Lifecycle
+	Log        *slog.Logger
+	Monitor    monitor.Subscriber
+	Identities identity.Allocator
+	Node       localnode.Store
+	Endpoints  *endpoint.Manager `optional:"true"`
+	IPCache    ipcache.IPCache   `optional:"true"`
+}
+
+// newServer builds the observer; it listens from start to stop.
+func newServer(p params) (*server, error) {
+	s := &server{cfg: p.Config, log: p.Log}
+	if !p.Config.EnableHubble {
+		return s, nil
+	}
+	metrics := make([]hubble.Metric, 0, len(p.Config.HubbleMetrics))
+	for _, m := range p.Config.HubbleMetrics {
+		name, err := parseMetric(m)
+		if err != nil {
+			return nil, fmt.Errorf("--hubble-metrics: %w", err)
+		}
+		metrics = append(metrics, name)
+	}
+	node := p.Node.Get()
+	nodeName := node.Name
+	if node.Cluster.ClusterName != "" {
+		nodeName = node.Cluster.ClusterName + "/" + node.Name
+	}
+	s.ring = hubble.NewRing(p.Config.HubbleEventBufferCapacity)
+	s.parser = &hubble.Parser{
+		NodeName: nodeName, ClusterName: node.Cluster.ClusterName, Identities: p.Identities,
+		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache),
+	}
+	s.monitor = p.Monitor
+	s.metricNames = metrics
+	s.observer = &hubble.Observer{Ring: s.ring, NodeName: nodeName, Version: versionString(),
+		Address: peerAddress(node.IP.String(), p.Config.HubbleListenAddress)}
+	s.peer = &hubble.Peer{Self: func() (string, string) { return nodeName, s.observer.Address }}
+	p.Lifecycle.Append(cell.Hook{OnStart: s.start, OnStop: s.stop})
+	return s, nil
+}
+
+// parseMetric reads one --hubble-metrics entry; Cilium's per-metric
+// options ("drop:sourceContext=pod") are refused, not ignored.
+func parseMetric(s string) (hubble.Metric, error) {
+	name, opts, _ := strings.Cut(s, ":")
+	switch m := hubble.Metric(name); m {
+	case hubble.MetricFlow, hubble.MetricDrop, hubble.MetricTCP:
+		if opts != "" {
+			return "", fmt.Errorf("%q: metric options (%s) are not supported", s, opts)
+		}
+		return m, nil
+	}
+	return "", fmt.Errorf("%q is not drop, flow or tcp", s)
+}
+
+// peerAddress is where a relay reaches this node's observer: the node
+// IP with the port of --hubble-listen-address (empty without one).
+func peerAddress(nodeIP, listen string) string {
+	if listen == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = nodeIP
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func newStatusProvider(id cell.FullModuleID, s *server) status.ProviderOut {
+	return status.NewProviderOut(id, "Hubble", s.statusReport)
+}

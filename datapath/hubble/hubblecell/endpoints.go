@@ -1,0 +1,71 @@
+package hubblecell
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/apiary-net/apiary/datapath/endpoint"
+	"github.com/apiary-net/apiary/datapath/hubble"
+	"github.com/apiary-net/apiary/policy/ipcache"
+)
+
+// indexMaxAge is how long the index of local endpoints is reused before
+// it is rebuilt from the endpoint manager.
+const indexMaxAge = time.Second
+
+// endpointIndex implements hubble.Endpoints: local endpoints from the
+// endpoint manager (indexed by address, rebuilt at most every second),
+// other addresses from the ipcache (which carries the pod names other
+// agents publish).
+type endpointIndex struct {
+	eps *endpoint.Manager
+	ipc ipcache.IPCache
+
+	mu    sync.Mutex
+	built time.Time
+	byIP  map[netip.Addr]hubble.EndpointInfo
+}
+
+var _ hubble.Endpoints = (*endpointIndex)(nil)
+
+func newEndpointIndex(eps *endpoint.Manager, ipc ipcache.IPCache) *endpointIndex {
+	return &endpointIndex{eps: eps, ipc: ipc}
+}
+
+// LookupIP returns what is known of ip.
+func (x *endpointIndex) LookupIP(ip netip.Addr) (hubble.EndpointInfo, bool) {
+	if info, ok := x.local(ip); ok {
+		return info, true
+	}
+	if x.ipc == nil {
+		return hubble.EndpointInfo{}, false
+	}
+	e, ok := x.ipc.LookupByIP(ip)
+	if !ok || (e.K8sPodName == "" && e.K8sNamespace == "") {
+		return hubble.EndpointInfo{}, false
+	}
+	return hubble.EndpointInfo{Namespace: e.K8sNamespace, PodName: e.K8sPodName}, true
+}
+
+func (x *endpointIndex) local(ip netip.Addr) (hubble.EndpointInfo, bool) {
+	if x.eps == nil {
+		return hubble.EndpointInfo{}, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if time.Since(x.built) > indexMaxAge {
+		x.byIP = make(map[netip.Addr]hubble.EndpointInfo, len(x.byIP))
+		for _, e := range x.eps.Endpoints() {
+			info := hubble.EndpointInfo{EndpointID: uint32(e.ID), Namespace: e.Pod.Namespace, PodName: e.Pod.Name}
+			for _, a := range []netip.Addr{e.IPv4, e.IPv6} {
+				if a.IsValid() {
+					x.byIP[a] = info
+				}
+			}
+		}
+		x.built = time.Now()
+	}
+	info, ok := x.byIP[ip]
+	return info, ok
+}

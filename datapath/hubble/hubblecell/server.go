@@ -1,0 +1,240 @@
+package hubblecell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/cells/version"
+	"github.com/apiary-net/apiary/datapath/hubble"
+	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
+	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
+	"github.com/apiary-net/apiary/datapath/hubble/api/peer"
+	"github.com/apiary-net/apiary/datapath/monitor"
+)
+
+// subscriptionBuffer is how many events the observer may be behind the
+// monitor's reader before it loses some (counted as lost events).
+const subscriptionBuffer = 8192
+
+// healthServiceName is the service name Hubble's health check asks
+// about (Cilium's v1.ObserverServiceName).
+const healthServiceName = "hubble.server.Observer"
+
+// server is the running observer.
+type server struct {
+	cfg         Config
+	log         *slog.Logger
+	monitor     monitor.Subscriber
+	ring        *hubble.Ring
+	parser      *hubble.Parser
+	observer    *hubble.Observer
+	peer        *hubble.Peer
+	metricNames []hubble.Metric
+
+	sub     *monitor.Subscription
+	grpc    *grpc.Server
+	health  *health.Server
+	metrics *http.Server
+	wg      sync.WaitGroup
+	stopped chan struct{}
+	lost    uint64 // events the subscription lost (read by statusReport under mu)
+	mu      sync.Mutex
+}
+
+func versionString() string { return version.Get().String() }
+
+func (s *server) start(cell.HookContext) error {
+	var fm *hubble.FlowMetrics
+	var reg *prometheus.Registry
+	if len(s.metricNames) > 0 {
+		reg = prometheus.NewRegistry()
+		var err error
+		if fm, err = hubble.NewFlowMetrics(reg, s.metricNames); err != nil {
+			return err
+		}
+	}
+	sub, err := s.monitor.Subscribe(monitor.Types{Drop: true, Trace: true}, subscriptionBuffer)
+	if err != nil {
+		return fmt.Errorf("subscribe to the datapath monitor: %w", err)
+	}
+	listeners, err := s.listen()
+	if err != nil {
+		sub.Close()
+		return err
+	}
+	s.sub, s.stopped = sub, make(chan struct{})
+	s.observer.Started = time.Now()
+	s.grpc = grpc.NewServer()
+	observer.RegisterObserverServer(s.grpc, s.observer)
+	peer.RegisterPeerServer(s.grpc, s.peer)
+	hs := health.NewServer() // `hubble status` checks it first
+	hs.SetServingStatus(healthServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s.grpc, hs)
+	s.health = hs
+	for _, l := range listeners {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.grpc.Serve(l); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				s.log.Error("Hubble API server failed", "address", l.Addr().String(), "error", err)
+			}
+		}()
+	}
+	if reg != nil {
+		if err := s.serveMetrics(reg); err != nil {
+			s.grpc.Stop()
+			sub.Close()
+			s.wg.Wait()
+			return err
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.consume(fm)
+	}()
+	s.log.Info("Hubble observer listening", "socket", s.cfg.HubbleSocketPath, "address", s.cfg.HubbleListenAddress,
+		"buffer", s.ring.Capacity())
+	return nil
+}
+
+// listen opens the unix socket (replacing a stale one) and the TCP
+// listener.
+func (s *server) listen() ([]net.Listener, error) {
+	path := s.cfg.HubbleSocketPath
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("--hubble-socket-path: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--hubble-socket-path: remove stale socket: %w", err)
+	}
+	ul, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("--hubble-socket-path: %w", err)
+	}
+	ls := []net.Listener{ul}
+	if a := s.cfg.HubbleListenAddress; a != "" {
+		tl, err := net.Listen("tcp", a)
+		if err != nil {
+			ul.Close()
+			return nil, fmt.Errorf("--hubble-listen-address: %w", err)
+		}
+		ls = append(ls, tl)
+	}
+	return ls, nil
+}
+
+func (s *server) serveMetrics(reg *prometheus.Registry) error {
+	l, err := net.Listen("tcp", s.cfg.HubbleMetricsServer)
+	if err != nil {
+		return fmt.Errorf("--hubble-metrics-server: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.metrics.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("Hubble metrics server failed", "address", l.Addr().String(), "error", err)
+		}
+	}()
+	return nil
+}
+
+// consume turns the subscription's events into flows until it ends.
+func (s *server) consume(fm *hubble.FlowMetrics) {
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-s.sub.Done():
+			return
+		case <-s.sub.Lost():
+			if n := s.sub.TakeLost(); n > 0 {
+				s.addLost(n)
+			}
+		case ev := <-s.sub.Events():
+			if n := s.sub.TakeLost(); n > 0 {
+				s.addLost(n)
+			}
+			f, err := s.parser.Decode(ev)
+			if err != nil {
+				s.log.Debug("Skipping a datapath event", "error", err)
+				continue
+			}
+			s.ring.Write(hubble.Entry{Flow: f})
+			if fm != nil {
+				fm.Observe(f)
+			}
+		}
+	}
+}
+
+func (s *server) addLost(n uint64) {
+	s.mu.Lock()
+	s.lost += n
+	s.mu.Unlock()
+	s.ring.Write(hubble.Entry{Lost: n, LostSource: flow.LostEventSource_OBSERVER_EVENTS_QUEUE})
+}
+
+func (s *server) stop(ctx cell.HookContext) error {
+	close(s.stopped)
+	s.sub.Close()
+	s.ring.Stop() // ends the followers
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+	}
+	var err error
+	if s.metrics != nil {
+		err = s.metrics.Shutdown(ctx)
+	}
+	s.wg.Wait()
+	if rmErr := os.Remove(s.cfg.HubbleSocketPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	return err
+}
+
+// statusReport is the Hubble line of apiary status.
+func (s *server) statusReport(ctx context.Context) status.Report {
+	if !s.cfg.EnableHubble {
+		return status.Report{State: status.Disabled, Message: "--enable-hubble is false"}
+	}
+	if s.grpc == nil {
+		return status.Report{State: status.Warning, Message: "Not started"}
+	}
+	held, seen := s.ring.Counts()
+	s.mu.Lock()
+	lost := s.lost
+	s.mu.Unlock()
+	msg := fmt.Sprintf("Current/Max Flows: %d/%d, %d seen, %d lost, on %s", held, s.ring.Capacity(), seen, lost, s.cfg.HubbleSocketPath)
+	if s.cfg.HubbleListenAddress != "" {
+		msg += " and " + s.cfg.HubbleListenAddress
+	}
+	return status.Report{State: status.Ok, Message: msg}
+}

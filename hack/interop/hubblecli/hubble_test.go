@@ -1,0 +1,203 @@
+package hubblecli_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
+	"github.com/apiary-net/apiary/datapath/hubble/hubbletest"
+	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
+)
+
+// hubbleBin is the hubble CLI built by TestMain.
+var hubbleBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hubblecli")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hubbleBin = filepath.Join(dir, "hubble")
+	build := exec.Command("go", "build", "-o", hubbleBin, "github.com/cilium/cilium/hubble")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the hubble CLI:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := 0
+	func() {
+		defer os.RemoveAll(dir)
+		defer func() {
+			if err := goleak.Find(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				code = 1
+			}
+		}()
+		code = m.Run()
+	}()
+	os.Exit(code)
+}
+
+// hubble runs the CLI against the agent and returns its output.
+func hubble(t *testing.T, a *hubbletest.Agent, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hubbleBin, append(args, "--server", "unix://"+a.Socket)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hubble %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// jsonFlow is the part of hubble's JSON output the test reads.
+type jsonFlow struct {
+	Flow struct {
+		Verdict        string `json:"verdict"`
+		DropReasonDesc string `json:"drop_reason_desc"`
+		IsReply        *bool  `json:"is_reply"`
+		Direction      string `json:"traffic_direction"`
+		Source         struct {
+			Namespace string `json:"namespace"`
+			PodName   string `json:"pod_name"`
+		} `json:"source"`
+		Destination struct {
+			Namespace string `json:"namespace"`
+			PodName   string `json:"pod_name"`
+		} `json:"destination"`
+		L4 struct {
+			TCP struct {
+				SourcePort      int `json:"source_port"`
+				DestinationPort int `json:"destination_port"`
+			} `json:"TCP"`
+		} `json:"l4"`
+	} `json:"flow"`
+	NodeName string `json:"node_name"`
+}
+
+func parseFlows(t *testing.T, out string) []jsonFlow {
+	t.Helper()
+	var flows []jsonFlow
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var f jsonFlow
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("hubble -o json line %q: %v", line, err)
+		}
+		flows = append(flows, f)
+	}
+	return flows
+}
+
+// TestHubbleCLI: Cilium's hubble CLI lists the policy drop between two
+// pods (both pod names, POLICY_DENIED, the port) and the forwarded flow
+// of the allowed connection, reports the flows in `hubble status`, and
+// streams a new flow with --follow.
+func TestHubbleCLI(t *testing.T) {
+	a := hubbletest.Start(t)
+	s := a.NewScene(t)
+	if v := s.Ingress(t, s.AllowedTCP()); v != monitortest.ActOK {
+		t.Fatalf("allowed flow: verdict %d", v)
+	}
+	if v := s.Ingress(t, s.DeniedTCP()); v != monitortest.ActShot {
+		t.Fatalf("denied flow: verdict %d", v)
+	}
+	obs := observer.NewObserverClient(a.Dial(t))
+	celltest.Eventually(t, "two flows in the ring", func() bool {
+		st, err := obs.ServerStatus(context.Background(), &observer.ServerStatusRequest{})
+		return err == nil && st.SeenFlows == 2
+	})
+
+	flows := parseFlows(t, hubble(t, a, "observe", "-o", "json", "--last", "100"))
+	if len(flows) != 2 {
+		t.Fatalf("hubble observe listed %d flows, want 2: %+v", len(flows), flows)
+	}
+	fwd, drop := flows[0].Flow, flows[1].Flow
+	if drop.Verdict != "DROPPED" || drop.DropReasonDesc != "POLICY_DENIED" || drop.L4.TCP.DestinationPort != 22 ||
+		drop.Source.PodName != hubbletest.ClientPod || drop.Destination.PodName != hubbletest.WebPod ||
+		drop.Source.Namespace != hubbletest.Namespace || drop.Direction != "INGRESS" {
+		t.Errorf("drop %+v", drop)
+	}
+	if fwd.Verdict != "FORWARDED" || fwd.L4.TCP.DestinationPort != 80 || fwd.IsReply == nil || *fwd.IsReply ||
+		fwd.Source.PodName != hubbletest.ClientPod || fwd.Destination.PodName != hubbletest.WebPod {
+		t.Errorf("forwarded %+v", fwd)
+	}
+
+	denied := hubble(t, a, "observe", "--verdict", "DROPPED", "--to-pod", hubbletest.Namespace+"/"+hubbletest.WebPod)
+	if !strings.Contains(denied, hubbletest.Namespace+"/"+hubbletest.ClientPod) || !strings.Contains(denied, "Policy denied") ||
+		strings.Contains(denied, "FORWARDED") {
+		t.Errorf("hubble observe --verdict DROPPED:\n%s", denied)
+	}
+	t.Logf("hubble observe --verdict DROPPED:\n%s", denied)
+
+	status := hubble(t, a, "status")
+	if !strings.Contains(status, "Current/Max Flows: 2/4,095") {
+		t.Errorf("hubble status does not report 2 of 4,095 flows:\n%s", status)
+	}
+
+	t.Run("follow", func(t *testing.T) { follow(t, a, s) })
+}
+
+// follow runs `hubble observe --follow` and sends new connections until
+// one is streamed.
+func follow(t *testing.T, a *hubbletest.Agent, s *monitortest.Scene) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hubbleBin, "observe", "--follow", "-o", "json", "--port", "80", "--server", "unix://"+a.Socket)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		p := s.AllowedTCP()
+		p.Sport = uint16(42000 + i)
+		if v := s.Ingress(t, p); v != monitortest.ActOK {
+			t.Fatalf("verdict %d", v)
+		}
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("hubble observe --follow ended")
+			}
+			f := parseFlows(t, line)[0].Flow
+			if f.L4.TCP.SourcePort < 42000 || f.Verdict != "FORWARDED" {
+				t.Errorf("followed flow %+v, want a new connection", f)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("hubble observe --follow streamed nothing")
+		}
+	}
+}
