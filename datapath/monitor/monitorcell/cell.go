@@ -22,7 +22,7 @@ import (
 var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict events for apiary monitor",
 	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newMonitor),
-	cell.Provide(newMonitorHandler, newMetricsOut, newSubscriber),
+	cell.Provide(newMonitorHandler, newMetricsOut, newDatapathMetricsOut, newSubscriber),
 	cell.Invoke(endStreamsBeforeServer),
 )
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cmd/apiary/cli"
 	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
 	"github.com/apiary-net/apiary/datapath/hubble/hubbletest"
 	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
@@ -63,6 +64,16 @@ func hubble(t *testing.T, a *hubbletest.Agent, args ...string) string {
 		t.Fatalf("hubble %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// apiary runs `apiary <args> --server unix://...` in the test process.
+func apiary(t *testing.T, a *hubbletest.Agent, args ...string) string {
+	t.Helper()
+	var out, errOut strings.Builder
+	if code := cli.Execute(context.Background(), append(args, "--server", "unix://"+a.Socket), &out, &errOut); code != 0 {
+		t.Fatalf("apiary %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+	}
+	return out.String()
 }
 
 // jsonFlow is the part of hubble's JSON output the test reads.
@@ -148,6 +159,21 @@ func TestHubbleCLI(t *testing.T) {
 	if !strings.Contains(status, "Current/Max Flows: 2/4,095") {
 		t.Errorf("hubble status does not report 2 of 4,095 flows:\n%s", status)
 	}
+
+	t.Run("apiary observe prints what hubble prints", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"observe", "-o", "json", "--last", "100"},
+			{"observe", "--last", "100"},
+			{"observe", "--verdict", "DROPPED", "--pod", hubbletest.Namespace + "/" + hubbletest.WebPod},
+			{"observe", "-o", "json", "--from-label", "k8s:app=client", "--to-port", "80"},
+		} {
+			want := hubble(t, a, args...)
+			got := apiary(t, a, args...)
+			if got != want || want == "" {
+				t.Errorf("apiary %s:\n%s\nhubble prints:\n%s", strings.Join(args, " "), got, want)
+			}
+		}
+	})
 
 	t.Run("follow", func(t *testing.T) { follow(t, a, s) })
 }
