@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/hubble/hubblecell"
 	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
@@ -42,16 +43,22 @@ type Agent struct {
 // Start starts the agent with Hubble enabled and the flow, drop and tcp
 // metrics on a free port; flags add to or override the defaults
 // ("name=value"). It skips the test when BPF programs cannot be loaded.
-func Start(t *testing.T, flags ...string) *Agent {
+func Start(t testing.TB, flags ...string) *Agent {
+	t.Helper()
+	return StartWith(t, flags)
+}
+
+// StartWith is Start with more cells (a benchmark captures the metrics).
+func StartWith(t testing.TB, flags []string, extra ...cell.Cell) *Agent {
 	t.Helper()
 	a := &Agent{Socket: filepath.Join(t.TempDir(), "hubble.sock"), MetricsAddr: freePort(t)}
 	all := append([]string{"enable-hubble=true", "hubble-socket-path=" + a.Socket,
 		"hubble-metrics-server=" + a.MetricsAddr, "hubble-metrics=drop,flow,tcp"}, flags...)
-	a.Agent = monitortest.StartWith(t, all, ipcachecell.Cell, hubblecell.Cell, celltest.Capture(&a.IPCache))
+	a.Agent = monitortest.StartWith(t, all, append([]cell.Cell{ipcachecell.Cell, hubblecell.Cell, celltest.Capture(&a.IPCache)}, extra...)...)
 	return a
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,7 +71,7 @@ func freePort(t *testing.T) string {
 // NewScene is monitortest's scene (web 10.0.0.7 lets client 10.0.1.1
 // in on TCP 80, denies db 10.0.1.2), its three addresses named as pods
 // of Namespace in the ipcache.
-func (a *Agent) NewScene(t *testing.T) *monitortest.Scene {
+func (a *Agent) NewScene(t testing.TB) *monitortest.Scene {
 	t.Helper()
 	s := a.Agent.NewScene(t)
 	var rev ipcache.Revision
@@ -87,7 +94,7 @@ func (a *Agent) NewScene(t *testing.T) *monitortest.Scene {
 }
 
 // Dial connects a gRPC client to the Hubble socket.
-func (a *Agent) Dial(t *testing.T) *grpc.ClientConn {
+func (a *Agent) Dial(t testing.TB) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient("unix://"+a.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
