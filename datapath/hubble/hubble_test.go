@@ -17,6 +17,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/hubble"
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
 	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
+	peerpb "github.com/apiary-net/apiary/datapath/hubble/api/peer"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/policy"
@@ -211,5 +212,51 @@ func TestGetFlowsSelection(t *testing.T) {
 	st, err := c.ServerStatus(context.Background(), &observer.ServerStatusRequest{})
 	if err != nil || st.NumFlows != 6 || st.MaxFlows != 15 || st.SeenFlows != 6 || st.UptimeNs != uint64(200*time.Second) {
 		t.Errorf("status %v (%v)", st, err)
+	}
+}
+
+func TestPeersStreamChanges(t *testing.T) {
+	p := hubble.NewPeers()
+	p.Upsert("c1/node-b", "192.0.2.11:4244")
+	p.Upsert("c1/node-a", "192.0.2.10:4244")
+	path := filepath.Join(t.TempDir(), "peer.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	peerpb.RegisterPeerServer(srv, p)
+	done := make(chan struct{})
+	go func() { srv.Serve(l); close(done) }()
+	defer func() { p.Stop(); srv.GracefulStop(); <-done }()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := peerpb.NewPeerClient(conn).Notify(context.Background(), &peerpb.NotifyRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() string {
+		t.Helper()
+		cn, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cn.GetType().String() + " " + cn.GetName() + " " + cn.GetAddress()
+	}
+	for _, want := range []string{"PEER_ADDED c1/node-a 192.0.2.10:4244", "PEER_ADDED c1/node-b 192.0.2.11:4244"} {
+		if got := next(); got != want {
+			t.Errorf("initial list: %q, want %q", got, want)
+		}
+	}
+	p.Upsert("c1/node-b", "192.0.2.12:4244")
+	p.Upsert("c1/node-b", "192.0.2.12:4244") // unchanged: nothing sent
+	p.Delete("c1/node-a")
+	for _, want := range []string{"PEER_UPDATED c1/node-b 192.0.2.12:4244", "PEER_DELETED c1/node-a 192.0.2.10:4244"} {
+		if got := next(); got != want {
+			t.Errorf("change: %q, want %q", got, want)
+		}
 	}
 }

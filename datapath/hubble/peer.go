@@ -1,28 +1,139 @@
 package hubble
 
 import (
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/apiary-net/apiary/datapath/hubble/api/peer"
 )
 
-// Peer is Hubble's peer.Peer service: it lists the nodes whose observer
-// a relay can reach. apiary's agent lists itself; with a kvstore, every
-// node of the cluster is reachable through its own agent.
-type Peer struct {
+// peerQueue is how many changes a Notify stream may be behind before it
+// is ended (the client reconnects and gets the whole list again).
+const peerQueue = 256
+
+// Peers is Hubble's peer.Peer service: it lists the nodes whose observer
+// a relay can reach (name "<cluster>/<node>", address "ip:port") and
+// streams their changes. The hubble cell fills it from the node manager.
+type Peers struct {
 	peer.UnimplementedPeerServer
 
-	// Self returns this node's name and its observer's address.
-	Self func() (name, address string)
+	mu    sync.Mutex
+	nodes map[string]string // name -> address
+	subs  map[chan *peer.ChangeNotification]struct{}
+	done  chan struct{}
 }
 
-var _ peer.PeerServer = (*Peer)(nil)
+var _ peer.PeerServer = (*Peers)(nil)
 
-// Notify sends this node as added, then holds the stream until the
-// client goes.
-func (p *Peer) Notify(_ *peer.NotifyRequest, stream peer.Peer_NotifyServer) error {
-	name, addr := p.Self()
-	if err := stream.Send(&peer.ChangeNotification{Name: name, Address: addr, Type: peer.ChangeNotificationType_PEER_ADDED}); err != nil {
-		return err
+// NewPeers returns an empty list.
+func NewPeers() *Peers {
+	return &Peers{nodes: map[string]string{}, subs: map[chan *peer.ChangeNotification]struct{}{}, done: make(chan struct{})}
+}
+
+// Upsert adds a node or changes its address.
+func (p *Peers) Upsert(name, address string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old, ok := p.nodes[name]
+	if ok && old == address {
+		return
 	}
-	<-stream.Context().Done()
-	return nil
+	p.nodes[name] = address
+	typ := peer.ChangeNotificationType_PEER_ADDED
+	if ok {
+		typ = peer.ChangeNotificationType_PEER_UPDATED
+	}
+	p.publishLocked(&peer.ChangeNotification{Name: name, Address: address, Type: typ})
+}
+
+// Delete removes a node.
+func (p *Peers) Delete(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	addr, ok := p.nodes[name]
+	if !ok {
+		return
+	}
+	delete(p.nodes, name)
+	p.publishLocked(&peer.ChangeNotification{Name: name, Address: addr, Type: peer.ChangeNotificationType_PEER_DELETED})
+}
+
+// publishLocked queues cn for every stream; a stream whose queue is full
+// is dropped (its Notify ends with an error).
+func (p *Peers) publishLocked(cn *peer.ChangeNotification) {
+	for ch := range p.subs {
+		select {
+		case ch <- cn:
+		default:
+			delete(p.subs, ch)
+			close(ch)
+		}
+	}
+}
+
+// Stop ends every Notify stream.
+func (p *Peers) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+// errPeerQueueFull ends a stream that fell behind.
+var errPeerQueueFull = errors.New("too many peer changes queued: reconnect")
+
+// Notify sends every known node as added, then the changes, until the
+// client goes or the service stops.
+func (p *Peers) Notify(_ *peer.NotifyRequest, stream peer.Peer_NotifyServer) error {
+	ch := make(chan *peer.ChangeNotification, peerQueue)
+	p.mu.Lock()
+	names := slices.Sorted(maps.Keys(p.nodes))
+	initial := make([]*peer.ChangeNotification, 0, len(names))
+	for _, n := range names {
+		initial = append(initial, &peer.ChangeNotification{Name: n, Address: p.nodes[n], Type: peer.ChangeNotificationType_PEER_ADDED})
+	}
+	p.subs[ch] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if _, ok := p.subs[ch]; ok {
+			delete(p.subs, ch)
+		}
+		p.mu.Unlock()
+	}()
+	for _, cn := range initial {
+		if err := stream.Send(cn); err != nil {
+			return err
+		}
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-p.done:
+			return nil
+		case cn, ok := <-ch:
+			if !ok {
+				return status.Error(codes.ResourceExhausted, errPeerQueueFull.Error())
+			}
+			if err := stream.Send(cn); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Nodes returns the listed nodes: name -> address.
+func (p *Peers) Nodes() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.nodes)
 }

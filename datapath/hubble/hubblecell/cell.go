@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/apiary-net/apiary/cells/cell"
@@ -12,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/hubble"
 	"github.com/apiary-net/apiary/datapath/monitor"
+	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
@@ -21,7 +23,7 @@ import (
 // endpoint manager and the ipcache, when present, name the pods.
 var Cell = cell.Module("hubble", "Hubble observer: flows of the datapath's events on Hubble's gRPC API",
 	cell.Config(DefaultConfig),
-	cell.Provide(newServer, newStatusProvider),
+	cell.Provide(newServer, newStatusProvider, newPeerHandler),
 	cell.Invoke(func(*server) {}),
 )
 
@@ -52,21 +54,24 @@ func newServer(p params) (*server, error) {
 		}
 		metrics = append(metrics, name)
 	}
-	node := p.Node.Get()
-	nodeName := node.Name
-	if node.Cluster.ClusterName != "" {
-		nodeName = node.Cluster.ClusterName + "/" + node.Name
+	local := p.Node.Get()
+	nodeName := local.Name
+	if local.Cluster.ClusterName != "" {
+		nodeName = local.Cluster.ClusterName + "/" + local.Name
 	}
 	s.ring = hubble.NewRing(p.Config.HubbleEventBufferCapacity)
 	s.parser = &hubble.Parser{
-		NodeName: nodeName, ClusterName: node.Cluster.ClusterName, Identities: p.Identities,
+		NodeName: nodeName, ClusterName: local.Cluster.ClusterName, Identities: p.Identities,
 		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache),
 	}
 	s.monitor = p.Monitor
 	s.metricNames = metrics
 	s.observer = &hubble.Observer{Ring: s.ring, NodeName: nodeName, Version: versionString(),
-		Address: peerAddress(node.IP.String(), p.Config.HubbleListenAddress)}
-	s.peer = &hubble.Peer{Self: func() (string, string) { return nodeName, s.observer.Address }}
+		Address: peerAddress(local.IP.String(), p.Config.HubbleListenAddress)}
+	s.peers = hubble.NewPeers()
+	if local.IP.IsValid() {
+		s.peers.Upsert(nodeName, net.JoinHostPort(local.IP.String(), strconv.Itoa(listenPort(p.Config.HubbleListenAddress))))
+	}
 	p.Lifecycle.Append(cell.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
 }
@@ -99,6 +104,15 @@ func peerAddress(nodeIP, listen string) string {
 		host = nodeIP
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// newPeerHandler registers the Peer service's list with the node
+// manager (none when Hubble is off).
+func newPeerHandler(s *server) node.NodeHandlerOut {
+	if s.peers == nil {
+		return node.NodeHandlerOut{}
+	}
+	return node.NodeHandlerOut{Handler: &peerHandler{peers: s.peers, port: listenPort(s.cfg.HubbleListenAddress)}}
 }
 
 func newStatusProvider(id cell.FullModuleID, s *server) status.ProviderOut {

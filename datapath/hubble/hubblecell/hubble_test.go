@@ -162,7 +162,7 @@ func TestFlowsOfRealPackets(t *testing.T) {
 			t.Fatal(err)
 		}
 		cn, err := n.Recv()
-		if err != nil || cn.GetName() != "c1/node-a" || cn.GetType() != peer.ChangeNotificationType_PEER_ADDED {
+		if err != nil || cn.GetName() != "c1/node-a" || cn.GetAddress() != "192.0.2.10:4244" || cn.GetType() != peer.ChangeNotificationType_PEER_ADDED {
 			t.Errorf("peer notification %v (%v)", cn, err)
 		}
 	})

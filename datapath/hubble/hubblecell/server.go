@@ -44,7 +44,7 @@ type server struct {
 	ring        *hubble.Ring
 	parser      *hubble.Parser
 	observer    *hubble.Observer
-	peer        *hubble.Peer
+	peers       *hubble.Peers
 	metricNames []hubble.Metric
 
 	sub     *monitor.Subscription
@@ -82,7 +82,7 @@ func (s *server) start(cell.HookContext) error {
 	s.observer.Started = time.Now()
 	s.grpc = grpc.NewServer()
 	observer.RegisterObserverServer(s.grpc, s.observer)
-	peer.RegisterPeerServer(s.grpc, s.peer)
+	peer.RegisterPeerServer(s.grpc, s.peers)
 	hs := health.NewServer() // `hubble status` checks it first
 	hs.SetServingStatus(healthServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, hs)
@@ -197,7 +197,8 @@ func (s *server) addLost(n uint64) {
 func (s *server) stop(ctx cell.HookContext) error {
 	close(s.stopped)
 	s.sub.Close()
-	s.ring.Stop() // ends the followers
+	s.ring.Stop()  // ends the followers
+	s.peers.Stop() // ends the Notify streams
 	s.health.Shutdown()
 	done := make(chan struct{})
 	go func() {
