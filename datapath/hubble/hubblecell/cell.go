@@ -23,6 +23,7 @@ import (
 // endpoint manager and the ipcache, when present, name the pods.
 var Cell = cell.Module("hubble", "Hubble observer: flows of the datapath's events on Hubble's gRPC API",
 	cell.Config(DefaultConfig),
+	cell.ProvidePrivate(newPeers),
 	cell.Provide(newServer, newStatusProvider, newPeerHandler),
 	cell.Invoke(func(*server) {}),
 )
@@ -36,6 +37,7 @@ type params struct {
 	Monitor    monitor.Subscriber
 	Identities identity.Allocator
 	Node       localnode.Store
+	Peers      *hubble.Peers
 	Endpoints  *endpoint.Manager `optional:"true"`
 	IPCache    ipcache.IPCache   `optional:"true"`
 }
@@ -68,10 +70,7 @@ func newServer(p params) (*server, error) {
 	s.metricNames = metrics
 	s.observer = &hubble.Observer{Ring: s.ring, NodeName: nodeName, Version: versionString(),
 		Address: peerAddress(local.IP.String(), p.Config.HubbleListenAddress)}
-	s.peers = hubble.NewPeers()
-	if local.IP.IsValid() {
-		s.peers.Upsert(nodeName, net.JoinHostPort(local.IP.String(), strconv.Itoa(listenPort(p.Config.HubbleListenAddress))))
-	}
+	s.peers = p.Peers
 	p.Lifecycle.Append(cell.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
 }
@@ -106,13 +105,29 @@ func peerAddress(nodeIP, listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// newPeers is the Peer service's list of nodes, this one in it from the
+// start. It depends on no other service, so that the node manager can
+// hold its handler (newPeerHandler) without a cycle.
+func newPeers(cfg Config, ln localnode.Store) *hubble.Peers {
+	peers := hubble.NewPeers()
+	local := ln.Get()
+	if cfg.EnableHubble && local.IP.IsValid() {
+		name := local.Name
+		if local.Cluster.ClusterName != "" {
+			name = local.Cluster.ClusterName + "/" + local.Name
+		}
+		peers.Upsert(name, net.JoinHostPort(local.IP.String(), strconv.Itoa(listenPort(cfg.HubbleListenAddress))))
+	}
+	return peers
+}
+
 // newPeerHandler registers the Peer service's list with the node
 // manager (none when Hubble is off).
-func newPeerHandler(s *server) node.NodeHandlerOut {
-	if s.peers == nil {
+func newPeerHandler(cfg Config, peers *hubble.Peers) node.NodeHandlerOut {
+	if !cfg.EnableHubble {
 		return node.NodeHandlerOut{}
 	}
-	return node.NodeHandlerOut{Handler: &peerHandler{peers: s.peers, port: listenPort(s.cfg.HubbleListenAddress)}}
+	return node.NodeHandlerOut{Handler: &peerHandler{peers: peers, port: listenPort(cfg.HubbleListenAddress)}}
 }
 
 func newStatusProvider(id cell.FullModuleID, s *server) status.ProviderOut {
