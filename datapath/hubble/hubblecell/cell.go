@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/endpoint"
@@ -40,6 +41,8 @@ type params struct {
 	Peers      *hubble.Peers
 	Endpoints  *endpoint.Manager `optional:"true"`
 	IPCache    ipcache.IPCache   `optional:"true"`
+	Clientset  k8s.Clientset     `optional:"true"`
+	Pods       k8s.Pods          `optional:"true"`
 }
 
 // newServer builds the observer; it listens from start to stop.
@@ -61,10 +64,14 @@ func newServer(p params) (*server, error) {
 	if local.Cluster.ClusterName != "" {
 		nodeName = local.Cluster.ClusterName + "/" + local.Name
 	}
+	var pods k8s.Pods
+	if p.Clientset != nil && p.Clientset.IsEnabled() {
+		pods = p.Pods
+	}
 	s.ring = hubble.NewRing(p.Config.HubbleEventBufferCapacity)
 	s.parser = &hubble.Parser{
 		NodeName: nodeName, ClusterName: local.Cluster.ClusterName, Identities: p.Identities,
-		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache),
+		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache, pods),
 	}
 	s.monitor = p.Monitor
 	s.metricNames = metrics
