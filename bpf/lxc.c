@@ -82,6 +82,7 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
 	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
 	__u8 enforce = dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
+	__u8 traced = TRACE_FORWARDED; /* hubble */
 
 	if (enforce) {
 		struct policy_verdict pv = policy_check(peer, dir, f);
@@ -91,9 +92,11 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 				   dir, endpoint_id, src_id, dst_id);
 		if (!pv.allowed && enforce != ENFORCE_AUDIT)
 			return drop(f, pv.reason, dir, src_id, dst_id);
+		if (!pv.allowed)
+			traced = TRACE_AUDITED; /* hubble */
 	}
 	ct_create(f, dir, peer, endpoint_id, rev, now);
-	trace_forwarded(f, dir, CT_NEW, endpoint_id, endpoint_identity, peer); /* hubble */
+	trace_verdict(f, dir, CT_NEW, endpoint_id, endpoint_identity, peer, traced); /* hubble */
 	return pass(f, dir);
 }
 

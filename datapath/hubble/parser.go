@@ -54,6 +54,9 @@ func (p *Parser) Decode(ev monitor.Event) (*flow.Flow, error) {
 		f.EventType = &flow.CiliumEventType{Type: MessageTypeDrop, SubType: int32(ev.Reason)}
 	case eventsmap.TypeTrace:
 		f.Verdict = flow.Verdict_FORWARDED
+		if ev.Audited { // the policy denies it; --policy-audit-mode let it through
+			f.Verdict = flow.Verdict_AUDIT
+		}
 		point, sub := flow.TraceObservationPoint_TO_ENDPOINT, int32(traceToEndpoint)
 		if ev.Direction == policy.Egress {
 			point, sub = flow.TraceObservationPoint_TO_STACK, traceToStack

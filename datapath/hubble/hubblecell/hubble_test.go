@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
 	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
 	"github.com/apiary-net/apiary/datapath/hubble/api/peer"
@@ -223,5 +226,40 @@ func TestAggregation(t *testing.T) {
 				t.Errorf("trace reasons %v, want NEW first and ESTABLISHED last", reasons)
 			}
 		})
+	}
+}
+
+// TestAuditVerdict: a new flow the policy denies on an endpoint in
+// --policy-audit-mode passes and is traced with verdict AUDIT.
+func TestAuditVerdict(t *testing.T) {
+	a := hubbletest.Start(t)
+	s := a.NewScene(t)
+	const auditEP = 8
+	pm, err := a.Loader.PolicyMap(auditEP) // empty: every new flow is denied
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm.Close()
+	progs, err := a.Loader.Load(datapath.EndpointSpec{ID: auditEP, Identity: s.Web.ID, IngressEnforcement: true, EgressEnforcement: true, PolicyAudit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer progs.Close()
+	ret, err := progs.ToContainer.Run(&ebpf.RunOptions{Data: s.DeniedTCP().MustFrame()})
+	if err != nil || ret != monitortest.ActOK {
+		t.Fatalf("denied flow in audit mode: verdict %d (%v), want passed", ret, err)
+	}
+	obs := observer.NewObserverClient(a.Dial(t))
+	celltest.Eventually(t, "the audited flow in the ring", func() bool {
+		st, err := obs.ServerStatus(t.Context(), &observer.ServerStatusRequest{})
+		return err == nil && st.SeenFlows == 1
+	})
+	st, err := obs.GetFlows(t.Context(), &observer.GetFlowsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := recv(t, st); f.GetVerdict() != flow.Verdict_AUDIT || f.GetDestination().GetPodName() != hubbletest.WebPod ||
+		f.GetL4().GetTCP().GetDestinationPort() != 22 {
+		t.Errorf("audited flow %v", f)
 	}
 }

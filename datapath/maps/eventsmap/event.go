@@ -90,6 +90,10 @@ func (m MatchType) String() string {
 	return "none"
 }
 
+// traceAudited is a trace's verdict for a flow the policy denies that
+// audit mode lets through (TRACE_AUDITED in bpf/lib/trace.h).
+const traceAudited = 2
+
 // CTState is a traced packet's conntrack state, numbered like Cilium's
 // trace reasons (TRACE_REASON_*).
 type CTState uint8
@@ -148,6 +152,7 @@ type Event struct {
 	Reason      Reason  // drops; for verdicts, the reason a denied flow will be dropped with
 	CTState     CTState // traces: the packet's conntrack state
 	Allowed     bool    // policy verdicts
+	Audited     bool    // traces: the policy denies the flow, --policy-audit-mode let it through
 	MatchType   MatchType
 	Direction   policy.Direction
 	EndpointID  uint16
@@ -193,6 +198,7 @@ func (r Record) Event() (Event, error) {
 		Reason:      reason,
 		CTState:     ct,
 		Allowed:     r.Verdict == 1,
+		Audited:     Type(r.Type) == TypeTrace && r.Verdict == traceAudited,
 		MatchType:   MatchType(r.MatchType),
 		Direction:   policy.Direction(r.Direction),
 		EndpointID:  r.EndpointID,
