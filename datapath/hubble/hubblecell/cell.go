@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/endpoint"
 	"github.com/apiary-net/apiary/datapath/hubble"
+	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/datapath/node"
 	"github.com/apiary-net/apiary/policy/identity"
@@ -43,6 +44,7 @@ type params struct {
 	IPCache    ipcache.IPCache   `optional:"true"`
 	Clientset  k8s.Clientset     `optional:"true"`
 	Pods       k8s.Pods          `optional:"true"`
+	Loader     *loader.Loader    `optional:"true"`
 }
 
 // newServer builds the observer; it listens from start to stop.
@@ -74,6 +76,9 @@ func newServer(p params) (*server, error) {
 		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache, pods),
 	}
 	s.monitor = p.Monitor
+	if p.Loader != nil {
+		s.bpfRoot = p.Loader.Root()
+	}
 	s.metricNames = metrics
 	s.observer = &hubble.Observer{Ring: s.ring, NodeName: nodeName, Version: versionString(),
 		Address: peerAddress(local.IP.String(), p.Config.HubbleListenAddress)}

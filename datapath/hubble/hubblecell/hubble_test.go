@@ -263,3 +263,45 @@ func TestAuditVerdict(t *testing.T) {
 		t.Errorf("audited flow %v", f)
 	}
 }
+
+// TestRingBufferLossIsReported: a burst of events larger than the
+// datapath's ring buffer loses records; the programs count them and the
+// observer reports them as LostEvent PERF_EVENT_RING_BUFFER, so that
+// flows and losses add up to the events written.
+func TestRingBufferLossIsReported(t *testing.T) {
+	a := hubbletest.Start(t, "hubble-event-buffer-capacity=32767")
+	s := a.NewScene(t)
+	const burst = 20000 // about five times what the 256 KiB ring holds
+	ret, err := s.Programs.ToContainer.Run(&ebpf.RunOptions{Data: s.DeniedTCP().MustFrame(), Repeat: burst})
+	if err != nil || ret != monitortest.ActShot {
+		t.Fatalf("burst of denied packets: %d (%v)", ret, err)
+	}
+	obs := observer.NewObserverClient(a.Dial(t))
+	var flows, kernelLost, queueLost uint64
+	celltest.Eventually(t, "flows and lost events add up to the burst", func() bool {
+		st, err := obs.GetFlows(t.Context(), &observer.GetFlowsRequest{})
+		if err != nil {
+			return false
+		}
+		flows, kernelLost, queueLost = 0, 0, 0
+		for {
+			resp, err := st.Recv()
+			if err != nil {
+				break
+			}
+			switch l := resp.GetLostEvents(); {
+			case resp.GetFlow() != nil:
+				flows++
+			case l.GetSource() == flow.LostEventSource_PERF_EVENT_RING_BUFFER:
+				kernelLost += l.GetNumEventsLost()
+			case l.GetSource() == flow.LostEventSource_OBSERVER_EVENTS_QUEUE:
+				queueLost += l.GetNumEventsLost()
+			}
+		}
+		return flows+kernelLost+queueLost == burst
+	})
+	if kernelLost == 0 || flows == 0 {
+		t.Errorf("%d flows, %d lost in the ring buffer, %d in the queue: want losses in the ring buffer", flows, kernelLost, queueLost)
+	}
+	t.Logf("%d flows, %d lost in the ring buffer, %d in the observer's queue", flows, kernelLost, queueLost)
+}

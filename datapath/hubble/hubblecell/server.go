@@ -25,6 +25,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
 	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
 	"github.com/apiary-net/apiary/datapath/hubble/api/peer"
+	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
 	"github.com/apiary-net/apiary/datapath/monitor"
 )
 
@@ -54,7 +55,12 @@ type server struct {
 	wg      sync.WaitGroup
 	stopped chan struct{}
 	lost    uint64 // events the subscription lost (read by statusReport under mu)
-	mu      sync.Mutex
+	// kernelLost counts the records the programs could not write (under
+	// mu); bpfRoot locates the metrics map that counts them ("" without
+	// the BPF loader).
+	kernelLost uint64
+	bpfRoot    string
+	mu         sync.Mutex
 }
 
 func versionString() string { return version.Get().String() }
@@ -109,6 +115,19 @@ func (s *server) start(cell.HookContext) error {
 		defer s.wg.Done()
 		s.consume(fm)
 	}()
+	if s.bpfRoot != "" {
+		m, err := metricsmap.Open(s.log, s.bpfRoot)
+		if err != nil {
+			s.log.Warn("Cannot open the BPF metrics map: lost datapath events are not reported", "error", err)
+		} else {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer m.Close()
+				s.watchKernelLost(m)
+			}()
+		}
+	}
 	s.log.Info("Hubble observer listening", "socket", s.cfg.HubbleSocketPath, "address", s.cfg.HubbleListenAddress,
 		"buffer", s.ring.Capacity())
 	return nil
@@ -231,9 +250,10 @@ func (s *server) statusReport(ctx context.Context) status.Report {
 	}
 	held, seen := s.ring.Counts()
 	s.mu.Lock()
-	lost := s.lost
+	lost, kernelLost := s.lost, s.kernelLost
 	s.mu.Unlock()
-	msg := fmt.Sprintf("Current/Max Flows: %d/%d, %d seen, %d lost, on %s", held, s.ring.Capacity(), seen, lost, s.cfg.HubbleSocketPath)
+	msg := fmt.Sprintf("Current/Max Flows: %d/%d, %d seen, lost %d in the datapath's ring buffer and %d in the observer's queue, on %s",
+		held, s.ring.Capacity(), seen, kernelLost, lost, s.cfg.HubbleSocketPath)
 	if s.cfg.HubbleListenAddress != "" {
 		msg += " and " + s.cfg.HubbleListenAddress
 	}

@@ -45,6 +45,9 @@ const (
 	ReasonInvalid      Reason = 134
 	ReasonUnknownL3    Reason = 139
 	ReasonPolicyDenied Reason = 181
+	// ReasonEventsLost is not a packet's: the metrics map counts under it
+	// the event records the ring buffer had no room for.
+	ReasonEventsLost Reason = 255
 )
 
 var reasonNames = map[Reason]string{
@@ -53,6 +56,7 @@ var reasonNames = map[Reason]string{
 	ReasonInvalid:      "Invalid packet",
 	ReasonUnknownL3:    "Unknown L3 protocol",
 	ReasonPolicyDenied: "Policy denied by denylist",
+	ReasonEventsLost:   "Events lost (ring buffer full)",
 }
 
 // String names the reason as Cilium's monitor does.

@@ -24,6 +24,7 @@ type datapathCollector struct {
 	root                       string
 	dropCount, dropBytes       *prometheus.Desc
 	forwardCount, forwardBytes *prometheus.Desc
+	eventsLost                 *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*datapathCollector)(nil)
@@ -49,6 +50,8 @@ func newDatapathMetricsOut(p datapathMetricsParams) metrics.Out {
 		dropBytes:    prometheus.NewDesc("cilium_drop_bytes_total", "Total dropped bytes, tagged by drop reason and ingress/egress direction", []string{"reason", "direction"}, nil),
 		forwardCount: prometheus.NewDesc("cilium_forward_count_total", "Total forwarded packets, tagged by ingress/egress direction", dir, nil),
 		forwardBytes: prometheus.NewDesc("cilium_forward_bytes_total", "Total forwarded bytes, tagged by ingress/egress direction", dir, nil),
+		eventsLost: prometheus.NewDesc("apiary_datapath_events_lost_total",
+			"Event records (drops, verdicts, traces) the programs could not write because the events ring buffer was full", dir, nil),
 	}}
 }
 
@@ -58,6 +61,7 @@ func (c *datapathCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.dropBytes
 	ch <- c.forwardCount
 	ch <- c.forwardBytes
+	ch <- c.eventsLost
 }
 
 // Collect reads the metrics map now; a map that cannot be read (the
@@ -79,6 +83,10 @@ func (c *datapathCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, x := range ms {
 		dir := metricDirection(x.Direction)
+		if x.Reason == eventsmap.ReasonEventsLost {
+			ch <- prometheus.MustNewConstMetric(c.eventsLost, prometheus.CounterValue, float64(x.Packets), dir)
+			continue
+		}
 		if x.Reason == eventsmap.ReasonForwarded {
 			ch <- prometheus.MustNewConstMetric(c.forwardCount, prometheus.CounterValue, float64(x.Packets), dir)
 			ch <- prometheus.MustNewConstMetric(c.forwardBytes, prometheus.CounterValue, float64(x.Bytes), dir)
