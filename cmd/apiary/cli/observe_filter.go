@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,13 @@ func (ff *flowFilterFlags) register(cmd *cobra.Command) {
 // build returns the whitelist: one filter, or two when an either-end
 // flag is set.
 func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
+	for flag, ids := range map[string][]uint{"--from-identity": ff.fromIdentity, "--to-identity": ff.toIdentity, "--identity": ff.ident} {
+		for _, id := range ids {
+			if id > math.MaxUint32 {
+				return nil, fmt.Errorf("%s: %d is not a security identity (at most %d)", flag, id, uint32(math.MaxUint32))
+			}
+		}
+	}
 	base := &flow.FlowFilter{
 		SourcePod: podNames(ff.fromPod, ff.fromNS), DestinationPod: podNames(ff.toPod, ff.toNS),
 		SourceLabel: ff.fromLabel, DestinationLabel: ff.toLabel, SourceIp: ff.fromIP, DestinationIp: ff.toIP,

@@ -58,7 +58,7 @@ func TestObserveRequest(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--verdict", "maybe"}, {"--type", "l7"}, {"--since", "yesterday"}, {"--first", "2", "-f"},
-		{"-o", "table"}, {"--traffic-direction", "sideways"}, {"--is-reply", "perhaps"}, {"--drop-reason-desc", "BAD"},
+		{"-o", "table"}, {"--traffic-direction", "sideways"}, {"--identity", "4294967296"}, {"--is-reply", "perhaps"}, {"--drop-reason-desc", "BAD"},
 	} {
 		if _, err := observeRequest(t, bad...); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)

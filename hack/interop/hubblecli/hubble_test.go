@@ -175,6 +175,10 @@ func TestHubbleCLI(t *testing.T) {
 		}
 	})
 
+	if out := apiary(t, a, "hubble", "status"); !strings.Contains(out, "Current/Max Flows: 2/4095 (0.05%)") {
+		t.Errorf("apiary hubble status:\n%s", out)
+	}
+
 	t.Run("follow", func(t *testing.T) { follow(t, a, s) })
 }
 
