@@ -24,6 +24,7 @@ require (
 	github.com/cilium/proxy v0.0.0-20260701124752-9c14fdc485a1 // indirect
 	github.com/cilium/statedb v0.8.4 // indirect
 	github.com/cilium/stream v0.0.1 // indirect
+	github.com/cilium/workerpool v1.4.0 // indirect
 	github.com/cloudflare/cfssl v1.6.5 // indirect
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
@@ -71,9 +72,11 @@ require (
 	github.com/google/gops v0.3.28 // indirect
 	github.com/google/renameio/v2 v2.0.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gopacket/gopacket v1.6.1 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
+	github.com/grpc-ecosystem/go-grpc-prometheus v1.2.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
@@ -184,4 +187,7 @@ replace github.com/apiary-net/apiary => ../..
 
 replace github.com/cilium/statedb => github.com/cilium/statedb v0.8.3
 
-tool github.com/cilium/cilium/hubble
+tool (
+	github.com/cilium/cilium/hubble
+	github.com/cilium/cilium/hubble-relay
+)

@@ -101,8 +101,9 @@ func parseMetric(s string) (hubble.Metric, error) {
 	return "", fmt.Errorf("%q is not drop, flow or tcp", s)
 }
 
-// peerAddress is where a relay reaches this node's observer: the node
-// IP with the port of --hubble-listen-address (empty without one).
+// peerAddress is where a relay reaches this node's observer: the host of
+// --hubble-listen-address when it names one, else the node IP, with its
+// port (empty without a listen address).
 func peerAddress(nodeIP, listen string) string {
 	if listen == "" {
 		return ""
@@ -124,22 +125,31 @@ func newPeers(cfg Config, ln localnode.Store) *hubble.Peers {
 	peers := hubble.NewPeers()
 	local := ln.Get()
 	if cfg.EnableHubble && local.IP.IsValid() {
-		name := local.Name
-		if local.Cluster.ClusterName != "" {
-			name = local.Cluster.ClusterName + "/" + local.Name
+		addr := peerAddress(local.IP.String(), cfg.HubbleListenAddress)
+		if addr == "" {
+			addr = net.JoinHostPort(local.IP.String(), strconv.Itoa(defaultPeerPort))
 		}
-		peers.Upsert(name, net.JoinHostPort(local.IP.String(), strconv.Itoa(listenPort(cfg.HubbleListenAddress))))
+		peers.Upsert(localPeerName(ln), addr)
 	}
 	return peers
 }
 
+// localPeerName is this node's name in the Peer service.
+func localPeerName(ln localnode.Store) string {
+	local := ln.Get()
+	if local.Cluster.ClusterName != "" {
+		return local.Cluster.ClusterName + "/" + local.Name
+	}
+	return local.Name
+}
+
 // newPeerHandler registers the Peer service's list with the node
 // manager (none when Hubble is off).
-func newPeerHandler(cfg Config, peers *hubble.Peers) node.NodeHandlerOut {
+func newPeerHandler(cfg Config, peers *hubble.Peers, ln localnode.Store) node.NodeHandlerOut {
 	if !cfg.EnableHubble {
 		return node.NodeHandlerOut{}
 	}
-	return node.NodeHandlerOut{Handler: &peerHandler{peers: peers, port: listenPort(cfg.HubbleListenAddress)}}
+	return node.NodeHandlerOut{Handler: &peerHandler{peers: peers, port: listenPort(cfg.HubbleListenAddress), self: localPeerName(ln)}}
 }
 
 func newStatusProvider(id cell.FullModuleID, s *server) status.ProviderOut {

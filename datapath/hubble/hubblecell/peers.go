@@ -19,6 +19,9 @@ const defaultPeerPort = 4244
 type peerHandler struct {
 	peers *hubble.Peers
 	port  int
+	// self is this node's name: its entry (newPeers) names the address
+	// it listens on, which the node manager does not know.
+	self string
 }
 
 var _ node.NodeHandler = (*peerHandler)(nil)
@@ -28,18 +31,26 @@ func (h *peerHandler) Name() string { return "hubble-peers" }
 func (h *peerHandler) NodeAdd(n node.Node) error { h.upsert(n); return nil }
 
 func (h *peerHandler) NodeUpdate(old, n node.Node) error {
-	if peerName(old) != peerName(n) {
+	if peerName(old) != peerName(n) && peerName(old) != h.self {
 		h.peers.Delete(peerName(old))
 	}
 	h.upsert(n)
 	return nil
 }
 
-func (h *peerHandler) NodeDelete(n node.Node) error { h.peers.Delete(peerName(n)); return nil }
+func (h *peerHandler) NodeDelete(n node.Node) error {
+	if peerName(n) != h.self {
+		h.peers.Delete(peerName(n))
+	}
+	return nil
+}
 
 func (h *peerHandler) NodeValidateImplementation(n node.Node) error { h.upsert(n); return nil }
 
 func (h *peerHandler) upsert(n node.Node) {
+	if peerName(n) == h.self {
+		return
+	}
 	ip := n.PrimaryIP(false)
 	if !ip.IsValid() {
 		ip = n.PrimaryIP(true)

@@ -13,7 +13,7 @@ import (
 // and a remote one's, are listed by primary IP and the Hubble port, and
 // leave the list when deleted or renamed.
 func TestPeerHandlerFollowsNodes(t *testing.T) {
-	h := &peerHandler{peers: hubble.NewPeers(), port: listenPort(":4245")}
+	h := &peerHandler{peers: hubble.NewPeers(), port: listenPort(":4245"), self: "c1/node-a"}
 	addr := func(ip string) []node.Address {
 		return []node.Address{{Type: node.NodeInternalIP, IP: netip.MustParseAddr(ip)}}
 	}
@@ -27,6 +27,7 @@ func TestPeerHandlerFollowsNodes(t *testing.T) {
 	h.NodeUpdate(b, renamed)
 	h.NodeDelete(r)
 	h.NodeAdd(r)
+	h.NodeAdd(node.Node{Name: "node-a", Cluster: "c1", IPAddresses: addr("192.0.2.10")}) // this node: its own entry stands
 	want := map[string]string{"c1/node-c": "192.0.2.11:4245", "c2/node-x": "[fd00::2]:4245"}
 	if got := h.peers.Nodes(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("peers %v, want %v", got, want)

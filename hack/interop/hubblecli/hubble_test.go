@@ -21,8 +21,9 @@ import (
 	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
 )
 
-// hubbleBin is the hubble CLI built by TestMain.
-var hubbleBin string
+// hubbleBin and relayBin are the hubble CLI and hubble-relay built by
+// TestMain.
+var hubbleBin, relayBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hubblecli")
@@ -30,13 +31,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	hubbleBin = filepath.Join(dir, "hubble")
-	build := exec.Command("go", "build", "-o", hubbleBin, "github.com/cilium/cilium/hubble")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the hubble CLI:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	hubbleBin, relayBin = filepath.Join(dir, "hubble"), filepath.Join(dir, "hubble-relay")
+	for bin, pkg := range map[string]string{hubbleBin: "github.com/cilium/cilium/hubble", relayBin: "github.com/cilium/cilium/hubble-relay"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", pkg+":", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := 0
 	func() {
@@ -55,15 +58,22 @@ func TestMain(m *testing.M) {
 // hubble runs the CLI against the agent and returns its output.
 func hubble(t *testing.T, a *hubbletest.Agent, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hubbleBin, append(args, "--server", "unix://"+a.Socket)...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	out, err := cmd.CombinedOutput()
+	out, err := hubbleAt(t, "unix://"+a.Socket, args...)
 	if err != nil {
 		t.Fatalf("hubble %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+// hubbleAt runs the CLI against server.
+func hubbleAt(t *testing.T, server string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hubbleBin, append(args, "--server", server)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // apiary runs `apiary <args> --server unix://...` in the test process.
