@@ -2,6 +2,7 @@ package hubble
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,11 +20,15 @@ const (
 	MetricDrop Metric = "drop"
 	// MetricTCP: hubble_tcp_flags_total{flag,family}.
 	MetricTCP Metric = "tcp"
+	// MetricPolicy: hubble_policy_verdicts_total{direction,match,action},
+	// of the policy-verdict flows (enabling it makes the programs write
+	// a verdict event for every new flow).
+	MetricPolicy Metric = "policy"
 )
 
 // FlowMetrics counts flows into Hubble's metrics.
 type FlowMetrics struct {
-	flows, drops, tcp *prometheus.CounterVec
+	flows, drops, tcp, policy *prometheus.CounterVec
 }
 
 // NewFlowMetrics creates the selected metrics and registers them with reg.
@@ -43,8 +48,11 @@ func NewFlowMetrics(reg prometheus.Registerer, enabled []Metric) (*FlowMetrics, 
 		case MetricTCP:
 			c, labels = &m.tcp, []string{"flag", "family"}
 			opts = prometheus.CounterOpts{Namespace: "hubble", Name: "tcp_flags_total", Help: "TCP flag occurrences"}
+		case MetricPolicy:
+			c, labels = &m.policy, []string{"direction", "match", "action"}
+			opts = prometheus.CounterOpts{Namespace: "hubble", Name: "policy_verdicts_total", Help: "Total number of Cilium network policy verdicts"}
 		default:
-			return nil, fmt.Errorf("metric %q is not flow, drop or tcp", e)
+			return nil, fmt.Errorf("metric %q is not flow, drop, tcp or policy", e)
 		}
 		if *c != nil {
 			return nil, fmt.Errorf("metric %q listed twice", e)
@@ -78,6 +86,10 @@ func (m *FlowMetrics) Observe(f *flow.Flow) {
 	if m.drops != nil && f.GetVerdict() == flow.Verdict_DROPPED {
 		m.drops.WithLabelValues(f.GetDropReasonDesc().String(), proto).Inc()
 	}
+	if m.policy != nil && f.GetEventType().GetType() == MessageTypePolicyVerdict && f.GetSource().GetIdentity() != reservedHost {
+		m.policy.WithLabelValues(strings.ToLower(f.GetTrafficDirection().String()),
+			strings.ToLower(policyMatchNames[f.GetPolicyMatchType()]), strings.ToLower(f.GetVerdict().String())).Inc()
+	}
 	if tcp := f.GetL4().GetTCP(); m.tcp != nil && tcp != nil && f.GetIP() != nil {
 		fam := f.GetIP().GetIpVersion().String()
 		fl := tcp.GetFlags()
@@ -94,6 +106,13 @@ func (m *FlowMetrics) Observe(f *flow.Flow) {
 		}
 	}
 }
+
+// reservedHost is the host's identity: Hubble's policy metric skips its
+// verdicts (the host may reach every local endpoint).
+const reservedHost = 1
+
+// policyMatchNames are Cilium's names of the policy match types.
+var policyMatchNames = map[uint32]string{0: "none", 1: "L3-Only", 2: "L3-L4", 3: "L4-Only", 4: "all"}
 
 // FlowProtocol names a flow's L4 protocol as Hubble's metrics do.
 func FlowProtocol(f *flow.Flow) string {

@@ -92,13 +92,13 @@ func newServer(p params) (*server, error) {
 func parseMetric(s string) (hubble.Metric, error) {
 	name, opts, _ := strings.Cut(s, ":")
 	switch m := hubble.Metric(name); m {
-	case hubble.MetricFlow, hubble.MetricDrop, hubble.MetricTCP:
+	case hubble.MetricFlow, hubble.MetricDrop, hubble.MetricTCP, hubble.MetricPolicy:
 		if opts != "" {
 			return "", fmt.Errorf("%q: metric options (%s) are not supported", s, opts)
 		}
 		return m, nil
 	}
-	return "", fmt.Errorf("%q is not drop, flow or tcp", s)
+	return "", fmt.Errorf("%q is not drop, flow, tcp or policy", s)
 }
 
 // peerAddress is where a relay reaches this node's observer: the host of

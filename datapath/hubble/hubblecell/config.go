@@ -25,7 +25,7 @@ type Config struct {
 	// HubbleMetricsServer, when set, serves Hubble's metrics on this
 	// address, e.g. ":9965".
 	HubbleMetricsServer string
-	// HubbleMetrics lists the metrics to export: drop, flow, tcp.
+	// HubbleMetrics lists the metrics to export: drop, flow, tcp, policy.
 	HubbleMetrics []string
 }
 
@@ -43,7 +43,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("hubble-listen-address", def.HubbleListenAddress, "Address the Hubble API also listens on for a relay, e.g. :4244 (none when empty)")
 	fs.Int("hubble-event-buffer-capacity", def.HubbleEventBufferCapacity, "Number of flows the Hubble ring buffer keeps: a power of two minus one, at most 65535")
 	fs.String("hubble-metrics-server", def.HubbleMetricsServer, "Address to serve Hubble's flow metrics on, e.g. :9965 (none when empty)")
-	fs.StringSlice("hubble-metrics", def.HubbleMetrics, "Hubble metrics to export: drop, flow, tcp (e.g. drop,flow,tcp)")
+	fs.StringSlice("hubble-metrics", def.HubbleMetrics, "Hubble metrics to export: drop, flow, tcp, policy (e.g. drop,flow,tcp; policy makes the datapath report a verdict for every new flow)")
 }
 
 // Validate checks the flags (only those that matter when enabled).

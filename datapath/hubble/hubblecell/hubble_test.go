@@ -305,3 +305,32 @@ func TestRingBufferLossIsReported(t *testing.T) {
 	}
 	t.Logf("%d flows, %d lost in the ring buffer, %d in the observer's queue", flows, kernelLost, queueLost)
 }
+
+// TestPolicyMetric: --hubble-metrics policy subscribes to policy
+// verdicts and counts them in hubble_policy_verdicts_total with Cilium's
+// labels; the verdicts are flows too.
+func TestPolicyMetric(t *testing.T) {
+	a := hubbletest.Start(t, "hubble-metrics=policy")
+	s := a.NewScene(t)
+	s.Ingress(t, s.AllowedTCP())
+	s.Ingress(t, s.DeniedTCP())
+	want := []string{
+		`hubble_policy_verdicts_total{action="forwarded",direction="ingress",match="l3-l4"} 1`,
+		`hubble_policy_verdicts_total{action="dropped",direction="ingress",match="none"} 1`,
+	}
+	celltest.Eventually(t, "both verdicts counted", func() bool {
+		body := scrape(t, a.MetricsAddr)
+		return strings.Contains(body, want[0]) && strings.Contains(body, want[1])
+	})
+	obs := observer.NewObserverClient(a.Dial(t))
+	st, err := obs.GetFlows(t.Context(), &observer.GetFlowsRequest{Whitelist: []*flow.FlowFilter{
+		{EventType: []*flow.EventTypeFilter{{Type: 5}}, Verdict: []flow.Verdict{flow.Verdict_DROPPED}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := recv(t, st); f.GetDropReasonDesc() != flow.DropReason_POLICY_DENIED || f.GetPolicyMatchType() != 0 ||
+		f.GetL4().GetTCP().GetDestinationPort() != 22 || f.GetIsReply().GetValue() {
+		t.Errorf("denied verdict flow %v", f)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +76,9 @@ func (s *server) start(cell.HookContext) error {
 			return err
 		}
 	}
-	sub, err := s.monitor.Subscribe(monitor.Types{Drop: true, Trace: true}, subscriptionBuffer)
+	types := monitor.Types{Drop: true, Trace: true}
+	types.PolicyVerdict = slices.Contains(s.metricNames, hubble.MetricPolicy)
+	sub, err := s.monitor.Subscribe(types, subscriptionBuffer)
 	if err != nil {
 		return fmt.Errorf("subscribe to the datapath monitor: %w", err)
 	}
