@@ -167,13 +167,16 @@ func (h hubbleJSON) MarshalJSON() ([]byte, error) {
 }
 
 // printFlowResponse prints one response: a JSON line as `hubble observe
-// -o json`, or a compact line (lost events go to stderr).
+// -o json`, or a compact line; lost events go to stderr, as hubble's.
 func printFlowResponse(w, werr io.Writer, resp *observer.GetFlowsResponse, asJSON bool) error {
 	if asJSON {
-		if resp.GetFlow() == nil && resp.GetLostEvents() == nil {
-			return nil
+		switch {
+		case resp.GetFlow() != nil:
+			return json.NewEncoder(w).Encode(hubbleJSON{resp})
+		case resp.GetLostEvents() != nil: // hubble writes them to stderr
+			return json.NewEncoder(werr).Encode(hubbleJSON{resp})
 		}
-		return json.NewEncoder(w).Encode(hubbleJSON{resp})
+		return nil
 	}
 	if l := resp.GetLostEvents(); l != nil {
 		_, err := fmt.Fprintf(werr, "EVENTS LOST: %s CPU(%d) %d\n", l.GetSource(), l.GetCpu().GetValue(), l.GetNumEventsLost())

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
+	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
 )
 
 // observeRequest parses args as apiary observe's flags.
@@ -80,5 +81,19 @@ func TestCompactFlow(t *testing.T) {
 	want := "Nov 27 01:48:13.970: 10.0.1.1:40000 (world) <- shop/web-0:80 (ID:65792) to-stack FORWARDED (TCP Flags: SYN, ACK)"
 	if got := CompactFlow(f); got != want {
 		t.Errorf("CompactFlow = %q\nwant          %q", got, want)
+	}
+}
+
+func TestLostEventsGoToStderr(t *testing.T) {
+	lost := &observer.GetFlowsResponse{ResponseTypes: &observer.GetFlowsResponse_LostEvents{
+		LostEvents: &flow.LostEvent{Source: flow.LostEventSource_PERF_EVENT_RING_BUFFER, NumEventsLost: 3}}}
+	for _, asJSON := range []bool{false, true} {
+		var out, errOut strings.Builder
+		if err := printFlowResponse(&out, &errOut, lost, asJSON); err != nil {
+			t.Fatal(err)
+		}
+		if out.Len() != 0 || !strings.Contains(errOut.String(), "PERF_EVENT_RING_BUFFER") || !strings.Contains(errOut.String(), "3") {
+			t.Errorf("json %v: stdout %q, stderr %q; want the loss on stderr", asJSON, out.String(), errOut.String())
+		}
 	}
 }
