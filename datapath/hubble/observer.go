@@ -1,6 +1,7 @@
 package hubble
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -96,22 +97,9 @@ func (o *Observer) GetNamespaces(context.Context, *observer.GetNamespacesRequest
 		}
 	}
 	slices.SortFunc(out, func(a, b *observer.Namespace) int {
-		if a.Cluster != b.Cluster {
-			return cmpStr(a.Cluster, b.Cluster)
-		}
-		return cmpStr(a.Namespace, b.Namespace)
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace))
 	})
 	return &observer.GetNamespacesResponse{Namespaces: out}, nil
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // GetFlows sends the flows of the ring that pass the request's filters
