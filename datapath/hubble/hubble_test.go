@@ -260,3 +260,30 @@ func TestPeersStreamChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestNamespacesAndNodes(t *testing.T) {
+	r := hubble.NewRing(7)
+	for _, eps := range [][2]string{{"c1/shop", "c1/db"}, {"c2/shop", "c1/shop"}, {"/", "c1/db"}} {
+		ep := func(s string) *flow.Endpoint {
+			c, ns, _ := strings.Cut(s, "/")
+			return &flow.Endpoint{ClusterName: c, Namespace: ns}
+		}
+		r.Write(hubble.Entry{Flow: &flow.Flow{Source: ep(eps[0]), Destination: ep(eps[1])}})
+	}
+	c := serve(t, r)
+	ns, err := c.GetNamespaces(context.Background(), &observer.GetNamespacesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range ns.GetNamespaces() {
+		got = append(got, n.GetCluster()+"/"+n.GetNamespace())
+	}
+	if strings.Join(got, " ") != "c1/db c1/shop c2/shop" {
+		t.Errorf("namespaces %v, want c1/db c1/shop c2/shop", got)
+	}
+	nodes, err := c.GetNodes(context.Background(), &observer.GetNodesRequest{})
+	if err != nil || len(nodes.GetNodes()) != 1 || nodes.GetNodes()[0].GetName() != "n" || nodes.GetNodes()[0].GetSeenFlows() != 3 {
+		t.Errorf("nodes %v (%v), want this node with 3 flows", nodes, err)
+	}
+}
