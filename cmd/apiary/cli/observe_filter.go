@@ -25,7 +25,7 @@ type flowFilterFlags struct {
 	fromIdentity, toIdentity, ident []uint
 	protocol, verdict, dropReason   []string
 	direction, types, node          []string
-	reply                           string
+	reply, notReply                 bool
 }
 
 func (ff *flowFilterFlags) register(cmd *cobra.Command) {
@@ -51,7 +51,8 @@ func (ff *flowFilterFlags) register(cmd *cobra.Command) {
 	fs.StringSliceVar(&ff.direction, "traffic-direction", nil, "Traffic direction: ingress or egress")
 	fs.StringSliceVarP(&ff.types, "type", "t", nil, "Event type: trace, drop, policy-verdict (trace:to-endpoint for a sub type)")
 	fs.StringSliceVar(&ff.node, "node-name", nil, "Node name pattern ([cluster/]node, * for any run of characters)")
-	fs.StringVar(&ff.reply, "is-reply", "", "Only replies (true) or only requests (false)")
+	fs.BoolVar(&ff.reply, "reply", false, "Only reply flows")
+	fs.BoolVar(&ff.notReply, "not-reply", false, "Only flows that are not replies")
 }
 
 // build returns the whitelist: one filter, or two when an either-end
@@ -119,12 +120,11 @@ func (ff *flowFilterFlags) enums(f *flow.FlowFilter) error {
 		}
 		f.EventType = append(f.EventType, et)
 	}
-	if ff.reply != "" {
-		b, err := strconv.ParseBool(ff.reply)
-		if err != nil {
-			return fmt.Errorf("--is-reply: %q is not true or false", ff.reply)
-		}
-		f.Reply = []bool{b}
+	if ff.reply {
+		f.Reply = append(f.Reply, true)
+	}
+	if ff.notReply {
+		f.Reply = append(f.Reply, false)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func TestObserveRequest(t *testing.T) {
 			[]string{`whitelist:{source_pod:"shop/web" verdict:DROPPED}`, `whitelist:{destination_pod:"shop/web" verdict:DROPPED}`}},
 		{"type with sub type", []string{"-t", "trace:to-endpoint"}, []string{"event_type:{type:4 match_sub_type:true}"}},
 		{"namespace alone", []string{"-n", "shop"}, []string{`source_pod:"shop/"`, `destination_pod:"shop/"`}},
-		{"reply", []string{"--is-reply=false", "--drop-reason-desc", "POLICY_DENIED"}, []string{"reply:false", "drop_reason_desc:POLICY_DENIED"}},
+		{"reply", []string{"--not-reply", "--drop-reason-desc", "POLICY_DENIED"}, []string{"reply:false", "drop_reason_desc:POLICY_DENIED"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := observeRequest(t, tc.give...)
@@ -59,7 +59,7 @@ func TestObserveRequest(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--verdict", "maybe"}, {"--type", "l7"}, {"--since", "yesterday"}, {"--first", "2", "-f"},
-		{"-o", "table"}, {"--traffic-direction", "sideways"}, {"--identity", "4294967296"}, {"--is-reply", "perhaps"}, {"--drop-reason-desc", "BAD"},
+		{"-o", "table"}, {"--traffic-direction", "sideways"}, {"--identity", "4294967296"}, {"--drop-reason-desc", "BAD"},
 	} {
 		if _, err := observeRequest(t, bad...); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)

@@ -170,6 +170,40 @@ func TestHubbleCLI(t *testing.T) {
 		t.Errorf("hubble status does not report 2 of 4,095 flows:\n%s", status)
 	}
 
+	t.Run("filters", func(t *testing.T) {
+		client := fmt.Sprint(s.Client.ID)
+		for _, tc := range []struct {
+			args []string
+			want int // flows listed
+		}{
+			{[]string{"--namespace", hubbletest.Namespace}, 2},
+			{[]string{"--namespace", "other"}, 0},
+			{[]string{"--from-label", "k8s:app=client"}, 2},
+			{[]string{"--label", "app=db"}, 0},
+			{[]string{"--type", "drop"}, 1},
+			{[]string{"--type", "trace:to-endpoint"}, 1},
+			{[]string{"--protocol", "tcp", "--to-port", "22"}, 1},
+			{[]string{"--identity", client}, 2},
+			{[]string{"--to-identity", client}, 0},
+			{[]string{"--traffic-direction", "ingress"}, 2},
+			{[]string{"--drop-reason-desc", "POLICY_DENIED"}, 1},
+			{[]string{"--verdict", "FORWARDED"}, 1},
+			{[]string{"--not-reply"}, 1},
+			{[]string{"--reply"}, 0},
+			{[]string{"--to-pod", hubbletest.Namespace + "/web", "--from-ip", "10.0.1.1"}, 2},
+			{[]string{"--node-name", "c1/*"}, 2},
+		} {
+			args := append([]string{"observe", "--last", "100"}, tc.args...)
+			want := hubble(t, a, args...)
+			if got := strings.Count(want, "\n"); got != tc.want {
+				t.Errorf("hubble %s listed %d flows, want %d:\n%s", strings.Join(args, " "), got, tc.want, want)
+			}
+			if got := apiary(t, a, args...); got != want {
+				t.Errorf("apiary %s:\n%s\nhubble prints:\n%s", strings.Join(args, " "), got, want)
+			}
+		}
+	})
+
 	t.Run("apiary observe prints what hubble prints", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"observe", "-o", "json", "--last", "100"},
