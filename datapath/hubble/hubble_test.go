@@ -287,3 +287,23 @@ func TestNamespacesAndNodes(t *testing.T) {
 		t.Errorf("nodes %v (%v), want this node with 3 flows", nodes, err)
 	}
 }
+
+func TestParseDropIPv6ICMP(t *testing.T) {
+	src, dst := netip.MustParseAddr("fd00::2"), netip.MustParseAddr("fd00::7")
+	f, err := parser.Decode(monitor.Event{Event: eventsmap.Event{
+		Type: eventsmap.TypeDrop, Reason: eventsmap.ReasonPolicyDenied, Direction: policy.Egress, EndpointID: 7,
+		SrcIdentity: 1000, DstIdentity: 2, Proto: policy.ProtoICMPv6, ICMPType: 128,
+		Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(dst, 0),
+	}, Time: time.Unix(100, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.GetVerdict() != flow.Verdict_DROPPED || f.GetDropReasonDesc() != flow.DropReason_POLICY_DENY || f.GetDropReason() != 181 ||
+		f.GetIsReply() != nil || f.GetTrafficDirection() != flow.TrafficDirection_EGRESS || f.GetIP().GetIpVersion() != flow.IPVersion_IPv6 ||
+		f.GetL4().GetICMPv6().GetType() != 128 || f.GetSummary() != "ICMPv6 EchoRequest" || f.GetEventType().GetSubType() != 181 {
+		t.Errorf("IPv6 drop %v", f)
+	}
+	if _, err := parser.Decode(monitor.Event{Event: eventsmap.Event{Type: 9}}); err == nil {
+		t.Error("an unknown event type decoded")
+	}
+}
