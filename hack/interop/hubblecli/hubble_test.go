@@ -204,6 +204,22 @@ func TestHubbleCLI(t *testing.T) {
 		}
 	})
 
+	t.Run("field mask, first, since", func(t *testing.T) {
+		masked := hubble(t, a, "observe", "-o", "json", "--last", "100", "--field-mask", "verdict,l4.TCP.destination_port")
+		if strings.Count(masked, "\n") != 2 || strings.Contains(masked, `"source"`) || !strings.Contains(masked, `"destination_port":22`) {
+			t.Errorf("hubble observe --field-mask verdict,l4.TCP.destination_port:\n%s", masked)
+		}
+		if first := hubble(t, a, "observe", "--first", "1"); strings.Count(first, "\n") != 1 || !strings.Contains(first, "FORWARDED") {
+			t.Errorf("hubble observe --first 1:\n%s", first)
+		}
+		if since := hubble(t, a, "observe", "--since", "1h"); strings.Count(since, "\n") != 2 {
+			t.Errorf("hubble observe --since 1h:\n%s", since)
+		}
+		if future := hubble(t, a, "observe", "--since", "2099-01-01T00:00:00Z"); future != "" {
+			t.Errorf("hubble observe --since 2099:\n%s", future)
+		}
+	})
+
 	t.Run("apiary observe prints what hubble prints", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"observe", "-o", "json", "--last", "100"},
