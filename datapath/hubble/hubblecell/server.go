@@ -251,6 +251,9 @@ func (s *server) statusReport(ctx context.Context) status.Report {
 	if s.grpc == nil {
 		return status.Report{State: status.Warning, Message: "Not started"}
 	}
+	if s.bpfRoot == "" {
+		return status.Report{State: status.Warning, Message: "No BPF datapath in this agent: the API serves no flows, on " + s.cfg.HubbleSocketPath}
+	}
 	held, seen := s.ring.Counts()
 	s.mu.Lock()
 	lost, kernelLost := s.lost, s.kernelLost
