@@ -6,8 +6,7 @@
  * --monitor-aggregation:
  *   none, low:        every forwarded packet (the endpoint programs have no
  *                     receive-side observation points for "low" to hide);
- *   medium, maximum:  new flows, ICMP errors about tracked flows, flows
- *                     looked up again after a policy or ipcache change, and
+ *   medium, maximum:  new flows, ICMP errors about tracked flows, and
  *                     established TCP packets carrying SYN, FIN or RST.
  * A trace record is a struct event of type EVENT_TRACE whose reason is the
  * conntrack state (Cilium's TRACE_REASON_*: 0 new flow, 1 established,
