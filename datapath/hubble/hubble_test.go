@@ -217,8 +217,8 @@ func TestGetFlowsSelection(t *testing.T) {
 
 func TestPeersStreamChanges(t *testing.T) {
 	p := hubble.NewPeers()
-	p.Upsert("c1/node-b", "192.0.2.11:4244")
-	p.Upsert("c1/node-a", "192.0.2.10:4244")
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.11:4244"})
+	p.Upsert("c1/node-a", hubble.Peer{Address: "192.0.2.10:4244", TLSServerName: "node-a.c1.hubble-grpc.cilium.io"})
 	path := filepath.Join(t.TempDir(), "peer.sock")
 	l, err := net.Listen("unix", path)
 	if err != nil {
@@ -244,17 +244,17 @@ func TestPeersStreamChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cn.GetType().String() + " " + cn.GetName() + " " + cn.GetAddress()
+		return strings.TrimSpace(cn.GetType().String() + " " + cn.GetName() + " " + cn.GetAddress() + " " + cn.GetTls().GetServerName())
 	}
-	for _, want := range []string{"PEER_ADDED c1/node-a 192.0.2.10:4244", "PEER_ADDED c1/node-b 192.0.2.11:4244"} {
+	for _, want := range []string{"PEER_ADDED c1/node-a 192.0.2.10:4244 node-a.c1.hubble-grpc.cilium.io", "PEER_ADDED c1/node-b 192.0.2.11:4244"} {
 		if got := next(); got != want {
 			t.Errorf("initial list: %q, want %q", got, want)
 		}
 	}
-	p.Upsert("c1/node-b", "192.0.2.12:4244")
-	p.Upsert("c1/node-b", "192.0.2.12:4244") // unchanged: nothing sent
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.12:4244"})
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.12:4244"}) // unchanged: nothing sent
 	p.Delete("c1/node-a")
-	for _, want := range []string{"PEER_UPDATED c1/node-b 192.0.2.12:4244", "PEER_DELETED c1/node-a 192.0.2.10:4244"} {
+	for _, want := range []string{"PEER_UPDATED c1/node-b 192.0.2.12:4244", "PEER_DELETED c1/node-a 192.0.2.10:4244 node-a.c1.hubble-grpc.cilium.io"} {
 		if got := next(); got != want {
 			t.Errorf("change: %q, want %q", got, want)
 		}

@@ -23,44 +23,60 @@ type Peers struct {
 	peer.UnimplementedPeerServer
 
 	mu    sync.Mutex
-	nodes map[string]string // name -> address
+	nodes map[string]Peer // by name
 	subs  map[chan *peer.ChangeNotification]struct{}
 	done  chan struct{}
+}
+
+// Peer is one node of the list.
+type Peer struct {
+	// Address is where its observer listens, "ip:port".
+	Address string
+	// TLSServerName is the name in its certificate, when it serves TLS.
+	TLSServerName string
+}
+
+func (p Peer) notification(name string, typ peer.ChangeNotificationType) *peer.ChangeNotification {
+	cn := &peer.ChangeNotification{Name: name, Address: p.Address, Type: typ}
+	if p.TLSServerName != "" {
+		cn.Tls = &peer.TLS{ServerName: p.TLSServerName}
+	}
+	return cn
 }
 
 var _ peer.PeerServer = (*Peers)(nil)
 
 // NewPeers returns an empty list.
 func NewPeers() *Peers {
-	return &Peers{nodes: map[string]string{}, subs: map[chan *peer.ChangeNotification]struct{}{}, done: make(chan struct{})}
+	return &Peers{nodes: map[string]Peer{}, subs: map[chan *peer.ChangeNotification]struct{}{}, done: make(chan struct{})}
 }
 
-// Upsert adds a node or changes its address.
-func (p *Peers) Upsert(name, address string) {
+// Upsert adds a node or changes it.
+func (p *Peers) Upsert(name string, np Peer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old, ok := p.nodes[name]
-	if ok && old == address {
+	if ok && old == np {
 		return
 	}
-	p.nodes[name] = address
+	p.nodes[name] = np
 	typ := peer.ChangeNotificationType_PEER_ADDED
 	if ok {
 		typ = peer.ChangeNotificationType_PEER_UPDATED
 	}
-	p.publishLocked(&peer.ChangeNotification{Name: name, Address: address, Type: typ})
+	p.publishLocked(np.notification(name, typ))
 }
 
 // Delete removes a node.
 func (p *Peers) Delete(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	addr, ok := p.nodes[name]
+	np, ok := p.nodes[name]
 	if !ok {
 		return
 	}
 	delete(p.nodes, name)
-	p.publishLocked(&peer.ChangeNotification{Name: name, Address: addr, Type: peer.ChangeNotificationType_PEER_DELETED})
+	p.publishLocked(np.notification(name, peer.ChangeNotificationType_PEER_DELETED))
 }
 
 // publishLocked queues cn for every stream; a stream whose queue is full
@@ -98,7 +114,7 @@ func (p *Peers) Notify(_ *peer.NotifyRequest, stream peer.Peer_NotifyServer) err
 	names := slices.Sorted(maps.Keys(p.nodes))
 	initial := make([]*peer.ChangeNotification, 0, len(names))
 	for _, n := range names {
-		initial = append(initial, &peer.ChangeNotification{Name: n, Address: p.nodes[n], Type: peer.ChangeNotificationType_PEER_ADDED})
+		initial = append(initial, p.nodes[n].notification(n, peer.ChangeNotificationType_PEER_ADDED))
 	}
 	p.subs[ch] = struct{}{}
 	p.mu.Unlock()
@@ -131,8 +147,8 @@ func (p *Peers) Notify(_ *peer.NotifyRequest, stream peer.Peer_NotifyServer) err
 	}
 }
 
-// Nodes returns the listed nodes: name -> address.
-func (p *Peers) Nodes() map[string]string {
+// Nodes returns the listed nodes by name.
+func (p *Peers) Nodes() map[string]Peer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.nodes)

@@ -129,10 +129,18 @@ func newPeers(cfg Config, ln localnode.Store) *hubble.Peers {
 		if addr == "" {
 			addr = net.JoinHostPort(local.IP.String(), strconv.Itoa(defaultPeerPort))
 		}
-		peers.Upsert(localPeerName(ln), addr)
+		np := hubble.Peer{Address: addr}
+		if servesTLS(cfg) {
+			np.TLSServerName = tlsServerName(local.Name, local.Cluster.ClusterName)
+		}
+		peers.Upsert(localPeerName(ln), np)
 	}
 	return peers
 }
+
+// servesTLS reports whether --hubble-listen-address serves TLS (every
+// agent of a cluster is expected to be configured alike).
+func servesTLS(cfg Config) bool { return cfg.HubbleListenAddress != "" && !cfg.HubbleDisableTLS }
 
 // localPeerName is this node's name in the Peer service.
 func localPeerName(ln localnode.Store) string {
@@ -149,7 +157,7 @@ func newPeerHandler(cfg Config, peers *hubble.Peers, ln localnode.Store) node.No
 	if !cfg.EnableHubble {
 		return node.NodeHandlerOut{}
 	}
-	return node.NodeHandlerOut{Handler: &peerHandler{peers: peers, port: listenPort(cfg.HubbleListenAddress), self: localPeerName(ln)}}
+	return node.NodeHandlerOut{Handler: &peerHandler{peers: peers, port: listenPort(cfg.HubbleListenAddress), self: localPeerName(ln), tls: servesTLS(cfg)}}
 }
 
 func newStatusProvider(id cell.FullModuleID, s *server) status.ProviderOut {

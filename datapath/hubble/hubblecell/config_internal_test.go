@@ -21,6 +21,11 @@ func TestConfigValidate(t *testing.T) {
 		{"metrics server", func(c *Config) { c.HubbleMetricsServer = "localhost" }, "--hubble-metrics-server"},
 		{"metric", func(c *Config) { c.HubbleMetrics = []string{"flow", "http"} }, `--hubble-metrics: "http"`},
 		{"all metrics", func(c *Config) { c.HubbleMetrics = []string{"flow", "drop", "tcp", "policy"} }, ""},
+		{"listen without TLS files", func(c *Config) { c.HubbleListenAddress = ":4244" }, "--hubble-tls-cert-file"},
+		{"listen in plaintext", func(c *Config) { c.HubbleListenAddress, c.HubbleDisableTLS = ":4244", true }, ""},
+		{"listen with TLS", func(c *Config) {
+			c.HubbleListenAddress, c.HubbleTLSCertFile, c.HubbleTLSKeyFile = ":4244", "/c.pem", "/k.pem"
+		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

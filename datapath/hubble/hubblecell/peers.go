@@ -19,6 +19,7 @@ const defaultPeerPort = 4244
 type peerHandler struct {
 	peers *hubble.Peers
 	port  int
+	tls   bool // the nodes serve TLS: each gets its server name
 	// self is this node's name: its entry (newPeers) names the address
 	// it listens on, which the node manager does not know.
 	self string
@@ -58,7 +59,11 @@ func (h *peerHandler) upsert(n node.Node) {
 	if !ip.IsValid() {
 		return
 	}
-	h.peers.Upsert(peerName(n), net.JoinHostPort(ip.String(), strconv.Itoa(h.port)))
+	np := hubble.Peer{Address: net.JoinHostPort(ip.String(), strconv.Itoa(h.port))}
+	if h.tls {
+		np.TLSServerName = tlsServerName(n.Name, n.Cluster)
+	}
+	h.peers.Upsert(peerName(n), np)
 }
 
 // peerName is Hubble's node name: "<cluster>/<node>".

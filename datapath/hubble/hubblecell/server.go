@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -50,7 +51,7 @@ type server struct {
 	metricNames []hubble.Metric
 
 	sub     *monitor.Subscription
-	grpc    *grpc.Server
+	grpcs   []*grpc.Server // one per listener: the socket's, and the TCP one (TLS)
 	health  *health.Server
 	metrics *http.Server
 	wg      sync.WaitGroup
@@ -89,25 +90,27 @@ func (s *server) start(cell.HookContext) error {
 	}
 	s.sub, s.stopped = sub, make(chan struct{})
 	s.observer.Started = time.Now()
-	s.grpc = grpc.NewServer()
-	observer.RegisterObserverServer(s.grpc, s.observer)
-	peer.RegisterPeerServer(s.grpc, s.peers)
-	hs := health.NewServer() // `hubble status` checks it first
-	hs.SetServingStatus(healthServiceName, healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(s.grpc, hs)
-	s.health = hs
+	s.health = health.NewServer() // `hubble status` checks it first
+	s.health.SetServingStatus(healthServiceName, healthpb.HealthCheckResponse_SERVING)
 	for _, l := range listeners {
+		srv := grpc.NewServer(l.opts...)
+		observer.RegisterObserverServer(srv, s.observer)
+		peer.RegisterPeerServer(srv, s.peers)
+		healthpb.RegisterHealthServer(srv, s.health)
+		s.grpcs = append(s.grpcs, srv)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if err := s.grpc.Serve(l); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-				s.log.Error("Hubble API server failed", "address", l.Addr().String(), "error", err)
+			if err := srv.Serve(l.l); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				s.log.Error("Hubble API server failed", "address", l.l.Addr().String(), "error", err)
 			}
 		}()
 	}
 	if reg != nil {
 		if err := s.serveMetrics(reg); err != nil {
-			s.grpc.Stop()
+			for _, srv := range s.grpcs {
+				srv.Stop()
+			}
 			sub.Close()
 			s.wg.Wait()
 			return err
@@ -136,9 +139,23 @@ func (s *server) start(cell.HookContext) error {
 	return nil
 }
 
+// listener is a listener and the options of the gRPC server on it.
+type listener struct {
+	l    net.Listener
+	opts []grpc.ServerOption
+}
+
 // listen opens the unix socket (replacing a stale one) and the TCP
-// listener.
-func (s *server) listen() ([]net.Listener, error) {
+// listener, with TLS unless --hubble-disable-tls.
+func (s *server) listen() ([]listener, error) {
+	var tcpOpts []grpc.ServerOption
+	if servesTLS(s.cfg) {
+		tc, err := serverTLS(s.cfg)
+		if err != nil {
+			return nil, err
+		}
+		tcpOpts = append(tcpOpts, grpc.Creds(credentials.NewTLS(tc)))
+	}
 	path := s.cfg.HubbleSocketPath
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("--hubble-socket-path: %w", err)
@@ -150,14 +167,14 @@ func (s *server) listen() ([]net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--hubble-socket-path: %w", err)
 	}
-	ls := []net.Listener{ul}
+	ls := []listener{{l: ul}}
 	if a := s.cfg.HubbleListenAddress; a != "" {
 		tl, err := net.Listen("tcp", a)
 		if err != nil {
 			ul.Close()
 			return nil, fmt.Errorf("--hubble-listen-address: %w", err)
 		}
-		ls = append(ls, tl)
+		ls = append(ls, listener{l: tl, opts: tcpOpts})
 	}
 	return ls, nil
 }
@@ -222,16 +239,23 @@ func (s *server) stop(ctx cell.HookContext) error {
 	s.ring.Stop()  // ends the followers
 	s.peers.Stop() // ends the Notify streams
 	s.health.Shutdown()
-	done := make(chan struct{})
-	go func() {
-		s.grpc.GracefulStop()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		s.grpc.Stop()
+	var stops sync.WaitGroup
+	for _, srv := range s.grpcs {
+		stops.Go(func() {
+			done := make(chan struct{})
+			go func() {
+				srv.GracefulStop()
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				srv.Stop()
+				<-done
+			}
+		})
 	}
+	stops.Wait()
 	var err error
 	if s.metrics != nil {
 		err = s.metrics.Shutdown(ctx)
@@ -248,7 +272,7 @@ func (s *server) statusReport(ctx context.Context) status.Report {
 	if !s.cfg.EnableHubble {
 		return status.Report{State: status.Disabled, Message: "--enable-hubble is false"}
 	}
-	if s.grpc == nil {
+	if len(s.grpcs) == 0 {
 		return status.Report{State: status.Warning, Message: "Not started"}
 	}
 	if s.bpfRoot == "" {

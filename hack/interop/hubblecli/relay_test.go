@@ -25,10 +25,14 @@ func freePort(t *testing.T) string {
 
 // TestRelay: Cilium's hubble-relay finds the agent through its Peer
 // service on the unix socket, connects to its observer on
-// --hubble-listen-address, and the hubble CLI pointed at the relay lists
-// the agent's flows with its node name.
+// --hubble-listen-address with mutual TLS (the server name the Peer
+// service gives, the relay's client certificate checked), and the hubble
+// CLI pointed at the relay lists the agent's flows with its node name.
 func TestRelay(t *testing.T) {
-	a := hubbletest.Start(t, "hubble-listen-address="+freePort(t))
+	c := newCerts(t, "node-a.c1.hubble-grpc.cilium.io")
+	listen := freePort(t)
+	a := hubbletest.Start(t, "hubble-listen-address="+listen, "hubble-tls-cert-file="+c.serverCert,
+		"hubble-tls-key-file="+c.serverKey, "hubble-tls-client-ca-files="+c.ca)
 	s := a.NewScene(t)
 	if v := s.Ingress(t, s.DeniedTCP()); v != monitortest.ActShot {
 		t.Fatalf("denied flow: verdict %d", v)
@@ -37,7 +41,8 @@ func TestRelay(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	relay := exec.CommandContext(ctx, relayBin, "serve", "--peer-service", "unix://"+a.Socket,
 		"--listen-address", relayAddr, "--health-listen-address", freePort(t),
-		"--disable-server-tls", "--disable-client-tls", "--retry-timeout", "1s")
+		"--disable-server-tls", "--tls-hubble-server-ca-files", c.ca,
+		"--tls-hubble-client-cert-file", c.clientCert, "--tls-hubble-client-key-file", c.clientKey, "--retry-timeout", "1s")
 	var relayLog strings.Builder
 	relay.Stdout, relay.Stderr = &relayLog, &relayLog
 	if err := relay.Start(); err != nil {
@@ -68,4 +73,14 @@ func TestRelay(t *testing.T) {
 		return err == nil && strings.Contains(status, "Connected Nodes: 1/1")
 	})
 	t.Logf("hubble status through the relay:\n%s", status)
+
+	// The listen address itself: mTLS, a client without a certificate is refused.
+	tlsArgs := []string{"observe", "--tls", "--tls-ca-cert-files", c.ca, "--tls-server-name", "node-a.c1.hubble-grpc.cilium.io"}
+	if out, err := hubbleAt(t, listen, tlsArgs...); err == nil {
+		t.Errorf("hubble observe over TLS without a client certificate succeeded:\n%s", out)
+	}
+	withCert := append(tlsArgs, "--tls-client-cert-file", c.clientCert, "--tls-client-key-file", c.clientKey)
+	if out, err := hubbleAt(t, listen, withCert...); err != nil || !strings.Contains(out, "Policy denied DROPPED") {
+		t.Errorf("hubble observe over mTLS (%v):\n%s", err, out)
+	}
 }
