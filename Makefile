@@ -76,6 +76,7 @@ bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/cmbench
 	cd hack/bench && $(GO) run ./cmd/meshbench
 	cd hack/bench && $(GO) run ./cmd/k8sbench
+	cd hack/bench && $(GO) run ./cmd/hubblebench
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c
@@ -88,8 +89,15 @@ bpf-toolchain:
 	  apt-get update && apt-get install -y clang-19 llvm-19; \
 	fi
 
+.PHONY: proto-toolchain
+proto-toolchain: # protoc and the well-known .proto files, for datapath/hubble/api/gen.sh
+	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/timestamp.proto ]; then \
+	  echo "installing protobuf-compiler libprotobuf-dev (Debian)"; \
+	  apt-get update && apt-get install -y protobuf-compiler libprotobuf-dev; \
+	fi
+
 .PHONY: generate
-generate: bpf-toolchain ## Regenerate generated code (committed; go build never needs it)
+generate: bpf-toolchain proto-toolchain ## Regenerate generated code (committed; go build never needs it)
 	$(GO) generate ./...
 	cd hack/bench && $(GO) generate ./...
 

@@ -13,7 +13,8 @@
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
  * the conntrack entry; denied: drop. Drops go to the events ring buffer,
  * verdicts of new flows too while a monitor listens; every packet is
- * counted in the metrics map. */
+ * counted in the metrics map; forwarded packets are traced while an
+ * observer listens (lib/trace.h). */
 
 #include "lib/common.h"
 #include "lib/maps.h"
@@ -23,6 +24,7 @@
 #include "lib/events.h"
 #include "lib/policy.h"
 #include "lib/encap.h" /* tunnel routing */
+#include "lib/trace.h" /* hubble: trace events of forwarded packets */
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -91,6 +93,7 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 	__u32 src_id = dir == DIR_EGRESS ? endpoint_identity : peer;
 	__u32 dst_id = dir == DIR_EGRESS ? peer : endpoint_identity;
 	__u8 enforce = dir == DIR_EGRESS ? enforce_egress : enforce_ingress;
+	__u8 traced = TRACE_FORWARDED; /* hubble */
 
 	if (enforce) {
 		struct policy_verdict pv = policy_check(peer, dir, f);
@@ -100,8 +103,11 @@ static __always_inline int handle_new_flow(const struct flow *f, __u8 dir, struc
 				   pv.match_type, dir, endpoint_id, src_id, dst_id);
 		if (!pv.allowed && enforce != ENFORCE_AUDIT)
 			return drop(f, pv.reason, dir, src_id, dst_id);
+		if (!pv.allowed)
+			traced = TRACE_AUDITED; /* hubble */
 	}
 	ct_create(f, dir, peer, endpoint_id, rev, now);
+	trace_verdict(f, dir, CT_NEW, endpoint_id, endpoint_identity, peer, traced); /* hubble */
 	return pass(f, dir);
 }
 
@@ -154,6 +160,7 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u32 d
 	v->policy_rev = rev.policy;
 	v->ipcache_rev = rev.ipcache;
 	v->peer_identity = peer;
+	trace_forwarded(f, dir, reply ? CT_REPLY : CT_ESTABLISHED, endpoint_id, endpoint_identity, peer); /* hubble */
 	return pass(f, dir);
 }
 
@@ -185,10 +192,14 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	if (state != CT_NEW && v) {
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
 			return ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
+		trace_forwarded(f, dir, state, endpoint_id, endpoint_identity, v->peer_identity); /* hubble */
 		return pass(f, dir);
 	}
-	if (unlikely(icmp_is_error(f)) && ct_lookup_related(ctx, f, dir, now) == CT_RELATED)
+	if (unlikely(icmp_is_error(f)) && ct_lookup_related(ctx, f, dir, now) == CT_RELATED) {
+		trace_forwarded(f, dir, CT_RELATED, endpoint_id, endpoint_identity,
+				tunnel_src ?: ipcache_lookup(f, dir == DIR_EGRESS ? f->daddr : f->saddr)); /* hubble */
 		return pass(f, dir);
+	}
 	return handle_new_flow(f, dir, rev, now, tunnel_src);
 }
 

@@ -19,6 +19,9 @@
 #define DROP_INVALID 134    /* truncated or malformed packet */
 #define DROP_UNKNOWN_L3 139 /* neither IPv4, IPv6 nor ARP */
 #define DROP_POLICY_DENY 181 /* a deny entry matched */
+/* hubble: not a packet reason. The metrics map counts under it the event
+ * records the ring buffer had no room for (packets: records lost). */
+#define REASON_EVENTS_LOST 255
 
 /* Policy verdicts of EVENT_POLICY_VERDICT: VERDICT_AUDIT is a flow the
  * policy denies, let through by --policy-audit-mode (Cilium's "audit"). */
@@ -112,7 +115,8 @@ static __always_inline void event_emit(const struct flow *f, __u8 type, __u8 rea
 
 	__builtin_memcpy(ev.saddr, f->saddr, 16);
 	__builtin_memcpy(ev.daddr, f->daddr, 16);
-	ringbuf_output(&events, &ev, sizeof(ev), 0);
+	if (ringbuf_output(&events, &ev, sizeof(ev), 0)) /* hubble: count what is lost */
+		metrics_count(REASON_EVENTS_LOST, dir, 0);
 }
 
 #endif /* APIARY_EVENTS_H */

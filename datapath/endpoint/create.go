@@ -179,7 +179,7 @@ func (m *Manager) upsertIPCache(ep *endpoint) error {
 			continue
 		}
 		_, err := m.p.IPCache.UpsertLocalEndpoint(ipcache.LocalEndpoint{IP: ip, Identity: ep.ident.ID, EndpointID: uint16(ep.snap.ID),
-			K8sNamespace: namespaceOf(ep.snap.Labels), NamedPorts: ep.snap.NamedPorts})
+			K8sNamespace: namespaceOf(ep.snap.Labels), K8sPodName: ep.snap.Pod.Name, NamedPorts: ep.snap.NamedPorts})
 		if err != nil {
 			return err
 		}

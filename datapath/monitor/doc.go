@@ -1,7 +1,8 @@
-// Package monitor fans the datapath's events (drops and policy verdicts
-// from the events ring buffer, package datapath/maps/eventsmap) out to any
-// number of subscribers, each event enriched with both identities'
-// labels. One goroutine reads the ring buffer (Run); every subscriber
+// Package monitor fans the datapath's events (drops, policy verdicts and
+// traces of forwarded packets from the events ring buffer, package
+// datapath/maps/eventsmap) out to any number of subscribers (apiary
+// monitor's streams, the Hubble observer of datapath/hubble), each event
+// enriched with both identities' labels. One goroutine reads the ring buffer (Run); every subscriber
 // has a bounded buffer, and a subscriber that falls behind loses events
 // and is told how many (Subscription.TakeLost), so a slow reader never
 // slows the ring buffer's reader nor the other subscribers.

@@ -23,24 +23,28 @@ type Identities interface {
 	LookupIdentityByID(id identity.NumericIdentity) *identity.Identity
 }
 
-// Types selects event types; the zero value selects every type.
+// Types selects event types; the zero value selects drops and policy
+// verdicts. Traces of forwarded packets are selected only when asked for:
+// they are many, and the programs write them only while someone listens.
 type Types struct {
-	Drop, PolicyVerdict bool
+	Drop, PolicyVerdict, Trace bool
 }
 
-// AllTypes selects every event type.
+// AllTypes selects drops and policy verdicts (the zero value's types).
 var AllTypes = Types{Drop: true, PolicyVerdict: true}
 
 // has reports whether t selects events of type typ.
 func (t Types) has(typ eventsmap.Type) bool {
 	if t == (Types{}) {
-		return true
+		t = AllTypes
 	}
 	switch typ {
 	case eventsmap.TypeDrop:
 		return t.Drop
 	case eventsmap.TypePolicyVerdict:
 		return t.PolicyVerdict
+	case eventsmap.TypeTrace:
+		return t.Trace
 	}
 	return false
 }

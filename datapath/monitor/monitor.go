@@ -24,14 +24,17 @@ type Monitor struct {
 	// onVerdicts hears when it leaves or returns to 0.
 	verdictSubs int
 	onVerdicts  func(listening bool)
+	// traceSubs and onTraces do the same for traces.
+	traceSubs int
+	onTraces  func(listening bool)
 
-	drops, verdicts, lost atomic.Uint64
+	drops, verdicts, traces, lost atomic.Uint64
 }
 
 // Stats are the monitor's counters since it was created.
 type Stats struct {
-	// Drops and Verdicts count the events published, by type.
-	Drops, Verdicts uint64
+	// Drops, Verdicts and Traces count the events published, by type.
+	Drops, Verdicts, Traces uint64
 	// Lost counts the events subscribers lost (one per subscriber).
 	Lost uint64
 	// Subscribers is the number of open subscriptions.
@@ -40,7 +43,7 @@ type Stats struct {
 
 // Stats returns the monitor's counters.
 func (m *Monitor) Stats() Stats {
-	return Stats{Drops: m.drops.Load(), Verdicts: m.verdicts.Load(), Lost: m.lost.Load(), Subscribers: m.Subscribers()}
+	return Stats{Drops: m.drops.Load(), Verdicts: m.verdicts.Load(), Traces: m.traces.Load(), Lost: m.lost.Load(), Subscribers: m.Subscribers()}
 }
 
 // New returns a monitor without subscribers.
@@ -60,6 +63,39 @@ func (m *Monitor) OnVerdictSubscribers(fn func(listening bool)) {
 	m.onVerdicts = fn
 }
 
+// OnTraceSubscribers is OnVerdictSubscribers for subscriptions selecting
+// traces: the monitor cell sets the datapath's trace-event flag with it.
+func (m *Monitor) OnTraceSubscribers(fn func(listening bool)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onTraces = fn
+}
+
+// addSub and dropSub count a subscription of types; m.mu is held.
+func (m *Monitor) addSub(types Types) {
+	if types.has(eventsmap.TypePolicyVerdict) {
+		m.addVerdictSub()
+	}
+	if types.has(eventsmap.TypeTrace) {
+		m.traceSubs++
+		if m.traceSubs == 1 && m.onTraces != nil {
+			m.onTraces(true)
+		}
+	}
+}
+
+func (m *Monitor) dropSub(types Types) {
+	if types.has(eventsmap.TypePolicyVerdict) {
+		m.dropVerdictSub()
+	}
+	if types.has(eventsmap.TypeTrace) {
+		m.traceSubs--
+		if m.traceSubs == 0 && m.onTraces != nil {
+			m.onTraces(false)
+		}
+	}
+}
+
 // addVerdictSub and dropVerdictSub count a subscription selecting
 // verdicts; m.mu is held.
 func (m *Monitor) addVerdictSub() {
@@ -75,6 +111,13 @@ func (m *Monitor) dropVerdictSub() {
 		m.onVerdicts(false)
 	}
 }
+
+// Subscriber hands out subscriptions; *Monitor is one.
+type Subscriber interface {
+	Subscribe(types Types, buffer int) (*Subscription, error)
+}
+
+var _ Subscriber = (*Monitor)(nil)
 
 // Subscription receives the events of the selected types, up to a
 // bounded number ahead of its reader.
@@ -105,9 +148,7 @@ func (m *Monitor) Subscribe(types Types, buffer int) (*Subscription, error) {
 		return nil, ErrStopped
 	}
 	m.subs[s] = struct{}{}
-	if types.has(eventsmap.TypePolicyVerdict) {
-		m.addVerdictSub()
-	}
+	m.addSub(types)
 	return s, nil
 }
 
@@ -126,6 +167,8 @@ func (m *Monitor) Publish(ev Event) {
 		m.drops.Add(1)
 	case eventsmap.TypePolicyVerdict:
 		m.verdicts.Add(1)
+	case eventsmap.TypeTrace:
+		m.traces.Add(1)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -157,6 +200,10 @@ func (m *Monitor) Stop() {
 		m.verdictSubs = 1
 		m.dropVerdictSub()
 	}
+	if m.traceSubs > 0 && m.onTraces != nil {
+		m.onTraces(false)
+	}
+	m.traceSubs = 0
 	m.mu.Unlock()
 	for s := range subs {
 		s.end()
@@ -182,9 +229,7 @@ func (s *Subscription) Close() {
 	s.m.mu.Lock()
 	if _, ok := s.m.subs[s]; ok {
 		delete(s.m.subs, s)
-		if s.types.has(eventsmap.TypePolicyVerdict) {
-			s.m.dropVerdictSub()
-		}
+		s.m.dropSub(s.types)
 	}
 	s.m.mu.Unlock()
 	s.end()

@@ -54,6 +54,7 @@ func TestScenarios(t *testing.T) {
 				"default/employee-0 -> 10.3.3.3 6379/TCP ALLOWED\n  seen: PONG (10.3.3.10 -> 10.3.3.3:6379",
 				"default/stranger-0 -> 10.3.3.3 6379/TCP DENIED\n  seen: timeout (10.3.3.11 -> 10.3.3.3:6379",
 				"monitor of cluster1-node1: xx drop (Policy denied) ingress endpoint 1, identity ",
+				"hubble observe on cluster1-node1: ", "default/stranger-0:", " Policy denied DROPPED (TCP Flags: SYN)",
 				"cluster2/istio-space/employee-0 -> 10.3.3.3 6379/TCP ALLOWED\n  seen: PONG (10.4.4.10 -> 10.3.3.3:6379",
 				"ClusterMesh:   Ok         1/1 clusters ready",
 				"cluster2/cluster2-node1   192.168.254.21   10.4.4.0/24",

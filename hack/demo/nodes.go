@@ -67,6 +67,7 @@ func (l *lab) agentArgs(n *node) []string {
 		"--pod-cidr=" + n.podCIDRs[v4].String() + "," + n.podCIDRs[v6].String(),
 		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
 		"--policy-dir=" + dir(c.name, "policies"),
+		"--enable-hubble", "--hubble-socket-path=" + dir(n.name, "hubble.sock"),
 		"--policy-default-local-cluster=" + strconv.FormatBool(l.p.scenario.PolicyDefaultLocalCluster == nil || *l.p.scenario.PolicyDefaultLocalCluster),
 	}
 	if len(l.p.clusters) > 1 {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/netip"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func (l *lab) pods(ctx context.Context) error {
 	return nil
 }
 
+// podNameRe is a name both a namespace and a pod may have (RFC 1123 label).
+var podNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
 // podRequest is the endpoint request of po: the identity labels a pod of
 // its namespace gets (as simulate gives them; the agent adds the
 // cluster's), its named ports and its address.
@@ -65,6 +69,10 @@ func (l *lab) podRequest(po *pod) models.EndpointRequest {
 		req.Labels = append(req.Labels, labels.PrefixNamespaceLabels+"."+k+"="+nsLabels[k])
 	}
 	req.Labels = append(req.Labels, labels.KeyPodNamespace+"="+po.spec.Namespace)
+	if podNameRe.MatchString(po.spec.Name) && podNameRe.MatchString(po.spec.Namespace) {
+		// Named in Hubble's flows; a scenario name that is no pod name stays out.
+		req.PodNamespace, req.PodName = po.spec.Namespace, po.spec.Name
+	}
 	for _, pt := range po.spec.Ports {
 		req.NamedPorts = append(req.NamedPorts, models.NamedPort{Name: pt.Name, Port: uint16(pt.Port), Protocol: strings.ToUpper(pt.Protocol)})
 	}

@@ -252,6 +252,11 @@ func (l *lab) runQueries(mons *monitors) []string {
 		if !s.answered {
 			if d, ok := mons.find(s.local, from, to, q.model.Port, string(q.model.Protocol)); ok {
 				fmt.Fprintf(l.out, "  monitor of %s: %s\n", d.node, cli.MonitorLine(d.msg))
+				if line, err := l.hubbleDrop(d.node, d.msg); err == nil {
+					fmt.Fprintf(l.out, "  hubble observe on %s: %s\n", d.node, line)
+				} else {
+					fmt.Fprintf(l.out, "  hubble observe on %s: %v\n", d.node, err)
+				}
 			} else {
 				fmt.Fprintln(l.out, "  monitor: no drop event for this flow")
 			}

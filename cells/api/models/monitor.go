@@ -1,10 +1,14 @@
 package models
 
 // Monitor message types: the "type" of a MonitorMessage, and the values
-// of GET /v1/monitor?type= (drop, policy-verdict; both when absent).
+// of GET /v1/monitor?type= (drop, policy-verdict, trace; drop and
+// policy-verdict when absent).
 const (
 	MonitorTypeDrop          = "drop"
 	MonitorTypePolicyVerdict = "policy-verdict"
+	// MonitorTypeTrace is a forwarded packet (new flows, and more
+	// with --monitor-aggregation none or low): asked for only.
+	MonitorTypeTrace = "trace"
 	// MonitorTypeLost says the subscriber fell behind and the agent
 	// dropped Lost events for it (the datapath was not slowed down).
 	MonitorTypeLost = "lost"
@@ -36,8 +40,11 @@ type MonitorEvent struct {
 	Reason     string `json:"reason,omitempty"`
 	ReasonCode uint8  `json:"reason-code,omitempty"`
 	// Verdict is allow, deny, or audit: denied by policy but passed
-	// (--policy-audit-mode) (policy-verdict only).
+	// (--policy-audit-mode) (policy-verdict); forwarded or audit (trace).
 	Verdict string `json:"verdict,omitempty"`
+	// State is the traced packet's conntrack state: new, established,
+	// reply or related (trace only).
+	State string `json:"state,omitempty"`
 	// Match is what the verdict matched: L3-Only, L3-L4, L4-Only, all
 	// or none (policy-verdict only).
 	Match string `json:"match,omitempty"`

@@ -51,12 +51,12 @@ func TestStatusLines(t *testing.T) {
 	var names []string
 	for _, e := range st.Entries {
 		names = append(names, e.Name)
-		disabled := e.Name == "ClusterMesh" || strings.HasPrefix(e.Name, "Kubernetes") // not configured
+		disabled := e.Name == "ClusterMesh" || e.Name == "Hubble" || strings.HasPrefix(e.Name, "Kubernetes") // not configured
 		if e.State != status.Ok && e.Name != "KVStore" && (!disabled || e.State != status.Disabled) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,IPAM,Services,ClusterMesh"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,IPAM,Services,Hubble,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	if i := slices.IndexFunc(st.Entries, func(e models.StatusEntry) bool { return e.Name == "IPAM" }); i < 0 ||

@@ -18,6 +18,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/ctgc"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
+	"github.com/apiary-net/apiary/datapath/hubble/hubblecell"
 	"github.com/apiary-net/apiary/datapath/ipcachesync"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
@@ -79,6 +80,7 @@ var Datapath = cell.Group(
 	k8spods.Cell,                  // endpoint labels from Kubernetes pods
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 	svcmanagercell.Cell, // services -> load-balancing frontends (writes through a datapath.LBMapWriter when the hive has one)
+	hubblecell.Cell,     // --enable-hubble: Hubble's gRPC API (flows of monitorcell's events)
 )
 
 // ClusterMesh are the cells that mesh this cluster with others: the

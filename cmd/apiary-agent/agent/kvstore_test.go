@@ -42,7 +42,7 @@ func TestBadIdentityKeyKeepsTheAgentHealthy(t *testing.T) {
 	}
 	for _, e := range st.Entries {
 		// Not configured: no clustermesh, no Kubernetes, no --pod-cidr.
-		disabled := e.Name == "ClusterMesh" || e.Name == "IPAM" || strings.HasPrefix(e.Name, "Kubernetes")
+		disabled := e.Name == "ClusterMesh" || e.Name == "IPAM" || e.Name == "Hubble" || strings.HasPrefix(e.Name, "Kubernetes")
 		if e.Name != "Identities" && e.State != status.Ok && (!disabled || e.State != status.Disabled) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}

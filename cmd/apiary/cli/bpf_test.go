@@ -181,9 +181,29 @@ func TestMonitorCommand(t *testing.T) {
 }
 
 func TestMonitorBadType(t *testing.T) {
-	code, _, errOut := run(t, "/nonexistent.sock", "monitor", "--type", "trace")
+	code, _, errOut := run(t, "/nonexistent.sock", "monitor", "--type", "l7")
 	if code == 0 || !strings.Contains(errOut, "--type") {
-		t.Errorf("apiary monitor --type trace: exit %d, stderr %q; want an error naming --type", code, errOut)
+		t.Errorf("apiary monitor --type l7: exit %d, stderr %q; want an error naming --type", code, errOut)
+	}
+}
+
+// TestMonitorTrace: --type trace switches the programs' trace events on
+// and prints the forwarded packets.
+func TestMonitorTrace(t *testing.T) {
+	a := monitortest.Start(t)
+	s := a.NewScene(t)
+	m := startMonitor(t, a.Socket, "--type", "trace")
+	want := fmt.Sprintf("-> trace forwarded (new) ingress endpoint 7, identity %d->%d: 10.0.1.1:40000 -> 10.0.0.7:80 TCP [SYN], labels [%s] -> [%s]",
+		s.Client.ID, s.Web.ID, strings.Join(monitortest.Labels(s.Client), ","), strings.Join(monitortest.Labels(s.Web), ","))
+	// The monitor subscribes before it prints; packets are sent until
+	// the first trace arrives.
+	celltest.Eventually(t, "apiary monitor --type trace prints the forwarded SYN", func() bool {
+		s.Ingress(t, s.AllowedTCP())
+		return strings.Contains(m.out.String(), "\n")
+	})
+	m.stop(t)
+	if got := strings.Split(m.out.String(), "\n")[0]; got != want {
+		t.Errorf("apiary monitor --type trace printed\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -36,8 +36,8 @@ func newMonitorCommand(global *options) *cobra.Command {
 				return err
 			}
 			for _, t := range types {
-				if t != models.MonitorTypeDrop && t != models.MonitorTypePolicyVerdict {
-					return fmt.Errorf("--type: %q is not %s or %s", t, models.MonitorTypeDrop, models.MonitorTypePolicyVerdict)
+				if t != models.MonitorTypeDrop && t != models.MonitorTypePolicyVerdict && t != models.MonitorTypeTrace {
+					return fmt.Errorf("--type: %q is not %s, %s or %s", t, models.MonitorTypeDrop, models.MonitorTypePolicyVerdict, models.MonitorTypeTrace)
 				}
 			}
 			c := global.client()
@@ -61,7 +61,7 @@ func newMonitorCommand(global *options) *cobra.Command {
 			return errors.New("the agent closed the monitor stream (is it stopping?)")
 		},
 	}
-	cmd.Flags().StringSliceVarP(&types, "type", "t", nil, "Only events of this type: drop or policy-verdict (repeat for both; default all)")
+	cmd.Flags().StringSliceVarP(&types, "type", "t", nil, "Only events of this type: drop, policy-verdict or trace (forwarded packets; repeat for several; default drop and policy-verdict)")
 	output.register(cmd.Flags())
 	return cmd
 }
@@ -93,6 +93,7 @@ func printMonitorMessage(w io.Writer, msg models.MonitorMessage, asJSON bool) er
 //	xx drop (Policy denied) ingress endpoint 7, identity 2001->1000: 10.0.1.1:40000 -> 10.0.0.7:80 TCP [SYN], labels [k8s:app=client] -> [k8s:app=web]
 //	-> policy-verdict allow (match L3-L4) egress endpoint 7, identity 1000->2001: 10.0.0.7:40000 -> 10.0.1.1:80 TCP [SYN], labels [k8s:app=web] -> [k8s:app=db]
 //	xx policy-verdict deny (match none, Policy denied) ingress endpoint 7, identity 2->1000: 192.0.2.1 -> 10.0.0.7 ICMP type 8, labels [reserved:world] -> [k8s:app=web]
+//	-> trace forwarded (reply) egress endpoint 7, identity 1000->2001: 10.0.0.7:80 -> 10.0.1.1:40000 TCP [SYN|ACK], labels [k8s:app=web] -> [k8s:app=client]
 //	!! lost 12 events: apiary monitor read too slowly
 func MonitorLine(msg models.MonitorMessage) string {
 	if msg.Type == models.MonitorTypeLost {
@@ -116,6 +117,8 @@ func MonitorLine(msg models.MonitorMessage) string {
 			mark, detail = "xx", detail+", "+e.Reason
 		}
 		head = fmt.Sprintf("%s policy-verdict %s (%s)", mark, e.Verdict, detail)
+	case models.MonitorTypeTrace:
+		head = fmt.Sprintf("-> trace %s (%s)", e.Verdict, e.State)
 	default:
 		head = "?? " + msg.Type
 	}

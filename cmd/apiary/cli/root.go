@@ -49,7 +49,8 @@ func New() *cobra.Command {
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.PersistentFlags().StringVar(&opts.socket, "socket", defaultSocket(),
 		"Unix socket of the agent's REST API (default from $"+SocketEnv+")")
-	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts), newKVStoreCommand(opts), newIdentityCommand(opts), newNodeCommand(opts), newIPCacheCommand(opts), newPolicyCommand(opts), newEndpointCommand(opts), newClusterMeshCommand(opts), newServiceCommand(opts), newMonitorCommand(opts), newBPFCommand(opts))
+	root.AddCommand(newStatusCommand(opts), newHiveCommand(opts), newVersionCommand(opts), newKVStoreCommand(opts), newIdentityCommand(opts), newNodeCommand(opts), newIPCacheCommand(opts), newPolicyCommand(opts), newEndpointCommand(opts), newClusterMeshCommand(opts), newServiceCommand(opts), newMonitorCommand(opts), newBPFCommand(opts),
+		newObserveCommand(), newHubbleCommand())
 	requireKnownSubcommands(root)
 	return root
 }

@@ -23,6 +23,15 @@ type Value struct {
 // verdict events.
 const FlagVerdictEvents = 0x1
 
+// FlagTraceEvents (CONFIG_TRACE_EVENTS, bpf/lib/trace.h): the programs
+// write trace events of forwarded packets (new flows, ICMP errors and TCP
+// SYN/FIN/RST; every packet with FlagTraceAll).
+const FlagTraceEvents = 0x2
+
+// FlagTraceAll (CONFIG_TRACE_ALL): with FlagTraceEvents, every forwarded
+// packet is traced (--monitor-aggregation none or low).
+const FlagTraceAll = 0x4
+
 // writeMu serialises the read-modify-writes of every Map in the process
 // (the agent may hold several: one per writer), so that two writers never
 // lose each other's change.

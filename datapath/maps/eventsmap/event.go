@@ -19,15 +19,18 @@ type Type uint8
 const (
 	TypeDrop          Type = 1
 	TypePolicyVerdict Type = 2
+	TypeTrace         Type = 3 // a forwarded packet (bpf/lib/trace.h)
 )
 
-// String returns "drop" or "policy-verdict".
+// String returns "drop", "policy-verdict" or "trace".
 func (t Type) String() string {
 	switch t {
 	case TypeDrop:
 		return "drop"
 	case TypePolicyVerdict:
 		return "policy-verdict"
+	case TypeTrace:
+		return "trace"
 	}
 	return fmt.Sprintf("type-%d", uint8(t))
 }
@@ -42,6 +45,9 @@ const (
 	ReasonInvalid      Reason = 134
 	ReasonUnknownL3    Reason = 139
 	ReasonPolicyDenied Reason = 181
+	// ReasonEventsLost is not a packet's: the metrics map counts under it
+	// the event records the ring buffer had no room for.
+	ReasonEventsLost Reason = 255
 )
 
 var reasonNames = map[Reason]string{
@@ -50,6 +56,7 @@ var reasonNames = map[Reason]string{
 	ReasonInvalid:      "Invalid packet",
 	ReasonUnknownL3:    "Unknown L3 protocol",
 	ReasonPolicyDenied: "Policy denied by denylist",
+	ReasonEventsLost:   "Events lost (ring buffer full)",
 }
 
 // String names the reason as Cilium's monitor does.
@@ -87,6 +94,33 @@ func (m MatchType) String() string {
 	return "none"
 }
 
+// CTState is a traced packet's conntrack state, numbered like Cilium's
+// trace reasons (TRACE_REASON_*).
+type CTState uint8
+
+// Conntrack states of trace events (CT_* in bpf/lib/conntrack.h).
+const (
+	CTNew         CTState = 0 // the first packet of a flow, just allowed by policy
+	CTEstablished CTState = 1
+	CTReply       CTState = 2
+	CTRelated     CTState = 3 // an ICMP error about a tracked flow
+)
+
+// String returns "new", "established", "reply" or "related".
+func (s CTState) String() string {
+	switch s {
+	case CTNew:
+		return "new"
+	case CTEstablished:
+		return "established"
+	case CTReply:
+		return "reply"
+	case CTRelated:
+		return "related"
+	}
+	return fmt.Sprintf("ct-state-%d", uint8(s))
+}
+
 // Record is struct event (bpf/lib/events.h), as read off the ring.
 type Record struct {
 	Type        uint8
@@ -121,10 +155,11 @@ const RecordSize = 60
 // Event is a decoded record.
 type Event struct {
 	Type    Type
-	Reason  Reason // drops; for verdicts, the reason a denied flow will be dropped with
-	Allowed bool   // policy verdicts
-	// Audited: a policy verdict of a flow the policy denies that
-	// --policy-audit-mode let through (Allowed is false).
+	Reason  Reason  // drops; for verdicts, the reason a denied flow will be dropped with
+	CTState CTState // traces: the packet's conntrack state
+	Allowed bool    // policy verdicts
+	// Audited: a policy verdict or a trace of a flow the policy denies
+	// that --policy-audit-mode let through (Allowed is false).
 	Audited     bool
 	MatchType   MatchType
 	Direction   policy.Direction
@@ -162,9 +197,14 @@ func (r Record) Event() (Event, error) {
 	default:
 		return Event{}, fmt.Errorf("decode event: family %d is neither 4 nor 6", r.Family)
 	}
+	reason, ct := Reason(r.Reason), CTState(0)
+	if Type(r.Type) == TypeTrace { // a trace's reason field is its conntrack state
+		reason, ct = ReasonForwarded, CTState(r.Reason)
+	}
 	return Event{
 		Type:        Type(r.Type),
-		Reason:      Reason(r.Reason),
+		Reason:      reason,
+		CTState:     ct,
 		Allowed:     r.Verdict == verdictAllow,
 		Audited:     r.Verdict == verdictAudit,
 		MatchType:   MatchType(r.MatchType),

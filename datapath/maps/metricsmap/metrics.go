@@ -75,3 +75,20 @@ func (m *Map) Read() ([]Metric, error) {
 	}
 	return out, nil
 }
+
+// EventsLost returns the number of event records the programs could not
+// write because the events ring buffer was full (reason
+// eventsmap.ReasonEventsLost, both directions).
+func (m *Map) EventsLost() (uint64, error) {
+	var n uint64
+	for _, dir := range []policy.Direction{policy.Ingress, policy.Egress} {
+		var perCPU []Value
+		if err := m.m.Lookup(Index(eventsmap.ReasonEventsLost, dir), &perCPU); err != nil {
+			return 0, fmt.Errorf("read lost events: %w", err)
+		}
+		for _, v := range perCPU {
+			n += v.Packets
+		}
+	}
+	return n, nil
+}

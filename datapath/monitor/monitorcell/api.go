@@ -17,7 +17,7 @@ import (
 )
 
 // parseTypes reads ?type= (repeated, or comma-separated): drop,
-// policy-verdict; every type when absent.
+// policy-verdict, trace; drop and policy-verdict when absent.
 func parseTypes(r *http.Request) (monitor.Types, error) {
 	var t monitor.Types
 	for _, v := range r.URL.Query()["type"] {
@@ -27,9 +27,11 @@ func parseTypes(r *http.Request) (monitor.Types, error) {
 				t.Drop = true
 			case models.MonitorTypePolicyVerdict:
 				t.PolicyVerdict = true
+			case models.MonitorTypeTrace:
+				t.Trace = true
 			default:
-				return t, fmt.Errorf("query parameter type: %q is not %s or %s",
-					s, models.MonitorTypeDrop, models.MonitorTypePolicyVerdict)
+				return t, fmt.Errorf("query parameter type: %q is not %s, %s or %s",
+					s, models.MonitorTypeDrop, models.MonitorTypePolicyVerdict, models.MonitorTypeTrace)
 			}
 		}
 	}
@@ -123,6 +125,11 @@ func EventModel(ev monitor.Event) *models.MonitorEvent {
 	switch ev.Type {
 	case eventsmap.TypeDrop:
 		out.Reason, out.ReasonCode = ev.Reason.String(), uint8(ev.Reason)
+	case eventsmap.TypeTrace:
+		out.Verdict, out.State = "forwarded", ev.CTState.String()
+		if ev.Audited {
+			out.Verdict = "audit"
+		}
 	case eventsmap.TypePolicyVerdict:
 		out.Verdict, out.Match = "deny", ev.MatchType.String()
 		switch {

@@ -20,8 +20,9 @@ import (
 // in an agent without the loader (another datapath) GET /v1/monitor
 // answers 503 ErrNoDatapath.
 var Cell = cell.Module("monitor", "Datapath monitor: drop and policy-verdict events for apiary monitor",
+	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newMonitor),
-	cell.Provide(newMonitorHandler, newMetricsOut),
+	cell.Provide(newMonitorHandler, newMetricsOut, newDatapathMetricsOut, newSubscriber),
 	cell.Invoke(endStreamsBeforeServer),
 )
 
@@ -37,9 +38,14 @@ func endStreamsBeforeServer(lc cell.Lifecycle, _ api.Server, svc *service) {
 	}})
 }
 
+// newSubscriber gives other cells (hubble) subscriptions to the one
+// reader of the events ring buffer.
+func newSubscriber(svc *service) monitor.Subscriber { return svc.m }
+
 type monitorParams struct {
 	cell.In
 
+	Config     Config
 	Lifecycle  cell.Lifecycle
 	Log        *slog.Logger
 	Loader     *loader.Loader `optional:"true"`
@@ -74,14 +80,21 @@ func newMonitor(p monitorParams) *service {
 			if cfg, err = configmap.Open(p.Log, p.Loader.Root()); err != nil {
 				return fmt.Errorf("open datapath config: %w", err)
 			}
-			// A flag left set by an agent that died with clients attached.
-			if err := cfg.SetFlag(configmap.FlagVerdictEvents, false); err != nil {
+			// Flags left set by an agent that died with clients attached.
+			allFlags := uint32(configmap.FlagVerdictEvents | configmap.FlagTraceEvents | configmap.FlagTraceAll)
+			if err := cfg.SetFlag(allFlags, false); err != nil {
 				cfg.Close()
 				return err
 			}
 			m.OnVerdictSubscribers(func(listening bool) {
 				if err := cfg.SetFlag(configmap.FlagVerdictEvents, listening); err != nil {
 					p.Log.Warn("Cannot switch the datapath's policy-verdict events", "on", listening, "error", err)
+				}
+			})
+			traceFlags := p.Config.traceFlags()
+			m.OnTraceSubscribers(func(listening bool) {
+				if err := cfg.SetFlag(traceFlags, listening); err != nil {
+					p.Log.Warn("Cannot switch the datapath's trace events", "on", listening, "error", err)
 				}
 			})
 			if rd, err = eventsmap.Open(p.Log, p.Loader.Root()); err != nil {
@@ -98,7 +111,7 @@ func newMonitor(p monitorParams) *service {
 		OnStop: func(cell.HookContext) error {
 			err := rd.Close()
 			wg.Wait()
-			m.Stop() // clears the verdict flag when clients were attached
+			m.Stop() // clears the verdict and trace flags when clients were attached
 			err = errors.Join(err, cfg.Close())
 			if err != nil {
 				return fmt.Errorf("close datapath events: %w", err)

@@ -21,7 +21,7 @@ func newMetricsOut(svc *service) metrics.Out {
 	return metrics.Out{Collector: &statsCollector{
 		m: svc.m,
 		events: prometheus.NewDesc("apiary_monitor_events_total",
-			"Datapath events read from the events ring buffer, by type (drop, policy-verdict)", []string{"type"}, nil),
+			"Datapath events read from the events ring buffer, by type (drop, policy-verdict, trace)", []string{"type"}, nil),
 		lost: prometheus.NewDesc("apiary_monitor_events_lost_total",
 			"Datapath events dropped for monitor clients that read too slowly (one per client)", nil, nil),
 		subscr: prometheus.NewDesc("apiary_monitor_subscribers",
@@ -41,6 +41,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.m.Stats()
 	ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(st.Drops), "drop")
 	ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(st.Verdicts), "policy-verdict")
+	ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(st.Traces), "trace")
 	ch <- prometheus.MustNewConstMetric(c.lost, prometheus.CounterValue, float64(st.Lost))
 	ch <- prometheus.MustNewConstMetric(c.subscr, prometheus.GaugeValue, float64(st.Subscribers))
 }

@@ -88,7 +88,7 @@ func TestMonitorStreamsDropAndVerdict(t *testing.T) {
 
 func TestMonitorBadType(t *testing.T) {
 	a := monitortest.Start(t)
-	for _, q := range []string{"?type=trace", "?type=drop,bogus", "?type="} {
+	for _, q := range []string{"?type=bogus", "?type=drop,bogus", "?type="} {
 		_, err := a.Client.Get(context.Background(), "/v1/monitor"+q, nil)
 		var apiErr *client.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {

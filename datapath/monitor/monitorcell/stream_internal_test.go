@@ -118,10 +118,11 @@ func TestMetrics(t *testing.T) {
 # HELP apiary_monitor_events_lost_total Datapath events dropped for monitor clients that read too slowly (one per client)
 # TYPE apiary_monitor_events_lost_total counter
 apiary_monitor_events_lost_total 2
-# HELP apiary_monitor_events_total Datapath events read from the events ring buffer, by type (drop, policy-verdict)
+# HELP apiary_monitor_events_total Datapath events read from the events ring buffer, by type (drop, policy-verdict, trace)
 # TYPE apiary_monitor_events_total counter
 apiary_monitor_events_total{type="drop"} 2
 apiary_monitor_events_total{type="policy-verdict"} 1
+apiary_monitor_events_total{type="trace"} 0
 # HELP apiary_monitor_subscribers Open GET /v1/monitor streams
 # TYPE apiary_monitor_subscribers gauge
 apiary_monitor_subscribers 1

@@ -43,23 +43,32 @@ type Agent struct {
 
 // Start starts the agent; it stops when the test ends. It skips the
 // test when the machine cannot load BPF programs.
-func Start(t *testing.T) *Agent {
+func Start(t testing.TB) *Agent {
 	t.Helper()
 	a := &Agent{Root: bpfmaptest.Root(t)}
 	a.start(t, []string{"bpf-root=" + a.Root}, loadercell.Cell, celltest.Capture(&a.Loader))
 	return a
 }
 
+// StartWith is Start with more flags ("name=value") and cells (the
+// hubble cell's tests add it).
+func StartWith(t testing.TB, flags []string, extra ...cell.Cell) *Agent {
+	t.Helper()
+	a := &Agent{Root: bpfmaptest.Root(t)}
+	a.start(t, append([]string{"bpf-root=" + a.Root}, flags...), append([]cell.Cell{loadercell.Cell, celltest.Capture(&a.Loader)}, extra...)...)
+	return a
+}
+
 // StartWithoutDatapath starts the agent without the BPF loader (an
 // agent on another datapath): no BPF needed.
-func StartWithoutDatapath(t *testing.T) *Agent {
+func StartWithoutDatapath(t testing.TB) *Agent {
 	t.Helper()
 	a := &Agent{}
 	a.start(t, nil)
 	return a
 }
 
-func (a *Agent) start(t *testing.T, flags []string, extra ...cell.Cell) {
+func (a *Agent) start(t testing.TB, flags []string, extra ...cell.Cell) {
 	t.Helper()
 	dir := t.TempDir()
 	a.Socket = filepath.Join(dir, "apiary.sock")
@@ -89,7 +98,7 @@ const EndpointID uint16 = 7
 
 // NewScene allocates the identities, fills the ipcache and policy maps
 // and loads the endpoint's programs.
-func (a *Agent) NewScene(t *testing.T) *Scene {
+func (a *Agent) NewScene(t testing.TB) *Scene {
 	t.Helper()
 	s := &Scene{
 		EndpointID: EndpointID,
@@ -132,7 +141,7 @@ func (a *Agent) NewScene(t *testing.T) *Scene {
 	return s
 }
 
-func (a *Agent) identity(t *testing.T, label string) *identity.Identity {
+func (a *Agent) identity(t testing.TB, label string) *identity.Identity {
 	t.Helper()
 	ls, err := labels.ParseList("k8s", label)
 	if err != nil {
@@ -153,7 +162,7 @@ const (
 
 // Ingress sends p to the endpoint (its to_container program) and
 // returns the tc verdict.
-func (s *Scene) Ingress(t *testing.T, p testpkt.Packet) uint32 {
+func (s *Scene) Ingress(t testing.TB, p testpkt.Packet) uint32 {
 	t.Helper()
 	ret, err := s.Programs.ToContainer.Run(&ebpf.RunOptions{Data: p.MustFrame()})
 	if err != nil {

@@ -16,14 +16,19 @@
 // to a stricter floor that skips the LPM lookup once the hash lookup hits
 // (as apiary's programs skip the ipcache for tracked flows). Without
 // -verdict-events no monitor client is listening, the agent's default:
-// allowed new flows write no event (drops always do).
+// allowed new flows write no event (drops always do). -trace-events
+// medium or none times the programs as with a Hubble observer listening
+// (bpf/lib/trace.h): new flows, and at none every forwarded packet, write
+// a trace event; in the established case's single long run the events
+// ring fills after some thousand packets and the later writes fail fast,
+// so that row is a lower bound.
 //
 // It prints ns/packet (the kernel's own timing of the runs; median of the
 // single runs) and the ratios. Goals: <= 1.5x the floor for new
 // flows, <= 1.2x for established ones, and below Cilium on both. Needs
 // root (BPF and a bpffs mount in a temporary directory).
 //
-//	cd hack/bench && go run ./cmd/bpfbench [-runs 20000] [-repeat 1000000] [-rounds 5] [-verdict-events]
+//	cd hack/bench && go run ./cmd/bpfbench [-runs 20000] [-repeat 1000000] [-rounds 5] [-verdict-events] [-trace-events off|medium|none]
 //
 // It is in a Go module of its own: it may import any package of apiary and
 // the peers it is compared with (Cilium, go.uber.org/fx,

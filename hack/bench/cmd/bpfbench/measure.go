@@ -39,7 +39,14 @@ var (
 
 const peerID = 2001
 
-func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
+// traceLevels are the config-map flags of -trace-events.
+var traceLevels = map[string]uint32{
+	"off":    0,
+	"medium": configmap.FlagTraceEvents,
+	"none":   configmap.FlagTraceEvents | configmap.FlagTraceAll,
+}
+
+func measure(rounds, runs, repeat int, verdictEvents bool, traceFlags uint32) ([]result, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("remove memlock limit: %w", err)
 	}
@@ -52,7 +59,7 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 		return nil, err
 	}
 	defer unix.Unmount(root, unix.MNT_DETACH)
-	ours, err := setupOurs(root, verdictEvents)
+	ours, err := setupOurs(root, verdictEvents, traceFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +145,7 @@ type ours struct {
 	n      int
 }
 
-func setupOurs(root string, verdictEvents bool) (*ours, error) {
+func setupOurs(root string, verdictEvents bool, traceFlags uint32) (*ours, error) {
 	log := slog.New(slog.DiscardHandler)
 	l, err := loader.New(log, root, 1024)
 	if err != nil {
@@ -182,6 +189,11 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 	defer cfg.Close()
 	if err := cfg.SetFlag(configmap.FlagVerdictEvents, verdictEvents); err != nil {
 		return nil, err
+	}
+	if traceFlags != 0 {
+		if err := cfg.SetFlag(traceFlags, true); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }

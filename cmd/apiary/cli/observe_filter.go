@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
+)
+
+// flowFilterFlags are hubble observe's filter flags. from-/to- flags
+// filter one end; the flags without a prefix match either end (two
+// filters: every such flag on the source, or every one on the
+// destination).
+type flowFilterFlags struct {
+	fromPod, toPod, pod             []string
+	fromNS, toNS, ns                []string
+	fromLabel, toLabel, label       []string
+	fromIP, toIP, ip                []string
+	fromPort, toPort, port          []string
+	fromIdentity, toIdentity, ident []uint
+	protocol, verdict, dropReason   []string
+	direction, types, node          []string
+	reply, notReply                 bool
+}
+
+func (ff *flowFilterFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	triple := func(p *[3]*[]string, name, what string) {
+		fs.StringSliceVar(p[0], "from-"+name, nil, "Flows from this "+what)
+		fs.StringSliceVar(p[1], "to-"+name, nil, "Flows to this "+what)
+		fs.StringSliceVar(p[2], name, nil, "Flows from or to this "+what)
+	}
+	triple(&[3]*[]string{&ff.fromPod, &ff.toPod, &ff.pod}, "pod", "pod ([namespace/]name prefix)")
+	triple(&[3]*[]string{&ff.fromLabel, &ff.toLabel, &ff.label}, "label", "label selector (k8s:app=web,tier)")
+	triple(&[3]*[]string{&ff.fromIP, &ff.toIP, &ff.ip}, "ip", "IP address or CIDR")
+	triple(&[3]*[]string{&ff.fromPort, &ff.toPort, &ff.port}, "port", "L4 port")
+	fs.StringSliceVar(&ff.fromNS, "from-namespace", nil, "Flows from pods of this namespace")
+	fs.StringSliceVar(&ff.toNS, "to-namespace", nil, "Flows to pods of this namespace")
+	fs.StringSliceVarP(&ff.ns, "namespace", "n", nil, "Flows from or to pods of this namespace")
+	fs.UintSliceVar(&ff.fromIdentity, "from-identity", nil, "Flows from this security identity")
+	fs.UintSliceVar(&ff.toIdentity, "to-identity", nil, "Flows to this security identity")
+	fs.UintSliceVar(&ff.ident, "identity", nil, "Flows from or to this security identity")
+	fs.StringSliceVar(&ff.protocol, "protocol", nil, "L4 protocol: tcp, udp, sctp, icmp, icmpv4, icmpv6")
+	fs.StringSliceVar(&ff.verdict, "verdict", nil, "Verdict: FORWARDED, DROPPED, AUDIT, ...")
+	fs.StringSliceVar(&ff.dropReason, "drop-reason-desc", nil, "Drop reason: POLICY_DENIED, POLICY_DENY, ...")
+	fs.StringSliceVar(&ff.direction, "traffic-direction", nil, "Traffic direction: ingress or egress")
+	fs.StringSliceVarP(&ff.types, "type", "t", nil, "Event type: trace, drop, policy-verdict (trace:to-endpoint for a sub type)")
+	fs.StringSliceVar(&ff.node, "node-name", nil, "Node name pattern ([cluster/]node, * for any run of characters)")
+	fs.BoolVar(&ff.reply, "reply", false, "Only reply flows")
+	fs.BoolVar(&ff.notReply, "not-reply", false, "Only flows that are not replies")
+}
+
+// build returns the whitelist: one filter, or two when an either-end
+// flag is set.
+func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
+	for flag, ids := range map[string][]uint{"--from-identity": ff.fromIdentity, "--to-identity": ff.toIdentity, "--identity": ff.ident} {
+		for _, id := range ids {
+			if id > math.MaxUint32 {
+				return nil, fmt.Errorf("%s: %d is not a security identity (at most %d)", flag, id, uint32(math.MaxUint32))
+			}
+		}
+	}
+	base := &flow.FlowFilter{
+		SourcePod: podNames(ff.fromPod, ff.fromNS), DestinationPod: podNames(ff.toPod, ff.toNS),
+		SourceLabel: ff.fromLabel, DestinationLabel: ff.toLabel, SourceIp: ff.fromIP, DestinationIp: ff.toIP,
+		SourcePort: ff.fromPort, DestinationPort: ff.toPort, SourceIdentity: uint32s(ff.fromIdentity), DestinationIdentity: uint32s(ff.toIdentity),
+		Protocol: ff.protocol, NodeName: ff.node,
+	}
+	if err := ff.enums(base); err != nil {
+		return nil, err
+	}
+	either := podNames(ff.pod, ff.ns)
+	if len(either) == 0 && len(ff.label) == 0 && len(ff.ip) == 0 && len(ff.port) == 0 && len(ff.ident) == 0 {
+		if isEmptyFilter(base) {
+			return nil, nil
+		}
+		return []*flow.FlowFilter{base}, nil
+	}
+	src, dst := cloneFilter(base), cloneFilter(base)
+	src.SourcePod, dst.DestinationPod = append(src.SourcePod, either...), append(dst.DestinationPod, either...)
+	src.SourceLabel, dst.DestinationLabel = append(src.SourceLabel, ff.label...), append(dst.DestinationLabel, ff.label...)
+	src.SourceIp, dst.DestinationIp = append(src.SourceIp, ff.ip...), append(dst.DestinationIp, ff.ip...)
+	src.SourcePort, dst.DestinationPort = append(src.SourcePort, ff.port...), append(dst.DestinationPort, ff.port...)
+	src.SourceIdentity, dst.DestinationIdentity = append(src.SourceIdentity, uint32s(ff.ident)...), append(dst.DestinationIdentity, uint32s(ff.ident)...)
+	return []*flow.FlowFilter{src, dst}, nil
+}
+
+// enums parses the flags with enumerated values into f.
+func (ff *flowFilterFlags) enums(f *flow.FlowFilter) error {
+	for _, v := range ff.verdict {
+		n, ok := flow.Verdict_value[strings.ToUpper(v)]
+		if !ok {
+			return fmt.Errorf("--verdict: %q is not a verdict (FORWARDED, DROPPED, AUDIT, ...)", v)
+		}
+		f.Verdict = append(f.Verdict, flow.Verdict(n))
+	}
+	for _, v := range ff.dropReason {
+		n, ok := flow.DropReason_value[strings.ToUpper(v)]
+		if !ok {
+			return fmt.Errorf("--drop-reason-desc: %q is not a drop reason (POLICY_DENIED, ...)", v)
+		}
+		f.DropReasonDesc = append(f.DropReasonDesc, flow.DropReason(n))
+	}
+	for _, v := range ff.direction {
+		n, ok := flow.TrafficDirection_value[strings.ToUpper(v)]
+		if !ok || n == 0 {
+			return fmt.Errorf("--traffic-direction: %q is not ingress or egress", v)
+		}
+		f.TrafficDirection = append(f.TrafficDirection, flow.TrafficDirection(n))
+	}
+	for _, v := range ff.types {
+		et, err := eventTypeFilter(v)
+		if err != nil {
+			return err
+		}
+		f.EventType = append(f.EventType, et)
+	}
+	if ff.reply {
+		f.Reply = append(f.Reply, true)
+	}
+	if ff.notReply {
+		f.Reply = append(f.Reply, false)
+	}
+	return nil
+}
+
+var eventTypes = map[string]int32{"drop": 1, "trace": 4, "policy-verdict": 5}
+
+func eventTypeFilter(s string) (*flow.EventTypeFilter, error) {
+	name, sub, hasSub := strings.Cut(s, ":")
+	t, ok := eventTypes[name]
+	if !ok {
+		return nil, fmt.Errorf("--type: %q is not trace, drop or policy-verdict", s)
+	}
+	et := &flow.EventTypeFilter{Type: t}
+	if !hasSub {
+		return et, nil
+	}
+	for n, point := range traceObservationPoints {
+		if point == sub && t == 4 {
+			et.MatchSubType, et.SubType = true, n
+			return et, nil
+		}
+	}
+	if n, err := strconv.Atoi(sub); err == nil {
+		et.MatchSubType, et.SubType = true, int32(n)
+		return et, nil
+	}
+	return nil, fmt.Errorf("--type: %q has an unknown sub type", s)
+}
+
+// podNames qualifies pod names with the namespaces given (a name without
+// a namespace and no namespace flag is left for the server: "default"),
+// and adds "ns/" for namespaces given alone.
+func podNames(pods, namespaces []string) []string {
+	var out []string
+	for _, p := range pods {
+		if strings.Contains(p, "/") || len(namespaces) == 0 {
+			out = append(out, p)
+			continue
+		}
+		for _, ns := range namespaces {
+			out = append(out, ns+"/"+p)
+		}
+	}
+	if len(pods) == 0 {
+		for _, ns := range namespaces {
+			out = append(out, ns+"/")
+		}
+	}
+	return out
+}
+
+func cloneFilter(f *flow.FlowFilter) *flow.FlowFilter {
+	return proto.Clone(f).(*flow.FlowFilter)
+}
+
+func uint32s(v []uint) []uint32 {
+	var out []uint32
+	for _, n := range v {
+		out = append(out, uint32(n))
+	}
+	return out
+}
+
+func isEmptyFilter(f *flow.FlowFilter) bool {
+	return len(f.SourcePod)+len(f.DestinationPod)+len(f.SourceLabel)+len(f.DestinationLabel)+len(f.SourceIp)+
+		len(f.DestinationIp)+len(f.SourcePort)+len(f.DestinationPort)+len(f.SourceIdentity)+len(f.DestinationIdentity)+
+		len(f.Protocol)+len(f.NodeName)+len(f.Verdict)+len(f.DropReasonDesc)+len(f.TrafficDirection)+len(f.EventType)+len(f.Reply) == 0
+}

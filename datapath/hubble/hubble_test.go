@@ -1,0 +1,309 @@
+package hubble_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/apiary-net/apiary/datapath/hubble"
+	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
+	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
+	peerpb "github.com/apiary-net/apiary/datapath/hubble/api/peer"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
+	"github.com/apiary-net/apiary/datapath/monitor"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/labels"
+)
+
+type podTable map[netip.Addr]hubble.EndpointInfo
+
+func (p podTable) LookupIP(ip netip.Addr) (hubble.EndpointInfo, bool) {
+	i, ok := p[ip]
+	return i, ok
+}
+
+var (
+	webIP, clientIP = netip.MustParseAddr("10.0.0.7"), netip.MustParseAddr("10.0.1.1")
+	pods            = podTable{
+		webIP:    {EndpointID: 7, Namespace: "shop", PodName: "web-0", Workloads: []hubble.Workload{{Kind: "StatefulSet", Name: "web"}}},
+		clientIP: {Namespace: "shop", PodName: "client-1"},
+	}
+	parser = &hubble.Parser{NodeName: "c1/node-a", ClusterName: "c1", Endpoints: pods}
+)
+
+// reply is the web pod's SYN-ACK to the client (egress, a reply).
+func reply(t *testing.T) *flow.Flow {
+	t.Helper()
+	f, err := parser.Decode(monitor.Event{Event: eventsmap.Event{
+		Type: eventsmap.TypeTrace, CTState: eventsmap.CTReply, Direction: policy.Egress, EndpointID: 7,
+		SrcIdentity: 1000, DstIdentity: 2001, Proto: policy.ProtoTCP, TCPFlags: 0x12,
+		Src: netip.AddrPortFrom(webIP, 80), Dst: netip.AddrPortFrom(clientIP, 40000),
+	}, Time: time.Unix(100, 0), SrcLabels: labels.Labels{{Source: "k8s", Key: "app", Value: "web"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestParseReply(t *testing.T) {
+	f := reply(t)
+	if f.GetTrafficDirection() != flow.TrafficDirection_INGRESS || !f.GetIsReply().GetValue() || !f.GetReply() ||
+		f.GetTraceObservationPoint() != flow.TraceObservationPoint_TO_STACK || f.GetEventType().GetSubType() != 3 ||
+		f.GetTraceReason() != flow.TraceReason_REPLY || f.GetSummary() != "TCP Flags: SYN, ACK" {
+		t.Errorf("reply flow %v", f)
+	}
+	src := f.GetSource()
+	if src.GetID() != 7 || src.GetPodName() != "web-0" || src.GetNamespace() != "shop" || src.GetClusterName() != "c1" ||
+		len(src.GetWorkloads()) != 1 || src.GetWorkloads()[0].GetKind() != "StatefulSet" || src.GetLabels()[0] != "k8s:app=web" {
+		t.Errorf("source %v", src)
+	}
+	if f.GetL4().GetTCP().GetSourcePort() != 80 || !f.GetL4().GetTCP().GetFlags().GetACK() || f.GetIP().GetIpVersion() != flow.IPVersion_IPv4 {
+		t.Errorf("l4 %v", f.GetL4())
+	}
+}
+
+func TestFilters(t *testing.T) {
+	f := reply(t)
+	for _, tc := range []struct {
+		name string
+		give *flow.FlowFilter
+		want bool
+	}{
+		{"pod prefix", &flow.FlowFilter{SourcePod: []string{"shop/web"}}, true},
+		{"namespace only", &flow.FlowFilter{DestinationPod: []string{"shop/"}}, true},
+		{"no namespace means default", &flow.FlowFilter{SourcePod: []string{"web"}}, false},
+		{"label", &flow.FlowFilter{SourceLabel: []string{"k8s:app=web"}}, true},
+		{"label any source", &flow.FlowFilter{SourceLabel: []string{"app=web"}}, true},
+		{"label negated", &flow.FlowFilter{SourceLabel: []string{"!app"}}, false},
+		{"cidr", &flow.FlowFilter{DestinationIp: []string{"10.0.1.0/24"}}, true},
+		{"port", &flow.FlowFilter{SourcePort: []string{"80"}, Protocol: []string{"TCP"}}, true},
+		{"wrong port", &flow.FlowFilter{DestinationPort: []string{"80"}}, false},
+		{"reply", &flow.FlowFilter{Reply: []bool{true}}, true},
+		{"verdict", &flow.FlowFilter{Verdict: []flow.Verdict{flow.Verdict_DROPPED}}, false},
+		{"direction", &flow.FlowFilter{TrafficDirection: []flow.TrafficDirection{flow.TrafficDirection_INGRESS}}, true},
+		{"event type", &flow.FlowFilter{EventType: []*flow.EventTypeFilter{{Type: 4, MatchSubType: true, SubType: 3}}}, true},
+		{"identity", &flow.FlowFilter{SourceIdentity: []uint32{1000}, DestinationIdentity: []uint32{2001}}, true},
+		{"tcp flags", &flow.FlowFilter{TcpFlags: []*flow.TCPFlags{{SYN: true, ACK: true}}}, true},
+		{"node", &flow.FlowFilter{NodeName: []string{"c1/node-*"}}, true},
+		{"workload", &flow.FlowFilter{SourceWorkload: []*flow.Workload{{Name: "web"}}}, true},
+		{"all fields must match", &flow.FlowFilter{SourcePod: []string{"shop/web"}, DestinationPort: []string{"1"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fl, err := hubble.CompileFilters([]*flow.FlowFilter{tc.give})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fl.Any(f); got != tc.want {
+				t.Errorf("match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []*flow.FlowFilter{
+		{SourceIp: []string{"10.0.0.300"}}, {DestinationPort: []string{"http"}}, {Protocol: []string{"gre"}},
+		{SourcePod: []string{""}}, {SourceLabel: []string{"a,,b"}},
+	} {
+		if _, err := hubble.CompileFilters([]*flow.FlowFilter{bad}); err == nil {
+			t.Errorf("filter %v accepted", bad)
+		}
+	}
+}
+
+func TestRingOverwriteIsLost(t *testing.T) {
+	r := hubble.NewRing(3)
+	for i := range 5 {
+		r.Write(hubble.Entry{Flow: &flow.Flow{Summary: string(rune('a' + i))}})
+	}
+	e, next, ok, err := r.Next(context.Background(), 0, false)
+	if err != nil || !ok || e.Lost != 2 || e.LostSource != flow.LostEventSource_HUBBLE_RING_BUFFER || next != 2 {
+		t.Errorf("reading overwritten entries: %+v next %d ok %v err %v, want 2 lost then 2", e, next, ok, err)
+	}
+	e, _, _, _ = r.Next(context.Background(), next, false)
+	if e.Flow.GetSummary() != "c" {
+		t.Errorf("oldest held %v, want c", e.Flow)
+	}
+	if held, seen := r.Counts(); held != 3 || seen != 5 {
+		t.Errorf("counts %d/%d, want 3/5", held, seen)
+	}
+	for _, n := range []int{0, 4, 100, 65536} {
+		if hubble.CheckCapacity(n) == nil {
+			t.Errorf("capacity %d accepted", n)
+		}
+	}
+}
+
+// serve starts an Observer over r on a unix socket and returns a client.
+func serve(t *testing.T, r *hubble.Ring) observer.ObserverClient {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hubble.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	observer.RegisterObserverServer(srv, &hubble.Observer{Ring: r, NodeName: "n", Started: time.Unix(0, 0), Now: func() time.Time { return time.Unix(200, 0) }})
+	done := make(chan struct{})
+	go func() { srv.Serve(l); close(done) }()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); r.Stop(); srv.Stop(); <-done })
+	return observer.NewObserverClient(conn)
+}
+
+func ports(t *testing.T, c observer.ObserverClient, req *observer.GetFlowsRequest) string {
+	t.Helper()
+	st, err := c.GetFlows(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		resp, err := st.Recv()
+		if err == io.EOF {
+			return strings.Join(out, " ")
+		}
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		out = append(out, resp.GetFlow().GetSummary())
+	}
+}
+
+func TestGetFlowsSelection(t *testing.T) {
+	r := hubble.NewRing(15)
+	for i := range 6 {
+		v := flow.Verdict_FORWARDED
+		if i%2 == 1 {
+			v = flow.Verdict_DROPPED
+		}
+		r.Write(hubble.Entry{Flow: &flow.Flow{Summary: string(rune('a' + i)), Verdict: v, Time: timestamppb.New(time.Unix(int64(100+i), 0))}})
+	}
+	c := serve(t, r)
+	dropped := []*flow.FlowFilter{{Verdict: []flow.Verdict{flow.Verdict_DROPPED}}}
+	for _, tc := range []struct {
+		name string
+		give *observer.GetFlowsRequest
+		want string
+	}{
+		{"all", &observer.GetFlowsRequest{}, "a b c d e f"},
+		{"last 2", &observer.GetFlowsRequest{Number: 2}, "e f"},
+		{"first 2", &observer.GetFlowsRequest{Number: 2, First: true}, "a b"},
+		{"last 2 dropped", &observer.GetFlowsRequest{Number: 2, Whitelist: dropped}, "d f"},
+		{"not dropped", &observer.GetFlowsRequest{Blacklist: dropped}, "a c e"},
+		{"since until", &observer.GetFlowsRequest{Since: timestamppb.New(time.Unix(101, 0)), Until: timestamppb.New(time.Unix(103, 0))}, "b c d"},
+		{"until before since", &observer.GetFlowsRequest{Since: timestamppb.New(time.Unix(103, 0)), Until: timestamppb.New(time.Unix(101, 0))}, "error: rpc error: code = InvalidArgument desc = until"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ports(t, c, tc.give); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	st, err := c.ServerStatus(context.Background(), &observer.ServerStatusRequest{})
+	if err != nil || st.NumFlows != 6 || st.MaxFlows != 15 || st.SeenFlows != 6 || st.UptimeNs != uint64(200*time.Second) {
+		t.Errorf("status %v (%v)", st, err)
+	}
+}
+
+func TestPeersStreamChanges(t *testing.T) {
+	p := hubble.NewPeers()
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.11:4244"})
+	p.Upsert("c1/node-a", hubble.Peer{Address: "192.0.2.10:4244", TLSServerName: "node-a.c1.hubble-grpc.cilium.io"})
+	path := filepath.Join(t.TempDir(), "peer.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	peerpb.RegisterPeerServer(srv, p)
+	done := make(chan struct{})
+	go func() { srv.Serve(l); close(done) }()
+	defer func() { p.Stop(); srv.GracefulStop(); <-done }()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := peerpb.NewPeerClient(conn).Notify(context.Background(), &peerpb.NotifyRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() string {
+		t.Helper()
+		cn, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(cn.GetType().String() + " " + cn.GetName() + " " + cn.GetAddress() + " " + cn.GetTls().GetServerName())
+	}
+	for _, want := range []string{"PEER_ADDED c1/node-a 192.0.2.10:4244 node-a.c1.hubble-grpc.cilium.io", "PEER_ADDED c1/node-b 192.0.2.11:4244"} {
+		if got := next(); got != want {
+			t.Errorf("initial list: %q, want %q", got, want)
+		}
+	}
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.12:4244"})
+	p.Upsert("c1/node-b", hubble.Peer{Address: "192.0.2.12:4244"}) // unchanged: nothing sent
+	p.Delete("c1/node-a")
+	for _, want := range []string{"PEER_UPDATED c1/node-b 192.0.2.12:4244", "PEER_DELETED c1/node-a 192.0.2.10:4244 node-a.c1.hubble-grpc.cilium.io"} {
+		if got := next(); got != want {
+			t.Errorf("change: %q, want %q", got, want)
+		}
+	}
+}
+
+func TestNamespacesAndNodes(t *testing.T) {
+	r := hubble.NewRing(7)
+	for _, eps := range [][2]string{{"c1/shop", "c1/db"}, {"c2/shop", "c1/shop"}, {"/", "c1/db"}} {
+		ep := func(s string) *flow.Endpoint {
+			c, ns, _ := strings.Cut(s, "/")
+			return &flow.Endpoint{ClusterName: c, Namespace: ns}
+		}
+		r.Write(hubble.Entry{Flow: &flow.Flow{Source: ep(eps[0]), Destination: ep(eps[1])}})
+	}
+	c := serve(t, r)
+	ns, err := c.GetNamespaces(context.Background(), &observer.GetNamespacesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range ns.GetNamespaces() {
+		got = append(got, n.GetCluster()+"/"+n.GetNamespace())
+	}
+	if strings.Join(got, " ") != "c1/db c1/shop c2/shop" {
+		t.Errorf("namespaces %v, want c1/db c1/shop c2/shop", got)
+	}
+	nodes, err := c.GetNodes(context.Background(), &observer.GetNodesRequest{})
+	if err != nil || len(nodes.GetNodes()) != 1 || nodes.GetNodes()[0].GetName() != "n" || nodes.GetNodes()[0].GetSeenFlows() != 3 {
+		t.Errorf("nodes %v (%v), want this node with 3 flows", nodes, err)
+	}
+}
+
+func TestParseDropIPv6ICMP(t *testing.T) {
+	src, dst := netip.MustParseAddr("fd00::2"), netip.MustParseAddr("fd00::7")
+	f, err := parser.Decode(monitor.Event{Event: eventsmap.Event{
+		Type: eventsmap.TypeDrop, Reason: eventsmap.ReasonPolicyDenied, Direction: policy.Egress, EndpointID: 7,
+		SrcIdentity: 1000, DstIdentity: 2, Proto: policy.ProtoICMPv6, ICMPType: 128,
+		Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(dst, 0),
+	}, Time: time.Unix(100, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.GetVerdict() != flow.Verdict_DROPPED || f.GetDropReasonDesc() != flow.DropReason_POLICY_DENY || f.GetDropReason() != 181 ||
+		f.GetIsReply() != nil || f.GetTrafficDirection() != flow.TrafficDirection_EGRESS || f.GetIP().GetIpVersion() != flow.IPVersion_IPv6 ||
+		f.GetL4().GetICMPv6().GetType() != 128 || f.GetSummary() != "ICMPv6 EchoRequest" || f.GetEventType().GetSubType() != 181 {
+		t.Errorf("IPv6 drop %v", f)
+	}
+	if _, err := parser.Decode(monitor.Event{Event: eventsmap.Event{Type: 9}}); err == nil {
+		t.Error("an unknown event type decoded")
+	}
+}
