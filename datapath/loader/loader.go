@@ -16,16 +16,17 @@ import (
 	"github.com/apiary-net/apiary/datapath/maps/endpointsmap"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 )
 
 // sharedMaps are the maps every endpoint's programs use, pinned once under
-// the root.
-var sharedMaps = []string{
+// the root (the load-balancing maps too).
+var sharedMaps = append([]string{
 	ipcachemap.MapName, ctmap.MapName4, ctmap.MapName6, endpointsmap.MapName, configmap.MapName,
 	FragsMapName, metricsmap.MapName, eventsmap.MapName,
-}
+}, lbmap.MapNames...)
 
 // FragsMapName is the shared map of fragment ports (no Go access needed:
 // only the programs read and write it).

@@ -13,11 +13,13 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
 // Datapath adapts the *loader.Loader to the control plane's interfaces
-// (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter):
+// (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter,
+// datapath.LBMapWriter):
 // it converts the endpoint ids and Restore's errors, and runs the
 // operations that name an interface by index in the datapath's network
 // namespace (--datapath-netns).
@@ -28,12 +30,14 @@ type Datapath struct {
 
 	mu      sync.Mutex
 	ipcache *ipcachemap.Map // open between start and stop
+	lb      *lbmap.Writer   // open between start and stop
 }
 
 var (
 	_ datapath.Loader           = (*Datapath)(nil)
 	_ datapath.PolicyMapWriter  = (*Datapath)(nil)
 	_ datapath.IPCacheMapWriter = (*Datapath)(nil)
+	_ datapath.LBMapWriter      = (*Datapath)(nil)
 )
 
 type adapterParams struct {
@@ -55,8 +59,13 @@ func newDatapath(p adapterParams) *Datapath {
 			if err != nil {
 				return fmt.Errorf("open ipcache map: %w", err)
 			}
+			lb, err := lbmap.OpenWriter(d.log, d.l.Root())
+			if err != nil {
+				m.Close()
+				return fmt.Errorf("open load-balancing maps: %w", err)
+			}
 			d.mu.Lock()
-			d.ipcache = m
+			d.ipcache, d.lb = m, lb
 			d.mu.Unlock()
 			return nil
 		},
@@ -66,8 +75,8 @@ func newDatapath(p adapterParams) *Datapath {
 			if d.ipcache == nil {
 				return nil
 			}
-			err := d.ipcache.Close()
-			d.ipcache = nil
+			err := errors.Join(d.ipcache.Close(), d.lb.Close())
+			d.ipcache, d.lb = nil, nil
 			return err
 		},
 	})
@@ -145,4 +154,40 @@ func (d *Datapath) ipcacheMap() (*ipcachemap.Map, error) {
 		return nil, errors.New("write ipcache map: datapath not started")
 	}
 	return d.ipcache, nil
+}
+
+// UpsertService implements datapath.LBMapWriter.
+func (d *Datapath) UpsertService(svc datapath.LBService) error {
+	w, err := d.lbWriter()
+	if err != nil {
+		return err
+	}
+	return w.UpsertService(svc)
+}
+
+// DeleteService implements datapath.LBMapWriter.
+func (d *Datapath) DeleteService(frontend datapath.L3n4Addr) error {
+	w, err := d.lbWriter()
+	if err != nil {
+		return err
+	}
+	return w.DeleteService(frontend)
+}
+
+// ReconcileServices implements datapath.LBMapWriter.
+func (d *Datapath) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
+	w, err := d.lbWriter()
+	if err != nil {
+		return 0, 0, err
+	}
+	return w.ReconcileServices(svcs)
+}
+
+func (d *Datapath) lbWriter() (*lbmap.Writer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lb == nil {
+		return nil, errors.New("write load-balancing maps: datapath not started")
+	}
+	return d.lb, nil
 }

@@ -16,7 +16,8 @@ import (
 
 // Cell provides the *loader.Loader, open between start and stop, and
 // the control plane's datapath.Loader, datapath.PolicyMapWriter and
-// datapath.IPCacheMapWriter backed by it (Datapath). It owns
+// datapath.IPCacheMapWriter and datapath.LBMapWriter backed by it
+// (Datapath). It owns
 // --bpf-policy-map-max, the size of the policy maps it creates, and
 // provides it as the policy.MapStateLimit that trace reports against.
 var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps and tcx links",
@@ -27,6 +28,7 @@ var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps
 		func(d *Datapath) datapath.Loader { return d },
 		func(d *Datapath) datapath.PolicyMapWriter { return d },
 		func(d *Datapath) datapath.IPCacheMapWriter { return d },
+		func(d *Datapath) datapath.LBMapWriter { return d },
 		func(c Config) policy.MapStateLimit { return policy.MapStateLimit(c.BPFPolicyMapMax) },
 	),
 )

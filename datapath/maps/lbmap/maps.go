@@ -1,0 +1,71 @@
+package lbmap
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+)
+
+// Maps are the load-balancing maps pinned under a bpf root.
+type Maps struct {
+	svc4, svc6, be4, be6, rev4, rev6, affinity, match *ebpf.Map
+}
+
+// OpenMaps opens the load-balancing maps pinned under root, creating
+// those missing.
+func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
+	var m Maps
+	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match}
+	for i, name := range MapNames {
+		em, err := bpfmap.OpenShared(log, root, name)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		*dst[i] = em
+	}
+	return &m, nil
+}
+
+// Close releases the maps' file descriptors; the pins stay.
+func (m *Maps) Close() error {
+	var errs []error
+	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match} {
+		if em != nil {
+			errs = append(errs, em.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Maps) services(v4 bool) *ebpf.Map {
+	if v4 {
+		return m.svc4
+	}
+	return m.svc6
+}
+
+func (m *Maps) backends(v4 bool) *ebpf.Map {
+	if v4 {
+		return m.be4
+	}
+	return m.be6
+}
+
+func (m *Maps) revNAT(v4 bool) *ebpf.Map {
+	if v4 {
+		return m.rev4
+	}
+	return m.rev6
+}
+
+// del deletes key from em; a missing key is not an error.
+func del(em *ebpf.Map, key any) error {
+	if err := em.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return err
+	}
+	return nil
+}
