@@ -42,6 +42,8 @@ const (
 	ReasonInvalid      Reason = 134
 	ReasonUnknownL3    Reason = 139
 	ReasonPolicyDenied Reason = 181
+	ReasonNoService    Reason = 158 // a service without an active backend (bpf/lib/lb.h)
+	ReasonCsumFailed   Reason = 153 // the service translation could not rewrite the packet
 )
 
 var reasonNames = map[Reason]string{
@@ -50,6 +52,8 @@ var reasonNames = map[Reason]string{
 	ReasonInvalid:      "Invalid packet",
 	ReasonUnknownL3:    "Unknown L3 protocol",
 	ReasonPolicyDenied: "Policy denied by denylist",
+	ReasonNoService:    "Service backend not found",
+	ReasonCsumFailed:   "Error while correcting L3/L4 checksum",
 }
 
 // String names the reason as Cilium's monitor does.
