@@ -74,7 +74,7 @@ func ctModel(e ctmap.Entry, now uint64) models.BPFCTEntry {
 		TCPFlags:         monitor.TCPFlagNames(e.Value.TCPFlags),
 		PolicyRevision:   e.Value.PolicyRev,
 		BackendID:        e.Value.BackendID, RevNATIndex: e.Value.RevNATIndex,
-		TxPackets:        e.Value.TxPackets, TxBytes: e.Value.TxBytes,
+		TxPackets: e.Value.TxPackets, TxBytes: e.Value.TxBytes,
 		RxPackets: e.Value.RxPackets, RxBytes: e.Value.RxBytes,
 	}
 	if e.Tuple.Direction == ctmap.DirService {
