@@ -204,6 +204,24 @@ type LxcLbService struct {
 	Pad             [3]uint8
 }
 
+type LxcLbSkKey struct {
+	_       structs.HostLayout
+	Cookie  uint64
+	Address [4]uint32
+	Port    uint16
+	Family  uint8
+	Pad     uint8
+	Pad2    uint32
+}
+
+type LxcLbSkValue struct {
+	_           structs.HostLayout
+	Address     [4]uint32
+	Port        uint16
+	RevNatIndex uint16
+	Pad         uint32
+}
+
 type LxcMetricsValue struct {
 	_       structs.HostLayout
 	Packets uint64
@@ -248,6 +266,7 @@ const (
 	LxcMapLb6Services      = "lb6_services"
 	LxcMapLbAffinity       = "lb_affinity"
 	LxcMapLbAffinityMatch  = "lb_affinity_match"
+	LxcMapLbReverseSk      = "lb_reverse_sk"
 	LxcMapMetrics          = "metrics"
 	LxcMapPolicy           = "policy"
 	LxcProgFromContainer   = "from_container"
@@ -324,6 +343,7 @@ type LxcMapSpecs struct {
 	Lb6Services     *ebpf.MapSpec `ebpf:"lb6_services"`
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
+	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
 	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
 	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
@@ -374,6 +394,7 @@ type LxcMaps struct {
 	Lb6Services     *ebpf.Map `ebpf:"lb6_services"`
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
+	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
 	Metrics         *ebpf.Map `ebpf:"metrics"`
 	Policy          *ebpf.Map `ebpf:"policy"`
 }
@@ -395,6 +416,7 @@ func (m *LxcMaps) Close() error {
 		m.Lb6Services,
 		m.LbAffinity,
 		m.LbAffinityMatch,
+		m.LbReverseSk,
 		m.Metrics,
 		m.Policy,
 	)

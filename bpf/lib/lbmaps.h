@@ -28,7 +28,11 @@
  *        backend the client last used and when (CLOCK_MONOTONIC_COARSE ns).
  * lb_affinity_match: hash, (backend id, rev_nat_index) -> 1 while the
  *        backend is one of that service's backends, so a remembered
- *        backend that left the service is not reused. */
+ *        backend that left the service is not reused.
+ * lb_reverse_sk: LRU hash, (socket cookie, backend address and port,
+ *        family) -> the frontend the socket asked for: the socket-level
+ *        balancer (sock.c) rewrites a datagram's source and the peer name
+ *        back with it. */
 #ifndef APIARY_LBMAPS_H
 #define APIARY_LBMAPS_H
 
@@ -116,6 +120,22 @@ struct lb_affinity_match_key {
 	__u16 pad;
 };
 
+struct lb_sk_key {
+	__u64 cookie;
+	__u32 address[4];
+	__be16 port;
+	__u8 family;
+	__u8 pad;
+	__u32 pad2;
+};
+
+struct lb_sk_value {
+	__u32 address[4];
+	__be16 port;
+	__u16 rev_nat_index;
+	__u32 pad;
+};
+
 #define LB_SERVICES_MAX_ENTRIES 65536
 #define LB_BACKENDS_MAX_ENTRIES 65536
 #define LB_REV_NAT_MAX_ENTRIES 65536
@@ -183,5 +203,12 @@ struct {
 	__uint(max_entries, LB_AFFINITY_MAX_ENTRIES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } lb_affinity_match SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct lb_sk_key);
+	__type(value, struct lb_sk_value);
+	__uint(max_entries, LB_AFFINITY_MAX_ENTRIES);
+} lb_reverse_sk SEC(".maps");
 
 #endif /* APIARY_LBMAPS_H */

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath"
@@ -43,23 +44,33 @@ type Config struct {
 	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
 	// is refused for that endpoint.
 	BPFPolicyMapMax int
+	// BPFLBSock attaches the socket-level load balancer to CgroupRoot
+	// (Cilium's --bpf-lb-sock): processes there reach services at
+	// connect/sendmsg time.
+	BPFLBSock bool
+	// CgroupRoot is the cgroup v2 the socket-level balancer attaches to.
+	CgroupRoot string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
 
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
-var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries}
+var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
+	CgroupRoot: "/sys/fs/cgroup"}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
 const maxPolicyMapMax = 1 << 20
 
-// Flags registers --bpf-root, --bpf-attach-mode and --bpf-policy-map-max.
+// Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
+// --bpf-lb-sock and --cgroup-root.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
+	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
+	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 }
 
 // Validate checks the flags.
@@ -69,6 +80,9 @@ func (c *Config) Validate() error {
 	}
 	if _, ok := attachModes[c.BPFAttachMode]; !ok {
 		return fmt.Errorf("--bpf-attach-mode %q is not one of auto, tcx, tc", c.BPFAttachMode)
+	}
+	if c.BPFLBSock && c.CgroupRoot == "" {
+		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock")
 	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
 		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
@@ -90,8 +104,37 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 		return nil, &cell.ConfigError{Err: err}
 	}
 	p.Lifecycle.Append(cell.Hook{
-		OnStart: func(cell.HookContext) error { return l.Open() },
-		OnStop:  func(cell.HookContext) error { return l.Close() },
+		OnStart: func(cell.HookContext) error {
+			if err := l.Open(); err != nil {
+				return err
+			}
+			if err := sockLB(p.Log, l, p.Config); err != nil {
+				l.Close()
+				return err
+			}
+			return nil
+		},
+		OnStop: func(cell.HookContext) error { return l.Close() },
 	})
 	return l, nil
+}
+
+// sockLB attaches the socket-level load balancer with --bpf-lb-sock, and
+// detaches one a previous run left without it.
+func sockLB(log *slog.Logger, l *loader.Loader, c Config) error {
+	if !c.BPFLBSock {
+		return l.DetachSockLB()
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(c.CgroupRoot, &st); err != nil {
+		return fmt.Errorf("--cgroup-root %s: %w", c.CgroupRoot, err)
+	}
+	if st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return fmt.Errorf("--cgroup-root %s is not a cgroup v2 mount (the socket-level load balancer needs one)", c.CgroupRoot)
+	}
+	if err := l.AttachSockLB(c.CgroupRoot); err != nil {
+		return err
+	}
+	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot)
+	return nil
 }

@@ -1,9 +1,12 @@
 package loadercell_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/loader"
@@ -64,4 +67,49 @@ func TestConfigValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCellSocketLB starts the cell with --bpf-lb-sock on a cgroup of the
+// test's own: the balancer's links are pinned; a start without the flag
+// removes them.
+func TestCellSocketLB(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	cg := testCgroup(t)
+	flags := []string{"bpf-root=" + root, "bpf-lb-sock=true", "cgroup-root=" + cg}
+	var l *loader.Loader
+	h := celltest.StartWithFlags(t, flags, loadercell.Cell, celltest.Capture(&l))
+	pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*"))
+	if len(pins) != 8 {
+		t.Errorf("pinned socket balancer links %v, want the 8 hooks", pins)
+	}
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root}, loadercell.Cell, celltest.Capture(&l))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*")); len(pins) != 0 {
+		t.Errorf("links %v left after a start without --bpf-lb-sock", pins)
+	}
+	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBSock: true}).Validate(); err == nil {
+		t.Error("--bpf-lb-sock without --cgroup-root validated")
+	}
+}
+
+func testCgroup(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, after, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(after, "cgroup2 ") {
+			dir := filepath.Join(strings.Fields(line)[4], fmt.Sprintf("apiary-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				celltest.SkipUnprivileged(t, "cannot create a cgroup: %v", err)
+			}
+			t.Cleanup(func() { os.Remove(dir) })
+			return dir
+		}
+	}
+	celltest.SkipUnprivileged(t, "no cgroup v2 hierarchy is mounted")
+	return ""
 }
