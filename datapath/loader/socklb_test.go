@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
 )
 
 // sockClientEnv names the client the test binary runs as: "tcp <addr>" or
@@ -166,4 +170,25 @@ func TestSocketLB(t *testing.T) {
 			t.Errorf("a client outside the cgroup reached %q through the ClusterIP", got)
 		}
 	})
+}
+
+// TestEveryMapShared: each map of the endpoint programs and of the
+// socket-level balancer is one of the loader's shared maps or the
+// endpoint's policy map, so no load creates a private copy.
+func TestEveryMapShared(t *testing.T) {
+	h := newHarness(t)
+	for _, load := range []func() (*ebpf.CollectionSpec, error){bpf.LoadLxc, bpf.LoadSock} {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range spec.Maps {
+			if strings.HasPrefix(name, ".") || name == policymap.SpecName {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(h.root, name)); err != nil {
+				t.Errorf("map %s is not pinned by the loader: %v", name, err)
+			}
+		}
+	}
 }

@@ -11,14 +11,14 @@ import (
 
 // Maps are the load-balancing maps pinned under a bpf root.
 type Maps struct {
-	svc4, svc6, be4, be6, rev4, rev6, affinity, match *ebpf.Map
+	svc4, svc6, be4, be6, rev4, rev6, affinity, match, reverseSock *ebpf.Map
 }
 
 // OpenMaps opens the load-balancing maps pinned under root, creating
 // those missing.
 func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 	var m Maps
-	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match}
+	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock}
 	for i, name := range MapNames {
 		em, err := bpfmap.OpenShared(log, root, name)
 		if err != nil {
@@ -33,7 +33,7 @@ func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 // Close releases the maps' file descriptors; the pins stay.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match} {
+	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match, m.reverseSock} {
 		if em != nil {
 			errs = append(errs, em.Close())
 		}

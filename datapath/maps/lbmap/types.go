@@ -17,6 +17,7 @@ const (
 	RevNAT6Name        = "lb6_reverse_nat"
 	AffinityName       = "lb_affinity"
 	AffinityMatchName  = "lb_affinity_match"
+	ReverseSockName    = "lb_reverse_sk"
 	maxRevNATIndex     = 1<<16 - 1
 	maxBackendID       = 1<<32 - 1
 	maxAffinitySeconds = 1<<32 - 1
@@ -26,7 +27,7 @@ const (
 // every endpoint's programs.
 var MapNames = []string{
 	Services4Name, Services6Name, Backends4Name, Backends6Name,
-	RevNAT4Name, RevNAT6Name, AffinityName, AffinityMatchName,
+	RevNAT4Name, RevNAT6Name, AffinityName, AffinityMatchName, ReverseSockName,
 }
 
 // Service flags (LB_SVC_FLAG_* in bpf/lib/lbmaps.h).
