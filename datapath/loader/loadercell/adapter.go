@@ -43,6 +43,7 @@ var (
 type adapterParams struct {
 	cell.In
 
+	Config    Config
 	Loader    *loader.Loader
 	Linux     linux.Config `optional:"true"`
 	Lifecycle cell.Lifecycle
@@ -63,6 +64,11 @@ func newDatapath(p adapterParams) *Datapath {
 			if err != nil {
 				m.Close()
 				return fmt.Errorf("open load-balancing maps: %w", err)
+			}
+			if err := d.inNetNS(func() error { return nodePort(d.log, d.l, p.Config) }); err != nil {
+				m.Close()
+				lb.Close()
+				return err
 			}
 			d.mu.Lock()
 			d.ipcache, d.lb = m, lb

@@ -2,6 +2,7 @@ package loadercell
 
 import (
 	"fmt"
+	"strings"
 	"log/slog"
 
 	"github.com/spf13/pflag"
@@ -50,6 +51,12 @@ type Config struct {
 	BPFLBSock bool
 	// CgroupRoot is the cgroup v2 the socket-level balancer attaches to.
 	CgroupRoot string
+	// EnableNodePort attaches the NodePort programs to Devices (Cilium's
+	// --enable-node-port): NodePort, ExternalIPs and LoadBalancer
+	// frontends are balanced for traffic from outside.
+	EnableNodePort bool
+	// Devices are the node's external devices (Cilium's --devices).
+	Devices []string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
@@ -64,13 +71,15 @@ var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", B
 const maxPolicyMapMax = 1 << 20
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
-// --bpf-lb-sock and --cgroup-root.
+// --bpf-lb-sock, --cgroup-root, --enable-node-port and --devices.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
+	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
+	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
 }
 
 // Validate checks the flags.
@@ -83,6 +92,14 @@ func (c *Config) Validate() error {
 	}
 	if c.BPFLBSock && c.CgroupRoot == "" {
 		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock")
+	}
+	if c.EnableNodePort && len(c.Devices) == 0 {
+		return fmt.Errorf("--enable-node-port needs --devices (the node's external devices)")
+	}
+	for _, d := range c.Devices {
+		if d == "" || strings.ContainsAny(d, "/ ") {
+			return fmt.Errorf("--devices: %q is not a device name", d)
+		}
 	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
 		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)

@@ -8,7 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
@@ -112,4 +117,40 @@ func testCgroup(t *testing.T) string {
 	}
 	celltest.SkipUnprivileged(t, "no cgroup v2 hierarchy is mounted")
 	return ""
+}
+
+// TestCellNodePort starts the cell with --enable-node-port on a device of
+// a namespace of the test's own: the programs' links are pinned; a start
+// without the flag removes them; an unknown device fails the start.
+func TestCellNodePort(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	ns, err := netnsutil.New()
+	if err != nil {
+		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
+	}
+	defer ns.Close()
+	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
+	err = netnsutil.Run(ns, func() error {
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *loader.Loader
+	var ld datapath.Loader
+	flags := []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7", "datapath-netns=" + nsPath}
+	h := celltest.StartWithFlags(t, flags, loadercell.Cell, linux.Cell, celltest.Capture(&l), celltest.Capture(&ld))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "eth7", "*")); len(pins) != 2 {
+		t.Errorf("pinned NodePort links %v, want ingress and egress", pins)
+	}
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "datapath-netns=" + nsPath}, loadercell.Cell, linux.Cell, celltest.Capture(&ld))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "*")); len(pins) != 0 {
+		t.Errorf("links %v left after a start without --enable-node-port", pins)
+	}
+	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, EnableNodePort: true}).Validate(); err == nil {
+		t.Error("--enable-node-port without --devices validated")
+	}
 }
