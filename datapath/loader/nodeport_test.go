@@ -43,7 +43,7 @@ func TestNodePortRealTraffic(t *testing.T) {
 			t.Fatalf("attach again: %v", err)
 		}
 		np := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.2.0.1"), Port: 30080, Proto: datapath.ProtoTCP},
-			Type: datapath.SVCTypeNodePort,
+			Type:     datapath.SVCTypeNodePort,
 			Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: backendAddr(2, false), Port: 8080, Proto: datapath.ProtoTCP}}}}
 		if err := l.lb.UpsertService(np); err != nil {
 			t.Fatal(err)

@@ -2,8 +2,8 @@ package loadercell
 
 import (
 	"fmt"
-	"strings"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
