@@ -70,6 +70,7 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 	frame, ciliumFrame := pkt.MustFrame(), ciliumPkt.MustFrame()
 	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ctmap.NetworkPort(40000), Dport: ctmap.NetworkPort(80), Proto: 6, Direction: 1}
 	var newOurs, newFloor, newCilium, estOurs, estFloor, estFloorCT, estCilium []float64
+	var lb lbRows
 	// Rounds alternate the programs, so drift on a shared machine hits both.
 	for range rounds {
 		if err := floor.FloorHash.Delete(&fk); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -107,12 +108,15 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 			return nil, err
 		}
 		estCilium = append(estCilium, v)
+		if err := lb.measureLB(ours, peer, runs); err != nil {
+			return nil, err
+		}
 	}
-	return []result{
+	return append([]result{
 		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), cilium: median(newCilium), goal: 1.5},
 		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), cilium: median(estCilium), goal: 1.2},
 		{name: "established, floor without LPM", ours: median(estOurs), floor: median(estFloorCT), cilium: median(estCilium), goal: 1.2},
-	}, nil
+	}, lb.results()...), nil
 }
 
 func withACK() []byte {
@@ -153,15 +157,23 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 		return nil, err
 	}
 	defer ipc.Close()
-	if err := ipc.Upsert(netip.PrefixFrom(dst, 32), peerID); err != nil {
-		return nil, err
+	for _, a := range append([]netip.Addr{dst}, backends...) {
+		if err := ipc.Upsert(netip.PrefixFrom(a, 32), peerID); err != nil {
+			return nil, err
+		}
 	}
 	pm, err := l.PolicyMap(7)
 	if err != nil {
 		return nil, err
 	}
 	defer pm.Close()
-	if _, _, err := pm.Sync(policy.MapState{{Identity: peerID, Direction: policy.Egress, Proto: policy.ProtoTCP, Port: 80, PrefixLen: 16}: {}}); err != nil {
+	if _, _, err := pm.Sync(policy.MapState{
+		{Identity: peerID, Direction: policy.Egress, Proto: policy.ProtoTCP, Port: 80, PrefixLen: 16}: {},
+		{Identity: peerID, Direction: policy.Egress, Proto: policy.ProtoUDP, Port: 53, PrefixLen: 16}: {},
+	}); err != nil {
+		return nil, err
+	}
+	if err := setupServices(root); err != nil {
 		return nil, err
 	}
 	if o.progs, err = l.Load(datapath.EndpointSpec{ID: 7, Identity: 1000, IngressEnforcement: true, EgressEnforcement: true}); err != nil {
