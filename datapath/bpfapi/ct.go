@@ -77,8 +77,11 @@ func ctModel(e ctmap.Entry, now uint64) models.BPFCTEntry {
 		TxPackets: e.Value.TxPackets, TxBytes: e.Value.TxBytes,
 		RxPackets: e.Value.RxPackets, RxBytes: e.Value.RxBytes,
 	}
-	if e.Tuple.Direction == ctmap.DirService {
+	switch e.Tuple.Direction {
+	case ctmap.DirService:
 		out.Direction = "service"
+	case ctmap.DirNodePort:
+		out.Direction = "nodeport"
 	}
 	if e.Value.Flags&ctmap.FlagClosing != 0 {
 		out.Flags = append(out.Flags, "closing")

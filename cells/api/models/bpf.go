@@ -68,7 +68,8 @@ type BPFCTEntry struct {
 	Destination string `json:"destination"`
 	// Direction is ingress or egress, seen from the endpoint, or
 	// service: the entry remembering the backend of a flow to a service
-	// frontend (source -> frontend).
+	// frontend (source -> frontend), or nodeport: a flow from outside
+	// translated by the NodePort programs (client -> backend).
 	Direction  string `json:"direction"`
 	EndpointID uint16 `json:"endpoint-id"`
 	// BackendID is the backend of a service entry; RevNATIndex the

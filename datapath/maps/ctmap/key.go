@@ -61,6 +61,11 @@ type Value struct {
 // client endpoint's from_container, holding the flow's backend.
 const DirService policy.Direction = 2
 
+// DirNodePort is the direction of a flow translated by the NodePort
+// programs (CT_DIR_NODEPORT in bpf/netdev.c): client -> backend, holding
+// the rev-NAT index of its replies.
+const DirNodePort policy.Direction = 3
+
 // FlagClosing is set once FIN or RST was seen.
 const FlagClosing = 0x1
 
@@ -103,7 +108,7 @@ func (k Key6) Tuple() Tuple {
 
 // EndpointAddr returns the address of the endpoint that owns the entry:
 // the source of an egress flow or a service entry, the destination of an
-// ingress one.
+// ingress one or a NodePort one (the backend).
 func (t Tuple) EndpointAddr() netip.Addr {
 	if t.Direction == policy.Egress || t.Direction == DirService {
 		return t.Src.Addr()
