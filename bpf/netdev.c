@@ -45,7 +45,7 @@ int from_netdev(struct __sk_buff *ctx)
 	if (!svc || !(svc->flags & LB_SVC_EXTERNAL))
 		return CTX_ACT_OK;
 	now = ktime_get_coarse_ns();
-	if (lb_egress(ctx, &f, 0, now))
+	if (lb_translate(ctx, &f, svc, 0, now))
 		return CTX_ACT_DROP;
 	ct_create(&f, CT_DIR_NODEPORT, 0, 0, rev, now);
 	return CTX_ACT_OK;

@@ -293,23 +293,18 @@ static __always_inline __u32 lb_select(const struct flow *f, const struct lb_ser
 	return id;
 }
 
-/* lb_egress translates a packet the endpoint sends to a service frontend:
- * the flow's backend (remembered, else selected), DNAT, and f updated to
- * the translated tuple with the service's rev-NAT index. Returns 0 (the
- * packet goes on, translated or not a service's) or a drop reason. */
-static __attribute__((noinline)) int lb_egress(struct __sk_buff *ctx, struct flow *f,
-					       __u16 ep_id, __u64 now)
+/* lb_translate translates a packet to the service svc (f's destination
+ * is its frontend): the flow's backend (remembered, else selected), DNAT,
+ * and f updated to the translated tuple with the service's rev-NAT index.
+ * Returns 0 or a drop reason. Not inlined: packets to no service skip it
+ * after one lookup (lb_egress). */
+static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct flow *f,
+						  struct lb_service *svc, __u16 ep_id, __u64 now)
 {
-	struct lb_service *svc;
 	struct ct_value *sv;
 	struct lb_backend b = {};
 	__u32 id = 0;
 
-	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
-		return 0;
-	svc = lb_service_get(f, 0);
-	if (!svc)
-		return 0;
 	sv = lb_svc_ct_get(f, now);
 	if (sv) {
 		b = lb_backend_get(f->family, sv->backend_id);
@@ -332,6 +327,22 @@ static __attribute__((noinline)) int lb_egress(struct __sk_buff *ctx, struct flo
 	__builtin_memcpy(f->daddr, b.address, 16);
 	f->dport = b.port;
 	return 0;
+}
+
+/* lb_egress translates a packet the endpoint sends to a service frontend
+ * (lb_translate). Returns 0 (the packet goes on, translated or not a
+ * service's) or a drop reason. */
+static __always_inline int lb_egress(struct __sk_buff *ctx, struct flow *f, __u16 ep_id,
+				     __u64 now)
+{
+	struct lb_service *svc;
+
+	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
+		return 0;
+	svc = lb_service_get(f, 0);
+	if (!svc)
+		return 0;
+	return lb_translate(ctx, f, svc, ep_id, now);
 }
 
 /* lb_rev_nat rewrites the source of a reply of a translated flow (its
