@@ -116,14 +116,14 @@ func (w *Writer) allocRevNAT(fe datapath.L3n4Addr) (uint16, error) {
 }
 
 func (w *Writer) putMatch(k AffinityMatchKey) error {
-	if w.matches[k] {
+	if w.matches[k.RevNATIndex][k.BackendID] {
 		return nil
 	}
 	one := uint8(1)
 	if err := w.m.match.Update(&k, &one, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("write affinity match of backend %d: %w", k.BackendID, err)
 	}
-	w.matches[k] = true
+	w.addMatch(k)
 	return nil
 }
 
@@ -131,8 +131,18 @@ func (w *Writer) deleteMatch(k AffinityMatchKey) error {
 	if err := del(w.m.match, &k); err != nil {
 		return fmt.Errorf("delete affinity match of backend %d: %w", k.BackendID, err)
 	}
-	delete(w.matches, k)
+	delete(w.matches[k.RevNATIndex], k.BackendID)
+	if len(w.matches[k.RevNATIndex]) == 0 {
+		delete(w.matches, k.RevNATIndex)
+	}
 	return nil
+}
+
+func (w *Writer) addMatch(k AffinityMatchKey) {
+	if w.matches[k.RevNATIndex] == nil {
+		w.matches[k.RevNATIndex] = map[uint32]bool{}
+	}
+	w.matches[k.RevNATIndex][k.BackendID] = true
 }
 
 // collect deletes what no service refers to: backends, rev-NAT entries,
@@ -160,14 +170,17 @@ func (w *Writer) collect() error {
 		}
 		delete(w.revNATs, idx)
 	}
-	for k := range w.matches {
-		s := owned[k.RevNATIndex]
-		if s == nil || s.master.Flags&FlagAffinity == 0 {
-			errs = append(errs, w.deleteMatch(k))
-			continue
-		}
-		if _, member := s.members[k.BackendID]; !member {
-			errs = append(errs, w.deleteMatch(k))
+	for rev, ids := range w.matches {
+		s := owned[rev]
+		for id := range ids {
+			k := AffinityMatchKey{BackendID: id, RevNATIndex: rev}
+			if s == nil || s.master.Flags&FlagAffinity == 0 {
+				errs = append(errs, w.deleteMatch(k))
+				continue
+			}
+			if _, member := s.members[id]; !member {
+				errs = append(errs, w.deleteMatch(k))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -61,3 +61,18 @@ func (m *Maps) CountBackends() (int, error) {
 	err := m.readBackends(func(uint32, backendEntry) { n++ })
 	return n, err
 }
+
+// AffinityMatches returns the affinity match entries: the backend ids of
+// each rev-NAT index.
+func (m *Maps) AffinityMatches() (map[uint16][]uint32, error) {
+	out := map[uint16][]uint32{}
+	var (
+		k   AffinityMatchKey
+		one uint8
+	)
+	it := m.match.Iterate()
+	for it.Next(&k, &one) {
+		out[k.RevNATIndex] = append(out[k.RevNATIndex], k.BackendID)
+	}
+	return out, it.Err()
+}

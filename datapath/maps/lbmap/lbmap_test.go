@@ -39,7 +39,7 @@ func TestLayoutMatchesPrograms(t *testing.T) {
 	}
 }
 
-func open(t *testing.T, root string) (*lbmap.Writer, *lbmap.Maps) {
+func open(t testing.TB, root string) (*lbmap.Writer, *lbmap.Maps) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w, err := lbmap.OpenWriter(log, root)
@@ -285,5 +285,49 @@ func TestBadServicesRefusedWhole(t *testing.T) {
 				t.Errorf("maps hold %v after refused input", d)
 			}
 		})
+	}
+}
+
+// TestAffinityMatches: a service with session affinity has a match entry
+// per backend, which follows its backends, goes when affinity is turned
+// off, and is rebuilt from the maps after a restart.
+func TestAffinityMatches(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	w, m := open(t, root)
+	s := svc("10.96.0.10:80", "10.0.1.1:80", "10.0.1.2:80")
+	s.SessionAffinityTimeout = time.Minute
+	count := func() int {
+		t.Helper()
+		got, err := m.AffinityMatches()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ids := range got {
+			n += len(ids)
+		}
+		return n
+	}
+	if err := w.UpsertService(s); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d affinity match entries, want 2", n)
+	}
+	s.Backends = s.Backends[:1]
+	if err := w.UpsertService(s); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d affinity match entries after a backend left, want 1", n)
+	}
+	w.Close()
+	w2, _ := open(t, root)
+	s.SessionAffinityTimeout = 0
+	if _, _, err := w2.ReconcileServices([]datapath.LBService{s}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Errorf("%d affinity match entries after affinity was turned off (after a restart), want 0", n)
 	}
 }

@@ -17,7 +17,7 @@ func (w *Writer) restore() error {
 	w.backendIDs = map[datapath.L3n4Addr]uint32{}
 	w.refs = map[uint32]map[datapath.L3n4Addr]datapath.BackendState{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
-	w.matches = map[AffinityMatchKey]bool{}
+	w.matches = map[uint16]map[uint32]bool{}
 	svcs, err := w.m.readServices()
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (w *Writer) restore() error {
 	)
 	it := w.m.match.Iterate()
 	for it.Next(&k, &one) {
-		w.matches[k] = true
+		w.addMatch(k)
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("read affinity match map: %w", err)

@@ -42,7 +42,7 @@ type Writer struct {
 	backendIDs  map[datapath.L3n4Addr]uint32
 	refs        map[uint32]map[datapath.L3n4Addr]datapath.BackendState // backend -> services using it
 	revNATs     map[uint16]datapath.L3n4Addr
-	matches     map[AffinityMatchKey]bool
+	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
 	nextRevNAT  uint16
 }
@@ -185,9 +185,9 @@ func (w *Writer) upsert(d desired) (bool, error) {
 		return false, fmt.Errorf("service %s: %w", d.frontend, err)
 	}
 	var errs []error
-	for k := range w.matches {
-		if _, member := members[k.BackendID]; k.RevNATIndex == rev && (!member || d.flags&FlagAffinity == 0) {
-			errs = append(errs, w.deleteMatch(k))
+	for id := range w.matches[rev] {
+		if _, member := members[id]; !member || d.flags&FlagAffinity == 0 {
+			errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 		}
 	}
 	errs = append(errs, w.release(gone))
@@ -252,10 +252,8 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	rev := s.master.RevNATIndex
 	var errs []error
-	for k := range w.matches {
-		if k.RevNATIndex == rev {
-			errs = append(errs, w.deleteMatch(k))
-		}
+	for id := range w.matches[rev] {
+		errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 	}
 	if rev != 0 {
 		if err := del(w.m.revNAT(fe.Addr.Is4()), &rev); err != nil {
