@@ -97,19 +97,30 @@ func (w *Writer) allocBackendID() (uint32, error) {
 // allocRevNAT allocates a rev-NAT index (the service id) for fe and
 // writes its reverse-NAT entry.
 func (w *Writer) allocRevNAT(fe datapath.L3n4Addr) (uint16, error) {
+	idx, err := w.pickRevNAT(fe)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.m.revNAT(fe.Addr.Is4()).Update(&idx, revNATValue(fe), ebpf.UpdateAny); err != nil {
+		return 0, fmt.Errorf("service %s: write rev-NAT %d: %w", fe, idx, err)
+	}
+	w.revNATs[idx] = datapath.L3n4Addr{Addr: fe.Addr, Port: fe.Port}
+	return idx, nil
+}
+
+// pickRevNAT returns a rev-NAT index no entry and no service uses, going
+// round the index space.
+func (w *Writer) pickRevNAT(fe datapath.L3n4Addr) (uint16, error) {
 	for range maxRevNATIndex {
 		idx := w.nextRevNAT
 		if idx == 0 {
 			idx = 1
 		}
 		w.nextRevNAT = idx + 1 // wraps to 0, read as 1
-		if _, used := w.revNATs[idx]; used {
+		if _, used := w.revNATs[idx]; used || w.reservedRevNAT[idx] {
 			continue
 		}
-		if err := w.m.revNAT(fe.Addr.Is4()).Update(&idx, revNATValue(fe), ebpf.UpdateAny); err != nil {
-			return 0, fmt.Errorf("service %s: write rev-NAT %d: %w", fe, idx, err)
-		}
-		w.revNATs[idx] = datapath.L3n4Addr{Addr: fe.Addr, Port: fe.Port}
+		w.reservedRevNAT[idx] = true
 		return idx, nil
 	}
 	return 0, fmt.Errorf("service %s: allocate rev-NAT index: all %d in use", fe, maxRevNATIndex)

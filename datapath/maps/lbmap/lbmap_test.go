@@ -2,9 +2,11 @@ package lbmap_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -329,5 +331,56 @@ func TestAffinityMatches(t *testing.T) {
 	}
 	if n := count(); n != 0 {
 		t.Errorf("%d affinity match entries after affinity was turned off (after a restart), want 0", n)
+	}
+}
+
+// TestReconcileFromEmptyEqualsUpserts: the batched path of a reconcile
+// into empty maps writes what one UpsertService per service writes.
+func TestReconcileFromEmptyEqualsUpserts(t *testing.T) {
+	web := svc("10.96.0.10:80", "10.0.1.1:8080", "~10.0.1.2:8080", "10.0.1.3:8080")
+	web.SessionAffinityTimeout = time.Minute
+	shared := svc("10.96.0.11:80", "10.0.1.1:8080", "10.0.1.2:8080")
+	v6 := svc("[fd00::10]:443", "[fd00::1:1]:8443", "[fd00::1:2]:8443")
+	v6.Type = datapath.SVCTypeNodePort
+	empty := svc("10.96.0.12:53")
+	svcs := []datapath.LBService{web, shared, v6, empty}
+
+	bulkW, bulkM := open(t, bpfmaptest.Root(t))
+	added, removed, err := bulkW.ReconcileServices(svcs)
+	if err != nil || added != 4 || removed != 0 {
+		t.Fatalf("ReconcileServices from empty = %d, %d, %v; want 4 added", added, removed, err)
+	}
+	oneW, oneM := open(t, bpfmaptest.Root(t))
+	for _, s := range svcs {
+		if err := oneW.UpsertService(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shape := func(m *lbmap.Maps) map[string]string {
+		out := map[string]string{}
+		for fe, s := range dump(t, m) {
+			out[fe] = fmt.Sprintf("master=%v count=%d flags=%#x affinity=%d slots=%v", s.Master, s.Count, s.Flags, s.AffinityTimeout, slotAddrs(s))
+		}
+		return out
+	}
+	if a, b := shape(bulkM), shape(oneM); !reflect.DeepEqual(a, b) {
+		t.Errorf("batched reconcile wrote\n%v\none upsert per service wrote\n%v", a, b)
+	}
+	for _, m := range []*lbmap.Maps{bulkM, oneM} {
+		if n := countBackends(t, m); n != 5 {
+			t.Errorf("%d backends, want 5 (the shared ones once)", n)
+		}
+		matches, _ := m.AffinityMatches()
+		if len(matches) != 1 || len(matches[dump(t, m)["10.96.0.10:80/TCP"].RevNATIndex]) != 3 {
+			t.Errorf("affinity matches %v, want web's 3 backends", matches)
+		}
+	}
+	// The bulk-written state is the writer's own: a change is minimal.
+	web.Backends = web.Backends[:1]
+	if err := bulkW.UpsertService(web); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(t, bulkM)["10.96.0.10:80/TCP"]; got.Count != 1 || countBackends(t, bulkM) != 4 {
+		t.Errorf("after shrinking web: %+v, %d backends; want 1 slot, 4 backends (10.0.1.3 gone, 10.0.1.2 kept for shared)", got, countBackends(t, bulkM))
 	}
 }

@@ -18,6 +18,7 @@ func (w *Writer) restore() error {
 	w.refs = map[uint32]map[datapath.L3n4Addr]datapath.BackendState{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
+	w.reservedRevNAT = map[uint16]bool{}
 	svcs, err := w.m.readServices()
 	if err != nil {
 		return err

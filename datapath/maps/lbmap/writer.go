@@ -45,6 +45,8 @@ type Writer struct {
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
 	nextRevNAT  uint16
+	// reservedRevNAT are indexes picked for a write not yet done.
+	reservedRevNAT map[uint16]bool
 }
 
 var _ datapath.LBMapWriter = (*Writer)(nil)
@@ -79,6 +81,7 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, err = w.upsert(d)
+	clear(w.reservedRevNAT)
 	return err
 }
 
@@ -93,8 +96,9 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 }
 
 // ReconcileServices implements datapath.LBMapWriter: it validates every
-// service first (one bad service: nothing is written), upserts them,
-// deletes the frontends not among them and every backend, rev-NAT and
+// service first (one bad service: nothing is written), writes the
+// frontends the maps do not hold in batches (createBulk), upserts the
+// others, deletes the frontends not among them and every backend, rev-NAT and
 // affinity entry nothing refers to. added counts frontends that were not
 // in the maps, removed those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
@@ -113,8 +117,27 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var errs []error
+	var (
+		errs  []error
+		fresh []desired
+	)
+	var existing []desired
 	for _, d := range ds {
+		if w.services[d.frontend] == nil {
+			fresh = append(fresh, d)
+		} else {
+			existing = append(existing, d)
+		}
+	}
+	// The new frontends first, in batches, so that a backend an existing
+	// frontend drops but a new one takes is kept, not deleted and made
+	// again.
+	if err := w.createBulk(fresh); err != nil {
+		errs = append(errs, err)
+	} else {
+		added += len(fresh)
+	}
+	for _, d := range existing {
 		isNew, err := w.upsert(d)
 		if err != nil {
 			errs = append(errs, err)
@@ -122,6 +145,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 			added++
 		}
 	}
+	clear(w.reservedRevNAT)
 	for fe := range w.services {
 		if want[fe] {
 			continue
