@@ -64,6 +64,11 @@ type plan struct {
 // is there). It is the initial sync's path: a batch costs about one
 // syscall where upsert makes one per entry.
 func (w *Writer) createBulk(ds []desired) error {
+	refs := 0
+	for _, d := range ds {
+		refs += len(d.backends)
+	}
+	w.presize(len(ds), refs)
 	plans := make([]plan, 0, len(ds))
 	var (
 		rev4    batch[uint16, RevNAT4Value]
@@ -71,7 +76,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		be4     batch[uint32, Backend4Value]
 		be6     batch[uint32, Backend6Value]
 		matches batch[AffinityMatchKey, uint8]
-		touched = map[uint32]desiredBackend{}
+		touched = make(map[uint32]desiredBackend, refs)
 	)
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
@@ -111,7 +116,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		}
 		plans = append(plans, p)
 	}
-	written := map[uint32]backendEntry{}
+	written := make(map[uint32]backendEntry, len(touched))
 	for id, b := range touched {
 		e := backendEntry{addr: b.addr, state: datapath.BackendQuarantined, clusterID: b.clusterID}
 		for _, st := range w.refs[id] {
@@ -200,4 +205,21 @@ func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32,
 		return fmt.Errorf("write affinity matches: %w", err)
 	}
 	return nil
+}
+
+// presize makes the writer's empty maps (the initial sync after a start
+// on empty maps) large enough for services frontends and refs backend
+// references, so that they do not grow step by step.
+func (w *Writer) presize(services, refs int) {
+	if len(w.services) == 0 {
+		w.services = make(map[datapath.L3n4Addr]*serviceEntry, services)
+	}
+	if len(w.backends) == 0 {
+		w.backends = make(map[uint32]backendEntry, refs)
+		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
+		w.refs = make(map[uint32]map[datapath.L3n4Addr]datapath.BackendState, refs)
+	}
+	if len(w.revNATs) == 0 {
+		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)
+	}
 }
