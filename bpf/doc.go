@@ -1,6 +1,8 @@
-// Package bpf holds the C sources of apiary's eBPF endpoint programs
-// (lxc.c and lib/*.h) and the Go code and object bpf2go generated from
-// them (lxc_bpfel.go, lxc_bpfel.o; little-endian only, the targets are
+// Package bpf holds the C sources of apiary's eBPF programs — the
+// endpoint programs (lxc.c and lib/*.h, services translated by lib/lb.h),
+// the socket-level load balancer (sock.c) and the NodePort programs
+// (netdev.c) — and the Go code and objects bpf2go generated from them
+// (<name>_bpfel.go, <name>_bpfel.o; little-endian only, the targets are
 // x86-64 and arm64). The generated files are committed so `go build` never
 // needs clang; `make bpf` regenerates them with clang-19 and records the
 // sources' sha256 and the compiler in sources.lock, which a test checks.
