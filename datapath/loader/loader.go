@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -37,6 +39,7 @@ type Loader struct {
 	log          *slog.Logger
 	root         string
 	policyMapMax uint32
+	lbMapMax     uint32 // 0: the programs' default
 	mode         AttachMode
 
 	mu         sync.Mutex
@@ -79,7 +82,7 @@ func (l *Loader) Open() error {
 	}
 	shared := make(map[string]*ebpf.Map, len(sharedMaps))
 	for _, name := range sharedMaps {
-		m, err := bpfmap.OpenShared(l.log, l.root, name)
+		m, err := l.openShared(name)
 		if err != nil {
 			for _, m := range shared {
 				m.Close()
@@ -93,6 +96,38 @@ func (l *Loader) Open() error {
 	l.revs = endpointsmap.New(shared[endpointsmap.MapName])
 	l.mu.Unlock()
 	return nil
+}
+
+// openShared opens or creates the shared map name; the load-balancing
+// maps with --bpf-lb-map-max entries (a pinned map of another size is
+// replaced, its entries lost, as when its layout changed).
+func (l *Loader) openShared(name string) (*ebpf.Map, error) {
+	if !slices.Contains(lbmap.MapNames, name) || l.lbMapMax == 0 {
+		return bpfmap.OpenShared(l.log, l.root, name)
+	}
+	spec, err := lbmap.Spec(name, l.lbMapMax)
+	if err != nil {
+		return nil, err
+	}
+	return bpfmap.OpenOrCreate(l.log, spec, filepath.Join(l.root, name))
+}
+
+// sharedReplacements returns the shared maps spec uses, and sizes spec's
+// maps like them (a replacement must match its spec).
+func (l *Loader) sharedReplacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shared == nil {
+		return nil, false
+	}
+	repl := map[string]*ebpf.Map{}
+	for name, ms := range spec.Maps {
+		if m := l.shared[name]; m != nil {
+			ms.MaxEntries = m.MaxEntries()
+			repl[name] = m
+		}
+	}
+	return repl, true
 }
 
 // Close releases the loader's file descriptors. Pinned maps and links stay,
@@ -165,16 +200,11 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 	}
 	defer pm.Close()
 	spec.Maps[policymap.SpecName].MaxEntries = l.policyMapMax
-	repl := map[string]*ebpf.Map{policymap.SpecName: pm.EBPF()}
-	l.mu.Lock()
-	if l.shared == nil {
-		l.mu.Unlock()
+	repl, open := l.sharedReplacements(spec)
+	if !open {
 		return nil, fmt.Errorf("load endpoint %d programs: loader not open", ep.ID)
 	}
-	for name, m := range l.shared {
-		repl[name] = m
-	}
-	l.mu.Unlock()
+	repl[policymap.SpecName] = pm.EBPF()
 	var objs bpf.LxcPrograms
 	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{MapReplacements: repl}); err != nil {
 		var ve *ebpf.VerifierError

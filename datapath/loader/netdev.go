@@ -27,15 +27,7 @@ func (l *Loader) AttachNodePort(name string, ifindex int) error {
 	if err != nil {
 		return fmt.Errorf("attach NodePort programs to %s: %w", name, err)
 	}
-	repl := map[string]*ebpf.Map{}
-	l.mu.Lock()
-	for m := range spec.Maps {
-		if sm := l.shared[m]; sm != nil {
-			repl[m] = sm
-		}
-	}
-	open := l.shared != nil
-	l.mu.Unlock()
+	repl, open := l.sharedReplacements(spec)
 	if !open {
 		return errors.New("attach NodePort programs: loader not open")
 	}

@@ -44,15 +44,7 @@ func (l *Loader) AttachSockLB(cgroupPath string) error {
 	if err != nil {
 		return fmt.Errorf("attach socket load balancer: %w", err)
 	}
-	repl := map[string]*ebpf.Map{}
-	l.mu.Lock()
-	for name := range spec.Maps {
-		if m := l.shared[name]; m != nil {
-			repl[name] = m
-		}
-	}
-	open := l.shared != nil
-	l.mu.Unlock()
+	repl, open := l.sharedReplacements(spec)
 	if !open {
 		return errors.New("attach socket load balancer: loader not open")
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
 	// is refused for that endpoint.
 	BPFPolicyMapMax int
+	// BPFLBMapMax is the number of entries of each load-balancing map
+	// (Cilium's --bpf-lb-map-max): service entries are a frontend's
+	// backends + 1.
+	BPFLBMapMax int
 	// BPFLBSock attaches the socket-level load balancer to CgroupRoot
 	// (Cilium's --bpf-lb-sock): processes there reach services at
 	// connect/sendmsg time.
@@ -64,18 +68,22 @@ var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx":
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
 var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
-	CgroupRoot: "/sys/fs/cgroup"}
+	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup"}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
 const maxPolicyMapMax = 1 << 20
 
+// maxLBMapMax bounds --bpf-lb-map-max.
+const maxLBMapMax = 1 << 24
+
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
-// --bpf-lb-sock, --cgroup-root, --enable-node-port and --devices.
+// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port and --devices.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
+	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
@@ -89,6 +97,9 @@ func (c *Config) Validate() error {
 	}
 	if _, ok := attachModes[c.BPFAttachMode]; !ok {
 		return fmt.Errorf("--bpf-attach-mode %q is not one of auto, tcx, tc", c.BPFAttachMode)
+	}
+	if c.BPFLBMapMax < 1 || c.BPFLBMapMax > maxLBMapMax {
+		return fmt.Errorf("--bpf-lb-map-max: %d is not between 1 and %d", c.BPFLBMapMax, maxLBMapMax)
 	}
 	if c.BPFLBSock && c.CgroupRoot == "" {
 		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock")
@@ -116,7 +127,7 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]))
+	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]), loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

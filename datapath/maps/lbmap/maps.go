@@ -3,6 +3,7 @@ package lbmap
 import (
 	"errors"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/cilium/ebpf"
 
@@ -14,13 +15,14 @@ type Maps struct {
 	svc4, svc6, be4, be6, rev4, rev6, affinity, match, reverseSock *ebpf.Map
 }
 
-// OpenMaps opens the load-balancing maps pinned under root, creating
-// those missing.
+// OpenMaps opens the load-balancing maps pinned under root whatever
+// their size (the loader sizes them, --bpf-lb-map-max), creating those
+// missing, or of another layout, at the programs' default size.
 func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 	var m Maps
 	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock}
 	for i, name := range MapNames {
-		em, err := bpfmap.OpenShared(log, root, name)
+		em, err := openAnySize(log, root, name)
 		if err != nil {
 			m.Close()
 			return nil, err
@@ -28,6 +30,38 @@ func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 		*dst[i] = em
 	}
 	return &m, nil
+}
+
+// openAnySize opens the pinned map name when its type, key and value
+// match the programs', whatever its max entries; else as
+// bpfmap.OpenShared does.
+func openAnySize(log *slog.Logger, root, name string) (*ebpf.Map, error) {
+	spec, err := bpfmap.MapSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	if pinned, err := ebpf.LoadPinnedMap(filepath.Join(root, name), nil); err == nil {
+		spec.MaxEntries = pinned.MaxEntries()
+		if spec.Compatible(pinned) == nil {
+			return pinned, nil
+		}
+		pinned.Close()
+	}
+	return bpfmap.OpenShared(log, root, name)
+}
+
+// Spec returns the spec of load-balancing map name with maxEntries
+// entries (0: the programs' default), as Cilium's --bpf-lb-map-max sizes
+// every load-balancing map.
+func Spec(name string, maxEntries uint32) (*ebpf.MapSpec, error) {
+	spec, err := bpfmap.MapSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	if maxEntries != 0 {
+		spec.MaxEntries = maxEntries
+	}
+	return spec, nil
 }
 
 // Close releases the maps' file descriptors; the pins stay.

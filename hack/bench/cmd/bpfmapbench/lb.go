@@ -15,8 +15,7 @@ import (
 )
 
 // lbServices returns n ClusterIP services of b backends each; backends
-// are shared by two services (as a pod behind two Services), so that
-// n*b references fit the backend map.
+// are shared by two services (as a pod behind two Services).
 func lbServices(n, b int) []datapath.LBService {
 	svcs := make([]datapath.LBService, 0, n)
 	pool := max(n*b/2, b)
@@ -47,6 +46,19 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 	if err := os.Mkdir(lbDir, 0o700); err != nil {
 		return 0, 0, 0, 0, err
 	}
+	// The maps sized as the loader sizes them with --bpf-lb-map-max.
+	size := uint32(max(n*(b+1), 65536))
+	for _, name := range lbmap.MapNames {
+		spec, err := lbmap.Spec(name, size)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		m, err := bpfmap.OpenOrCreate(log, spec, filepath.Join(lbDir, name))
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		m.Close()
+	}
 	w, err := lbmap.OpenWriter(log, lbDir)
 	if err != nil {
 		return 0, 0, 0, 0, err
@@ -54,7 +66,7 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 	defer w.Close()
 	rawMaps := map[string]*ebpf.Map{}
 	for _, name := range []string{lbmap.Services4Name, lbmap.Backends4Name, lbmap.RevNAT4Name} {
-		spec, err := bpfmap.MapSpec(name)
+		spec, err := lbmap.Spec(name, size)
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}

@@ -11,7 +11,7 @@ import (
 func main() {
 	prefixes := flag.Int("prefixes", 100000, "ipcache prefixes per run")
 	keys := flag.Int("keys", 10000, "policy map-state keys")
-	services := flag.Int("services", 5000, "services of the load-balancing rows (each takes backends+1 service entries: 5000 x 10 fill most of the 65536)")
+	services := flag.Int("services", 10000, "services of the load-balancing rows (the maps are sized for them, as with --bpf-lb-map-max)")
 	backends := flag.Int("backends", 10, "backends per service")
 	rounds := flag.Int("rounds", 5, "rounds (the median is reported)")
 	flag.Parse()
