@@ -432,3 +432,11 @@ func TestServiceRealTrafficUDP(t *testing.T) {
 		}
 	})
 }
+
+func netlinkIndex(name string) (int, error) {
+	lk, err := netlink.LinkByName(name)
+	if err != nil {
+		return 0, err
+	}
+	return lk.Attrs().Index, nil
+}
