@@ -182,8 +182,12 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir)
 			lb_rev_nat(ctx, &f, v->rev_nat_index);
 		return ret;
 	}
-	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED)
+	if (unlikely(icmp_is_error(&f)) && ct_lookup_related(ctx, &f, dir, now) == CT_RELATED) {
+		/* lib/lb.h: an error about a translated flow names the frontend. */
+		if (dir == DIR_INGRESS)
+			lb_rev_nat_icmp(ctx, &f, now);
 		return pass(&f, dir);
+	}
 	return handle_new_flow(&f, dir, rev, now);
 }
 

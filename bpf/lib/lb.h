@@ -373,4 +373,116 @@ static __always_inline void lb_rev_nat(struct __sk_buff *ctx, struct flow *f, __
 	}
 }
 
+/* lb_icmp_csum_word reflects in the ICMP checksum at csum_off that the 16
+ * bits at off changed from old to the value now there. */
+static __always_inline int lb_icmp_csum_word(struct __sk_buff *ctx, __u32 csum_off, __u32 off,
+					     __be16 old)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__be16 *p;
+
+	if (off > 1024)
+		return -1;
+	p = data + off;
+	if ((void *)(p + 1) > data_end)
+		return -1;
+	return l4_csum_replace(ctx, csum_off, old, *p, sizeof(__be16));
+}
+
+/* lb_rev_nat_icmp rewrites an ICMP error f, which a backend sent about a
+ * packet of a translated flow (client -> backend), as if the frontend had
+ * sent it: the outer source and the embedded packet's destination address
+ * and port become the frontend's, with the ICMP checksum and the embedded
+ * IPv4 header checksum updated, so that the client's socket, connected to
+ * the frontend, gets the error. The embedded L4 checksum is left (no stack
+ * checks it). */
+static __attribute__((noinline, unused)) void lb_rev_nat_icmp(struct __sk_buff *ctx, const struct flow *f,
+						      __u64 now)
+{
+	struct flow e = {};
+	struct ct_value *v = 0;
+	__u32 addr[4] = {};
+	__u32 csum_off = f->l4_off + 2, inner = f->l4_off + 8, inner_l4, inner_daddr;
+	__be16 port, old_port;
+
+	if (parse_embedded(ctx, f, &e) != PARSE_OK)
+		return;
+	if (e.proto != IPPROTO_TCP && e.proto != IPPROTO_UDP)
+		return;
+	/* The embedded packet is the flow's own (client -> backend). */
+	if (ct_lookup(&e, DIR_EGRESS, now, &v) != CT_ESTABLISHED || !v || !v->rev_nat_index)
+		return;
+	if (f->family == 4) {
+		struct lb4_rev_nat *r = map_lookup_elem(&lb4_reverse_nat, &v->rev_nat_index);
+
+		if (!r)
+			return;
+		addr[0] = r->address;
+		port = r->port;
+		inner_l4 = inner + sizeof(struct iphdr);
+		inner_daddr = inner + 16;
+	} else {
+		struct lb6_rev_nat *r = map_lookup_elem(&lb6_reverse_nat, &v->rev_nat_index);
+
+		if (!r)
+			return;
+		__builtin_memcpy(addr, r->address, 16);
+		port = r->port;
+		inner_l4 = inner + sizeof(struct ipv6hdr);
+		inner_daddr = inner + 24;
+	}
+	old_port = e.dport;
+	if (f->family == 4) {
+		__be32 old = e.daddr[0];
+		__be16 old_csum;
+		void *data = (void *)(long)ctx->data;
+		void *data_end = (void *)(long)ctx->data_end;
+		__be16 *ic;
+
+		if (inner > 512)
+			return;
+		ic = data + inner + 10;
+		if ((void *)(ic + 1) > data_end)
+			return;
+		old_csum = *ic;
+		/* The embedded destination, its header checksum, both in the
+		 * ICMP checksum (which has no pseudo header). */
+		if (l3_csum_replace(ctx, inner + 10, old, addr[0], sizeof(old)) < 0 ||
+		    lb_icmp_csum_word(ctx, csum_off, inner + 10, old_csum) < 0 ||
+		    l4_csum_replace(ctx, csum_off, old, addr[0], sizeof(old)) < 0 ||
+		    skb_store_bytes(ctx, inner_daddr, &addr[0], sizeof(addr[0]), 0) < 0)
+			return;
+	} else {
+		__u32 old[4];
+		__s64 diff;
+
+		__builtin_memcpy(old, e.daddr, 16);
+		diff = csum_diff(old, 16, addr, 16, 0);
+		if (diff < 0 || l4_csum_replace(ctx, csum_off, 0, diff, 0) < 0 ||
+		    skb_store_bytes(ctx, inner_daddr, addr, 16, 0) < 0)
+			return;
+	}
+	if (old_port != port &&
+	    (l4_csum_replace(ctx, csum_off, old_port, port, sizeof(port)) < 0 ||
+	     skb_store_bytes(ctx, inner_l4 + 2, &port, sizeof(port), 0) < 0))
+		return;
+	/* The outer source: the IPv4 header checksum; ICMPv6's checksum
+	 * covers the pseudo header. */
+	if (f->family == 4) {
+		if (l3_csum_replace(ctx, LB_IP4_CSUM_OFF, f->saddr[0], addr[0], sizeof(__be32)) < 0)
+			return;
+		skb_store_bytes(ctx, LB_IP4_SADDR_OFF, &addr[0], sizeof(addr[0]), 0);
+	} else {
+		__u32 old[4];
+		__s64 diff;
+
+		__builtin_memcpy(old, f->saddr, 16);
+		diff = csum_diff(old, 16, addr, 16, 0);
+		if (diff < 0 || l4_csum_replace(ctx, csum_off, 0, diff, BPF_F_PSEUDO_HDR) < 0)
+			return;
+		skb_store_bytes(ctx, LB_IP6_SADDR_OFF, addr, 16, 0);
+	}
+}
+
 #endif /* APIARY_LB_H */

@@ -197,3 +197,41 @@ func TestServiceSessionAffinity(t *testing.T) {
 		t.Errorf("after the affinity backend left, a new flow went elsewhere than %v", other)
 	}
 }
+
+// TestServiceICMPErrorFromFrontend: an ICMP error a backend sends about a
+// translated flow reaches the client as from the frontend, about a packet
+// to the frontend, with every checksum right; both families.
+func TestServiceICMPErrorFromFrontend(t *testing.T) {
+	for _, c := range []lbCase{lbCases[1], lbCases[3]} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			lb := h.lbWriter(t)
+			progs := h.endpoint(t, policy.MapState{key(0, policy.Egress, policy.ProtoUDP, c.backA.Port(), 16): allow}, true)
+			if err := lb.UpsertService(c.service(c.backA)); err != nil {
+				t.Fatal(err)
+			}
+			if ret, _ := runOut(t, progs.FromContainer, withChecksums(c.packet(40000, 0).MustFrame())); ret != actOK {
+				t.Fatalf("flow to the service: verdict %d", ret)
+			}
+			about := testpkt.Packet{Src: c.client.Addr(), Dst: c.backA.Addr(), Proto: c.proto, Sport: 40000, Dport: c.backA.Port(), Payload: 11}
+			typ, code := uint8(3), uint8(3) // port unreachable
+			if c.client.Addr().Is6() {
+				typ, code = 1, 4
+			}
+			icmpErr, err := testpkt.ICMPError(c.backA.Addr(), c.client.Addr(), typ, code, about)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ret, out := runOut(t, progs.ToContainer, withICMPChecksums(icmpErr.MustFrame()))
+			if ret != actOK {
+				t.Fatalf("ICMP error: verdict %d, want pass", ret)
+			}
+			if src, innerDst := icmpTuple(out); src != c.vip.Addr() || innerDst != c.vip {
+				t.Errorf("ICMP error from %v about a packet to %v; want from %v about one to %v", src, innerDst, c.vip.Addr(), c.vip)
+			}
+			if err := checkICMPChecksums(out); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -89,3 +89,64 @@ func frameTuple(f []byte) (src, dst netip.AddrPort) {
 	}
 	return netip.AddrPortFrom(netip.AddrFrom16([16]byte(f[22:38])), sp), netip.AddrPortFrom(netip.AddrFrom16([16]byte(f[38:54])), dp)
 }
+
+// icmpOffsets returns the offsets of an ICMP error frame's ICMP header
+// and embedded IP header.
+func icmpOffsets(f []byte) (icmp, inner int, v4 bool) {
+	if binary.BigEndian.Uint16(f[12:]) == 0x0800 {
+		return 14 + int(f[14]&0xf)*4, 14 + int(f[14]&0xf)*4 + 8, true
+	}
+	return 54, 62, false
+}
+
+// icmpSum is the ICMP (no pseudo header) or ICMPv6 (pseudo header) sum.
+func icmpSum(f []byte) uint16 {
+	icmp, _, v4 := icmpOffsets(f)
+	if v4 {
+		return fold(sum16(f[icmp:], 0))
+	}
+	return fold(sum16(f[icmp:], sum16(f[22:54], 0)+58+uint32(len(f)-icmp)))
+}
+
+// withICMPChecksums returns the ICMP error frame f with correct outer
+// IPv4, embedded IPv4 and ICMP checksums.
+func withICMPChecksums(f []byte) []byte {
+	f = append([]byte(nil), f...)
+	icmp, inner, v4 := icmpOffsets(f)
+	if v4 {
+		binary.BigEndian.PutUint16(f[24:], 0)
+		binary.BigEndian.PutUint16(f[24:], fold(sum16(f[14:34], 0)))
+		binary.BigEndian.PutUint16(f[inner+10:], 0)
+		binary.BigEndian.PutUint16(f[inner+10:], fold(sum16(f[inner:inner+20], 0)))
+	}
+	binary.BigEndian.PutUint16(f[icmp+2:], 0)
+	binary.BigEndian.PutUint16(f[icmp+2:], icmpSum(f))
+	return f
+}
+
+// checkICMPChecksums reports a wrong checksum in the ICMP error frame f.
+func checkICMPChecksums(f []byte) error {
+	_, inner, v4 := icmpOffsets(f)
+	if v4 {
+		if c := fold(sum16(f[14:34], 0)); c != 0 {
+			return fmt.Errorf("IPv4 header checksum off by %#04x", c)
+		}
+		if c := fold(sum16(f[inner:inner+20], 0)); c != 0 {
+			return fmt.Errorf("embedded IPv4 header checksum off by %#04x", c)
+		}
+	}
+	if c := icmpSum(f); c != 0 {
+		return fmt.Errorf("ICMP checksum off by %#04x", c)
+	}
+	return nil
+}
+
+// icmpTuple returns an ICMP error frame's outer source and the embedded
+// packet's destination.
+func icmpTuple(f []byte) (src netip.Addr, innerDst netip.AddrPort) {
+	_, inner, v4 := icmpOffsets(f)
+	if v4 {
+		return netip.AddrFrom4([4]byte(f[26:30])), netip.AddrPortFrom(netip.AddrFrom4([4]byte(f[inner+16:inner+20])), binary.BigEndian.Uint16(f[inner+22:]))
+	}
+	return netip.AddrFrom16([16]byte(f[22:38])), netip.AddrPortFrom(netip.AddrFrom16([16]byte(f[inner+24:inner+40])), binary.BigEndian.Uint16(f[inner+42:]))
+}

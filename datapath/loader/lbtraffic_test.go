@@ -405,10 +405,10 @@ func (l *lbLab) verdict(t *testing.T, lport uint16) eventsmap.Event {
 
 // TestServiceRealTrafficUDP sends datagrams from fresh client sockets to a
 // UDP ClusterIP: all backends answer, and every answer comes from the
-// ClusterIP.
+// ClusterIP; a backend's port unreachable reaches the client's socket.
 func TestServiceRealTrafficUDP(t *testing.T) {
 	inNewNetns(t, func() {
-		l := newLBLab(t, policy.MapState{key(0, policy.Egress, policy.ProtoUDP, 5353, 16): allow})
+		l := newLBLab(t, policy.MapState{key(0, policy.Egress, policy.ProtoUDP, 5353, 16): allow, key(0, policy.Egress, policy.ProtoUDP, 5999, 16): allow})
 		vip := netip.AddrPortFrom(vip4, 53)
 		l.service(t, vip.Addr(), vip.Port(), datapath.ProtoUDP, 5353, 1, 2, 3)
 		seen := map[string]int{}
@@ -429,6 +429,27 @@ func TestServiceRealTrafficUDP(t *testing.T) {
 		}
 		if len(seen) != 3 {
 			t.Errorf("30 datagrams reached %v, want all of b1, b2, b3", seen)
+		}
+		// A backend port nothing listens on: the backend's ICMP error
+		// reaches the client's socket, connected to the ClusterIP, as
+		// "connection refused".
+		l.service(t, vip.Addr(), 54, datapath.ProtoUDP, 5999, 1)
+		var c net.Conn
+		err := netnsutil.Run(l.clientNS, func() error {
+			var err error
+			c, err = net.Dial("udp", netip.AddrPortFrom(vip.Addr(), 54).String())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(safety))
+		if _, err := c.Write([]byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Read(make([]byte, 64)); !errors.Is(err, unix.ECONNREFUSED) {
+			t.Errorf("read from a ClusterIP whose backend port is closed: %v, want connection refused", err)
 		}
 	})
 }
