@@ -15,8 +15,9 @@
  * The translation happens once per connect (per datagram for sendmsg), not
  * per packet: no NAT, no conntrack. Backend selection is random among the
  * active backends (slots 1..count of lib/lbmaps.h); a frontend without an
- * active backend refuses the connect/sendmsg (EPERM). Session affinity is
- * not applied at the socket level. */
+ * active backend refuses the connect/sendmsg (EPERM). Session affinity
+ * ClientIP keys the client by its network namespace (its cookie), as
+ * Cilium's socket LB does: the source address is not known at connect. */
 
 #include "lib/common.h"
 #include "lib/lbmaps.h"
@@ -25,6 +26,11 @@ char __license[] SEC("license") = "Dual BSD/GPL";
 
 static __u64 (*get_socket_cookie)(void *ctx) = (void *)BPF_FUNC_get_socket_cookie;
 static __u32 (*sock_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
+static __u64 (*get_netns_cookie)(void *ctx) = (void *)BPF_FUNC_get_netns_cookie;
+static __u64 (*sock_ktime_coarse)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
+
+#define SOCK_NSEC_PER_SEC 1000000000ULL
+#define SOCK_AFFINITY_FAMILY 0 /* lb_affinity keys of the socket LB: client is a netns cookie */
 
 #define SYS_REJECT 0
 #define SYS_PROCEED 1
@@ -59,6 +65,32 @@ static __always_inline struct lb_service *sock_service(const struct sock_addr *a
 	}
 }
 
+/* sock_affinity returns the backend the client's network namespace last
+ * used for svc while it is one of svc's backends and not timed out, else
+ * 0; with put, records id as that backend. */
+static __always_inline __u32 sock_affinity(void *ctx, const struct lb_service *svc, __u32 put)
+{
+	struct lb_affinity_key key = { .rev_nat_index = svc->rev_nat_index, .family = SOCK_AFFINITY_FAMILY };
+	struct lb_affinity_match_key mkey = { .rev_nat_index = svc->rev_nat_index };
+	struct lb_affinity_value *v, nv = {};
+	__u64 cookie = get_netns_cookie(ctx), now = sock_ktime_coarse();
+
+	__builtin_memcpy(key.client, &cookie, sizeof(cookie));
+	if (put) {
+		nv.last_used = now;
+		nv.backend_id = put;
+		map_update_elem(&lb_affinity, &key, &nv, BPF_ANY);
+		return put;
+	}
+	v = map_lookup_elem(&lb_affinity, &key);
+	if (!v || v->last_used + (__u64)svc->affinity_timeout * SOCK_NSEC_PER_SEC < now)
+		return 0;
+	mkey.backend_id = v->backend_id;
+	if (!map_lookup_elem(&lb_affinity_match, &mkey))
+		return 0;
+	return v->backend_id;
+}
+
 /* sock_translate turns a (a frontend) into a backend and remembers the
  * way back for the socket. Returns SYS_PROCEED or SYS_REJECT. */
 static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
@@ -66,16 +98,20 @@ static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
 	struct lb_service *svc = sock_service(a, 0), *slot;
 	struct lb_sk_key rkey = { .family = a->family };
 	struct lb_sk_value rval = { .port = a->port };
-	__u32 id;
+	__u32 id = 0;
 
 	if (!svc)
 		return SYS_PROCEED;
 	if (svc->count == 0)
 		return SYS_REJECT;
-	slot = sock_service(a, (sock_prandom_u32() % svc->count) + 1);
-	if (!slot)
-		return SYS_REJECT;
-	id = slot->backend_id;
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		id = sock_affinity(ctx, svc, 0);
+	if (!id) {
+		slot = sock_service(a, (sock_prandom_u32() % svc->count) + 1);
+		if (!slot)
+			return SYS_REJECT;
+		id = slot->backend_id;
+	}
 	__builtin_memcpy(rval.address, a->address, 16);
 	rval.rev_nat_index = svc->rev_nat_index;
 	if (a->family == 4) {
@@ -93,6 +129,8 @@ static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
 		__builtin_memcpy(a->address, b->address, 16);
 		a->port = b->port;
 	}
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		sock_affinity(ctx, svc, id);
 	rkey.cookie = get_socket_cookie(ctx);
 	__builtin_memcpy(rkey.address, a->address, 16);
 	rkey.port = a->port;

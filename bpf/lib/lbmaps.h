@@ -27,8 +27,9 @@
  * lb_affinity: LRU hash, (client address, family, rev_nat_index) -> the
  *        backend the client last used and when (CLOCK_MONOTONIC_COARSE ns).
  * lb_affinity_match: hash, (backend id, rev_nat_index) -> 1 while the
- *        backend is one of that service's backends, so a remembered
- *        backend that left the service is not reused.
+ *        backend is one of that service's active backends (services with
+ *        session affinity only), so a remembered backend that left the
+ *        service or is terminating is not reused.
  * lb_reverse_sk: LRU hash, (socket cookie, backend address and port,
  *        family) -> the frontend the socket asked for: the socket-level
  *        balancer (sock.c) rewrites a datagram's source and the peer name

@@ -117,8 +117,9 @@ func runClient(t *testing.T, dir, spec string) (string, error) {
 // TestSocketLB attaches the socket-level balancer to a test cgroup and
 // runs a process of the host namespace in it: its TCP connection and
 // its UDP datagram to a ClusterIP reach the backend, and the socket
-// names the ClusterIP as its peer and as the datagram's source; a process
-// outside the cgroup reaches nothing there.
+// names the ClusterIP as its peer and as the datagram's source; with
+// session affinity every connection goes to the first one's backend; a
+// process outside the cgroup reaches nothing there.
 func TestSocketLB(t *testing.T) {
 	inNewNetns(t, func() {
 		h := newHarness(t)
@@ -127,6 +128,10 @@ func TestSocketLB(t *testing.T) {
 		ns := newNS(t)
 		plumbLink(t, "b1", ns, []string{"10.1.1.1/24", "fd00:1:1::1/64"}, []string{"10.1.1.2/24", "fd00:1:1::2/64"})
 		serve(t, ns, "b1")
+		newVeth(t, "b2")
+		ns2 := newNS(t)
+		plumbLink(t, "b2", ns2, []string{"10.1.2.1/24"}, []string{"10.1.2.2/24"})
+		serve(t, ns2, "b2")
 		for _, s := range []struct {
 			vip, backend string
 			proto        uint8
@@ -142,6 +147,14 @@ func TestSocketLB(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		sticky := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.11"), Port: 80, Proto: datapath.ProtoTCP},
+			SessionAffinityTimeout: time.Hour}
+		for _, b := range []string{"10.1.1.2", "10.1.2.2"} {
+			sticky.Backends = append(sticky.Backends, datapath.LBBackend{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr(b), Port: 8080, Proto: datapath.ProtoTCP}})
+		}
+		if err := lb.UpsertService(sticky); err != nil {
+			t.Fatal(err)
 		}
 		cg := testCgroup(t)
 		if err := h.loader.AttachSockLB(cg); err != nil {
@@ -164,6 +177,17 @@ func TestSocketLB(t *testing.T) {
 			got, err := runClient(t, cg, tt.spec)
 			if err != nil || got != tt.want {
 				t.Errorf("client %q in the cgroup: %q, %v; want %q", tt.spec, got, err, tt.want)
+			}
+		}
+		// Session affinity: every connection of the namespace goes to the
+		// backend of its first.
+		first, err := runClient(t, cg, "tcp 10.96.0.11:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if got, err := runClient(t, cg, "tcp 10.96.0.11:80"); err != nil || got != first {
+				t.Fatalf("with session affinity a connection got %q (%v), the first %q", got, err, first)
 			}
 		}
 		if got, err := runClient(t, "", "tcp 10.96.0.10:80"); err == nil {

@@ -189,7 +189,7 @@ func (w *Writer) collect() error {
 				errs = append(errs, w.deleteMatch(k))
 				continue
 			}
-			if _, member := s.members[id]; !member {
+			if st, member := s.members[id]; !member || st != datapath.BackendActive {
 				errs = append(errs, w.deleteMatch(k))
 			}
 		}

@@ -109,9 +109,9 @@ func (w *Writer) createBulk(ds []desired) error {
 			touched[id] = b
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
-			}
-			if d.flags&FlagAffinity != 0 {
-				matches.add(AffinityMatchKey{BackendID: id, RevNATIndex: idx}, 1)
+				if d.flags&FlagAffinity != 0 {
+					matches.add(AffinityMatchKey{BackendID: id, RevNATIndex: idx}, 1)
+				}
 			}
 		}
 		plans = append(plans, p)

@@ -198,7 +198,7 @@ func (w *Writer) upsert(d desired) (bool, error) {
 	}
 	s.members = members
 	if d.flags&FlagAffinity != 0 {
-		for id := range members {
+		for _, id := range active {
 			if err := w.putMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); err != nil {
 				return false, fmt.Errorf("service %s: %w", d.frontend, err)
 			}
@@ -210,7 +210,7 @@ func (w *Writer) upsert(d desired) (bool, error) {
 	}
 	var errs []error
 	for id := range w.matches[rev] {
-		if _, member := members[id]; !member || d.flags&FlagAffinity == 0 {
+		if st, member := members[id]; !member || st != datapath.BackendActive || d.flags&FlagAffinity == 0 {
 			errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 		}
 	}
