@@ -11,7 +11,9 @@
 //   - established flow: one run of `-repeat` packets of a flow already in
 //     conntrack.
 //
-// Four more rows time a flow to a ClusterIP (a service of two backends,
+// A row times an established packet right after an ipcache revision bump
+// (apiary looks the flow's policy up again) against Cilium's established
+// path, single runs for both. Four more rows time a flow to a ClusterIP (a service of two backends,
 // both of the peer's identity, on TCP 80 and UDP 53), new and
 // established, against Cilium's cil_from_container with the same services
 // in its lb4 maps (per-packet LB): both programs look the service up,

@@ -29,7 +29,7 @@ func main() {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(w, "case\tapiary ns/pkt\tfloor ns/pkt\tcilium ns/pkt\tapiary/floor (goal)\tapiary/cilium (goal)")
 	for _, r := range res {
-		if r.floor == 0 { // the ClusterIP rows: the floor does no load balancing
+		if r.floor == 0 { // single-run rows without a floor (revision bump, ClusterIP)
 			fmt.Fprintf(w, "%s\t%.1f\t-\t%.1f\t-\t%.2fx (< 1x)\n", r.name, r.ours, r.cilium, r.ours/r.cilium)
 			continue
 		}

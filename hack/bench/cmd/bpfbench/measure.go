@@ -71,6 +71,7 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 	fk := bpffloor.FloorFloorCtKey{Saddr: be32(src), Daddr: be32(dst), Sport: ctmap.NetworkPort(40000), Dport: ctmap.NetworkPort(80), Proto: 6, Direction: 1}
 	var newOurs, newFloor, newCilium, estOurs, estFloor, estFloorCT, estCilium []float64
 	var lb lbRows
+	var bumpOurs, bumpCilium []float64
 	// Rounds alternate the programs, so drift on a shared machine hits both.
 	for range rounds {
 		if err := floor.FloorHash.Delete(&fk); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -108,6 +109,17 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 			return nil, err
 		}
 		estCilium = append(estCilium, v)
+		// Established, right after an ipcache revision bump: apiary looks
+		// the flow's policy up again (ct_revalidate); Cilium's established
+		// path is the same as always. Single runs for both.
+		if v, err = singleRuns(ours.prog, withACK(), runs, ours.bumpIPCache); err != nil {
+			return nil, err
+		}
+		bumpOurs = append(bumpOurs, v)
+		if v, err = singleRuns(peer.prog, ciliumWithACK(), runs, noReset); err != nil {
+			return nil, err
+		}
+		bumpCilium = append(bumpCilium, v)
 		if err := lb.measureLB(ours, peer, runs); err != nil {
 			return nil, err
 		}
@@ -116,6 +128,7 @@ func measure(rounds, runs, repeat int, verdictEvents bool) ([]result, error) {
 		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), cilium: median(newCilium), goal: 1.5},
 		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), cilium: median(estCilium), goal: 1.2},
 		{name: "established, floor without LPM", ours: median(estOurs), floor: median(estFloorCT), cilium: median(estCilium), goal: 1.2},
+		{name: "established TCP after an ipcache bump", ours: median(bumpOurs), cilium: median(bumpCilium)},
 	}, lb.results()...), nil
 }
 
@@ -139,6 +152,7 @@ type ours struct {
 	ct4    *ebpf.Map
 	cts    *ctmap.Maps
 	events *eventsmap.Reader
+	cfg    *configmap.Map
 	n      int
 }
 
@@ -187,12 +201,10 @@ func setupOurs(root string, verdictEvents bool) (*ours, error) {
 	if o.events, err = eventsmap.Open(log, root); err != nil {
 		return nil, err
 	}
-	cfg, err := configmap.Open(log, root)
-	if err != nil {
+	if o.cfg, err = configmap.Open(log, root); err != nil {
 		return nil, err
 	}
-	defer cfg.Close()
-	if err := cfg.SetFlag(configmap.FlagVerdictEvents, verdictEvents); err != nil {
+	if err := o.cfg.SetFlag(configmap.FlagVerdictEvents, verdictEvents); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -218,6 +230,7 @@ func (o *ours) reset() error {
 }
 
 func (o *ours) close() {
+	o.cfg.Close()
 	o.events.Close()
 	o.cts.Close()
 	o.progs.Close()
@@ -286,4 +299,11 @@ func median(xs []float64) float64 {
 func be32(a netip.Addr) uint32 {
 	b := a.As4()
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// bumpIPCache bumps the ipcache revision, so that the next packet of an
+// established flow has its policy looked up again.
+func (o *ours) bumpIPCache() error {
+	_, err := o.cfg.BumpIPCacheRevision()
+	return err
 }
