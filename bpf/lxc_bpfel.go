@@ -247,6 +247,24 @@ type LxcPolicyValue struct {
 	Bytes       uint64
 }
 
+type LxcSnat4Key struct {
+	_     structs.HostLayout
+	Saddr uint32
+	Daddr uint32
+	Sport uint16
+	Dport uint16
+	Proto uint8
+	Dir   uint8
+	Pad   uint16
+}
+
+type LxcSnat4Value struct {
+	_           structs.HostLayout
+	Addr        uint32
+	Port        uint16
+	RevNatIndex uint16
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -267,6 +285,7 @@ const (
 	LxcMapLbAffinity       = "lb_affinity"
 	LxcMapLbAffinityMatch  = "lb_affinity_match"
 	LxcMapLbReverseSk      = "lb_reverse_sk"
+	LxcMapLbSnat4          = "lb_snat4"
 	LxcMapMetrics          = "metrics"
 	LxcMapPolicy           = "policy"
 	LxcProgFromContainer   = "from_container"
@@ -344,6 +363,7 @@ type LxcMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
 	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
 	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
@@ -395,6 +415,7 @@ type LxcMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
 	Metrics         *ebpf.Map `ebpf:"metrics"`
 	Policy          *ebpf.Map `ebpf:"policy"`
 }
@@ -417,6 +438,7 @@ func (m *LxcMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
+		m.LbSnat4,
 		m.Metrics,
 		m.Policy,
 	)

@@ -225,6 +225,24 @@ type NetdevPolicyValue struct {
 	Bytes       uint64
 }
 
+type NetdevSnat4Key struct {
+	_     structs.HostLayout
+	Saddr uint32
+	Daddr uint32
+	Sport uint16
+	Dport uint16
+	Proto uint8
+	Dir   uint8
+	Pad   uint16
+}
+
+type NetdevSnat4Value struct {
+	_           structs.HostLayout
+	Addr        uint32
+	Port        uint16
+	RevNatIndex uint16
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -245,6 +263,7 @@ const (
 	NetdevMapLbAffinity      = "lb_affinity"
 	NetdevMapLbAffinityMatch = "lb_affinity_match"
 	NetdevMapLbReverseSk     = "lb_reverse_sk"
+	NetdevMapLbSnat4         = "lb_snat4"
 	NetdevMapMetrics         = "metrics"
 	NetdevMapPolicy          = "policy"
 	NetdevProgFromNetdev     = "from_netdev"
@@ -317,6 +336,7 @@ type NetdevMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
 	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
 	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
@@ -363,6 +383,7 @@ type NetdevMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
 	Metrics         *ebpf.Map `ebpf:"metrics"`
 	Policy          *ebpf.Map `ebpf:"policy"`
 }
@@ -385,6 +406,7 @@ func (m *NetdevMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
+		m.LbSnat4,
 		m.Metrics,
 		m.Policy,
 	)

@@ -113,6 +113,24 @@ type SockLbSkValue struct {
 	Pad         uint32
 }
 
+type SockSnat4Key struct {
+	_     structs.HostLayout
+	Saddr uint32
+	Daddr uint32
+	Sport uint16
+	Dport uint16
+	Proto uint8
+	Dir   uint8
+	Pad   uint16
+}
+
+type SockSnat4Value struct {
+	_           structs.HostLayout
+	Addr        uint32
+	Port        uint16
+	RevNatIndex uint16
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -126,6 +144,7 @@ const (
 	SockMapLbAffinity        = "lb_affinity"
 	SockMapLbAffinityMatch   = "lb_affinity_match"
 	SockMapLbReverseSk       = "lb_reverse_sk"
+	SockMapLbSnat4           = "lb_snat4"
 	SockProgSockConnect4     = "sock_connect4"
 	SockProgSockConnect6     = "sock_connect6"
 	SockProgSockGetpeername4 = "sock_getpeername4"
@@ -201,6 +220,7 @@ type SockMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
 }
 
 // SockVariableSpecs contains global variables before they are loaded into the kernel.
@@ -238,6 +258,7 @@ type SockMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
+	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
 }
 
 func (m *SockMaps) Close() error {
@@ -251,6 +272,7 @@ func (m *SockMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
+		m.LbSnat4,
 	)
 }
 

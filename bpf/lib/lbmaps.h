@@ -33,7 +33,9 @@
  * lb_reverse_sk: LRU hash, (socket cookie, backend address and port,
  *        family) -> the frontend the socket asked for: the socket-level
  *        balancer (sock.c) rewrites a datagram's source and the peer name
- *        back with it. */
+ *        back with it.
+ * lb_snat4: LRU hash, the SNAT of NodePort flows to IPv4 backends on other
+ *        nodes (netdev.c). */
 #ifndef APIARY_LBMAPS_H
 #define APIARY_LBMAPS_H
 
@@ -211,5 +213,33 @@ struct {
 	__type(value, struct lb_sk_value);
 	__uint(max_entries, LB_AFFINITY_MAX_ENTRIES);
 } lb_reverse_sk SEC(".maps");
+
+/* lb_snat4: LRU hash of the IPv4 SNAT of flows to backends on other nodes.
+ * dir 0: (client, backend, client port, backend port) -> the frontend
+ *        address and the SNAT port;
+ * dir 1: (backend, frontend address, backend port, SNAT port) -> the
+ *        client address and port, and the rev-NAT index. */
+struct snat4_key {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 dir;
+	__u16 pad;
+};
+
+struct snat4_value {
+	__be32 addr;
+	__be16 port;
+	__u16 rev_nat_index;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct snat4_key);
+	__type(value, struct snat4_value);
+	__uint(max_entries, 65536);
+} lb_snat4 SEC(".maps");
 
 #endif /* APIARY_LBMAPS_H */
