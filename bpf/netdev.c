@@ -16,7 +16,10 @@
  * entry at all) also get their source translated (SNAT) to the frontend
  * address and a port of the SNAT range, so that their replies come back
  * through this node: from_netdev then rewrites a reply back to the client
- * (destination) and the frontend (source), and the kernel forwards it.
+ * (destination) and the frontend (source). Both directions leave through
+ * bpf_redirect_neigh (their source is this node's own address, which the
+ * stack drops as a martian on input); the replies must arrive on a device
+ * of --devices.
  * (IPv6 backends on other nodes: DNAT only, not done.) Policy is
  * enforced by the backend's endpoint programs (to_container sees the
  * translated packet from the outside client, or from this node's address
