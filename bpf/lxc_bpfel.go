@@ -247,20 +247,21 @@ type LxcPolicyValue struct {
 	Bytes       uint64
 }
 
-type LxcSnat4Key struct {
-	_     structs.HostLayout
-	Saddr uint32
-	Daddr uint32
-	Sport uint16
-	Dport uint16
-	Proto uint8
-	Dir   uint8
-	Pad   uint16
+type LxcSnatKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Sport  uint16
+	Dport  uint16
+	Proto  uint8
+	Dir    uint8
+	Family uint8
+	Pad    uint8
 }
 
-type LxcSnat4Value struct {
+type LxcSnatValue struct {
 	_           structs.HostLayout
-	Addr        uint32
+	Addr        [4]uint32
 	Port        uint16
 	RevNatIndex uint16
 }
@@ -285,7 +286,7 @@ const (
 	LxcMapLbAffinity       = "lb_affinity"
 	LxcMapLbAffinityMatch  = "lb_affinity_match"
 	LxcMapLbReverseSk      = "lb_reverse_sk"
-	LxcMapLbSnat4          = "lb_snat4"
+	LxcMapLbSnat           = "lb_snat"
 	LxcMapMetrics          = "metrics"
 	LxcMapPolicy           = "policy"
 	LxcProgFromContainer   = "from_container"
@@ -363,7 +364,7 @@ type LxcMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.MapSpec `ebpf:"lb_snat"`
 	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
 	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
@@ -415,7 +416,7 @@ type LxcMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.Map `ebpf:"lb_snat"`
 	Metrics         *ebpf.Map `ebpf:"metrics"`
 	Policy          *ebpf.Map `ebpf:"policy"`
 }
@@ -438,7 +439,7 @@ func (m *LxcMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
-		m.LbSnat4,
+		m.LbSnat,
 		m.Metrics,
 		m.Policy,
 	)

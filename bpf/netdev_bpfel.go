@@ -225,20 +225,21 @@ type NetdevPolicyValue struct {
 	Bytes       uint64
 }
 
-type NetdevSnat4Key struct {
-	_     structs.HostLayout
-	Saddr uint32
-	Daddr uint32
-	Sport uint16
-	Dport uint16
-	Proto uint8
-	Dir   uint8
-	Pad   uint16
+type NetdevSnatKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Sport  uint16
+	Dport  uint16
+	Proto  uint8
+	Dir    uint8
+	Family uint8
+	Pad    uint8
 }
 
-type NetdevSnat4Value struct {
+type NetdevSnatValue struct {
 	_           structs.HostLayout
-	Addr        uint32
+	Addr        [4]uint32
 	Port        uint16
 	RevNatIndex uint16
 }
@@ -263,7 +264,7 @@ const (
 	NetdevMapLbAffinity      = "lb_affinity"
 	NetdevMapLbAffinityMatch = "lb_affinity_match"
 	NetdevMapLbReverseSk     = "lb_reverse_sk"
-	NetdevMapLbSnat4         = "lb_snat4"
+	NetdevMapLbSnat          = "lb_snat"
 	NetdevMapMetrics         = "metrics"
 	NetdevMapPolicy          = "policy"
 	NetdevProgFromNetdev     = "from_netdev"
@@ -336,7 +337,7 @@ type NetdevMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.MapSpec `ebpf:"lb_snat"`
 	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
 	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
@@ -383,7 +384,7 @@ type NetdevMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.Map `ebpf:"lb_snat"`
 	Metrics         *ebpf.Map `ebpf:"metrics"`
 	Policy          *ebpf.Map `ebpf:"policy"`
 }
@@ -406,7 +407,7 @@ func (m *NetdevMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
-		m.LbSnat4,
+		m.LbSnat,
 		m.Metrics,
 		m.Policy,
 	)

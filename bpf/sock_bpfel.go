@@ -113,20 +113,21 @@ type SockLbSkValue struct {
 	Pad         uint32
 }
 
-type SockSnat4Key struct {
-	_     structs.HostLayout
-	Saddr uint32
-	Daddr uint32
-	Sport uint16
-	Dport uint16
-	Proto uint8
-	Dir   uint8
-	Pad   uint16
+type SockSnatKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Sport  uint16
+	Dport  uint16
+	Proto  uint8
+	Dir    uint8
+	Family uint8
+	Pad    uint8
 }
 
-type SockSnat4Value struct {
+type SockSnatValue struct {
 	_           structs.HostLayout
-	Addr        uint32
+	Addr        [4]uint32
 	Port        uint16
 	RevNatIndex uint16
 }
@@ -144,7 +145,7 @@ const (
 	SockMapLbAffinity        = "lb_affinity"
 	SockMapLbAffinityMatch   = "lb_affinity_match"
 	SockMapLbReverseSk       = "lb_reverse_sk"
-	SockMapLbSnat4           = "lb_snat4"
+	SockMapLbSnat            = "lb_snat"
 	SockProgSockConnect4     = "sock_connect4"
 	SockProgSockConnect6     = "sock_connect6"
 	SockProgSockGetpeername4 = "sock_getpeername4"
@@ -220,7 +221,7 @@ type SockMapSpecs struct {
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.MapSpec `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.MapSpec `ebpf:"lb_snat"`
 }
 
 // SockVariableSpecs contains global variables before they are loaded into the kernel.
@@ -258,7 +259,7 @@ type SockMaps struct {
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
-	LbSnat4         *ebpf.Map `ebpf:"lb_snat4"`
+	LbSnat          *ebpf.Map `ebpf:"lb_snat"`
 }
 
 func (m *SockMaps) Close() error {
@@ -272,7 +273,7 @@ func (m *SockMaps) Close() error {
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,
-		m.LbSnat4,
+		m.LbSnat,
 	)
 }
 

@@ -34,7 +34,7 @@
  *        family) -> the frontend the socket asked for: the socket-level
  *        balancer (sock.c) rewrites a datagram's source and the peer name
  *        back with it.
- * lb_snat4: LRU hash, the SNAT of NodePort flows to IPv4 backends on other
+ * lb_snat: LRU hash, the SNAT of NodePort flows to backends on other
  *        nodes (netdev.c). */
 #ifndef APIARY_LBMAPS_H
 #define APIARY_LBMAPS_H
@@ -214,32 +214,34 @@ struct {
 	__uint(max_entries, LB_AFFINITY_MAX_ENTRIES);
 } lb_reverse_sk SEC(".maps");
 
-/* lb_snat4: LRU hash of the IPv4 SNAT of flows to backends on other nodes.
+/* lb_snat: LRU hash of the SNAT of NodePort flows to backends on other
+ * nodes (netdev.c). Addresses in 16 bytes (IPv4 in the first 4).
  * dir 0: (client, backend, client port, backend port) -> the frontend
  *        address and the SNAT port;
  * dir 1: (backend, frontend address, backend port, SNAT port) -> the
  *        client address and port, and the rev-NAT index. */
-struct snat4_key {
-	__be32 saddr;
-	__be32 daddr;
+struct snat_key {
+	__u32 saddr[4];
+	__u32 daddr[4];
 	__be16 sport;
 	__be16 dport;
 	__u8 proto;
 	__u8 dir;
-	__u16 pad;
+	__u8 family;
+	__u8 pad;
 };
 
-struct snat4_value {
-	__be32 addr;
+struct snat_value {
+	__u32 addr[4];
 	__be16 port;
 	__u16 rev_nat_index;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct snat4_key);
-	__type(value, struct snat4_value);
+	__type(key, struct snat_key);
+	__type(value, struct snat_value);
 	__uint(max_entries, 65536);
-} lb_snat4 SEC(".maps");
+} lb_snat SEC(".maps");
 
 #endif /* APIARY_LBMAPS_H */

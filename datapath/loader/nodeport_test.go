@@ -19,14 +19,14 @@ import (
 // to the node's address and NodePort: the connection reaches the backend
 // (in its own namespace behind the node) and the answer comes from the
 // node's address and NodePort, also from a backend on another node (which
-// the NodePort programs SNAT); a ClusterIP frontend is not translated for
-// outside traffic.
+// the NodePort programs SNAT), over IPv4 and IPv6; a ClusterIP frontend is
+// not translated for outside traffic.
 func TestNodePortRealTraffic(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLab(t, nil)
 		devIf := newVeth(t, "eth7")
 		outside := newNS(t)
-		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24"}, []string{"10.2.0.2/24"})
+		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
 		dev, err := netlink.LinkByIndex(devIf)
 		if err != nil {
 			t.Fatal(err)
@@ -81,28 +81,39 @@ func TestNodePortRealTraffic(t *testing.T) {
 		// so that its replies come back through this node.
 		nbIf := newVeth(t, "nb")
 		nodeB := newNS(t)
-		plumbLink(t, "nb", nodeB, []string{"10.4.0.1/24"}, []string{"10.4.0.2/24"})
+		plumbLink(t, "nb", nodeB, []string{"10.4.0.1/24", "fd00:4::1/64"}, []string{"10.4.0.2/24", "fd00:4::2/64"})
 		serve(t, nodeB, "remote")
 		if err := l.h.loader.AttachNodePort("nb", nbIf); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.h.loader.DetachNodePort("nb") })
-		remote := np
-		remote.Frontend.Port = 30090
-		remote.Backends = []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.4.0.2"), Port: 8080, Proto: datapath.ProtoTCP}}}
-		if err := l.lb.UpsertService(remote); err != nil {
-			t.Fatal(err)
-		}
-		for range 3 {
-			c, err := dial("10.2.0.1:30090")
-			if err != nil {
-				t.Fatalf("connect from outside to a NodePort with a remote backend: %v", err)
+		nodePort := func(fe, be string) {
+			t.Helper()
+			f, b := netip.MustParseAddrPort(fe), netip.MustParseAddrPort(be)
+			if err := l.lb.UpsertService(datapath.LBService{
+				Frontend: datapath.L3n4Addr{Addr: f.Addr(), Port: f.Port(), Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeNodePort,
+				Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: b.Addr(), Port: b.Port(), Proto: datapath.ProtoTCP}}},
+			}); err != nil {
+				t.Fatal(err)
 			}
-			c.SetDeadline(time.Now().Add(safety))
-			name, err := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			if err != nil || strings.TrimSpace(name) != "remote" {
-				t.Fatalf("NodePort with a remote backend answered %q, %v; want remote", name, err)
+		}
+		nodePort("10.2.0.1:30090", "10.4.0.2:8080")
+		nodePort("[fd00:2::1]:30080", "[fd00:1:2::2]:8080")
+		nodePort("[fd00:2::1]:30090", "[fd00:4::2]:8080")
+		for _, tt := range []struct{ addr, want string }{
+			{"10.2.0.1:30090", "remote"}, {"[fd00:2::1]:30080", "b2"}, {"[fd00:2::1]:30090", "remote"},
+		} {
+			for range 2 {
+				c, err := dial(tt.addr)
+				if err != nil {
+					t.Fatalf("connect from outside to %s: %v", tt.addr, err)
+				}
+				c.SetDeadline(time.Now().Add(safety))
+				name, err := bufio.NewReader(c).ReadString('\n')
+				c.Close()
+				if err != nil || strings.TrimSpace(name) != tt.want {
+					t.Fatalf("NodePort %s answered %q, %v; want %s", tt.addr, name, err, tt.want)
+				}
 			}
 		}
 

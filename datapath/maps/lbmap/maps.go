@@ -12,7 +12,7 @@ import (
 
 // Maps are the load-balancing maps pinned under a bpf root.
 type Maps struct {
-	svc4, svc6, be4, be6, rev4, rev6, affinity, match, reverseSock, snat4 *ebpf.Map
+	svc4, svc6, be4, be6, rev4, rev6, affinity, match, reverseSock, snat *ebpf.Map
 }
 
 // OpenMaps opens the load-balancing maps pinned under root whatever
@@ -20,7 +20,7 @@ type Maps struct {
 // missing, or of another layout, at the programs' default size.
 func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 	var m Maps
-	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock, &m.snat4}
+	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock, &m.snat}
 	for i, name := range MapNames {
 		em, err := openAnySize(log, root, name)
 		if err != nil {
@@ -67,7 +67,7 @@ func Spec(name string, maxEntries uint32) (*ebpf.MapSpec, error) {
 // Close releases the maps' file descriptors; the pins stay.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match, m.reverseSock, m.snat4} {
+	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match, m.reverseSock, m.snat} {
 		if em != nil {
 			errs = append(errs, em.Close())
 		}

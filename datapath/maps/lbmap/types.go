@@ -18,7 +18,7 @@ const (
 	AffinityName       = "lb_affinity"
 	AffinityMatchName  = "lb_affinity_match"
 	ReverseSockName    = "lb_reverse_sk"
-	SNAT4Name          = "lb_snat4"
+	SNATName           = "lb_snat"
 	maxRevNATIndex     = 1<<16 - 1
 	maxBackendID       = 1<<32 - 1
 	maxAffinitySeconds = 1<<32 - 1
@@ -28,7 +28,7 @@ const (
 // every endpoint's programs.
 var MapNames = []string{
 	Services4Name, Services6Name, Backends4Name, Backends6Name,
-	RevNAT4Name, RevNAT6Name, AffinityName, AffinityMatchName, ReverseSockName, SNAT4Name,
+	RevNAT4Name, RevNAT6Name, AffinityName, AffinityMatchName, ReverseSockName, SNATName,
 }
 
 // Service flags (LB_SVC_FLAG_* in bpf/lib/lbmaps.h).
