@@ -54,7 +54,7 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,IPCache map,Endpoints,ClusterMesh"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,KubeProxyReplacement,IPCache map,Endpoints,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	agentLine := regexp.MustCompile(`^dev \(go[^)]+\), up [0-9hms.]+$`)

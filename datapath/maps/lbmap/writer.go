@@ -297,3 +297,15 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	return nil
 }
+
+// Stats returns how many frontends and backends the maps hold.
+func (w *Writer) Stats() (frontends, backends int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.services {
+		if s.written {
+			frontends++
+		}
+	}
+	return frontends, len(w.backends)
+}
