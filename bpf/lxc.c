@@ -7,7 +7,8 @@
  *                   endpoint sends (its egress);
  *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
  *                   to the endpoint (its ingress).
- * Per packet: parse -> conntrack (established and reply packets, and ICMP
+ * Per packet: parse -> (from_container) service translation, lib/lb.h ->
+ * conntrack (established and reply packets, and ICMP
  * errors about tracked flows, pass, unless the endpoint's policy or the
  * ipcache changed since the flow was allowed: then it is looked up again) ->
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
@@ -25,6 +26,7 @@
 #include "lib/policy.h"
 #include "lib/encap.h" /* tunnel routing */
 #include "lib/trace.h" /* hubble: trace events of forwarded packets */
+#include "lib/lb.h"    /* services */
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -188,16 +190,34 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	rev = current_revs();
 	now = ktime_get_coarse_ns();
 	tunnel_src = tunnel_source_identity(ctx, dir);
+	/* lib/lb.h: a packet to a service frontend goes to its backend. */
+	if (dir == DIR_EGRESS) {
+		int reason = lb_egress(ctx, f, endpoint_id, now);
+
+		if (unlikely(reason))
+			return drop(f, reason, dir, endpoint_identity, 0);
+	}
 	state = ct_lookup(f, dir, now, &v);
 	if (state != CT_NEW && v) {
+		int ret;
+
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
-			return ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
-		trace_forwarded(f, dir, state, endpoint_id, endpoint_identity, v->peer_identity); /* hubble */
-		return pass(f, dir);
+			ret = ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
+		else {
+			trace_forwarded(f, dir, state, endpoint_id, endpoint_identity, v->peer_identity); /* hubble */
+			ret = pass(f, dir);
+		}
+		/* lib/lb.h: a reply of a translated flow comes from the frontend. */
+		if (state == CT_REPLY && v->rev_nat_index && ret == CTX_ACT_OK)
+			lb_rev_nat(ctx, f, v->rev_nat_index);
+		return ret;
 	}
 	if (unlikely(icmp_is_error(f)) && ct_lookup_related(ctx, f, dir, now) == CT_RELATED) {
 		trace_forwarded(f, dir, CT_RELATED, endpoint_id, endpoint_identity,
 				tunnel_src ?: ipcache_lookup(f, dir == DIR_EGRESS ? f->daddr : f->saddr)); /* hubble */
+		/* lib/lb.h: an error about a translated flow names the frontend. */
+		if (dir == DIR_INGRESS)
+			lb_rev_nat_icmp(ctx, f, now);
 		return pass(f, dir);
 	}
 	return handle_new_flow(f, dir, rev, now, tunnel_src);

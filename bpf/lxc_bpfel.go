@@ -54,6 +54,9 @@ type LxcCtValue struct {
 	TxBytes      uint64
 	RxPackets    uint64
 	RxBytes      uint64
+	BackendId    uint32
+	RevNatIndex  uint16
+	LbPad        uint16
 }
 
 type LxcEndpointState struct {
@@ -119,6 +122,106 @@ type LxcIpcacheValue struct {
 	TunnelPeer   [4]uint32
 }
 
+type LxcLb4Backend struct {
+	_         structs.HostLayout
+	Address   uint32
+	Port      uint16
+	Proto     uint8
+	State     uint8
+	ClusterId uint32
+}
+
+type LxcLb4Key struct {
+	_           structs.HostLayout
+	Address     uint32
+	Dport       uint16
+	BackendSlot uint16
+	Proto       uint8
+	Pad         [3]uint8
+}
+
+type LxcLb4RevNat struct {
+	_       structs.HostLayout
+	Address uint32
+	Port    uint16
+	Pad     uint16
+}
+
+type LxcLb6Backend struct {
+	_         structs.HostLayout
+	Address   [4]uint32
+	Port      uint16
+	Proto     uint8
+	State     uint8
+	ClusterId uint32
+}
+
+type LxcLb6Key struct {
+	_           structs.HostLayout
+	Address     [4]uint32
+	Dport       uint16
+	BackendSlot uint16
+	Proto       uint8
+	Pad         [3]uint8
+}
+
+type LxcLb6RevNat struct {
+	_       structs.HostLayout
+	Address [4]uint32
+	Port    uint16
+	Pad     uint16
+}
+
+type LxcLbAffinityKey struct {
+	_           structs.HostLayout
+	Client      [4]uint32
+	RevNatIndex uint16
+	Family      uint8
+	Pad         uint8
+}
+
+type LxcLbAffinityMatchKey struct {
+	_           structs.HostLayout
+	BackendId   uint32
+	RevNatIndex uint16
+	Pad         uint16
+}
+
+type LxcLbAffinityValue struct {
+	_         structs.HostLayout
+	LastUsed  uint64
+	BackendId uint32
+	Pad       uint32
+}
+
+type LxcLbService struct {
+	_               structs.HostLayout
+	BackendId       uint32
+	AffinityTimeout uint32
+	Count           uint16
+	RevNatIndex     uint16
+	Flags           uint8
+	Pad             [3]uint8
+}
+
+type LxcLbSkKey struct {
+	_       structs.HostLayout
+	Cookie  uint64
+	Address [4]uint32
+	Port    uint16
+	Family  uint8
+	Pad     uint8
+	Pad2    uint32
+}
+
+type LxcLbSkValue struct {
+	_           structs.HostLayout
+	Address     [4]uint32
+	Port        uint16
+	RevNatIndex uint16
+	Pad         uint32
+}
+
 type LxcMetricsValue struct {
 	_       structs.HostLayout
 	Packets uint64
@@ -144,6 +247,25 @@ type LxcPolicyValue struct {
 	Bytes       uint64
 }
 
+type LxcSnatKey struct {
+	_      structs.HostLayout
+	Saddr  [4]uint32
+	Daddr  [4]uint32
+	Sport  uint16
+	Dport  uint16
+	Proto  uint8
+	Dir    uint8
+	Family uint8
+	Pad    uint8
+}
+
+type LxcSnatValue struct {
+	_           structs.HostLayout
+	Addr        [4]uint32
+	Port        uint16
+	RevNatIndex uint16
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -155,6 +277,16 @@ const (
 	LxcMapEvents           = "events"
 	LxcMapFrags            = "frags"
 	LxcMapIpcache          = "ipcache"
+	LxcMapLb4Backends      = "lb4_backends"
+	LxcMapLb4ReverseNat    = "lb4_reverse_nat"
+	LxcMapLb4Services      = "lb4_services"
+	LxcMapLb6Backends      = "lb6_backends"
+	LxcMapLb6ReverseNat    = "lb6_reverse_nat"
+	LxcMapLb6Services      = "lb6_services"
+	LxcMapLbAffinity       = "lb_affinity"
+	LxcMapLbAffinityMatch  = "lb_affinity_match"
+	LxcMapLbReverseSk      = "lb_reverse_sk"
+	LxcMapLbSnat           = "lb_snat"
 	LxcMapMetrics          = "metrics"
 	LxcMapPolicy           = "policy"
 	LxcProgFromContainer   = "from_container"
@@ -217,15 +349,25 @@ type LxcProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LxcMapSpecs struct {
-	Config    *ebpf.MapSpec `ebpf:"config"`
-	Ct4       *ebpf.MapSpec `ebpf:"ct4"`
-	Ct6       *ebpf.MapSpec `ebpf:"ct6"`
-	Endpoints *ebpf.MapSpec `ebpf:"endpoints"`
-	Events    *ebpf.MapSpec `ebpf:"events"`
-	Frags     *ebpf.MapSpec `ebpf:"frags"`
-	Ipcache   *ebpf.MapSpec `ebpf:"ipcache"`
-	Metrics   *ebpf.MapSpec `ebpf:"metrics"`
-	Policy    *ebpf.MapSpec `ebpf:"policy"`
+	Config          *ebpf.MapSpec `ebpf:"config"`
+	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
+	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
+	Endpoints       *ebpf.MapSpec `ebpf:"endpoints"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	Frags           *ebpf.MapSpec `ebpf:"frags"`
+	Ipcache         *ebpf.MapSpec `ebpf:"ipcache"`
+	Lb4Backends     *ebpf.MapSpec `ebpf:"lb4_backends"`
+	Lb4ReverseNat   *ebpf.MapSpec `ebpf:"lb4_reverse_nat"`
+	Lb4Services     *ebpf.MapSpec `ebpf:"lb4_services"`
+	Lb6Backends     *ebpf.MapSpec `ebpf:"lb6_backends"`
+	Lb6ReverseNat   *ebpf.MapSpec `ebpf:"lb6_reverse_nat"`
+	Lb6Services     *ebpf.MapSpec `ebpf:"lb6_services"`
+	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
+	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
+	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
+	LbSnat          *ebpf.MapSpec `ebpf:"lb_snat"`
+	Metrics         *ebpf.MapSpec `ebpf:"metrics"`
+	Policy          *ebpf.MapSpec `ebpf:"policy"`
 }
 
 // LxcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -260,15 +402,25 @@ func (o *LxcObjects) Close() error {
 //
 // It can be passed to LoadLxcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LxcMaps struct {
-	Config    *ebpf.Map `ebpf:"config"`
-	Ct4       *ebpf.Map `ebpf:"ct4"`
-	Ct6       *ebpf.Map `ebpf:"ct6"`
-	Endpoints *ebpf.Map `ebpf:"endpoints"`
-	Events    *ebpf.Map `ebpf:"events"`
-	Frags     *ebpf.Map `ebpf:"frags"`
-	Ipcache   *ebpf.Map `ebpf:"ipcache"`
-	Metrics   *ebpf.Map `ebpf:"metrics"`
-	Policy    *ebpf.Map `ebpf:"policy"`
+	Config          *ebpf.Map `ebpf:"config"`
+	Ct4             *ebpf.Map `ebpf:"ct4"`
+	Ct6             *ebpf.Map `ebpf:"ct6"`
+	Endpoints       *ebpf.Map `ebpf:"endpoints"`
+	Events          *ebpf.Map `ebpf:"events"`
+	Frags           *ebpf.Map `ebpf:"frags"`
+	Ipcache         *ebpf.Map `ebpf:"ipcache"`
+	Lb4Backends     *ebpf.Map `ebpf:"lb4_backends"`
+	Lb4ReverseNat   *ebpf.Map `ebpf:"lb4_reverse_nat"`
+	Lb4Services     *ebpf.Map `ebpf:"lb4_services"`
+	Lb6Backends     *ebpf.Map `ebpf:"lb6_backends"`
+	Lb6ReverseNat   *ebpf.Map `ebpf:"lb6_reverse_nat"`
+	Lb6Services     *ebpf.Map `ebpf:"lb6_services"`
+	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
+	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
+	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
+	LbSnat          *ebpf.Map `ebpf:"lb_snat"`
+	Metrics         *ebpf.Map `ebpf:"metrics"`
+	Policy          *ebpf.Map `ebpf:"policy"`
 }
 
 func (m *LxcMaps) Close() error {
@@ -280,6 +432,16 @@ func (m *LxcMaps) Close() error {
 		m.Events,
 		m.Frags,
 		m.Ipcache,
+		m.Lb4Backends,
+		m.Lb4ReverseNat,
+		m.Lb4Services,
+		m.Lb6Backends,
+		m.Lb6ReverseNat,
+		m.Lb6Services,
+		m.LbAffinity,
+		m.LbAffinityMatch,
+		m.LbReverseSk,
+		m.LbSnat,
 		m.Metrics,
 		m.Policy,
 	)

@@ -112,3 +112,41 @@ func TestLoadTunnel(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSockAndNetdev loads the socket-level load balancer and the
+// NodePort programs through the kernel verifier.
+func TestLoadSockAndNetdev(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	var sock bpf.SockObjects
+	err := bpf.LoadSockObjects(&sock, nil)
+	if errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrPermission) {
+		celltest.SkipUnprivileged(t, "BPF unavailable on this machine: %v", err)
+	}
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		t.Fatalf("verifier (sock): %+v", ve)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	if typ := sock.SockConnect4.Type(); typ != ebpf.CGroupSockAddr {
+		t.Errorf("sock_connect4 is a %s program, want CGroupSockAddr", typ)
+	}
+	var netdev bpf.NetdevObjects
+	err = bpf.LoadNetdevObjects(&netdev, nil)
+	if errors.As(err, &ve) {
+		t.Fatalf("verifier (netdev): %+v", ve)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer netdev.Close()
+	for _, p := range []*ebpf.Program{netdev.FromNetdev, netdev.ToNetdev} {
+		if p.Type() != ebpf.SchedCLS {
+			t.Errorf("program type %s, want SchedCLS", p.Type())
+		}
+	}
+}

@@ -54,6 +54,9 @@ type OverlayCtValue struct {
 	TxBytes      uint64
 	RxPackets    uint64
 	RxBytes      uint64
+	BackendId    uint32
+	RevNatIndex  uint16
+	LbPad        uint16
 }
 
 type OverlayEndpointState struct {

@@ -3,7 +3,7 @@
 // handlers and the policy engine's consumers call to plumb endpoints
 // (EndpointLinks), route to other nodes (NodeRoutes), load and attach
 // the endpoint programs (Loader) and fill the BPF maps (PolicyMapWriter,
-// IPCacheMapWriter).
+// IPCacheMapWriter, LBMapWriter: services, datapath/maps/lbmap).
 //
 // It holds plain types only: no Linux, netlink or cilium/ebpf imports.
 // The implementations live in datapath/linux (links, routes, sysctls)

@@ -239,6 +239,7 @@ static __always_inline void ct_create(const struct flow *f, __u8 dir, __u32 peer
 		.ipcache_rev = rev.ipcache,
 		.tx_packets = 1,
 		.tx_bytes = f->len,
+		.rev_nat_index = f->lb_rev_nat,
 	};
 
 	ct_refresh(&v, f, now);

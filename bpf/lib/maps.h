@@ -100,7 +100,10 @@ struct {
  *        closing, FIN or RST seen), the endpoint's policy revision and the
  *        ipcache revision the flow was last allowed under (see the
  *        endpoints and config maps), then packets and bytes of the flow's opening direction
- *        (tx) and of its replies (rx), counted per packet.
+ *        (tx) and of its replies (rx), counted per packet; the backend id
+ *        and rev-NAT index of a service flow (lib/lb.h, lib/lbmaps.h).
+ * Direction 2 (CT_DIR_SERVICE) keys the untranslated tuple of a flow to a
+ * service frontend, made by from_container.
  * Both maps have BPF_F_NO_COMMON_LRU: each CPU keeps its own LRU lists,
  * so creating an entry takes no map-wide lock (as Cilium's CT maps). */
 struct ct4_key {
@@ -135,6 +138,12 @@ struct ct_value {
 	__u64 tx_bytes;
 	__u64 rx_packets;
 	__u64 rx_bytes;
+	/* lib/lb.h: a service entry (direction CT_DIR_SERVICE) holds the
+	 * flow's backend; a translated flow's entry the rev-NAT index its
+	 * replies are rewritten with (0: not translated). */
+	__u32 backend_id;
+	__u16 rev_nat_index;
+	__u16 lb_pad;
 };
 
 #define CT_FLAG_CLOSING 0x1

@@ -51,6 +51,8 @@ struct flow {
 	__u8 frag;     /* FRAG_*: whether the packet is a fragment */
 	__u8 pad;
 	__u32 frag_id; /* IPv4 identification or IPv6 fragment id, network byte order */
+	__u16 lb_rev_nat; /* lib/lb.h: the service's rev-NAT index of a translated packet, else 0 */
+	__u16 pad2;
 };
 
 #define FRAG_NONE 0

@@ -179,7 +179,7 @@ func TestPortRange(t *testing.T) {
 // say so (503) instead of failing to start the agent.
 func TestWithoutDatapath(t *testing.T) {
 	a := monitortest.StartWithoutDatapath(t)
-	for _, path := range []string{"/v1/bpf/ipcache", "/v1/bpf/ct", "/v1/bpf/metrics", "/v1/bpf/policy/7", "/v1/monitor"} {
+	for _, path := range []string{"/v1/bpf/ipcache", "/v1/bpf/ct", "/v1/bpf/metrics", "/v1/bpf/policy/7", "/v1/bpf/lb", "/v1/monitor"} {
 		_, err := a.Client.Get(context.Background(), path, nil)
 		var apiErr *client.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable || !strings.Contains(apiErr.Message, "no BPF datapath") {

@@ -11,13 +11,13 @@ import (
 	"github.com/apiary-net/apiary/policy/identity"
 )
 
-// Cell serves GET /v1/bpf/{ipcache,policy/{endpoint-id},ct,metrics}. It
+// Cell serves GET /v1/bpf/{ipcache,policy/{endpoint-id},ct,metrics,lb}. It
 // needs the identity cache (identitycell) and the BPF loader
 // (loadercell); in an agent without the loader (another datapath) they
 // answer 503 ErrNoDatapath.
 var Cell = cell.Module("bpf-api", "REST API over the datapath's BPF maps (apiary bpf ...)",
 	cell.ProvidePrivate(newMaps),
-	cell.Provide(newIPCacheHandler, newPolicyHandler, newCTHandler, newMetricsHandler),
+	cell.Provide(newIPCacheHandler, newPolicyHandler, newCTHandler, newMetricsHandler, newLBHandler),
 )
 
 // maps opens the pinned maps for a request.

@@ -73,8 +73,15 @@ func ctModel(e ctmap.Entry, now uint64) models.BPFCTEntry {
 		ExpiresInSeconds: int64(time.Duration(int64(e.Value.Expires-now)) / time.Second),
 		TCPFlags:         monitor.TCPFlagNames(e.Value.TCPFlags),
 		PolicyRevision:   e.Value.PolicyRev,
-		TxPackets:        e.Value.TxPackets, TxBytes: e.Value.TxBytes,
+		BackendID:        e.Value.BackendID, RevNATIndex: e.Value.RevNATIndex,
+		TxPackets: e.Value.TxPackets, TxBytes: e.Value.TxBytes,
 		RxPackets: e.Value.RxPackets, RxBytes: e.Value.RxBytes,
+	}
+	switch e.Tuple.Direction {
+	case ctmap.DirService:
+		out.Direction = "service"
+	case ctmap.DirNodePort:
+		out.Direction = "nodeport"
 	}
 	if e.Value.Flags&ctmap.FlagClosing != 0 {
 		out.Flags = append(out.Flags, "closing")

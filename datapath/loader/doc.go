@@ -6,8 +6,15 @@
 // <bpf-root>/links/<endpoint-id>/{ingress,egress}, so programs stay
 // attached while the agent is down; regeneration replaces the programs
 // atomically through the pinned links; Restore reopens them after a
-// restart. The shared maps (ipcache, ct4, ct6, frags, metrics, events) are pinned
-// once under the root and reused across restarts.
+// restart. The shared maps (ipcache, ct4, ct6, frags, metrics, events and
+// the load-balancing maps of datapath/maps/lbmap, sized by
+// --bpf-lb-map-max) are pinned once under the root and reused across
+// restarts.
+//
+// Two more program sets share those maps: the socket-level load balancer
+// (bpf/sock.c, AttachSockLB: cgroup links pinned under
+// <bpf-root>/links/sock) and the NodePort programs (bpf/netdev.c,
+// AttachNodePort: tcx links pinned under <bpf-root>/links/netdev/<device>).
 //
 // tcx needs Linux >= 6.6; on older kernels the loader attaches tc clsact
 // bpf filters through netlink instead (AttachMode).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -16,16 +18,17 @@ import (
 	"github.com/apiary-net/apiary/datapath/maps/endpointsmap"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/datapath/maps/metricsmap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 )
 
 // sharedMaps are the maps every endpoint's programs use, pinned once under
-// the root.
-var sharedMaps = []string{
+// the root (the load-balancing maps too).
+var sharedMaps = append([]string{
 	ipcachemap.MapName, ctmap.MapName4, ctmap.MapName6, endpointsmap.MapName, configmap.MapName,
 	FragsMapName, metricsmap.MapName, eventsmap.MapName,
-}
+}, lbmap.MapNames...)
 
 // FragsMapName is the shared map of fragment ports (no Go access needed:
 // only the programs read and write it).
@@ -36,6 +39,7 @@ type Loader struct {
 	log          *slog.Logger
 	root         string
 	policyMapMax uint32
+	lbMapMax     uint32 // 0: the programs' default
 	mode         AttachMode
 
 	mu         sync.Mutex
@@ -81,7 +85,7 @@ func (l *Loader) Open() error {
 	}
 	shared := make(map[string]*ebpf.Map, len(sharedMaps))
 	for _, name := range sharedMaps {
-		m, err := bpfmap.OpenShared(l.log, l.root, name)
+		m, err := l.openShared(name)
 		if err != nil {
 			for _, m := range shared {
 				m.Close()
@@ -95,6 +99,38 @@ func (l *Loader) Open() error {
 	l.revs = endpointsmap.New(shared[endpointsmap.MapName])
 	l.mu.Unlock()
 	return nil
+}
+
+// openShared opens or creates the shared map name; the load-balancing
+// maps with --bpf-lb-map-max entries (a pinned map of another size is
+// replaced, its entries lost, as when its layout changed).
+func (l *Loader) openShared(name string) (*ebpf.Map, error) {
+	if !slices.Contains(lbmap.MapNames, name) || l.lbMapMax == 0 {
+		return bpfmap.OpenShared(l.log, l.root, name)
+	}
+	spec, err := lbmap.Spec(name, l.lbMapMax)
+	if err != nil {
+		return nil, err
+	}
+	return bpfmap.OpenOrCreate(l.log, spec, filepath.Join(l.root, name))
+}
+
+// sharedReplacements returns the shared maps spec uses, and sizes spec's
+// maps like them (a replacement must match its spec).
+func (l *Loader) sharedReplacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shared == nil {
+		return nil, false
+	}
+	repl := map[string]*ebpf.Map{}
+	for name, ms := range spec.Maps {
+		if m := l.shared[name]; m != nil {
+			ms.MaxEntries = m.MaxEntries()
+			repl[name] = m
+		}
+	}
+	return repl, true
 }
 
 // Close releases the loader's file descriptors. Pinned maps and links stay,
@@ -168,16 +204,11 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 	}
 	defer pm.Close()
 	spec.Maps[policymap.SpecName].MaxEntries = l.policyMapMax
-	repl := map[string]*ebpf.Map{policymap.SpecName: pm.EBPF()}
-	l.mu.Lock()
-	if l.shared == nil {
-		l.mu.Unlock()
+	repl, open := l.sharedReplacements(spec)
+	if !open {
 		return nil, fmt.Errorf("load endpoint %d programs: loader not open", ep.ID)
 	}
-	for name, m := range l.shared {
-		repl[name] = m
-	}
-	l.mu.Unlock()
+	repl[policymap.SpecName] = pm.EBPF()
 	var objs bpf.LxcPrograms
 	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{MapReplacements: repl}); err != nil {
 		var ve *ebpf.VerifierError

@@ -30,6 +30,10 @@ type Option func(*Loader)
 // WithAttachMode sets the attach mode (default AttachAuto).
 func WithAttachMode(m AttachMode) Option { return func(l *Loader) { l.mode = m } }
 
+// WithLBMapMax sizes the load-balancing maps (--bpf-lb-map-max; 0: the
+// programs' default, 65536).
+func WithLBMapMax(n uint32) Option { return func(l *Loader) { l.lbMapMax = n } }
+
 // tcFilter is the bpf filter of hook (HookIngress or HookEgress) on
 // ifindex, running prog (nil to name the filter for deletion).
 func tcFilter(ifindex int, hook string, prog *ebpf.Program) *netlink.BpfFilter {

@@ -19,6 +19,12 @@ func (c *Client) BPFCTPages(ctx context.Context, opts ListOptions) iter.Seq2[*mo
 	return pages(c, ctx, "/v1/bpf/ct", nil, opts, func(p *models.BPFCTList) string { return p.Continue })
 }
 
+// BPFLBPages lists the frontends of the BPF load-balancing maps with
+// their backend slots, a page at a time.
+func (c *Client) BPFLBPages(ctx context.Context, opts ListOptions) iter.Seq2[*models.BPFLBList, error] {
+	return pages(c, ctx, "/v1/bpf/lb", nil, opts, func(p *models.BPFLBList) string { return p.Continue })
+}
+
 // BPFPolicy returns the entries of the BPF policy map of the endpoint
 // with the given id (as typed by the user: the agent checks it); an
 // endpoint without a policy map is an *APIError with status 404.

@@ -66,9 +66,16 @@ type BPFCTEntry struct {
 	Protocol    string `json:"protocol"`
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
-	// Direction is ingress or egress, seen from the endpoint.
+	// Direction is ingress or egress, seen from the endpoint, or
+	// service: the entry remembering the backend of a flow to a service
+	// frontend (source -> frontend), or nodeport: a flow from outside
+	// translated by the NodePort programs (client -> backend).
 	Direction  string `json:"direction"`
 	EndpointID uint16 `json:"endpoint-id"`
+	// BackendID is the backend of a service entry; RevNATIndex the
+	// service whose frontend a translated flow's replies come from.
+	BackendID   uint32 `json:"backend-id,omitempty"`
+	RevNATIndex uint16 `json:"rev-nat-index,omitempty"`
 	// PeerIdentity is the identity of the endpoint's peer.
 	PeerIdentity uint32 `json:"peer-identity"`
 	// ExpiresInSeconds is how long the entry lives without traffic
@@ -102,4 +109,46 @@ type BPFMetric struct {
 	Direction  string `json:"direction"`
 	Packets    uint64 `json:"packets"`
 	Bytes      uint64 `json:"bytes"`
+}
+
+// BPFLBList is the body of GET /v1/bpf/lb: a page of the frontends of
+// the BPF load-balancing maps, sorted by family, address, port and
+// protocol.
+type BPFLBList struct {
+	Items []BPFLBService `json:"items"`
+	// Continue, when not empty, asks for the next page.
+	Continue string `json:"continue,omitempty"`
+}
+
+// BPFLBService is one frontend of the BPF service maps.
+type BPFLBService struct {
+	// Frontend is address:port/protocol ("10.96.0.10:53/UDP").
+	Frontend string `json:"frontend"`
+	// RevNATIndex is the service id (the reverse-NAT entry).
+	RevNATIndex uint16 `json:"rev-nat-index"`
+	// Flags are Cilium's: the type (ClusterIP, NodePort, ExternalIPs,
+	// LoadBalancer), then Local, sessionAffinity, non-routable.
+	Flags []string `json:"flags"`
+	// AffinityTimeoutSeconds is the ClientIP session affinity timeout
+	// (0: none).
+	AffinityTimeoutSeconds uint32 `json:"affinity-timeout-seconds,omitempty"`
+	// Count is the number of active backends (slots 1..count).
+	Count uint16 `json:"count"`
+	// NoMaster is true for slots without a master entry (a write in
+	// progress or left behind).
+	NoMaster bool `json:"no-master,omitempty"`
+	// Backends are the backend slots, in slot order.
+	Backends []BPFLBBackend `json:"backends"`
+}
+
+// BPFLBBackend is one backend slot of a frontend.
+type BPFLBBackend struct {
+	Slot      uint16 `json:"slot"`
+	BackendID uint32 `json:"backend-id"`
+	// Address is address:port/protocol; empty when the backend entry is
+	// missing.
+	Address string `json:"address,omitempty"`
+	// State is active, terminating or quarantined.
+	State     string `json:"state,omitempty"`
+	ClusterID uint32 `json:"cluster-id,omitempty"`
 }

@@ -56,7 +56,7 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("%s: %s %s, want Ok", e.Name, e.State, e.Message)
 		}
 	}
-	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,IPAM,Services,Hubble,ClusterMesh"; got != want {
+	if got, want := strings.Join(names, ","), "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,KubeProxyReplacement,IPCache map,Endpoints,IPAM,Services,Hubble,ClusterMesh"; got != want {
 		t.Errorf("status lines = %s, want %s", got, want)
 	}
 	if i := slices.IndexFunc(st.Entries, func(e models.StatusEntry) bool { return e.Name == "IPAM" }); i < 0 ||

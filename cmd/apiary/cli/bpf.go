@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ import (
 )
 
 // newBPFCommand is `apiary bpf ipcache list | policy get <id> | ct list
-// | metrics`: what the kernel's maps hold, with Cilium's columns.
+// | metrics | lb list`: what the kernel's maps hold, with Cilium's columns.
 func newBPFCommand(global *options) *cobra.Command {
 	return newResourceCommand("bpf", "Show the content of the datapath's BPF maps", func(output *outputFormat) []*cobra.Command {
 		ipcache := &cobra.Command{Use: "ipcache", Short: "The BPF ipcache map (prefix -> identity)"}
@@ -66,7 +67,19 @@ func newBPFCommand(global *options) *cobra.Command {
 				rows:   func(m *models.BPFMetrics) [][]string { return bpfMetricRows(m.Items) },
 			},
 		})
-		return []*cobra.Command{ipcache, policy, ct, metrics}
+		lb := &cobra.Command{Use: "lb", Short: "The BPF load-balancing maps (services)"}
+		lb.AddCommand(listCommand(global, output, listSpec[models.BPFLBList, models.BPFLBService]{
+			use: "list", short: "List the service frontends with their backend slots", args: cobra.NoArgs,
+			pages: func(ctx context.Context, c *client.Client, _ []string) iter.Seq2[*models.BPFLBList, error] {
+				return c.BPFLBPages(ctx, client.ListOptions{})
+			},
+			items: func(p *models.BPFLBList) []models.BPFLBService { return p.Items },
+			text: table[*models.BPFLBList]{
+				header: []string{"SERVICE ADDRESS", "BACKEND ADDRESS (REVNAT_ID) (SLOT)"},
+				rows:   func(p *models.BPFLBList) [][]string { return bpfLBRows(p.Items) },
+			},
+		}))
+		return []*cobra.Command{ipcache, policy, ct, metrics, lb}
 	})
 }
 
@@ -134,6 +147,33 @@ func bpfMetricRows(items []models.BPFMetric) [][]string {
 	rows := make([][]string, 0, len(items))
 	for _, m := range items {
 		rows = append(rows, []string{m.Reason, m.Direction, strconv.FormatUint(m.Packets, 10), strconv.FormatUint(m.Bytes, 10)})
+	}
+	return rows
+}
+
+// bpfLBRows are Cilium's `bpf lb list` rows: per frontend, the master
+// entry (0.0.0.0:0 or [::]:0, rev-NAT index, slot 0, flags), then each
+// backend slot.
+func bpfLBRows(items []models.BPFLBService) [][]string {
+	var rows [][]string
+	for _, s := range items {
+		first := s.Frontend
+		if !s.NoMaster {
+			zero := "0.0.0.0:0"
+			if strings.HasPrefix(s.Frontend, "[") {
+				zero = "[::]:0"
+			}
+			rows = append(rows, []string{first, fmt.Sprintf("%s (%d) (0) [%s]", zero, s.RevNATIndex, strings.Join(s.Flags, ", "))})
+			first = ""
+		}
+		for _, b := range s.Backends {
+			entry := fmt.Sprintf("%s (%d) (%d)", b.Address, s.RevNATIndex, b.Slot)
+			if b.Address == "" {
+				entry = fmt.Sprintf("backend %d not found", b.BackendID)
+			}
+			rows = append(rows, []string{first, entry})
+			first = ""
+		}
 	}
 	return rows
 }

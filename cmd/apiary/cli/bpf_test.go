@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,8 @@ import (
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cmd/apiary/cli"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/datapath/monitor/monitortest"
 )
 
@@ -70,6 +75,33 @@ func TestBPFCommands(t *testing.T) {
 	code, out, errOut = run(t, a.Socket, "bpf", "ipcache", "list")
 	if code != 0 || !strings.HasPrefix(out, "PREFIX ") || !lineWith(out, "PREFIX", "IDENTITY", "TUNNEL/HOST", "ENCRYPT KEY") || !lineWith(out, "10.0.1.2/32", fmt.Sprint(s.DB.ID)) {
 		t.Errorf("bpf ipcache list: exit %d (%s):\n%s", code, errOut, out)
+	}
+	code, out, errOut = run(t, a.Socket, "bpf", "lb", "list")
+	if code != 0 || strings.TrimSpace(out) != "SERVICE ADDRESS   BACKEND ADDRESS (REVNAT_ID) (SLOT)" {
+		t.Errorf("bpf lb list without services: exit %d (%s):\n%s", code, errOut, out)
+	}
+	lbw, err := lbmap.OpenWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), a.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lbw.Close()
+	l3n4 := func(s string) datapath.L3n4Addr {
+		ap := netip.MustParseAddrPort(s)
+		return datapath.L3n4Addr{Addr: ap.Addr(), Port: ap.Port(), Proto: datapath.ProtoTCP}
+	}
+	if err := lbw.UpsertService(datapath.LBService{Frontend: l3n4("10.96.0.10:80"), Backends: []datapath.LBBackend{
+		{Addr: l3n4("10.0.1.1:8080")}, {Addr: l3n4("10.0.1.2:8080")}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, a.Socket, "bpf", "lb", "list")
+	wantLB := []string{
+		"SERVICE ADDRESS     BACKEND ADDRESS (REVNAT_ID) (SLOT)",
+		"10.96.0.10:80/TCP   0.0.0.0:0 (1) (0) [ClusterIP, non-routable]",
+		"                    10.0.1.1:8080/TCP (1) (1)",
+		"                    10.0.1.2:8080/TCP (1) (2)",
+	}
+	if code != 0 || strings.TrimRight(out, "\n") != strings.Join(wantLB, "\n") {
+		t.Errorf("bpf lb list: exit %d (%s):\n%s\nwant:\n%s", code, errOut, out, strings.Join(wantLB, "\n"))
 	}
 	code, out, _ = run(t, a.Socket, "bpf", "ipcache", "list", "-o", "json")
 	var items []models.BPFIPCacheEntry

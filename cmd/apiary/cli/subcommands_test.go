@@ -26,7 +26,7 @@ func TestUnknownSubcommandFails(t *testing.T) {
 	}{
 		{name: "under root", give: []string{"polcy", "get"}, wantCode: 1, wantErr: `unknown command "polcy" for "apiary"`},
 		{name: "typo with suggestion", give: []string{"policy", "gett"}, wantCode: 1, wantErr: `did you mean "get"?`},
-		{name: "absent command", give: []string{"bpf", "lb", "list"}, wantCode: 1, wantErr: `unknown command "lb" for "apiary bpf"`},
+		{name: "absent command", give: []string{"bpf", "nat", "list"}, wantCode: 1, wantErr: `unknown command "nat" for "apiary bpf"`},
 		{name: "two levels down", give: []string{"bpf", "ipcache", "lst"}, wantCode: 1, wantErr: `did you mean "list"?`},
 		{name: "unknown flag", give: []string{"endpoint", "list", "--bogus"}, wantCode: 1, wantErr: "unknown flag: --bogus"},
 		{name: "group alone prints help", give: []string{"bpf"}, wantCode: 0},

@@ -69,7 +69,7 @@ func TestAgentAndCLI(t *testing.T) {
 		for _, e := range st.Entries {
 			names = append(names, e.Name)
 		}
-		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,IPCache map,Endpoints,IPAM,Services,Hubble,ClusterMesh" {
+		if st.State != models.StateOk || strings.Join(names, ",") != "Agent,State dir,Metrics,API,Controllers,Hive,Kubernetes,Kubernetes APIs,KVStore,Identities,Policy,IPCache,Nodes,Routing,KubeProxyReplacement,IPCache map,Endpoints,IPAM,Services,Hubble,ClusterMesh" {
 			t.Errorf("status = %s %v, want Ok with the infrastructure and control plane lines", st.State, names)
 		}
 	})

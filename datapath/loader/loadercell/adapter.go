@@ -13,11 +13,13 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
 // Datapath adapts the *loader.Loader to the control plane's interfaces
-// (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter):
+// (datapath.Loader, datapath.PolicyMapWriter, datapath.IPCacheMapWriter,
+// datapath.LBMapWriter):
 // it converts the endpoint ids and Restore's errors, and runs the
 // operations that name an interface by index in the datapath's network
 // namespace (--datapath-netns).
@@ -28,17 +30,20 @@ type Datapath struct {
 
 	mu      sync.Mutex
 	ipcache *ipcachemap.Map // open between start and stop
+	lb      *lbmap.Writer   // open between start and stop
 }
 
 var (
 	_ datapath.Loader           = (*Datapath)(nil)
 	_ datapath.PolicyMapWriter  = (*Datapath)(nil)
 	_ datapath.IPCacheMapWriter = (*Datapath)(nil)
+	_ datapath.LBMapWriter      = (*Datapath)(nil)
 )
 
 type adapterParams struct {
 	cell.In
 
+	Config    Config
 	Loader    *loader.Loader
 	Linux     linux.Config          `optional:"true"`
 	Tunnel    datapath.TunnelDevice `optional:"true"`
@@ -62,8 +67,18 @@ func newDatapath(p adapterParams) *Datapath {
 			if err != nil {
 				return fmt.Errorf("open ipcache map: %w", err)
 			}
+			lb, err := lbmap.OpenWriter(d.log, d.l.Root())
+			if err != nil {
+				m.Close()
+				return fmt.Errorf("open load-balancing maps: %w", err)
+			}
+			if err := d.inNetNS(func() error { return nodePort(d.log, d.l, p.Config) }); err != nil {
+				m.Close()
+				lb.Close()
+				return err
+			}
 			d.mu.Lock()
-			d.ipcache = m
+			d.ipcache, d.lb = m, lb
 			d.mu.Unlock()
 			return nil
 		},
@@ -73,8 +88,8 @@ func newDatapath(p adapterParams) *Datapath {
 			if d.ipcache == nil {
 				return nil
 			}
-			err := d.ipcache.Close()
-			d.ipcache = nil
+			err := errors.Join(d.ipcache.Close(), d.lb.Close())
+			d.ipcache, d.lb = nil, nil
 			return err
 		},
 	})
@@ -169,4 +184,40 @@ func (d *Datapath) startOverlay(t datapath.TunnelDevice) error {
 	}
 	d.log.Info("Tunnel routing: endpoint programs encapsulate to the tunnel device", "ifindex", ifindex)
 	return nil
+}
+
+// UpsertService implements datapath.LBMapWriter.
+func (d *Datapath) UpsertService(svc datapath.LBService) error {
+	w, err := d.lbWriter()
+	if err != nil {
+		return err
+	}
+	return w.UpsertService(svc)
+}
+
+// DeleteService implements datapath.LBMapWriter.
+func (d *Datapath) DeleteService(frontend datapath.L3n4Addr) error {
+	w, err := d.lbWriter()
+	if err != nil {
+		return err
+	}
+	return w.DeleteService(frontend)
+}
+
+// ReconcileServices implements datapath.LBMapWriter.
+func (d *Datapath) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
+	w, err := d.lbWriter()
+	if err != nil {
+		return 0, 0, err
+	}
+	return w.ReconcileServices(svcs)
+}
+
+func (d *Datapath) lbWriter() (*lbmap.Writer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lb == nil {
+		return nil, errors.New("write load-balancing maps: datapath not started")
+	}
+	return d.lb, nil
 }

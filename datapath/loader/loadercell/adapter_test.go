@@ -3,6 +3,8 @@ package loadercell_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/netip"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -22,9 +25,10 @@ func TestDatapathAdapter(t *testing.T) {
 		pm  datapath.PolicyMapWriter
 		ld  datapath.Loader
 		ipw datapath.IPCacheMapWriter
+		lbw datapath.LBMapWriter
 	)
 	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "bpf-policy-map-max=2"}, loadercell.Cell,
-		celltest.Capture(&pm), celltest.Capture(&ld), celltest.Capture(&ipw))
+		celltest.Capture(&pm), celltest.Capture(&ld), celltest.Capture(&ipw), celltest.Capture(&lbw))
 	ctx := context.Background()
 
 	t.Run("policy map full", func(t *testing.T) {
@@ -71,6 +75,27 @@ func TestDatapathAdapter(t *testing.T) {
 		err = ipw.ApplyIPCache([]datapath.IPCacheMapChange{{Entry: datapath.IPCacheMapEntry{}}})
 		if err == nil {
 			t.Fatal("ApplyIPCache of an invalid prefix succeeded")
+		}
+	})
+
+	t.Run("load balancing", func(t *testing.T) {
+		fe := datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.10"), Port: 80, Proto: datapath.ProtoTCP}
+		be := datapath.LBBackend{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.0.1.2"), Port: 8080, Proto: datapath.ProtoTCP}}
+		if err := lbw.UpsertService(datapath.LBService{Frontend: fe, Backends: []datapath.LBBackend{be}}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := lbmap.OpenMaps(slog.New(slog.NewTextHandler(io.Discard, nil)), root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		svcs, err := m.Dump()
+		if err != nil || len(svcs) != 1 || svcs[0].Frontend != fe || len(svcs[0].Slots) != 1 || svcs[0].Slots[0].Backend != be.Addr {
+			t.Fatalf("pinned maps hold %+v (%v), want %v -> %v", svcs, err, fe, be.Addr)
+		}
+		added, removed, err := lbw.ReconcileServices(nil)
+		if err != nil || added != 0 || removed != 1 {
+			t.Fatalf("ReconcileServices(nil) = %d, %d, %v; want 0 added, 1 removed", added, removed, err)
 		}
 	})
 }

@@ -3,8 +3,10 @@ package loadercell
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath"
@@ -16,7 +18,8 @@ import (
 
 // Cell provides the *loader.Loader, open between start and stop, and
 // the control plane's datapath.Loader, datapath.PolicyMapWriter and
-// datapath.IPCacheMapWriter backed by it (Datapath). It owns
+// datapath.IPCacheMapWriter and datapath.LBMapWriter backed by it
+// (Datapath). It owns
 // --bpf-policy-map-max, the size of the policy maps it creates, and
 // provides it as the policy.MapStateLimit that trace reports against.
 var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps and tcx links",
@@ -27,6 +30,8 @@ var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps
 		func(d *Datapath) datapath.Loader { return d },
 		func(d *Datapath) datapath.PolicyMapWriter { return d },
 		func(d *Datapath) datapath.IPCacheMapWriter { return d },
+		func(d *Datapath) datapath.LBMapWriter { return d },
+		newStatusProvider,
 		func(c Config) policy.MapStateLimit { return policy.MapStateLimit(c.BPFPolicyMapMax) },
 	),
 )
@@ -41,23 +46,49 @@ type Config struct {
 	// holds (Cilium's --bpf-policy-map-max); a map state with more keys
 	// is refused for that endpoint.
 	BPFPolicyMapMax int
+	// BPFLBMapMax is the number of entries of each load-balancing map
+	// (Cilium's --bpf-lb-map-max): service entries are a frontend's
+	// backends + 1.
+	BPFLBMapMax int
+	// BPFLBSock attaches the socket-level load balancer to CgroupRoot
+	// (Cilium's --bpf-lb-sock): processes there reach services at
+	// connect/sendmsg time.
+	BPFLBSock bool
+	// CgroupRoot is the cgroup v2 the socket-level balancer attaches to.
+	CgroupRoot string
+	// EnableNodePort attaches the NodePort programs to Devices (Cilium's
+	// --enable-node-port): NodePort, ExternalIPs and LoadBalancer
+	// frontends are balanced for traffic from outside.
+	EnableNodePort bool
+	// Devices are the node's external devices (Cilium's --devices).
+	Devices []string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
 
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
-var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries}
+var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
+	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup"}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
 const maxPolicyMapMax = 1 << 20
 
-// Flags registers --bpf-root, --bpf-attach-mode and --bpf-policy-map-max.
+// maxLBMapMax bounds --bpf-lb-map-max.
+const maxLBMapMax = 1 << 24
+
+// Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
+// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port and --devices.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
+	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
+	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
+	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
+	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
+	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
 }
 
 // Validate checks the flags.
@@ -67,6 +98,20 @@ func (c *Config) Validate() error {
 	}
 	if _, ok := attachModes[c.BPFAttachMode]; !ok {
 		return fmt.Errorf("--bpf-attach-mode %q is not one of auto, tcx, tc", c.BPFAttachMode)
+	}
+	if c.BPFLBMapMax < 1 || c.BPFLBMapMax > maxLBMapMax {
+		return fmt.Errorf("--bpf-lb-map-max: %d is not between 1 and %d", c.BPFLBMapMax, maxLBMapMax)
+	}
+	if c.BPFLBSock && c.CgroupRoot == "" {
+		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock")
+	}
+	if c.EnableNodePort && len(c.Devices) == 0 {
+		return fmt.Errorf("--enable-node-port needs --devices (the node's external devices)")
+	}
+	for _, d := range c.Devices {
+		if d == "" || strings.ContainsAny(d, "/ ") {
+			return fmt.Errorf("--devices: %q is not a device name", d)
+		}
 	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
 		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
@@ -83,13 +128,42 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]))
+	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]), loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}
 	p.Lifecycle.Append(cell.Hook{
-		OnStart: func(cell.HookContext) error { return l.Open() },
-		OnStop:  func(cell.HookContext) error { return l.Close() },
+		OnStart: func(cell.HookContext) error {
+			if err := l.Open(); err != nil {
+				return err
+			}
+			if err := sockLB(p.Log, l, p.Config); err != nil {
+				l.Close()
+				return err
+			}
+			return nil
+		},
+		OnStop: func(cell.HookContext) error { return l.Close() },
 	})
 	return l, nil
+}
+
+// sockLB attaches the socket-level load balancer with --bpf-lb-sock, and
+// detaches one a previous run left without it.
+func sockLB(log *slog.Logger, l *loader.Loader, c Config) error {
+	if !c.BPFLBSock {
+		return l.DetachSockLB()
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(c.CgroupRoot, &st); err != nil {
+		return fmt.Errorf("--cgroup-root %s: %w", c.CgroupRoot, err)
+	}
+	if st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return fmt.Errorf("--cgroup-root %s is not a cgroup v2 mount (the socket-level load balancer needs one)", c.CgroupRoot)
+	}
+	if err := l.AttachSockLB(c.CgroupRoot); err != nil {
+		return err
+	}
+	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot)
+	return nil
 }

@@ -1,14 +1,27 @@
 package loadercell_test
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/vishvananda/netlink"
 
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/policy"
 )
 
@@ -50,12 +63,14 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"defaults", loadercell.DefaultConfig, true},
-		{"tc mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "tc", BPFPolicyMapMax: 1}, true},
-		{"empty root", loadercell.Config{BPFAttachMode: "auto", BPFPolicyMapMax: 1}, false},
-		{"unknown attach mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "xdp", BPFPolicyMapMax: 1}, false},
-		{"no policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto"}, false},
-		{"largest policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1 << 20}, true},
-		{"policy map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1<<20 + 1}, false},
+		{"no lb map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1}, false},
+		{"tc mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "tc", BPFPolicyMapMax: 1, BPFLBMapMax: 1}, true},
+		{"unknown attach mode", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "xdp", BPFPolicyMapMax: 1, BPFLBMapMax: 1}, false},
+		{"no policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFLBMapMax: 1}, false},
+		{"largest policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1 << 20, BPFLBMapMax: 1 << 24}, true},
+		{"lb map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1<<24 + 1}, false},
+		{"empty root", loadercell.Config{BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1}, false},
+		{"policy map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1<<20 + 1, BPFLBMapMax: 1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,5 +78,127 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want ok %v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestCellSocketLB starts the cell with --bpf-lb-sock on a cgroup of the
+// test's own: the balancer's links are pinned; a start without the flag
+// removes them.
+func TestCellSocketLB(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	cg := testCgroup(t)
+	flags := []string{"bpf-root=" + root, "bpf-lb-sock=true", "cgroup-root=" + cg}
+	var l *loader.Loader
+	h := celltest.StartWithFlags(t, flags, loadercell.Cell, celltest.Capture(&l))
+	pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*"))
+	if len(pins) != 8 {
+		t.Errorf("pinned socket balancer links %v, want the 8 hooks", pins)
+	}
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root}, loadercell.Cell, celltest.Capture(&l))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*")); len(pins) != 0 {
+		t.Errorf("links %v left after a start without --bpf-lb-sock", pins)
+	}
+	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, BPFLBSock: true}).Validate(); err == nil {
+		t.Error("--bpf-lb-sock without --cgroup-root validated")
+	}
+}
+
+func testCgroup(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, after, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(after, "cgroup2 ") {
+			dir := filepath.Join(strings.Fields(line)[4], fmt.Sprintf("apiary-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				celltest.SkipUnprivileged(t, "cannot create a cgroup: %v", err)
+			}
+			t.Cleanup(func() { os.Remove(dir) })
+			return dir
+		}
+	}
+	celltest.SkipUnprivileged(t, "no cgroup v2 hierarchy is mounted")
+	return ""
+}
+
+// TestCellNodePort starts the cell with --enable-node-port on a device of
+// a namespace of the test's own: the programs' links are pinned; a start
+// without the flag removes them; an unknown device fails the start.
+func TestCellNodePort(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	ns, err := netnsutil.New()
+	if err != nil {
+		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
+	}
+	defer ns.Close()
+	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
+	err = netnsutil.Run(ns, func() error {
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l *loader.Loader
+	var ld datapath.Loader
+	flags := []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7", "datapath-netns=" + nsPath}
+	h := celltest.StartWithFlags(t, flags, loadercell.Cell, linux.Cell, celltest.Capture(&l), celltest.Capture(&ld))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "eth7", "*")); len(pins) != 2 {
+		t.Errorf("pinned NodePort links %v, want ingress and egress", pins)
+	}
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "datapath-netns=" + nsPath}, loadercell.Cell, linux.Cell, celltest.Capture(&ld))
+	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "*")); len(pins) != 0 {
+		t.Errorf("links %v left after a start without --enable-node-port", pins)
+	}
+	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, EnableNodePort: true}).Validate(); err == nil {
+		t.Error("--enable-node-port without --devices validated")
+	}
+}
+
+// TestCellLBMapMax: --bpf-lb-map-max sizes the pinned load-balancing
+// maps; the endpoint programs load with them, the control plane's writer
+// and a reader open them as they are (no re-creation at the default size).
+func TestCellLBMapMax(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	var (
+		l   *loader.Loader
+		lbw datapath.LBMapWriter
+	)
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "bpf-lb-map-max=1024"}, loadercell.Cell,
+		celltest.Capture(&l), celltest.Capture(&lbw))
+	fe := datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.10"), Port: 80, Proto: datapath.ProtoTCP}
+	be := datapath.LBBackend{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.0.1.2"), Port: 80, Proto: datapath.ProtoTCP}}
+	if err := lbw.UpsertService(datapath.LBService{Frontend: fe, Backends: []datapath.LBBackend{be}}); err != nil {
+		t.Fatal(err)
+	}
+	progs, err := l.Load(datapath.EndpointSpec{ID: 3, Identity: 1000})
+	if err != nil {
+		t.Fatalf("load endpoint programs with sized load-balancing maps: %v", err)
+	}
+	progs.Close()
+	m, err := lbmap.OpenMaps(slog.New(slog.NewTextHandler(io.Discard, nil)), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if svcs, err := m.Dump(); err != nil || len(svcs) != 1 {
+		t.Errorf("a reader sees %v (%v), want the service written (the map not re-created)", svcs, err)
+	}
+	for _, name := range lbmap.MapNames {
+		pinned, err := ebpf.LoadPinnedMap(filepath.Join(root, name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pinned.MaxEntries() != 1024 {
+			t.Errorf("%s holds %d entries, want --bpf-lb-map-max=1024", name, pinned.MaxEntries())
+		}
+		pinned.Close()
 	}
 }

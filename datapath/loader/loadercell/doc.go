@@ -9,5 +9,8 @@
 // package bpf, nothing of clustermesh (docs/design.md, Layers). It owns
 // --bpf-policy-map-max, the size of the policy maps it creates, and
 // provides it as the policy.MapStateLimit the policy cell's trace reports
-// against.
+// against. It provides datapath.LBMapWriter (the service maps' writer,
+// lbmap.Writer, open between start and stop) and, with --bpf-lb-sock and
+// --enable-node-port, attaches the socket-level load balancer to
+// --cgroup-root and the NodePort programs to --devices at start.
 package loadercell

@@ -7,8 +7,11 @@
 // Pinned layout under the root (default /sys/fs/bpf/apiary):
 //
 //	<root>/ipcache, ct4, ct6, frags, metrics, events   shared maps, one per node
+//	<root>/lb4_services, lb4_backends, ...       the load-balancing maps (datapath/maps/lbmap)
 //	<root>/policy_<endpoint-id>                  one policy map per endpoint
 //	<root>/links/<endpoint-id>/{ingress,egress}  tcx links (datapath/loader)
+//	<root>/links/sock/<program>                  socket-level load balancer (cgroup links)
+//	<root>/links/netdev/<device>/{ingress,egress} NodePort programs
 //
 // It may import packages of cells, kvstore, policy and datapath and
 // package bpf, nothing of clustermesh (docs/design.md, Layers).

@@ -49,7 +49,22 @@ type Value struct {
 	TxBytes      uint64
 	RxPackets    uint64
 	RxBytes      uint64
+	// BackendID and RevNATIndex: a service entry's backend (direction
+	// DirService) and the rev-NAT index of a translated flow's replies.
+	BackendID   uint32
+	RevNATIndex uint16
+	LBPad       uint16
 }
+
+// DirService is the direction of a service entry (CT_DIR_SERVICE in
+// bpf/lib/lb.h): the untranslated tuple client -> frontend, made by the
+// client endpoint's from_container, holding the flow's backend.
+const DirService policy.Direction = 2
+
+// DirNodePort is the direction of a flow translated by the NodePort
+// programs (CT_DIR_NODEPORT in bpf/netdev.c): client -> backend, holding
+// the rev-NAT index of its replies.
+const DirNodePort policy.Direction = 3
 
 // FlagClosing is set once FIN or RST was seen.
 const FlagClosing = 0x1
@@ -92,9 +107,10 @@ func (k Key6) Tuple() Tuple {
 }
 
 // EndpointAddr returns the address of the endpoint that owns the entry:
-// the source of an egress flow, the destination of an ingress one.
+// the source of an egress flow or a service entry, the destination of an
+// ingress one or a NodePort one (the backend).
 func (t Tuple) EndpointAddr() netip.Addr {
-	if t.Direction == policy.Egress {
+	if t.Direction == policy.Egress || t.Direction == DirService {
 		return t.Src.Addr()
 	}
 	return t.Dst.Addr()

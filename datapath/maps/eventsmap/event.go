@@ -48,6 +48,8 @@ const (
 	// ReasonEventsLost is not a packet's: the metrics map counts under it
 	// the event records the ring buffer had no room for.
 	ReasonEventsLost Reason = 255
+	ReasonNoService  Reason = 158 // a service without an active backend (bpf/lib/lb.h)
+	ReasonCsumFailed Reason = 153 // the service translation could not rewrite the packet
 )
 
 var reasonNames = map[Reason]string{
@@ -57,6 +59,8 @@ var reasonNames = map[Reason]string{
 	ReasonUnknownL3:    "Unknown L3 protocol",
 	ReasonPolicyDenied: "Policy denied by denylist",
 	ReasonEventsLost:   "Events lost (ring buffer full)",
+	ReasonNoService:    "Service backend not found",
+	ReasonCsumFailed:   "Error while correcting L3/L4 checksum",
 }
 
 // String names the reason as Cilium's monitor does.

@@ -11,6 +11,17 @@
 //   - established flow: one run of `-repeat` packets of a flow already in
 //     conntrack.
 //
+// A row times an established packet right after an ipcache revision bump
+// (apiary looks the flow's policy up again) against Cilium's established
+// path, single runs for both. Four more rows time a flow to a ClusterIP (a service of two backends,
+// both of the peer's identity, on TCP 80 and UDP 53), new and
+// established, against Cilium's cil_from_container with the same services
+// in its lb4 maps (per-packet LB): both programs look the service up,
+// pick a backend, DNAT, and judge policy against the backend. These rows
+// are single runs for both cases (BPF_PROG_TEST_RUN repeats the same
+// packet, which the first run rewrote), so they include the per-run
+// overhead the repeated rows do not; no floor is given for them.
+//
 // The floor does the least any datapath must for both cases: parse, one hash
 // lookup and one LPM lookup. A third row puts the established case next
 // to a stricter floor that skips the LPM lookup once the hash lookup hits

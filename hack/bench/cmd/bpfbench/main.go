@@ -35,6 +35,10 @@ func main() {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(w, "case\tapiary ns/pkt\tfloor ns/pkt\tcilium ns/pkt\tapiary/floor (goal)\tapiary/cilium (goal)")
 	for _, r := range res {
+		if r.floor == 0 { // single-run rows without a floor (revision bump, ClusterIP)
+			fmt.Fprintf(w, "%s\t%.1f\t-\t%.1f\t-\t%.2fx (< 1x)\n", r.name, r.ours, r.cilium, r.ours/r.cilium)
+			continue
+		}
 		fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.1f\t%.2fx (<= %.1fx)\t%.2fx (< 1x)\n",
 			r.name, r.ours, r.floor, r.cilium, r.ours/r.floor, r.goal, r.ours/r.cilium)
 	}

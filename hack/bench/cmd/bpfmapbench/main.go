@@ -11,13 +11,15 @@ import (
 func main() {
 	prefixes := flag.Int("prefixes", 100000, "ipcache prefixes per run")
 	keys := flag.Int("keys", 10000, "policy map-state keys")
+	services := flag.Int("services", 10000, "services of the load-balancing rows (the maps are sized for them, as with --bpf-lb-map-max)")
+	backends := flag.Int("backends", 10, "backends per service")
 	rounds := flag.Int("rounds", 5, "rounds (the median is reported)")
 	flag.Parse()
-	if *prefixes < 1 || *keys < 1 || *rounds < 1 {
-		fmt.Fprintln(os.Stderr, "bpfmapbench: -prefixes, -keys and -rounds must be positive")
+	if *prefixes < 1 || *keys < 1 || *rounds < 1 || *services < 1 || *backends < 1 {
+		fmt.Fprintln(os.Stderr, "bpfmapbench: -prefixes, -keys, -services, -backends and -rounds must be positive")
 		os.Exit(1)
 	}
-	rows, err := measure(*prefixes, *keys, *rounds)
+	rows, err := measure(*prefixes, *keys, *services, *backends, *rounds)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bpfmapbench:", err)
 		os.Exit(1)

@@ -32,7 +32,7 @@ type row struct {
 
 var log = slog.New(slog.DiscardHandler)
 
-func measure(prefixes, keys, rounds int) ([]row, error) {
+func measure(prefixes, keys, services, backends, rounds int) ([]row, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, fmt.Errorf("remove memlock limit: %w", err)
 	}
@@ -46,7 +46,7 @@ func measure(prefixes, keys, rounds int) ([]row, error) {
 	}
 	defer unix.Unmount(root, unix.MNT_DETACH)
 
-	var ipcOurs, ipcRaw, polOurs, polRaw, oneOurs, oneRaw []time.Duration
+	var ipcOurs, ipcRaw, polOurs, polRaw, oneOurs, oneRaw, lbOurs, lbRaw, lbOneOurs, lbOneRaw []time.Duration
 	for r := range rounds {
 		dir := filepath.Join(root, fmt.Sprint(r))
 		if err := os.Mkdir(dir, 0o700); err != nil {
@@ -63,6 +63,11 @@ func measure(prefixes, keys, rounds int) ([]row, error) {
 		}
 		polOurs, polRaw = append(polOurs, a), append(polRaw, b)
 		oneOurs, oneRaw = append(oneOurs, c), append(oneRaw, d)
+		if a, b, c, d, err = lbRound(r, dir, services, backends); err != nil {
+			return nil, err
+		}
+		lbOurs, lbRaw = append(lbOurs, a), append(lbRaw, b)
+		lbOneOurs, lbOneRaw = append(lbOneOurs, c), append(lbOneRaw, d)
 	}
 	perSec := func(n int) func(time.Duration) string {
 		return func(d time.Duration) string { return fmt.Sprintf("%.0f entries/s", float64(n)/d.Seconds()) }
@@ -72,6 +77,9 @@ func measure(prefixes, keys, rounds int) ([]row, error) {
 		{fmt.Sprintf("ipcache: %d prefixes, ApplyBatch", prefixes), median(ipcOurs), median(ipcRaw), perSec(prefixes), ">= 0.8x"},
 		{fmt.Sprintf("policy: %d keys from empty, Sync", keys), median(polOurs), median(polRaw), perSec(keys), ""},
 		{"policy: 1-key change, Apply", median(oneOurs), median(oneRaw), perChange, ""},
+		{fmt.Sprintf("lb: %d services x %d backends from empty, ReconcileServices", services, backends), median(lbOurs), median(lbRaw),
+			func(d time.Duration) string { return fmt.Sprintf("%.0f services/s", float64(services)/d.Seconds()) }, ">= 0.67x (<= 1.5x the time)"},
+		{"lb: 1-backend change of a service, UpsertService", median(lbOneOurs), median(lbOneRaw), perChange, ""},
 	}, nil
 }
 

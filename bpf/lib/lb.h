@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Services in the datapath: per-packet load balancing in from_container
+ * and the reverse translation of replies in to_container (as Cilium's
+ * bpf_lxc does with lb4_local / lb6_local).
+ *
+ * A packet the endpoint sends to a service frontend (address, port and
+ * protocol in lb4_services / lb6_services) has its destination rewritten
+ * to a backend (DNAT, with the IP and TCP/UDP checksums updated) before
+ * conntrack and policy see it, so policy is judged against the backend's
+ * identity. The backend of a flow is remembered in a service conntrack
+ * entry (the ct4/ct6 maps, direction CT_DIR_SERVICE, keyed by the
+ * untranslated tuple: client -> frontend) holding the backend id and the
+ * rev-NAT index; every later packet of the flow goes to that backend while
+ * its backend entry exists, whatever became of the service. When the
+ * backend entry was deleted, the flow is balanced again (as Cilium: a TCP
+ * flow then ends with the new backend's reset). The translated flow's
+ * conntrack entry carries the rev-NAT index, so that its replies, seen by
+ * to_container, get their source rewritten back to the frontend.
+ *
+ * Backend selection is random among the active backends (slots 1..count),
+ * as Cilium's default --bpf-lb-algorithm=random; with sessionAffinity
+ * ClientIP a client's new flows go to the backend it used last while that
+ * backend is still an active backend of the service and the timeout has
+ * not passed since the last new flow. */
+#ifndef APIARY_LB_H
+#define APIARY_LB_H
+
+#include "common.h"
+#include "maps.h"
+#include "lbmaps.h"
+#include "parse.h"
+#include "conntrack.h"
+
+static long (*skb_store_bytes)(struct __sk_buff *skb, __u32 offset, const void *from, __u32 len,
+			       __u64 flags) = (void *)BPF_FUNC_skb_store_bytes;
+static long (*l3_csum_replace)(struct __sk_buff *skb, __u32 offset, __u64 from, __u64 to,
+			       __u64 size) = (void *)BPF_FUNC_l3_csum_replace;
+static long (*l4_csum_replace)(struct __sk_buff *skb, __u32 offset, __u64 from, __u64 to,
+			       __u64 flags) = (void *)BPF_FUNC_l4_csum_replace;
+static __s64 (*csum_diff)(__be32 *from, __u32 from_size, __be32 *to, __u32 to_size,
+			  __u32 seed) = (void *)BPF_FUNC_csum_diff;
+static __u32 (*get_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
+
+#define CT_DIR_SERVICE 2 /* a service conntrack entry: client -> frontend */
+#define DROP_NO_SERVICE 158 /* a service without an active backend (Cilium's number) */
+#define DROP_CSUM 153       /* the translation failed to rewrite the packet (Cilium's CSUM_L4 number) */
+
+#define LB_IP4_CSUM_OFF (sizeof(struct ethhdr) + 10)
+#define LB_IP4_SADDR_OFF (sizeof(struct ethhdr) + 12)
+#define LB_IP4_DADDR_OFF (sizeof(struct ethhdr) + 16)
+#define LB_IP6_SADDR_OFF (sizeof(struct ethhdr) + 8)
+#define LB_IP6_DADDR_OFF (sizeof(struct ethhdr) + 24)
+
+/* struct lb_backend is a backend in host-neutral form. */
+struct lb_backend {
+	__u32 address[4];
+	__be16 port;
+	__u8 ok;
+	__u8 state;
+};
+
+/* lb_l4_csum_off returns the offset of f's L4 checksum, 0 when the packet
+ * has no L4 header to rewrite (a later fragment) or an unknown protocol. */
+static __always_inline __u32 lb_l4_csum_off(const struct flow *f)
+{
+	if (f->frag == FRAG_LATER)
+		return 0;
+	if (f->proto == IPPROTO_TCP)
+		return f->l4_off + 16;
+	if (f->proto == IPPROTO_UDP)
+		return f->l4_off + 6;
+	return 0;
+}
+
+/* lb_rewrite replaces the packet's destination (dst) or source address and
+ * port by addr and port, with the IPv4 header checksum and the L4
+ * checksum (its pseudo header included) updated. Returns 0 or a negative
+ * error. */
+static __always_inline int lb_rewrite(struct __sk_buff *ctx, const struct flow *f, int dst,
+				      const __u32 *addr, __be16 port)
+{
+	__u32 csum_off = lb_l4_csum_off(f);
+	__u64 mangled = f->proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
+	__be16 old_port = dst ? f->dport : f->sport;
+
+	if (f->family == 4) {
+		__be32 old = dst ? f->daddr[0] : f->saddr[0];
+		__be32 new = addr[0];
+
+		if (csum_off && l4_csum_replace(ctx, csum_off, old, new,
+						BPF_F_PSEUDO_HDR | mangled | sizeof(new)) < 0)
+			return -1;
+		if (l3_csum_replace(ctx, LB_IP4_CSUM_OFF, old, new, sizeof(new)) < 0)
+			return -1;
+		if (skb_store_bytes(ctx, dst ? LB_IP4_DADDR_OFF : LB_IP4_SADDR_OFF, &new,
+				    sizeof(new), 0) < 0)
+			return -1;
+	} else {
+		__u32 old[4], new[4];
+		__s64 diff;
+
+		__builtin_memcpy(old, dst ? f->daddr : f->saddr, 16);
+		__builtin_memcpy(new, addr, 16);
+		diff = csum_diff(old, 16, new, 16, 0);
+		if (diff < 0)
+			return -1;
+		if (csum_off &&
+		    l4_csum_replace(ctx, csum_off, 0, diff, BPF_F_PSEUDO_HDR | mangled) < 0)
+			return -1;
+		if (skb_store_bytes(ctx, dst ? LB_IP6_DADDR_OFF : LB_IP6_SADDR_OFF, new, 16, 0) < 0)
+			return -1;
+	}
+	if (csum_off && old_port != port) {
+		if (l4_csum_replace(ctx, csum_off, old_port, port, mangled | sizeof(port)) < 0)
+			return -1;
+		if (skb_store_bytes(ctx, f->l4_off + (dst ? 2 : 0), &port, sizeof(port), 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* lb_backend_get reads backend id of family fam. */
+static __always_inline struct lb_backend lb_backend_get(__u8 fam, __u32 id)
+{
+	struct lb_backend b = {};
+
+	if (!id)
+		return b;
+	if (fam == 4) {
+		struct lb4_backend *v = map_lookup_elem(&lb4_backends, &id);
+
+		if (v) {
+			b.address[0] = v->address;
+			b.port = v->port;
+			b.state = v->state;
+			b.ok = 1;
+		}
+	} else {
+		struct lb6_backend *v = map_lookup_elem(&lb6_backends, &id);
+
+		if (v) {
+			__builtin_memcpy(b.address, v->address, 16);
+			b.port = v->port;
+			b.state = v->state;
+			b.ok = 1;
+		}
+	}
+	return b;
+}
+
+/* lb_service_get looks the frontend of f up: slot 0 is the master entry,
+ * 1..count the backends. */
+static __always_inline struct lb_service *lb_service_get(const struct flow *f, __u16 slot)
+{
+	if (f->family == 4) {
+		struct lb4_key key = {
+			.address = f->daddr[0],
+			.dport = f->dport,
+			.backend_slot = slot,
+			.proto = f->proto,
+		};
+		return map_lookup_elem(&lb4_services, &key);
+	}
+	{
+		struct lb6_key key = {
+			.dport = f->dport,
+			.backend_slot = slot,
+			.proto = f->proto,
+		};
+		__builtin_memcpy(key.address, f->daddr, 16);
+		return map_lookup_elem(&lb6_services, &key);
+	}
+}
+
+/* lb_svc_ct_get returns the live service conntrack entry of f (client ->
+ * frontend), if any. */
+static __always_inline struct ct_value *lb_svc_ct_get(const struct flow *f, __u64 now)
+{
+	if (f->family == 4) {
+		struct ct4_key key = {
+			.saddr = f->saddr[0],
+			.daddr = f->daddr[0],
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = CT_DIR_SERVICE,
+		};
+		return ct_live(map_lookup_elem(&ct4, &key), now);
+	}
+	{
+		struct ct6_key key = {
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = CT_DIR_SERVICE,
+		};
+		__builtin_memcpy(key.saddr, f->saddr, 16);
+		__builtin_memcpy(key.daddr, f->daddr, 16);
+		return ct_live(map_lookup_elem(&ct6, &key), now);
+	}
+}
+
+/* lb_svc_ct_put records that f (client -> frontend) goes to backend_id. */
+static __always_inline void lb_svc_ct_put(const struct flow *f, __u32 backend_id,
+					  __u16 rev_nat, __u16 ep_id, __u64 now)
+{
+	struct ct_value v = {
+		.endpoint_id = ep_id,
+		.backend_id = backend_id,
+		.rev_nat_index = rev_nat,
+		.tx_packets = 1,
+		.tx_bytes = f->len,
+	};
+
+	ct_refresh(&v, f, now);
+	if (f->family == 4) {
+		struct ct4_key key = {
+			.saddr = f->saddr[0],
+			.daddr = f->daddr[0],
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = CT_DIR_SERVICE,
+		};
+		map_update_elem(&ct4, &key, &v, BPF_ANY);
+	} else {
+		struct ct6_key key = {
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = CT_DIR_SERVICE,
+		};
+		__builtin_memcpy(key.saddr, f->saddr, 16);
+		__builtin_memcpy(key.daddr, f->daddr, 16);
+		map_update_elem(&ct6, &key, &v, BPF_ANY);
+	}
+}
+
+/* lb_affinity_get returns the backend the client of f last used for the
+ * service, when that is still one of its active backends and the timeout
+ * has not passed; 0 otherwise. */
+static __always_inline __u32 lb_affinity_get(const struct flow *f, const struct lb_service *svc,
+					     __u64 now)
+{
+	struct lb_affinity_key key = { .rev_nat_index = svc->rev_nat_index, .family = f->family };
+	struct lb_affinity_match_key mkey = { .rev_nat_index = svc->rev_nat_index };
+	struct lb_affinity_value *v;
+	struct lb_backend b;
+
+	__builtin_memcpy(key.client, f->saddr, 16);
+	v = map_lookup_elem(&lb_affinity, &key);
+	if (!v || v->last_used + (__u64)svc->affinity_timeout * NSEC_PER_SEC < now)
+		return 0;
+	mkey.backend_id = v->backend_id;
+	if (!map_lookup_elem(&lb_affinity_match, &mkey))
+		return 0;
+	b = lb_backend_get(f->family, v->backend_id);
+	if (!b.ok || b.state != LB_BACKEND_ACTIVE)
+		return 0;
+	return v->backend_id;
+}
+
+static __always_inline void lb_affinity_put(const struct flow *f, const struct lb_service *svc,
+					    __u32 backend_id, __u64 now)
+{
+	struct lb_affinity_key key = { .rev_nat_index = svc->rev_nat_index, .family = f->family };
+	struct lb_affinity_value v = { .last_used = now, .backend_id = backend_id };
+
+	__builtin_memcpy(key.client, f->saddr, 16);
+	map_update_elem(&lb_affinity, &key, &v, BPF_ANY);
+}
+
+/* lb_select picks the backend of a new flow to svc: the affinity backend,
+ * else a random slot. Returns 0 when the service has no active backend. */
+static __always_inline __u32 lb_select(const struct flow *f, const struct lb_service *svc,
+				       __u64 now)
+{
+	struct lb_service *slot;
+	__u32 id = 0;
+
+	if (svc->count == 0)
+		return 0;
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		id = lb_affinity_get(f, svc, now);
+	if (!id) {
+		slot = lb_service_get(f, (get_prandom_u32() % svc->count) + 1);
+		if (!slot)
+			return 0;
+		id = slot->backend_id;
+	}
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		lb_affinity_put(f, svc, id, now);
+	return id;
+}
+
+/* lb_translate translates a packet to the service svc (f's destination
+ * is its frontend): the flow's backend (remembered, else selected), DNAT,
+ * and f updated to the translated tuple with the service's rev-NAT index.
+ * Returns 0 or a drop reason. Not inlined: packets to no service skip it
+ * after one lookup (lb_egress). */
+static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct flow *f,
+						  struct lb_service *svc, __u16 ep_id, __u64 now)
+{
+	struct ct_value *sv;
+	struct lb_backend b = {};
+	__u32 id = 0;
+
+	sv = lb_svc_ct_get(f, now);
+	if (sv) {
+		b = lb_backend_get(f->family, sv->backend_id);
+		if (b.ok) {
+			id = sv->backend_id;
+			ct_refresh(sv, f, now);
+			ct_count(sv, f, 0);
+		}
+	}
+	if (!id) {
+		id = lb_select(f, svc, now);
+		b = lb_backend_get(f->family, id);
+		if (!b.ok)
+			return DROP_NO_SERVICE;
+		lb_svc_ct_put(f, id, svc->rev_nat_index, ep_id, now);
+	}
+	f->lb_rev_nat = svc->rev_nat_index;
+	if (lb_rewrite(ctx, f, 1, b.address, b.port) < 0)
+		return DROP_CSUM;
+	__builtin_memcpy(f->daddr, b.address, 16);
+	f->dport = b.port;
+	return 0;
+}
+
+/* lb_egress translates a packet the endpoint sends to a service frontend
+ * (lb_translate). Returns 0 (the packet goes on, translated or not a
+ * service's) or a drop reason. */
+static __always_inline int lb_egress(struct __sk_buff *ctx, struct flow *f, __u16 ep_id,
+				     __u64 now)
+{
+	struct lb_service *svc;
+
+	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
+		return 0;
+	svc = lb_service_get(f, 0);
+	if (!svc)
+		return 0;
+	return lb_translate(ctx, f, svc, ep_id, now);
+}
+
+/* lb_rev_nat rewrites the source of a reply of a translated flow (its
+ * conntrack entry has rev-NAT index idx) back to the service frontend. */
+static __always_inline void lb_rev_nat(struct __sk_buff *ctx, struct flow *f, __u16 idx)
+{
+	__u32 addr[4] = {};
+	__be16 port;
+
+	if (f->family == 4) {
+		struct lb4_rev_nat *r = map_lookup_elem(&lb4_reverse_nat, &idx);
+
+		if (!r)
+			return;
+		addr[0] = r->address;
+		port = r->port;
+	} else {
+		struct lb6_rev_nat *r = map_lookup_elem(&lb6_reverse_nat, &idx);
+
+		if (!r)
+			return;
+		__builtin_memcpy(addr, r->address, 16);
+		port = r->port;
+	}
+	if (lb_rewrite(ctx, f, 0, addr, port) == 0) {
+		__builtin_memcpy(f->saddr, addr, 16);
+		f->sport = port;
+	}
+}
+
+/* lb_icmp_csum_word reflects in the ICMP checksum at csum_off that the 16
+ * bits at off changed from old to the value now there. */
+static __always_inline int lb_icmp_csum_word(struct __sk_buff *ctx, __u32 csum_off, __u32 off,
+					     __be16 old)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__be16 *p;
+
+	if (off > 1024)
+		return -1;
+	p = data + off;
+	if ((void *)(p + 1) > data_end)
+		return -1;
+	return l4_csum_replace(ctx, csum_off, old, *p, sizeof(__be16));
+}
+
+/* lb_rev_nat_icmp rewrites an ICMP error f, which a backend sent about a
+ * packet of a translated flow (client -> backend), as if the frontend had
+ * sent it: the outer source and the embedded packet's destination address
+ * and port become the frontend's, with the ICMP checksum and the embedded
+ * IPv4 header checksum updated, so that the client's socket, connected to
+ * the frontend, gets the error. The embedded L4 checksum is left (no stack
+ * checks it). */
+static __attribute__((noinline, unused)) void lb_rev_nat_icmp(struct __sk_buff *ctx, const struct flow *f,
+						      __u64 now)
+{
+	struct flow e = {};
+	struct ct_value *v = 0;
+	__u32 addr[4] = {};
+	__u32 csum_off = f->l4_off + 2, inner = f->l4_off + 8, inner_l4, inner_daddr;
+	__be16 port, old_port;
+
+	if (parse_embedded(ctx, f, &e) != PARSE_OK)
+		return;
+	if (e.proto != IPPROTO_TCP && e.proto != IPPROTO_UDP)
+		return;
+	/* The embedded packet is the flow's own (client -> backend). */
+	if (ct_lookup(&e, DIR_EGRESS, now, &v) != CT_ESTABLISHED || !v || !v->rev_nat_index)
+		return;
+	if (f->family == 4) {
+		struct lb4_rev_nat *r = map_lookup_elem(&lb4_reverse_nat, &v->rev_nat_index);
+
+		if (!r)
+			return;
+		addr[0] = r->address;
+		port = r->port;
+		inner_l4 = inner + sizeof(struct iphdr);
+		inner_daddr = inner + 16;
+	} else {
+		struct lb6_rev_nat *r = map_lookup_elem(&lb6_reverse_nat, &v->rev_nat_index);
+
+		if (!r)
+			return;
+		__builtin_memcpy(addr, r->address, 16);
+		port = r->port;
+		inner_l4 = inner + sizeof(struct ipv6hdr);
+		inner_daddr = inner + 24;
+	}
+	old_port = e.dport;
+	if (f->family == 4) {
+		__be32 old = e.daddr[0];
+		__be16 old_csum;
+		void *data = (void *)(long)ctx->data;
+		void *data_end = (void *)(long)ctx->data_end;
+		__be16 *ic;
+
+		if (inner > 512)
+			return;
+		ic = data + inner + 10;
+		if ((void *)(ic + 1) > data_end)
+			return;
+		old_csum = *ic;
+		/* The embedded destination, its header checksum, both in the
+		 * ICMP checksum (which has no pseudo header). */
+		if (l3_csum_replace(ctx, inner + 10, old, addr[0], sizeof(old)) < 0 ||
+		    lb_icmp_csum_word(ctx, csum_off, inner + 10, old_csum) < 0 ||
+		    l4_csum_replace(ctx, csum_off, old, addr[0], sizeof(old)) < 0 ||
+		    skb_store_bytes(ctx, inner_daddr, &addr[0], sizeof(addr[0]), 0) < 0)
+			return;
+	} else {
+		__u32 old[4];
+		__s64 diff;
+
+		__builtin_memcpy(old, e.daddr, 16);
+		diff = csum_diff(old, 16, addr, 16, 0);
+		if (diff < 0 || l4_csum_replace(ctx, csum_off, 0, diff, 0) < 0 ||
+		    skb_store_bytes(ctx, inner_daddr, addr, 16, 0) < 0)
+			return;
+	}
+	if (old_port != port &&
+	    (l4_csum_replace(ctx, csum_off, old_port, port, sizeof(port)) < 0 ||
+	     skb_store_bytes(ctx, inner_l4 + 2, &port, sizeof(port), 0) < 0))
+		return;
+	/* The outer source: the IPv4 header checksum; ICMPv6's checksum
+	 * covers the pseudo header. */
+	if (f->family == 4) {
+		if (l3_csum_replace(ctx, LB_IP4_CSUM_OFF, f->saddr[0], addr[0], sizeof(__be32)) < 0)
+			return;
+		skb_store_bytes(ctx, LB_IP4_SADDR_OFF, &addr[0], sizeof(addr[0]), 0);
+	} else {
+		__u32 old[4];
+		__s64 diff;
+
+		__builtin_memcpy(old, f->saddr, 16);
+		diff = csum_diff(old, 16, addr, 16, 0);
+		if (diff < 0 || l4_csum_replace(ctx, csum_off, 0, diff, BPF_F_PSEUDO_HDR) < 0)
+			return;
+		skb_store_bytes(ctx, LB_IP6_SADDR_OFF, addr, 16, 0);
+	}
+}
+
+#endif /* APIARY_LB_H */

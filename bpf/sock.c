@@ -1,0 +1,261 @@
+//go:build ignore
+
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* apiary's socket-level load balancer (as Cilium's bpf_sock.c), attached
+ * to a cgroup v2 for the processes of the host network namespace, which
+ * have no endpoint programs:
+ *   connect4/6:     a TCP (or connected UDP) socket connecting to a
+ *                   service frontend connects to a backend instead;
+ *   sendmsg4/6:     an unconnected UDP datagram to a frontend is sent to a
+ *                   backend;
+ *   recvmsg4/6:     a datagram from that backend is reported as from the
+ *                   frontend;
+ *   getpeername4/6: a socket connected through a frontend names the
+ *                   frontend as its peer.
+ * The translation happens once per connect (per datagram for sendmsg), not
+ * per packet: no NAT, no conntrack. Backend selection is random among the
+ * active backends (slots 1..count of lib/lbmaps.h); a frontend without an
+ * active backend refuses the connect/sendmsg (EPERM). Session affinity
+ * ClientIP keys the client by its network namespace (its cookie), as
+ * Cilium's socket LB does: the source address is not known at connect. */
+
+#include "lib/common.h"
+#include "lib/lbmaps.h"
+
+char __license[] SEC("license") = "Dual BSD/GPL";
+
+static __u64 (*get_socket_cookie)(void *ctx) = (void *)BPF_FUNC_get_socket_cookie;
+static __u32 (*sock_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
+static __u64 (*get_netns_cookie)(void *ctx) = (void *)BPF_FUNC_get_netns_cookie;
+static __u64 (*sock_ktime_coarse)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
+
+#define SOCK_NSEC_PER_SEC 1000000000ULL
+#define SOCK_AFFINITY_FAMILY 0 /* lb_affinity keys of the socket LB: client is a netns cookie */
+
+#define SYS_REJECT 0
+#define SYS_PROCEED 1
+
+/* struct sock_addr is the destination in host-neutral form. */
+struct sock_addr {
+	__u32 address[4];
+	__be16 port;
+	__u8 family;
+	__u8 proto;
+};
+
+static __always_inline struct lb_service *sock_service(const struct sock_addr *a, __u16 slot)
+{
+	if (a->family == 4) {
+		struct lb4_key key = {
+			.address = a->address[0],
+			.dport = a->port,
+			.backend_slot = slot,
+			.proto = a->proto,
+		};
+		return map_lookup_elem(&lb4_services, &key);
+	}
+	{
+		struct lb6_key key = {
+			.dport = a->port,
+			.backend_slot = slot,
+			.proto = a->proto,
+		};
+		__builtin_memcpy(key.address, a->address, 16);
+		return map_lookup_elem(&lb6_services, &key);
+	}
+}
+
+/* sock_affinity returns the backend the client's network namespace last
+ * used for svc while it is one of svc's backends and not timed out, else
+ * 0; with put, records id as that backend. */
+static __always_inline __u32 sock_affinity(void *ctx, const struct lb_service *svc, __u32 put)
+{
+	struct lb_affinity_key key = { .rev_nat_index = svc->rev_nat_index, .family = SOCK_AFFINITY_FAMILY };
+	struct lb_affinity_match_key mkey = { .rev_nat_index = svc->rev_nat_index };
+	struct lb_affinity_value *v, nv = {};
+	__u64 cookie = get_netns_cookie(ctx), now = sock_ktime_coarse();
+
+	__builtin_memcpy(key.client, &cookie, sizeof(cookie));
+	if (put) {
+		nv.last_used = now;
+		nv.backend_id = put;
+		map_update_elem(&lb_affinity, &key, &nv, BPF_ANY);
+		return put;
+	}
+	v = map_lookup_elem(&lb_affinity, &key);
+	if (!v || v->last_used + (__u64)svc->affinity_timeout * SOCK_NSEC_PER_SEC < now)
+		return 0;
+	mkey.backend_id = v->backend_id;
+	if (!map_lookup_elem(&lb_affinity_match, &mkey))
+		return 0;
+	return v->backend_id;
+}
+
+/* sock_translate turns a (a frontend) into a backend and remembers the
+ * way back for the socket. Returns SYS_PROCEED or SYS_REJECT. */
+static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
+{
+	struct lb_service *svc = sock_service(a, 0), *slot;
+	struct lb_sk_key rkey = { .family = a->family };
+	struct lb_sk_value rval = { .port = a->port };
+	__u32 id = 0;
+
+	if (!svc)
+		return SYS_PROCEED;
+	if (svc->count == 0)
+		return SYS_REJECT;
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		id = sock_affinity(ctx, svc, 0);
+	if (!id) {
+		slot = sock_service(a, (sock_prandom_u32() % svc->count) + 1);
+		if (!slot)
+			return SYS_REJECT;
+		id = slot->backend_id;
+	}
+	__builtin_memcpy(rval.address, a->address, 16);
+	rval.rev_nat_index = svc->rev_nat_index;
+	if (a->family == 4) {
+		struct lb4_backend *b = map_lookup_elem(&lb4_backends, &id);
+
+		if (!b)
+			return SYS_REJECT;
+		a->address[0] = b->address;
+		a->port = b->port;
+	} else {
+		struct lb6_backend *b = map_lookup_elem(&lb6_backends, &id);
+
+		if (!b)
+			return SYS_REJECT;
+		__builtin_memcpy(a->address, b->address, 16);
+		a->port = b->port;
+	}
+	if (svc->flags & LB_SVC_FLAG_AFFINITY)
+		sock_affinity(ctx, svc, id);
+	rkey.cookie = get_socket_cookie(ctx);
+	__builtin_memcpy(rkey.address, a->address, 16);
+	rkey.port = a->port;
+	map_update_elem(&lb_reverse_sk, &rkey, &rval, BPF_ANY);
+	return SYS_PROCEED;
+}
+
+/* sock_reverse turns a (a backend the socket was sent to) back into the
+ * frontend; returns whether it did. */
+static __always_inline int sock_reverse(void *ctx, struct sock_addr *a)
+{
+	struct lb_sk_key rkey = { .family = a->family, .port = a->port };
+	struct lb_sk_value *rval;
+
+	rkey.cookie = get_socket_cookie(ctx);
+	__builtin_memcpy(rkey.address, a->address, 16);
+	rval = map_lookup_elem(&lb_reverse_sk, &rkey);
+	if (!rval)
+		return 0;
+	__builtin_memcpy(a->address, rval->address, 16);
+	a->port = rval->port;
+	return 1;
+}
+
+static __always_inline struct sock_addr sock_read4(struct bpf_sock_addr *ctx, __u8 proto)
+{
+	struct sock_addr a = { .family = 4, .proto = proto };
+
+	a.address[0] = ctx->user_ip4;
+	a.port = (__be16)ctx->user_port;
+	return a;
+}
+
+static __always_inline struct sock_addr sock_read6(struct bpf_sock_addr *ctx, __u8 proto)
+{
+	struct sock_addr a = { .family = 6, .proto = proto };
+
+	a.address[0] = ctx->user_ip6[0];
+	a.address[1] = ctx->user_ip6[1];
+	a.address[2] = ctx->user_ip6[2];
+	a.address[3] = ctx->user_ip6[3];
+	a.port = (__be16)ctx->user_port;
+	return a;
+}
+
+static __always_inline void sock_write4(struct bpf_sock_addr *ctx, const struct sock_addr *a)
+{
+	ctx->user_ip4 = a->address[0];
+	ctx->user_port = (__u32)a->port;
+}
+
+static __always_inline void sock_write6(struct bpf_sock_addr *ctx, const struct sock_addr *a)
+{
+	ctx->user_ip6[0] = a->address[0];
+	ctx->user_ip6[1] = a->address[1];
+	ctx->user_ip6[2] = a->address[2];
+	ctx->user_ip6[3] = a->address[3];
+	ctx->user_port = (__u32)a->port;
+}
+
+/* sock_proto is the L4 protocol of the socket: TCP for stream sockets,
+ * UDP for datagram ones. */
+static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
+{
+	return ctx->type == 1 /* SOCK_STREAM */ ? IPPROTO_TCP : IPPROTO_UDP;
+}
+
+static __always_inline int forward4(struct bpf_sock_addr *ctx)
+{
+	struct sock_addr a = sock_read4(ctx, sock_proto(ctx));
+	int ret = sock_translate(ctx, &a);
+
+	if (ret == SYS_PROCEED)
+		sock_write4(ctx, &a);
+	return ret;
+}
+
+static __always_inline int forward6(struct bpf_sock_addr *ctx)
+{
+	struct sock_addr a = sock_read6(ctx, sock_proto(ctx));
+	int ret = sock_translate(ctx, &a);
+
+	if (ret == SYS_PROCEED)
+		sock_write6(ctx, &a);
+	return ret;
+}
+
+static __always_inline int reverse4(struct bpf_sock_addr *ctx)
+{
+	struct sock_addr a = sock_read4(ctx, sock_proto(ctx));
+
+	if (sock_reverse(ctx, &a))
+		sock_write4(ctx, &a);
+	return SYS_PROCEED;
+}
+
+static __always_inline int reverse6(struct bpf_sock_addr *ctx)
+{
+	struct sock_addr a = sock_read6(ctx, sock_proto(ctx));
+
+	if (sock_reverse(ctx, &a))
+		sock_write6(ctx, &a);
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/connect4")
+int sock_connect4(struct bpf_sock_addr *ctx) { return forward4(ctx); }
+
+SEC("cgroup/connect6")
+int sock_connect6(struct bpf_sock_addr *ctx) { return forward6(ctx); }
+
+SEC("cgroup/sendmsg4")
+int sock_sendmsg4(struct bpf_sock_addr *ctx) { return forward4(ctx); }
+
+SEC("cgroup/sendmsg6")
+int sock_sendmsg6(struct bpf_sock_addr *ctx) { return forward6(ctx); }
+
+SEC("cgroup/recvmsg4")
+int sock_recvmsg4(struct bpf_sock_addr *ctx) { return reverse4(ctx); }
+
+SEC("cgroup/recvmsg6")
+int sock_recvmsg6(struct bpf_sock_addr *ctx) { return reverse6(ctx); }
+
+SEC("cgroup/getpeername4")
+int sock_getpeername4(struct bpf_sock_addr *ctx) { return reverse4(ctx); }
+
+SEC("cgroup/getpeername6")
+int sock_getpeername6(struct bpf_sock_addr *ctx) { return reverse6(ctx); }

@@ -1,0 +1,40 @@
+package loadercell
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/status"
+)
+
+// newStatusProvider adds Cilium's "KubeProxyReplacement" line to `apiary
+// status`: which parts of kube-proxy's job the datapath does and how many
+// frontends and backends its maps hold, e.g. "True [ClusterIP per packet,
+// socket LB on /sys/fs/cgroup, NodePort on eth0] (12 frontends, 30
+// backends)".
+func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config) status.ProviderOut {
+	return status.NewProviderOut(id, "KubeProxyReplacement", func(context.Context) status.Report {
+		return kprReport(d, c)
+	})
+}
+
+func kprReport(d *Datapath, c Config) status.Report {
+	parts := []string{"ClusterIP per packet"}
+	if c.BPFLBSock {
+		parts = append(parts, "socket LB on "+c.CgroupRoot)
+	}
+	if c.EnableNodePort {
+		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", "))
+	}
+	msg := "True [" + strings.Join(parts, ", ") + "]"
+	d.mu.Lock()
+	w := d.lb
+	d.mu.Unlock()
+	if w == nil {
+		return status.Report{State: status.Ok, Message: msg + " (maps not open)"}
+	}
+	fe, be := w.Stats()
+	return status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%d frontends, %d backends)", msg, fe, be)}
+}

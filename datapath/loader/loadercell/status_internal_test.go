@@ -1,0 +1,41 @@
+package loadercell
+
+import (
+	"io"
+	"log/slog"
+	"net/netip"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+)
+
+// TestKubeProxyReplacementLine: the status line names the parts in use and
+// counts what the maps hold.
+func TestKubeProxyReplacementLine(t *testing.T) {
+	d := &Datapath{}
+	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", EnableNodePort: true, Devices: []string{"eth0", "eth1"}}
+	if got := kprReport(d, c); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort on eth0, eth1] (maps not open)" {
+		t.Errorf("before start: %+v", got)
+	}
+	w, err := lbmap.OpenWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), bpfmaptest.Root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d.lb = w
+	be := func(s string) datapath.LBBackend {
+		return datapath.LBBackend{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr(s), Port: 80, Proto: datapath.ProtoTCP}}
+	}
+	for _, fe := range []string{"10.96.0.10", "10.96.0.11"} {
+		if err := w.UpsertService(datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr(fe), Port: 80, Proto: datapath.ProtoTCP},
+			Backends: []datapath.LBBackend{be("10.0.1.1"), be("10.0.1.2")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := kprReport(d, Config{}); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
+		t.Errorf("with two services sharing two backends: %q", got.Message)
+	}
+}

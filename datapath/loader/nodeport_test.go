@@ -1,0 +1,127 @@
+package loader_test
+
+import (
+	"bufio"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+)
+
+// TestNodePortRealTraffic attaches the NodePort programs to the node's
+// device (eth7, facing an "outside" namespace) and connects from outside
+// to the node's address and NodePort: the connection reaches the backend
+// (in its own namespace behind the node) and the answer comes from the
+// node's address and NodePort, also from a backend on another node (which
+// the NodePort programs SNAT), over IPv4 and IPv6; a ClusterIP frontend is
+// not translated for outside traffic.
+func TestNodePortRealTraffic(t *testing.T) {
+	inNewNetns(t, func() {
+		l := newLBLab(t, nil)
+		devIf := newVeth(t, "eth7")
+		outside := newNS(t)
+		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
+		dev, err := netlink.LinkByIndex(devIf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.h.loader.AttachNodePort(dev.Attrs().Name, devIf); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := l.h.loader.DetachNodePort("eth7"); err != nil {
+				t.Error(err)
+			}
+		})
+		// A second attach (an agent restart) updates the pinned links.
+		if err := l.h.loader.AttachNodePort("eth7", devIf); err != nil {
+			t.Fatalf("attach again: %v", err)
+		}
+		np := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.2.0.1"), Port: 30080, Proto: datapath.ProtoTCP},
+			Type:     datapath.SVCTypeNodePort,
+			Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: backendAddr(2, false), Port: 8080, Proto: datapath.ProtoTCP}}}}
+		if err := l.lb.UpsertService(np); err != nil {
+			t.Fatal(err)
+		}
+		cip := np
+		cip.Frontend.Port, cip.Type = 30081, datapath.SVCTypeClusterIP
+		if err := l.lb.UpsertService(cip); err != nil {
+			t.Fatal(err)
+		}
+		dial := func(addr string) (net.Conn, error) {
+			var c net.Conn
+			err := netnsutil.Run(outside, func() error {
+				var err error
+				c, err = net.DialTimeout("tcp", addr, safety)
+				return err
+			})
+			return c, err
+		}
+		for range 3 {
+			c, err := dial("10.2.0.1:30080")
+			if err != nil {
+				t.Fatalf("connect from outside to the NodePort: %v", err)
+			}
+			c.SetDeadline(time.Now().Add(safety))
+			name, err := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			if err != nil || strings.TrimSpace(name) != "b2" {
+				t.Fatalf("NodePort answered %q, %v; want b2", name, err)
+			}
+		}
+		// A backend on another node (no ipcache entry of this node's: in
+		// node B's namespace, behind the link nb, whose NodePort programs
+		// see the replies): translated and SNATed to the node's address,
+		// so that its replies come back through this node.
+		nbIf := newVeth(t, "nb")
+		nodeB := newNS(t)
+		plumbLink(t, "nb", nodeB, []string{"10.4.0.1/24", "fd00:4::1/64"}, []string{"10.4.0.2/24", "fd00:4::2/64"})
+		serve(t, nodeB, "remote")
+		if err := l.h.loader.AttachNodePort("nb", nbIf); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.h.loader.DetachNodePort("nb") })
+		nodePort := func(fe, be string) {
+			t.Helper()
+			f, b := netip.MustParseAddrPort(fe), netip.MustParseAddrPort(be)
+			if err := l.lb.UpsertService(datapath.LBService{
+				Frontend: datapath.L3n4Addr{Addr: f.Addr(), Port: f.Port(), Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeNodePort,
+				Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: b.Addr(), Port: b.Port(), Proto: datapath.ProtoTCP}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodePort("10.2.0.1:30090", "10.4.0.2:8080")
+		nodePort("[fd00:2::1]:30080", "[fd00:1:2::2]:8080")
+		nodePort("[fd00:2::1]:30090", "[fd00:4::2]:8080")
+		for _, tt := range []struct{ addr, want string }{
+			{"10.2.0.1:30090", "remote"}, {"[fd00:2::1]:30080", "b2"}, {"[fd00:2::1]:30090", "remote"},
+		} {
+			for range 2 {
+				c, err := dial(tt.addr)
+				if err != nil {
+					t.Fatalf("connect from outside to %s: %v", tt.addr, err)
+				}
+				c.SetDeadline(time.Now().Add(safety))
+				name, err := bufio.NewReader(c).ReadString('\n')
+				c.Close()
+				if err != nil || strings.TrimSpace(name) != tt.want {
+					t.Fatalf("NodePort %s answered %q, %v; want %s", tt.addr, name, err, tt.want)
+				}
+			}
+		}
+
+		// Nothing listens on the node's 30081: a ClusterIP frontend on
+		// that address and port is refused, not balanced.
+		if c, err := dial("10.2.0.1:30081"); err == nil {
+			c.Close()
+			t.Error("a ClusterIP frontend was balanced for traffic from outside")
+		}
+	})
+}

@@ -1,0 +1,116 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/apiary-net/apiary/bpf"
+)
+
+// sockHooks are the socket-level balancer's programs (bpf/sock.c) and the
+// cgroup hooks they attach to.
+var sockHooks = []struct {
+	prog   string
+	attach ebpf.AttachType
+}{
+	{"sock_connect4", ebpf.AttachCGroupInet4Connect},
+	{"sock_connect6", ebpf.AttachCGroupInet6Connect},
+	{"sock_sendmsg4", ebpf.AttachCGroupUDP4Sendmsg},
+	{"sock_sendmsg6", ebpf.AttachCGroupUDP6Sendmsg},
+	{"sock_recvmsg4", ebpf.AttachCGroupUDP4Recvmsg},
+	{"sock_recvmsg6", ebpf.AttachCGroupUDP6Recvmsg},
+	{"sock_getpeername4", ebpf.AttachCgroupInet4GetPeername},
+	{"sock_getpeername6", ebpf.AttachCgroupInet6GetPeername},
+}
+
+// SockLinkDir is the directory the socket-level balancer's links are
+// pinned in.
+func (l *Loader) SockLinkDir() string { return filepath.Join(l.root, "links", "sock") }
+
+// AttachSockLB loads the socket-level balancer with the shared
+// load-balancing maps and attaches it to the cgroup v2 at cgroupPath
+// (every process in it or below it, in any network namespace): links
+// pinned under SockLinkDir, so it keeps balancing while the agent
+// restarts. Links pinned by an earlier run are updated in place to the
+// new programs (they must be on the same cgroup: DetachSockLB first to
+// move it).
+func (l *Loader) AttachSockLB(cgroupPath string) error {
+	spec, err := bpf.LoadSock()
+	if err != nil {
+		return fmt.Errorf("attach socket load balancer: %w", err)
+	}
+	repl, open := l.sharedReplacements(spec)
+	if !open {
+		return errors.New("attach socket load balancer: loader not open")
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("load socket load balancer: %+v", ve)
+		}
+		return fmt.Errorf("load socket load balancer: %w", err)
+	}
+	defer coll.Close()
+	if err := os.MkdirAll(l.SockLinkDir(), 0o700); err != nil {
+		return fmt.Errorf("attach socket load balancer: %w", err)
+	}
+	for _, h := range sockHooks {
+		if err := l.attachSockHook(cgroupPath, h.prog, h.attach, coll.Programs[h.prog]); err != nil {
+			return fmt.Errorf("attach socket load balancer to %s: %w", cgroupPath, err)
+		}
+	}
+	return nil
+}
+
+func (l *Loader) attachSockHook(cgroupPath, name string, at ebpf.AttachType, prog *ebpf.Program) error {
+	pin := filepath.Join(l.SockLinkDir(), name)
+	if old, err := link.LoadPinnedLink(pin, nil); err == nil {
+		defer old.Close()
+		if err := old.Update(prog); err != nil {
+			return fmt.Errorf("update %s: %w", name, err)
+		}
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("open pinned %s: %w", name, err)
+	}
+	lk, err := link.AttachCgroup(link.CgroupOptions{Path: cgroupPath, Attach: at, Program: prog})
+	if err != nil {
+		return fmt.Errorf("attach %s: %w", name, err)
+	}
+	defer lk.Close()
+	if err := lk.Pin(pin); err != nil {
+		return fmt.Errorf("pin %s: %w", name, err)
+	}
+	return nil
+}
+
+// DetachSockLB detaches the socket-level balancer (removes its pinned
+// links); none attached is not an error.
+func (l *Loader) DetachSockLB() error {
+	var errs []error
+	for _, h := range sockHooks {
+		pin := filepath.Join(l.SockLinkDir(), h.prog)
+		lk, err := link.LoadPinnedLink(pin, nil)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("open pinned %s: %w", h.prog, err))
+			continue
+		}
+		errs = append(errs, lk.Unpin(), lk.Close())
+	}
+	if err := os.Remove(l.SockLinkDir()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("detach socket load balancer: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package loader_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/bpf"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/policymap"
+)
+
+// sockClientEnv names the client the test binary runs as: "tcp <addr>" or
+// "udp <addr>". It prints the answer and the peer the socket reports.
+const sockClientEnv = "APIARY_TEST_SOCKLB_CLIENT"
+
+func sockClient(spec string) int {
+	network, addr, _ := strings.Cut(spec, " ")
+	c, err := net.DialTimeout(network, addr, safety)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(safety))
+	var answer string
+	if network == "tcp" {
+		answer, err = bufio.NewReader(c).ReadString('\n')
+	} else {
+		// An unconnected socket, so that sendmsg and recvmsg run.
+		uc, lerr := net.ListenPacket("udp", ":0")
+		if lerr != nil {
+			fmt.Fprintln(os.Stderr, lerr)
+			return 1
+		}
+		defer uc.Close()
+		uc.SetDeadline(time.Now().Add(safety))
+		to, _ := net.ResolveUDPAddr("udp", addr)
+		if _, err = uc.WriteTo([]byte("hi"), to); err == nil {
+			buf := make([]byte, 64)
+			var n int
+			var from net.Addr
+			n, from, err = uc.ReadFrom(buf)
+			answer = string(buf[:n]) + " from " + from.String()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%s peer %s\n", strings.TrimSpace(answer), c.RemoteAddr())
+	return 0
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
+func cgroup2Mount(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, after, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(after, "cgroup2 ") {
+			return strings.Fields(line)[4]
+		}
+	}
+	celltest.SkipUnprivileged(t, "no cgroup v2 hierarchy is mounted")
+	return ""
+}
+
+// testCgroup creates a cgroup of the test's own under the cgroup v2
+// mount (never attaching to the machine's root cgroup).
+func testCgroup(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(cgroup2Mount(t), fmt.Sprintf("apiary-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		celltest.SkipUnprivileged(t, "cannot create a cgroup: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	return dir
+}
+
+// runClient runs the client in cgroup dir ("" : the test's own cgroup)
+// and returns its output.
+func runClient(t *testing.T, dir, spec string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if dir != "" {
+		f, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%w: %s", err, errOut.String())
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// TestSocketLB attaches the socket-level balancer to a test cgroup and
+// runs a process of the host namespace in it: its TCP connection and
+// its UDP datagram to a ClusterIP reach the backend, and the socket
+// names the ClusterIP as its peer and as the datagram's source; with
+// session affinity every connection goes to the first one's backend; a
+// process outside the cgroup reaches nothing there.
+func TestSocketLB(t *testing.T) {
+	inNewNetns(t, func() {
+		h := newHarness(t)
+		lb := h.lbWriter(t)
+		newVeth(t, "b1")
+		ns := newNS(t)
+		plumbLink(t, "b1", ns, []string{"10.1.1.1/24", "fd00:1:1::1/64"}, []string{"10.1.1.2/24", "fd00:1:1::2/64"})
+		serve(t, ns, "b1")
+		newVeth(t, "b2")
+		ns2 := newNS(t)
+		plumbLink(t, "b2", ns2, []string{"10.1.2.1/24"}, []string{"10.1.2.2/24"})
+		serve(t, ns2, "b2")
+		for _, s := range []struct {
+			vip, backend string
+			proto        uint8
+		}{
+			{"10.96.0.10:80", "10.1.1.2:8080", datapath.ProtoTCP},
+			{"10.96.0.10:53", "10.1.1.2:5353", datapath.ProtoUDP},
+			{"[fd00:96::10]:80", "[fd00:1:1::2]:8080", datapath.ProtoTCP},
+		} {
+			fe, be := netip.MustParseAddrPort(s.vip), netip.MustParseAddrPort(s.backend)
+			if err := lb.UpsertService(datapath.LBService{
+				Frontend: datapath.L3n4Addr{Addr: fe.Addr(), Port: fe.Port(), Proto: s.proto},
+				Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: be.Addr(), Port: be.Port(), Proto: s.proto}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sticky := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.11"), Port: 80, Proto: datapath.ProtoTCP},
+			SessionAffinityTimeout: time.Hour}
+		for _, b := range []string{"10.1.1.2", "10.1.2.2"} {
+			sticky.Backends = append(sticky.Backends, datapath.LBBackend{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr(b), Port: 8080, Proto: datapath.ProtoTCP}})
+		}
+		if err := lb.UpsertService(sticky); err != nil {
+			t.Fatal(err)
+		}
+		cg := testCgroup(t)
+		if err := h.loader.AttachSockLB(cg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := h.loader.DetachSockLB(); err != nil {
+				t.Error(err)
+			}
+		})
+		// A second attach (an agent restart) updates the pinned links.
+		if err := h.loader.AttachSockLB(cg); err != nil {
+			t.Fatalf("attach again: %v", err)
+		}
+		for _, tt := range []struct{ spec, want string }{
+			{"tcp 10.96.0.10:80", "b1 peer 10.96.0.10:80"},
+			{"tcp [fd00:96::10]:80", "b1 peer [fd00:96::10]:80"},
+			{"udp 10.96.0.10:53", "b1 from 10.96.0.10:53 peer 10.96.0.10:53"},
+		} {
+			got, err := runClient(t, cg, tt.spec)
+			if err != nil || got != tt.want {
+				t.Errorf("client %q in the cgroup: %q, %v; want %q", tt.spec, got, err, tt.want)
+			}
+		}
+		// Session affinity: every connection of the namespace goes to the
+		// backend of its first.
+		first, err := runClient(t, cg, "tcp 10.96.0.11:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if got, err := runClient(t, cg, "tcp 10.96.0.11:80"); err != nil || got != first {
+				t.Fatalf("with session affinity a connection got %q (%v), the first %q", got, err, first)
+			}
+		}
+		if got, err := runClient(t, "", "tcp 10.96.0.10:80"); err == nil {
+			t.Errorf("a client outside the cgroup reached %q through the ClusterIP", got)
+		}
+	})
+}
+
+// TestEveryMapShared: each map of the endpoint programs and of the
+// socket-level balancer is one of the loader's shared maps or the
+// endpoint's policy map, so no load creates a private copy.
+func TestEveryMapShared(t *testing.T) {
+	h := newHarness(t)
+	for _, load := range []func() (*ebpf.CollectionSpec, error){bpf.LoadLxc, bpf.LoadSock} {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range spec.Maps {
+			if strings.HasPrefix(name, ".") || name == policymap.SpecName {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(h.root, name)); err != nil {
+				t.Errorf("map %s is not pinned by the loader: %v", name, err)
+			}
+		}
+	}
+}

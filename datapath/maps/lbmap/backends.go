@@ -1,0 +1,198 @@
+package lbmap
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// reference makes b a backend of fe: its id (kept, or allocated), and its
+// entry written when new or changed. Several services share one entry;
+// its state is the most active any of them gives it.
+func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
+	id, ok := w.backendIDs[b.addr]
+	if !ok {
+		var err error
+		if id, err = w.allocBackendID(); err != nil {
+			return 0, err
+		}
+	}
+	state := b.state
+	for other, s := range w.refs[id] {
+		if other != fe && s < state {
+			state = s
+		}
+	}
+	e := backendEntry{addr: b.addr, state: state, clusterID: b.clusterID}
+	if err := w.writeBackend(id, e); err != nil {
+		return 0, err
+	}
+	if w.refs[id] == nil {
+		w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
+	}
+	w.refs[id][fe] = b.state
+	return id, nil
+}
+
+// writeBackend writes backend id unless the map holds e already.
+func (w *Writer) writeBackend(id uint32, e backendEntry) error {
+	if cur, ok := w.backends[id]; ok && cur == e {
+		return nil
+	}
+	if err := w.m.backends(e.addr.Addr.Is4()).Update(&id, backendValue(e), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("write backend %d (%s): %w", id, e.addr, err)
+	}
+	w.backends[id] = e
+	w.backendIDs[e.addr] = id
+	return nil
+}
+
+// release deletes the backends of ids no service uses any more, and
+// rewrites the state of those still used when it changed.
+func (w *Writer) release(ids []uint32) error {
+	var errs []error
+	for _, id := range ids {
+		e, ok := w.backends[id]
+		if !ok {
+			continue
+		}
+		if len(w.refs[id]) > 0 {
+			e.state = datapath.BackendQuarantined
+			for _, s := range w.refs[id] {
+				e.state = min(e.state, s)
+			}
+			errs = append(errs, w.writeBackend(id, e))
+			continue
+		}
+		if err := del(w.m.backends(e.addr.Addr.Is4()), &id); err != nil {
+			errs = append(errs, fmt.Errorf("delete backend %d (%s): %w", id, e.addr, err))
+			continue
+		}
+		delete(w.backends, id)
+		delete(w.backendIDs, e.addr)
+		delete(w.refs, id)
+	}
+	return errors.Join(errs...)
+}
+
+// allocBackendID returns an unused backend id, going round the id space
+// so that a freed id is reused as late as possible.
+func (w *Writer) allocBackendID() (uint32, error) {
+	for range min(len(w.backends)+1, maxBackendID) {
+		id := w.nextBackend
+		if id == 0 || id == maxBackendID {
+			id = 1
+		}
+		w.nextBackend = id + 1
+		if _, used := w.backends[id]; !used {
+			return id, nil
+		}
+	}
+	return 0, errors.New("allocate backend id: none left")
+}
+
+// allocRevNAT allocates a rev-NAT index (the service id) for fe and
+// writes its reverse-NAT entry.
+func (w *Writer) allocRevNAT(fe datapath.L3n4Addr) (uint16, error) {
+	idx, err := w.pickRevNAT(fe)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.m.revNAT(fe.Addr.Is4()).Update(&idx, revNATValue(fe), ebpf.UpdateAny); err != nil {
+		return 0, fmt.Errorf("service %s: write rev-NAT %d: %w", fe, idx, err)
+	}
+	w.revNATs[idx] = datapath.L3n4Addr{Addr: fe.Addr, Port: fe.Port}
+	return idx, nil
+}
+
+// pickRevNAT returns a rev-NAT index no entry and no service uses, going
+// round the index space.
+func (w *Writer) pickRevNAT(fe datapath.L3n4Addr) (uint16, error) {
+	for range maxRevNATIndex {
+		idx := w.nextRevNAT
+		if idx == 0 {
+			idx = 1
+		}
+		w.nextRevNAT = idx + 1 // wraps to 0, read as 1
+		if _, used := w.revNATs[idx]; used || w.reservedRevNAT[idx] {
+			continue
+		}
+		w.reservedRevNAT[idx] = true
+		return idx, nil
+	}
+	return 0, fmt.Errorf("service %s: allocate rev-NAT index: all %d in use", fe, maxRevNATIndex)
+}
+
+func (w *Writer) putMatch(k AffinityMatchKey) error {
+	if w.matches[k.RevNATIndex][k.BackendID] {
+		return nil
+	}
+	one := uint8(1)
+	if err := w.m.match.Update(&k, &one, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("write affinity match of backend %d: %w", k.BackendID, err)
+	}
+	w.addMatch(k)
+	return nil
+}
+
+func (w *Writer) deleteMatch(k AffinityMatchKey) error {
+	if err := del(w.m.match, &k); err != nil {
+		return fmt.Errorf("delete affinity match of backend %d: %w", k.BackendID, err)
+	}
+	delete(w.matches[k.RevNATIndex], k.BackendID)
+	if len(w.matches[k.RevNATIndex]) == 0 {
+		delete(w.matches, k.RevNATIndex)
+	}
+	return nil
+}
+
+func (w *Writer) addMatch(k AffinityMatchKey) {
+	if w.matches[k.RevNATIndex] == nil {
+		w.matches[k.RevNATIndex] = map[uint32]bool{}
+	}
+	w.matches[k.RevNATIndex][k.BackendID] = true
+}
+
+// collect deletes what no service refers to: backends, rev-NAT entries,
+// affinity matches (the full reconciliation after a restart).
+func (w *Writer) collect() error {
+	var errs []error
+	var unused []uint32
+	for id := range w.backends {
+		if len(w.refs[id]) == 0 {
+			unused = append(unused, id)
+		}
+	}
+	errs = append(errs, w.release(unused))
+	owned := make(map[uint16]*serviceEntry, len(w.services))
+	for _, s := range w.services {
+		owned[s.master.RevNATIndex] = s
+	}
+	for idx, fe := range w.revNATs {
+		if owned[idx] != nil {
+			continue
+		}
+		if err := del(w.m.revNAT(fe.Addr.Is4()), &idx); err != nil {
+			errs = append(errs, fmt.Errorf("delete rev-NAT %d: %w", idx, err))
+			continue
+		}
+		delete(w.revNATs, idx)
+	}
+	for rev, ids := range w.matches {
+		s := owned[rev]
+		for id := range ids {
+			k := AffinityMatchKey{BackendID: id, RevNATIndex: rev}
+			if s == nil || s.master.Flags&FlagAffinity == 0 {
+				errs = append(errs, w.deleteMatch(k))
+				continue
+			}
+			if st, member := s.members[id]; !member || st != datapath.BackendActive {
+				errs = append(errs, w.deleteMatch(k))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

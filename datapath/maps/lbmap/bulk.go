@@ -1,0 +1,225 @@
+package lbmap
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+)
+
+// batch is a typed batch of map writes.
+type batch[K, V any] struct {
+	keys   []K
+	values []V
+}
+
+func (b *batch[K, V]) add(k K, v V) {
+	b.keys = append(b.keys, k)
+	b.values = append(b.values, v)
+}
+
+// write writes the batch; it returns how many entries, from the first,
+// were written.
+func (b *batch[K, V]) write(m *ebpf.Map) (int, error) {
+	return bpfmap.BatchUpdate(m, b.keys, b.values)
+}
+
+// svcBatch are service-map writes of both families.
+type svcBatch struct {
+	v4 batch[Service4Key, ServiceValue]
+	v6 batch[Service6Key, ServiceValue]
+}
+
+func (b *svcBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) {
+	switch k := serviceKey(fe, slot).(type) {
+	case *Service4Key:
+		b.v4.add(*k, v)
+	case *Service6Key:
+		b.v6.add(*k, v)
+	}
+}
+
+func (b *svcBatch) write(m *Maps) error {
+	if _, err := b.v4.write(m.svc4); err != nil {
+		return err
+	}
+	_, err := b.v6.write(m.svc6)
+	return err
+}
+
+// plan is a new frontend of createBulk.
+type plan struct {
+	s      *serviceEntry
+	active []uint32
+	flags  uint8
+	secs   uint32
+}
+
+// createBulk writes ds, frontends the maps do not hold, in batches that
+// keep the write order of upsert across all of them: every backend, then
+// every rev-NAT entry and affinity match, then every slot, then every
+// master entry (the programs match a frontend only once its master entry
+// is there). It is the initial sync's path: a batch costs about one
+// syscall where upsert makes one per entry.
+func (w *Writer) createBulk(ds []desired) error {
+	refs := 0
+	for _, d := range ds {
+		refs += len(d.backends)
+	}
+	w.presize(len(ds), refs)
+	plans := make([]plan, 0, len(ds))
+	var (
+		rev4    batch[uint16, RevNAT4Value]
+		rev6    batch[uint16, RevNAT6Value]
+		be4     batch[uint32, Backend4Value]
+		be6     batch[uint32, Backend6Value]
+		matches batch[AffinityMatchKey, uint8]
+		touched = make(map[uint32]desiredBackend, refs)
+	)
+	for _, d := range ds {
+		idx, err := w.pickRevNAT(d.frontend)
+		if err != nil {
+			return err
+		}
+		switch v := revNATValue(d.frontend).(type) {
+		case *RevNAT4Value:
+			rev4.add(idx, *v)
+		case *RevNAT6Value:
+			rev6.add(idx, *v)
+		}
+		s := &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
+		s.master.RevNATIndex = idx
+		w.services[d.frontend] = s
+		p := plan{s: s, flags: d.flags, secs: d.affinity}
+		for _, b := range d.backends {
+			id, ok := w.backendIDs[b.addr]
+			if !ok {
+				if id, err = w.allocBackendID(); err != nil {
+					return fmt.Errorf("service %s: %w", d.frontend, err)
+				}
+				w.backendIDs[b.addr] = id
+			}
+			if w.refs[id] == nil {
+				w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
+			}
+			w.refs[id][d.frontend] = b.state
+			s.members[id] = b.state
+			touched[id] = b
+			if b.state == datapath.BackendActive {
+				p.active = append(p.active, id)
+				if d.flags&FlagAffinity != 0 {
+					matches.add(AffinityMatchKey{BackendID: id, RevNATIndex: idx}, 1)
+				}
+			}
+		}
+		plans = append(plans, p)
+	}
+	written := make(map[uint32]backendEntry, len(touched))
+	for id, b := range touched {
+		e := backendEntry{addr: b.addr, state: datapath.BackendQuarantined, clusterID: b.clusterID}
+		for _, st := range w.refs[id] {
+			e.state = min(e.state, st)
+		}
+		if cur, ok := w.backends[id]; ok && cur == e {
+			continue
+		}
+		written[id] = e
+		switch v := backendValue(e).(type) {
+		case *Backend4Value:
+			be4.add(id, *v)
+		case *Backend6Value:
+			be6.add(id, *v)
+		}
+	}
+	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
+		return err
+	}
+	var slots, masters svcBatch
+	for _, p := range plans {
+		if len(p.active) > 0x7fff {
+			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)
+		}
+		for i, id := range p.active {
+			slots.add(p.s.frontend, uint16(i+1), ServiceValue{BackendID: id, RevNATIndex: p.s.master.RevNATIndex})
+		}
+		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
+	}
+	if err := slots.write(w.m); err != nil {
+		return fmt.Errorf("write backend slots: %w", err)
+	}
+	for _, p := range plans {
+		p.s.slots = p.active
+	}
+	if err := masters.write(w.m); err != nil {
+		return fmt.Errorf("write master entries: %w", err)
+	}
+	for _, p := range plans {
+		p.s.written = true
+		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
+	}
+	return nil
+}
+
+// writeBulk writes the backends, rev-NAT entries and affinity matches of
+// createBulk and records what was written.
+func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32, Backend6Value], written map[uint32]backendEntry,
+	rev4 *batch[uint16, RevNAT4Value], rev6 *batch[uint16, RevNAT6Value], matches *batch[AffinityMatchKey, uint8]) error {
+	n4, err := be4.write(w.m.be4)
+	for _, id := range be4.keys[:n4] {
+		w.backends[id] = written[id]
+	}
+	if err != nil {
+		return fmt.Errorf("write backends: %w", err)
+	}
+	n6, err := be6.write(w.m.be6)
+	for _, id := range be6.keys[:n6] {
+		w.backends[id] = written[id]
+	}
+	if err != nil {
+		return fmt.Errorf("write backends: %w", err)
+	}
+	for _, r := range []struct {
+		m    *ebpf.Map
+		keys []uint16
+		fes  func(i int) datapath.L3n4Addr
+		b    interface{ write(*ebpf.Map) (int, error) }
+	}{
+		{w.m.rev4, rev4.keys, func(i int) datapath.L3n4Addr { return rev4.values[i].frontend() }, rev4},
+		{w.m.rev6, rev6.keys, func(i int) datapath.L3n4Addr { return rev6.values[i].frontend() }, rev6},
+	} {
+		n, err := r.b.write(r.m)
+		for i, idx := range r.keys[:n] {
+			w.revNATs[idx] = r.fes(i)
+		}
+		if err != nil {
+			return fmt.Errorf("write rev-NAT entries: %w", err)
+		}
+	}
+	n, err := matches.write(w.m.match)
+	for _, k := range matches.keys[:n] {
+		w.addMatch(k)
+	}
+	if err != nil {
+		return fmt.Errorf("write affinity matches: %w", err)
+	}
+	return nil
+}
+
+// presize makes the writer's empty maps (the initial sync after a start
+// on empty maps) large enough for services frontends and refs backend
+// references, so that they do not grow step by step.
+func (w *Writer) presize(services, refs int) {
+	if len(w.services) == 0 {
+		w.services = make(map[datapath.L3n4Addr]*serviceEntry, services)
+	}
+	if len(w.backends) == 0 {
+		w.backends = make(map[uint32]backendEntry, refs)
+		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
+		w.refs = make(map[uint32]map[datapath.L3n4Addr]datapath.BackendState, refs)
+	}
+	if len(w.revNATs) == 0 {
+		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)
+	}
+}

@@ -1,0 +1,166 @@
+package lbmap
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// restore reads the maps into the writer's mirror: the services with
+// their slots (whose backends become their members, as active ones),
+// the backends, rev-NAT entries and affinity matches, and sets the id
+// allocators past the ids in use.
+func (w *Writer) restore() error {
+	w.services = map[datapath.L3n4Addr]*serviceEntry{}
+	w.backends = map[uint32]backendEntry{}
+	w.backendIDs = map[datapath.L3n4Addr]uint32{}
+	w.refs = map[uint32]map[datapath.L3n4Addr]datapath.BackendState{}
+	w.revNATs = map[uint16]datapath.L3n4Addr{}
+	w.matches = map[uint16]map[uint32]bool{}
+	w.reservedRevNAT = map[uint16]bool{}
+	svcs, err := w.m.readServices()
+	if err != nil {
+		return err
+	}
+	if err := w.m.readBackends(func(id uint32, e backendEntry) {
+		w.backends[id] = e
+		w.backendIDs[e.addr] = id
+		w.nextBackend = max(w.nextBackend, id+1)
+	}); err != nil {
+		return err
+	}
+	for _, rs := range svcs {
+		s := &serviceEntry{frontend: rs.frontend, written: rs.written, master: rs.master, members: map[uint32]datapath.BackendState{}}
+		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
+			id := rs.slots[slot]
+			s.slots = append(s.slots, id)
+			if _, ok := w.backends[id]; ok && slot <= rs.master.Count {
+				s.members[id] = datapath.BackendActive
+				if w.refs[id] == nil {
+					w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
+				}
+				w.refs[id][s.frontend] = datapath.BackendActive
+			}
+		}
+		w.services[s.frontend] = s
+	}
+	for _, v4 := range []bool{true, false} {
+		var (
+			idx uint16
+			r4  RevNAT4Value
+			r6  RevNAT6Value
+		)
+		it := w.m.revNAT(v4).Iterate()
+		for v4 && it.Next(&idx, &r4) || !v4 && it.Next(&idx, &r6) {
+			if v4 {
+				w.revNATs[idx] = r4.frontend()
+			} else {
+				w.revNATs[idx] = r6.frontend()
+			}
+			w.nextRevNAT = max(w.nextRevNAT, idx+1)
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("read rev-NAT map: %w", err)
+		}
+	}
+	var (
+		k   AffinityMatchKey
+		one uint8
+	)
+	it := w.m.match.Iterate()
+	for it.Next(&k, &one) {
+		w.addMatch(k)
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read affinity match map: %w", err)
+	}
+	return nil
+}
+
+// rawService is a frontend as read from a services map.
+type rawService struct {
+	frontend datapath.L3n4Addr
+	written  bool // has a master entry
+	master   ServiceValue
+	slots    map[uint16]uint32
+	maxSlot  uint16
+}
+
+// readServices reads both services maps, by frontend, sorted.
+func (m *Maps) readServices() ([]*rawService, error) {
+	byFE := map[datapath.L3n4Addr]*rawService{}
+	add := func(fe datapath.L3n4Addr, slot uint16, v ServiceValue) {
+		rs := byFE[fe]
+		if rs == nil {
+			rs = &rawService{frontend: fe, slots: map[uint16]uint32{}}
+			byFE[fe] = rs
+		}
+		if slot == 0 {
+			rs.written, rs.master = true, v
+			return
+		}
+		rs.slots[slot] = v.BackendID
+		rs.maxSlot = max(rs.maxSlot, slot)
+	}
+	var (
+		k4 Service4Key
+		k6 Service6Key
+		v  ServiceValue
+	)
+	it := m.svc4.Iterate()
+	for it.Next(&k4, &v) {
+		add(k4.frontend(), k4.BackendSlot, v)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("read lb4 services: %w", err)
+	}
+	it = m.svc6.Iterate()
+	for it.Next(&k6, &v) {
+		add(k6.frontend(), k6.BackendSlot, v)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("read lb6 services: %w", err)
+	}
+	out := make([]*rawService, 0, len(byFE))
+	for _, rs := range byFE {
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(a, b *rawService) int { return compareL3n4(a.frontend, b.frontend) })
+	return out, nil
+}
+
+// readBackends calls fn for every backend of both maps.
+func (m *Maps) readBackends(fn func(id uint32, e backendEntry)) error {
+	var (
+		id uint32
+		b4 Backend4Value
+		b6 Backend6Value
+	)
+	it := m.be4.Iterate()
+	for it.Next(&id, &b4) {
+		fn(id, b4.entry())
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read lb4 backends: %w", err)
+	}
+	it = m.be6.Iterate()
+	for it.Next(&id, &b6) {
+		fn(id, b6.entry())
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read lb6 backends: %w", err)
+	}
+	return nil
+}
+
+// compareL3n4 orders frontends: address, port, protocol.
+func compareL3n4(a, b datapath.L3n4Addr) int {
+	if c := a.Addr.Compare(b.Addr); c != 0 {
+		return c
+	}
+	if a.Port != b.Port {
+		return int(a.Port) - int(b.Port)
+	}
+	return int(a.Proto) - int(b.Proto)
+}

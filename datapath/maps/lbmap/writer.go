@@ -1,0 +1,311 @@
+package lbmap
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// backendEntry is a backend as written in its family's backend map.
+type backendEntry struct {
+	addr      datapath.L3n4Addr
+	state     datapath.BackendState
+	clusterID uint32
+}
+
+// serviceEntry is a frontend as written: its master entry (written:
+// whether there is one) and its slots; members are the backends the last
+// upsert gave it, active or not.
+type serviceEntry struct {
+	frontend datapath.L3n4Addr
+	written  bool
+	master   ServiceValue
+	slots    []uint32 // slot i+1 -> backend id
+	members  map[uint32]datapath.BackendState
+}
+
+// Writer writes services into the load-balancing maps with minimal
+// updates. It mirrors what the maps hold, read back from them when it
+// opens, so ids survive agent restarts. Safe for concurrent use.
+type Writer struct {
+	log *slog.Logger
+	m   *Maps
+
+	mu          sync.Mutex
+	services    map[datapath.L3n4Addr]*serviceEntry
+	backends    map[uint32]backendEntry
+	backendIDs  map[datapath.L3n4Addr]uint32
+	refs        map[uint32]map[datapath.L3n4Addr]datapath.BackendState // backend -> services using it
+	revNATs     map[uint16]datapath.L3n4Addr
+	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
+	nextBackend uint32
+	nextRevNAT  uint16
+	// reservedRevNAT are indexes picked for a write not yet done.
+	reservedRevNAT map[uint16]bool
+}
+
+var _ datapath.LBMapWriter = (*Writer)(nil)
+
+// OpenWriter opens the maps pinned under root (creating those missing)
+// and reads them back.
+func OpenWriter(log *slog.Logger, root string) (*Writer, error) {
+	m, err := OpenMaps(log, root)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{log: log, m: m}
+	if err := w.restore(); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("read load-balancing maps: %w", err)
+	}
+	return w, nil
+}
+
+// Close releases the maps' file descriptors; the pins and their content
+// stay, so the programs keep balancing.
+func (w *Writer) Close() error { return w.m.Close() }
+
+// UpsertService implements datapath.LBMapWriter. Backends and slots are
+// written before the master entry's count grows; the count shrinks before
+// slots are removed; a backend no service uses any more is deleted last.
+func (w *Writer) UpsertService(svc datapath.LBService) error {
+	d, err := desiredOf(svc)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err = w.upsert(d)
+	clear(w.reservedRevNAT)
+	return err
+}
+
+// DeleteService implements datapath.LBMapWriter: the master entry goes
+// first, so the programs stop matching the frontend before anything it
+// points to is removed.
+func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
+	frontend.Addr = frontend.Addr.Unmap()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.delete(frontend)
+}
+
+// ReconcileServices implements datapath.LBMapWriter: it validates every
+// service first (one bad service: nothing is written), writes the
+// frontends the maps do not hold in batches (createBulk), upserts the
+// others, deletes the frontends not among them and every backend, rev-NAT and
+// affinity entry nothing refers to. added counts frontends that were not
+// in the maps, removed those deleted.
+func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
+	ds := make([]desired, 0, len(svcs))
+	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	for _, svc := range svcs {
+		d, err := desiredOf(svc)
+		if err != nil {
+			return 0, 0, err
+		}
+		if want[d.frontend] {
+			return 0, 0, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+		}
+		want[d.frontend] = true
+		ds = append(ds, d)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var (
+		errs  []error
+		fresh []desired
+	)
+	var existing []desired
+	for _, d := range ds {
+		if w.services[d.frontend] == nil {
+			fresh = append(fresh, d)
+		} else {
+			existing = append(existing, d)
+		}
+	}
+	// The new frontends first, in batches, so that a backend an existing
+	// frontend drops but a new one takes is kept, not deleted and made
+	// again.
+	if err := w.createBulk(fresh); err != nil {
+		errs = append(errs, err)
+	} else {
+		added += len(fresh)
+	}
+	for _, d := range existing {
+		isNew, err := w.upsert(d)
+		if err != nil {
+			errs = append(errs, err)
+		} else if isNew {
+			added++
+		}
+	}
+	clear(w.reservedRevNAT)
+	for fe := range w.services {
+		if want[fe] {
+			continue
+		}
+		if err := w.delete(fe); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed++
+		}
+	}
+	errs = append(errs, w.collect())
+	return added, removed, errors.Join(errs...)
+}
+
+// upsert writes d; it reports whether the frontend was new.
+func (w *Writer) upsert(d desired) (bool, error) {
+	s := w.services[d.frontend]
+	isNew := s == nil || !s.written
+	if s == nil {
+		s = &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
+		w.services[d.frontend] = s
+	}
+	if s.master.RevNATIndex == 0 {
+		idx, err := w.allocRevNAT(d.frontend)
+		if err != nil {
+			return false, err
+		}
+		s.master.RevNATIndex = idx
+	}
+	rev := s.master.RevNATIndex
+	// Backends: allocate, reference and write those that changed.
+	members := make(map[uint32]datapath.BackendState, len(d.backends))
+	var active []uint32
+	for _, b := range d.backends {
+		id, err := w.reference(b, d.frontend)
+		if err != nil {
+			return false, fmt.Errorf("service %s: %w", d.frontend, err)
+		}
+		members[id] = b.state
+		if b.state == datapath.BackendActive {
+			active = append(active, id)
+		}
+	}
+	var gone []uint32
+	for id := range s.members {
+		if _, ok := members[id]; !ok {
+			gone = append(gone, id)
+			delete(w.refs[id], d.frontend)
+		}
+	}
+	s.members = members
+	if d.flags&FlagAffinity != 0 {
+		for _, id := range active {
+			if err := w.putMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); err != nil {
+				return false, fmt.Errorf("service %s: %w", d.frontend, err)
+			}
+		}
+	}
+	master := ServiceValue{Count: uint16(len(active)), RevNATIndex: rev, Flags: d.flags, AffinityTimeout: d.affinity}
+	if err := w.writeSlots(s, stableSlots(s.slots[:min(len(s.slots), int(s.master.Count))], active), master); err != nil {
+		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	}
+	var errs []error
+	for id := range w.matches[rev] {
+		if st, member := members[id]; !member || st != datapath.BackendActive || d.flags&FlagAffinity == 0 {
+			errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
+		}
+	}
+	errs = append(errs, w.release(gone))
+	return isNew, errors.Join(errs...)
+}
+
+// writeSlots makes s's slots want and its master entry master: growing,
+// slots first; shrinking, the master's count first.
+func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue) error {
+	svcMap := w.m.services(s.frontend.Addr.Is4())
+	if len(want) > 0x7fff {
+		return fmt.Errorf("%d active backends, at most %d", len(want), 0x7fff)
+	}
+	for i, id := range want {
+		if i < len(s.slots) && s.slots[i] == id {
+			continue
+		}
+		if err := svcMap.Update(serviceKey(s.frontend, uint16(i+1)), &ServiceValue{BackendID: id, RevNATIndex: master.RevNATIndex}, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("write backend slot %d: %w", i+1, err)
+		}
+		if i < len(s.slots) {
+			s.slots[i] = id
+		} else {
+			s.slots = append(s.slots, id)
+		}
+	}
+	if !s.written || s.master != master {
+		if err := svcMap.Update(serviceKey(s.frontend, 0), &master, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("write master entry: %w", err)
+		}
+		s.written, s.master = true, master
+	}
+	for len(s.slots) > len(want) {
+		last := len(s.slots)
+		if err := del(svcMap, serviceKey(s.frontend, uint16(last))); err != nil {
+			return fmt.Errorf("delete backend slot %d: %w", last, err)
+		}
+		s.slots = s.slots[:last-1]
+	}
+	return nil
+}
+
+// delete removes frontend fe: master, slots, rev-NAT entry, affinity
+// matches, and the backends only it used.
+func (w *Writer) delete(fe datapath.L3n4Addr) error {
+	s := w.services[fe]
+	if s == nil {
+		return nil
+	}
+	svcMap := w.m.services(fe.Addr.Is4())
+	if err := del(svcMap, serviceKey(fe, 0)); err != nil {
+		return fmt.Errorf("delete service %s: %w", fe, err)
+	}
+	s.written = false
+	s.master.Count = 0
+	for len(s.slots) > 0 {
+		last := len(s.slots)
+		if err := del(svcMap, serviceKey(fe, uint16(last))); err != nil {
+			return fmt.Errorf("delete service %s: slot %d: %w", fe, last, err)
+		}
+		s.slots = s.slots[:last-1]
+	}
+	rev := s.master.RevNATIndex
+	var errs []error
+	for id := range w.matches[rev] {
+		errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
+	}
+	if rev != 0 {
+		if err := del(w.m.revNAT(fe.Addr.Is4()), &rev); err != nil {
+			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, err)
+		}
+		delete(w.revNATs, rev)
+	}
+	gone := make([]uint32, 0, len(s.members))
+	for id := range s.members {
+		delete(w.refs[id], fe)
+		gone = append(gone, id)
+	}
+	delete(w.services, fe)
+	errs = append(errs, w.release(gone))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete service %s: %w", fe, err)
+	}
+	return nil
+}
+
+// Stats returns how many frontends and backends the maps hold.
+func (w *Writer) Stats() (frontends, backends int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.services {
+		if s.written {
+			frontends++
+		}
+	}
+	return frontends, len(w.backends)
+}
