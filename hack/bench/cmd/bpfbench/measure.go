@@ -215,7 +215,7 @@ func setupOurs(root string, verdictEvents bool, traceFlags uint32) (*ours, error
 		return nil, err
 	}
 	if traceFlags != 0 {
-		if err := cfg.SetFlag(traceFlags, true); err != nil {
+		if err := o.cfg.SetFlag(traceFlags, true); err != nil {
 			return nil, err
 		}
 	}
