@@ -15,6 +15,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
+	"github.com/apiary-net/apiary/datapath/endpoint/cepsync"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 	"github.com/apiary-net/apiary/datapath/ipcachesync"
@@ -28,6 +29,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/k8scep"
 	"github.com/apiary-net/apiary/policy/k8spolicy"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
@@ -55,6 +57,7 @@ var ControlPlane = cell.Group(
 	policycell.Cell,
 	k8spolicy.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
+	k8scep.Cell, // other nodes' CiliumEndpoints -> ipcache (identity mode crd)
 	nodecell.Cell,
 	k8snodes.Cell, // nodes from Kubernetes
 )
@@ -72,6 +75,7 @@ var Datapath = cell.Group(
 	ctgc.Cell,
 	endpointcell.Cell,
 	k8spods.Cell,                  // endpoint labels from Kubernetes pods
+	cepsync.Cell,                  // this node's endpoints -> CiliumEndpoints (identity mode crd)
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 )
 
