@@ -42,21 +42,42 @@ type node struct {
 	ipc    ipcache.IPCache
 	client *client.Client
 	hive   *hive.Hive
+	stop   func()
 }
 
 func startNode(t *testing.T, srv *k8stest.Server, name, ip, podCIDR, stateDir string) *node {
 	t.Helper()
+	return startNodeOn(t, srv, datapathtest.New(), name, ip, podCIDR, stateDir)
+}
+
+// startNodeOn starts a node on the fake datapath f (which outlives the
+// agent, as the kernel's state does).
+func startNodeOn(t *testing.T, srv *k8stest.Server, f *datapathtest.Fake, name, ip, podCIDR, stateDir string) *node {
+	t.Helper()
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	n := &node{client: client.New(socket)}
 	t.Cleanup(n.client.Close)
-	n.hive = celltest.StartWithFlags(t, []string{
+	n.hive = celltest.New(t, []string{
 		"socket-path=" + socket, "state-dir=" + stateDir, "cluster-name=c1", "cluster-id=1",
 		"node-name=" + name, "node-ip=" + ip, "pod-cidr=" + podCIDR,
 		"k8s-kubeconfig-path=" + srv.WriteKubeconfig(k8stest.AdminToken),
 	},
 		api.Cell, status.Cell, localnode.Cell, statedir.Cell, kvstorecell.Cell, store.Cell,
-		identitycell.Cell, policycell.Cell, ipcachecell.Cell, endpointcell.Cell, datapathtest.CellOf(datapathtest.New()),
+		identitycell.Cell, policycell.Cell, ipcachecell.Cell, endpointcell.Cell, datapathtest.CellOf(f),
 		k8s.Cell, k8spods.Cell, k8scep.Cell, cepsync.Cell, celltest.Capture(&n.ipc), cell.Invoke(func(ipcache.IPCache) {}))
+	if err := n.hive.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	n.stop = func() {
+		if !stopped {
+			stopped = true
+			if err := n.hive.Stop(context.Background()); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}
+	}
+	t.Cleanup(n.stop)
 	return n
 }
 
@@ -219,5 +240,52 @@ func TestStaleCiliumEndpointsReconciled(t *testing.T) {
 	})
 	if _, ok := ceps(srv).get(t, "other-node"); !ok {
 		t.Error("another node's CiliumEndpoint was deleted")
+	}
+}
+
+// TestRestartKeepsCiliumEndpoint: a restarted agent restores its
+// endpoint with the identity the API server holds, before the endpoint
+// regenerates, and keeps its CiliumEndpoint (the same object, not
+// deleted as stale and created again).
+func TestRestartKeepsCiliumEndpoint(t *testing.T) {
+	srv := k8stest.Start(t)
+	srv.InstallCRDs()
+	createPod(t, srv, "web-a", "node-a")
+	f := datapathtest.New()
+	stateDir := t.TempDir()
+	a := startNodeOn(t, srv, f, "node-a", "192.0.2.10", "10.0.1.0/24", stateDir)
+	ctx := context.Background()
+	ep, err := a.client.EndpointPut(ctx, 1, models.EndpointRequest{NetNSPath: fakeNetNS(t, "a"), PodNamespace: "default", PodName: "web-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uid string
+	celltest.Eventually(t, "web-a's CiliumEndpoint", func() bool {
+		obj, ok := ceps(srv).get(t, "web-a")
+		if ok {
+			uid = string(obj.GetUID())
+		}
+		return ok
+	})
+	a.stop()
+
+	b := startNodeOn(t, srv, f, "node-a", "192.0.2.10", "10.0.1.0/24", stateDir)
+	celltest.Eventually(t, "the endpoint restored and ready", func() bool {
+		got, err := b.client.Endpoint(ctx, 1)
+		return err == nil && got.State == "ready"
+	})
+	got, err := b.client.Endpoint(ctx, 1)
+	if err != nil || got.Identity != ep.Identity {
+		t.Fatalf("restored endpoint: %+v, %v; want identity %d", got, err, ep.Identity)
+	}
+	obj, ok := ceps(srv).get(t, "web-a")
+	if !ok {
+		t.Fatal("CiliumEndpoint deleted by the restart")
+	}
+	if string(obj.GetUID()) != uid {
+		t.Fatalf("CiliumEndpoint after the restart: uid %s, want %s (created again)", obj.GetUID(), uid)
+	}
+	if id, _, _ := unstructured.NestedInt64(obj.Object, "status", "identity", "id"); id != int64(ep.Identity) {
+		t.Errorf("CiliumEndpoint identity %d, want %d", id, ep.Identity)
 	}
 }
