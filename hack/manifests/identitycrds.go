@@ -31,7 +31,9 @@ func ciliumIdentityCRD() *apiextv1.CustomResourceDefinition {
 }
 
 func ciliumEndpointCRD() *apiextv1.CustomResourceDefinition {
-	integer := func(desc string) apiextv1.JSONSchemaProps { return apiextv1.JSONSchemaProps{Type: "integer", Description: desc} }
+	integer := func(desc string) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "integer", Description: desc}
+	}
 	status := object("EndpointStatus is the status of a Cilium endpoint.", map[string]apiextv1.JSONSchemaProps{
 		"id": {Type: "integer", Format: "int64", Description: "ID is the cilium-agent-local ID of the endpoint."},
 		"identity": object("Identity is the security identity associated with the endpoint.", map[string]apiextv1.JSONSchemaProps{
