@@ -31,7 +31,10 @@ func TestInstallConfigMap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	outb, err := exec.Command(agentBin, "hive", "--config-dir="+dir).CombinedOutput()
+	// In a pod the service account configures Kubernetes (which the
+	// ConfigMap's identity-allocation-mode crd needs); here a server
+	// address does (populating the hive connects to nothing).
+	outb, err := exec.Command(agentBin, "hive", "--config-dir="+dir, "--k8s-api-server=https://kubernetes.invalid:443").CombinedOutput()
 	out := string(outb)
 	if err != nil {
 		t.Fatalf("apiary-agent hive --config-dir: %v\n%s", err, out)
