@@ -43,7 +43,7 @@ type ciliumCache struct {
 	listed atomic.Bool
 }
 
-func (c *ciliumCache) OnListDone()                                        { c.listed.Store(true) }
+func (c *ciliumCache) OnListDone()                                      { c.listed.Store(true) }
 func (c *ciliumCache) OnUpsert(idpool.ID, ciliumallocator.AllocatorKey) {}
 func (c *ciliumCache) OnDelete(idpool.ID, ciliumallocator.AllocatorKey) {}
 
