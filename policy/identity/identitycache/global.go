@@ -202,7 +202,13 @@ func (g *kvstoreGlobal) onDelete(_ allocator.ID, ident *identity.Identity) {
 
 func (g *kvstoreGlobal) addLocked(k *knownIdentity) {
 	g.known[k.identity.ID] = k
-	g.byKey[kvstoreKey(k.identity.Labels)] = k.identity.ID
+	// The first identity of a label set stays the one found by its
+	// labels: a duplicate (two agents created one at once, in mode crd)
+	// comes later and goes first.
+	key := kvstoreKey(k.identity.Labels)
+	if _, dup := g.known[g.byKey[key]]; !dup || g.byKey[key] == k.identity.ID {
+		g.byKey[key] = k.identity.ID
+	}
 	g.notify.enqueue(identity.Change{Kind: identity.Added, Identity: k.identity})
 }
 
