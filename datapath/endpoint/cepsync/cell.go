@@ -67,7 +67,9 @@ func start(p params) {
 	p.Jobs.Add(trigger,
 		job.OneShot("ciliumendpoint-watch", func(ctx context.Context, _ cell.Health) error {
 			for ev := range p.CEPs.Events(ctx) {
-				if ev.Kind == k8s.Sync || ev.Object == nil || NodeOf(ev.Object) == pub.nodeIP || ev.Kind == k8s.Delete {
+				// Only this node's (or, for a deletion without its last
+				// state, possibly this node's) matter here.
+				if ev.Kind == k8s.Sync || ev.Object == nil || NodeOf(ev.Object) == pub.nodeIP {
 					pub.forget(ev.Key)
 					trigger.Trigger("ciliumendpoint changed")
 				}
