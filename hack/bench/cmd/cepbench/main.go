@@ -20,10 +20,18 @@ func main() {
 	flag.IntVar(&s.Namespaces, "namespaces", s.Namespaces, "namespaces of the endpoints")
 	flag.IntVar(&s.Watchers, "watchers", s.Watchers, "simulated nodes reading every endpoint")
 	runs := flag.Int("runs", 3, "timed alternating rounds per side (the median is reported)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (sides labelled side=apiary|client-go) to this file")
 	flag.Parse()
+	stopProfile, err := bench.CPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cepbench:", err)
+		os.Exit(1)
+	}
+	defer stopProfile()
 	r, err := bench.WithTB(func(tb testing.TB) (k8sbench.CEPResults, error) { return k8sbench.MeasureCEP(tb, s, *runs) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cepbench:", err)
+		stopProfile()
 		os.Exit(1)
 	}
 	report(os.Stdout, r)
