@@ -28,9 +28,12 @@ type Endpoint struct {
 func Decode(obj *unstructured.Unstructured) (Endpoint, error) {
 	name := obj.GetNamespace() + "/" + obj.GetName()
 	var ep Endpoint
-	st, _, err := unstructured.NestedMap(obj.Object, "status")
-	if err != nil {
-		return ep, fmt.Errorf("CiliumEndpoint %s: field status: %w", name, err)
+	// The object is the informer's: read in place (NestedMap and
+	// NestedSlice would deep-copy it), never modify.
+	raw, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	st, ok := raw.(map[string]any)
+	if raw != nil && !ok {
+		return ep, fmt.Errorf("CiliumEndpoint %s: field status: not an object", name)
 	}
 	id, ok, err := unstructured.NestedInt64(st, "identity", "id")
 	switch {
@@ -46,9 +49,10 @@ func Decode(obj *unstructured.Unstructured) (Endpoint, error) {
 	if ep.Node, err = netip.ParseAddr(node); err != nil {
 		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.node: %q is not an IP address", name, node)
 	}
-	addrs, _, err := unstructured.NestedSlice(st, "networking", "addressing")
-	if err != nil {
-		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.addressing: %w", name, err)
+	rawAddrs, _, _ := unstructured.NestedFieldNoCopy(st, "networking", "addressing")
+	addrs, ok := rawAddrs.([]any)
+	if rawAddrs != nil && !ok {
+		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.addressing: not a list", name)
 	}
 	for i, a := range addrs {
 		pair, _ := a.(map[string]any)
@@ -76,9 +80,10 @@ func Decode(obj *unstructured.Unstructured) (Endpoint, error) {
 }
 
 func namedPorts(st map[string]any, name string) ([]policyapi.NamedPort, error) {
-	raw, _, err := unstructured.NestedSlice(st, "named-ports")
-	if err != nil {
-		return nil, fmt.Errorf("CiliumEndpoint %s: field status.named-ports: %w", name, err)
+	field, _, _ := unstructured.NestedFieldNoCopy(st, "named-ports")
+	raw, ok := field.([]any)
+	if field != nil && !ok {
+		return nil, fmt.Errorf("CiliumEndpoint %s: field status.named-ports: not a list", name)
 	}
 	var out []policyapi.NamedPort
 	for i, r := range raw {
