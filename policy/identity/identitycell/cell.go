@@ -22,13 +22,16 @@ import (
 )
 
 // Cell provides the identity.Allocator: reserved identities, global
-// identities of this cluster from the kvstore (or from memory in
-// standalone mode, when --kvstore is empty), local CIDR identities, the
+// identities of this cluster from the kvstore, from CiliumIdentity
+// objects (mode crd: Kubernetes without --kvstore), or from memory in
+// standalone mode (neither), local CIDR identities, the
 // identity cache with its observers (identitycache.ObserverOut), the "Identities"
 // status line, GET /v1/identity[/{id}], the garbage collector of
 // unreferenced identities, and the --labels filter of identity-relevant
-// labels. It needs the kvstore client and the local-node store (its
-// address suffixes this node's references, its cluster gives the range).
+// labels, and the allocation mode (identitycache.Mode) for the cells
+// that follow it. It needs the kvstore client and the local-node store
+// (its address suffixes this node's references, its cluster gives the
+// range); mode crd needs the Kubernetes client cell.
 var Cell = cell.Module("identity", "Security identities: allocator, cache, local CIDR identities",
 	cell.Config(DefaultConfig),
 	cell.Config(labels.Config{}),
