@@ -33,37 +33,59 @@ type apiaryWatchers struct {
 }
 
 func startApiaryWatchers(ctx context.Context, kubeconfig string, s CEPSize) (cepWatchers, error) {
+	// Each node's agent starts on its own: the hives are populated one
+	// after the other (the Kubernetes client sets client-go's global
+	// logger) and started at once, as the peer starts its informers.
 	ws := &apiaryWatchers{}
 	for w := range s.Watchers {
-		var ipc *ipcache.Cache
-		ip := s.watcherIP(w)
-		h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)}, localnode.Cell, k8sclient.Cell,
-			cell.Module("cep-watcher", "CiliumEndpoints -> ipcache",
-				cell.Invoke(func(ceps k8sclient.CiliumEndpoints, local localnode.Store, jobs job.Group) {
-					l := local.Get()
-					ipc = ipcache.New(ipcache.Params{Allocator: identitycache.New(l.Cluster, nil, false, nil),
-						Local: ipcache.LocalNode{Name: l.Name, IP: l.IP}, Cluster: l.Cluster})
-					jobs.Add(ipc.Jobs()...)
-					kw := &k8scep.Watcher{IPCache: ipc, LocalNode: l.IP, Log: slog.New(slog.DiscardHandler)}
-					jobs.Add(job.OneShot("watch", func(ctx context.Context, _ cell.Health) error {
-						kw.Run(ctx, ceps.Events(ctx), func() {})
-						return nil
-					}))
-				})))
-		err := h.Flags().Parse([]string{"--node-name=" + fmt.Sprintf("node-%d", w), "--node-ip=" + ip.String(),
-			"--k8s-kubeconfig-path=" + kubeconfig})
-		if err == nil {
-			err = h.Populate()
-		}
-		if err == nil {
-			err = h.Start(ctx)
-		}
+		h, ipc, err := populateApiaryWatcher(kubeconfig, s, w)
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("start watcher %d: %w", w, err), ws.stop())
+			return nil, errors.Join(err, ws.stop())
 		}
 		ws.hives, ws.ipcs = append(ws.hives, h), append(ws.ipcs, ipc)
 	}
+	errs := make([]error, s.Watchers)
+	var wg sync.WaitGroup
+	for w, h := range ws.hives {
+		wg.Go(func() {
+			if err := h.Start(ctx); err != nil {
+				errs[w] = fmt.Errorf("start watcher %d: %w", w, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, ws.stop())
+	}
 	return ws, nil
+}
+
+// populateApiaryWatcher builds watcher w's hive.
+func populateApiaryWatcher(kubeconfig string, s CEPSize, w int) (*hive.Hive, *ipcache.Cache, error) {
+	var ipc *ipcache.Cache
+	ip := s.watcherIP(w)
+	h := stdhive.New(hive.Options{Logger: slog.New(slog.DiscardHandler)}, localnode.Cell, k8sclient.Cell,
+		cell.Module("cep-watcher", "CiliumEndpoints -> ipcache",
+			cell.Invoke(func(ceps k8sclient.CiliumEndpoints, local localnode.Store, jobs job.Group) {
+				l := local.Get()
+				ipc = ipcache.New(ipcache.Params{Allocator: identitycache.New(l.Cluster, nil, false, nil),
+					Local: ipcache.LocalNode{Name: l.Name, IP: l.IP}, Cluster: l.Cluster})
+				jobs.Add(ipc.Jobs()...)
+				kw := &k8scep.Watcher{IPCache: ipc, LocalNode: l.IP, Log: slog.New(slog.DiscardHandler)}
+				jobs.Add(job.OneShot("watch", func(ctx context.Context, _ cell.Health) error {
+					kw.Run(ctx, ceps.Events(ctx), func() {})
+					return nil
+				}))
+			})))
+	err := h.Flags().Parse([]string{"--node-name=" + fmt.Sprintf("node-%d", w), "--node-ip=" + ip.String(),
+		"--k8s-kubeconfig-path=" + kubeconfig})
+	if err == nil {
+		err = h.Populate()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("populate watcher %d: %w", w, err)
+	}
+	return h, ipc, nil
 }
 
 func (ws *apiaryWatchers) seen(w int) int { return ws.ipcs[w].Len() }
@@ -71,7 +93,9 @@ func (ws *apiaryWatchers) seen(w int) int { return ws.ipcs[w].Len() }
 func (ws *apiaryWatchers) stop() error {
 	var errs []error
 	for _, h := range ws.hives {
-		errs = append(errs, h.Stop(context.Background()))
+		if h != nil {
+			errs = append(errs, h.Stop(context.Background()))
+		}
 	}
 	return errors.Join(errs...)
 }
