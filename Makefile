@@ -79,6 +79,7 @@ bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/meshbench
 	cd hack/bench && $(GO) run ./cmd/k8sbench
 	cd hack/bench && $(GO) run ./cmd/hubblebench
+	cd hack/bench && $(GO) run ./cmd/cepbench -runs 1
 
 .PHONY: bpf
 bpf: bpf-toolchain ## Regenerate the eBPF objects and bpf/sources.lock from bpf/*.c

@@ -5,7 +5,8 @@ import "github.com/apiary-net/apiary/cells/cell"
 // Cell is the Kubernetes client: the Clientset, the typed resources
 // (Pods of this node, Namespaces, Nodes, Services, EndpointSlices,
 // NetworkPolicies, CiliumNetworkPolicies,
-// CiliumClusterwideNetworkPolicies), the CacheSync gate and the
+// CiliumClusterwideNetworkPolicies, CiliumIdentities, CiliumEndpoints),
+// the CacheSync gate and the
 // "Kubernetes" and "Kubernetes APIs" status lines. It needs the
 // local-node cell (the node's name selects its pods).
 var Cell = cell.Module("k8s-client", "Kubernetes client, typed resources and the cache-sync gate",
@@ -23,5 +24,7 @@ var Cell = cell.Module("k8s-client", "Kubernetes client, typed resources and the
 		newNetworkPolicies,
 		newCiliumNetworkPolicies,
 		newCiliumClusterwideNetworkPolicies,
+		newCiliumIdentities,
+		newCiliumEndpoints,
 	),
 )

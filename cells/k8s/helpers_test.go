@@ -24,6 +24,8 @@ type agent struct {
 	nss       k8s.Namespaces
 	cnps      k8s.CiliumNetworkPolicies
 	ccnps     k8s.CiliumClusterwideNetworkPolicies
+	cids      k8s.CiliumIdentities
+	ceps      k8s.CiliumEndpoints
 	nodes     k8s.Nodes
 	svcs      k8s.Services
 	slices    k8s.EndpointSlices
@@ -44,7 +46,7 @@ func startAgent(t *testing.T, flags ...string) *agent {
 	celltest.StartWithFlags(t, append([]string{"node-name=node-a", "node-ip=192.0.2.10"}, flags...),
 		localnode.Cell, k8s.Cell,
 		celltest.Capture(&a.clientset), celltest.Capture(&a.pods), celltest.Capture(&a.nss),
-		celltest.Capture(&a.cnps), celltest.Capture(&a.ccnps), celltest.Capture(&a.nodes), celltest.Capture(&a.svcs),
+		celltest.Capture(&a.cnps), celltest.Capture(&a.ccnps), celltest.Capture(&a.cids), celltest.Capture(&a.ceps), celltest.Capture(&a.nodes), celltest.Capture(&a.svcs),
 		celltest.Capture(&a.slices), celltest.Capture(&a.nps), celltest.Capture(&a.gate),
 		cell.Invoke(func(p statusProviders) { a.providers = p }))
 	return a

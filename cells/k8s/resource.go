@@ -159,16 +159,23 @@ func (r *resource[T]) event(kind EventKind, obj any) Event[T] {
 	return ev
 }
 
-// syncPoll is how often a subscription checks that its initial listing
-// has been delivered, and Store that the cache has synced: client-go
-// says neither, and the gate opens no sooner than the last check. The
-// polling stops with the sync.
-const syncPoll = time.Millisecond
+// syncPoll is how often a subscription first checks that its initial
+// listing has been delivered, and Store that the cache has synced:
+// client-go says neither, and the gate opens no sooner than the last
+// check. The interval doubles at each check up to maxSyncPoll (a long
+// listing is not polled a thousand times a second: a node's agents
+// would spend seconds of CPU on it), and the polling stops with the
+// sync.
+const (
+	syncPoll    = time.Millisecond
+	maxSyncPoll = 32 * time.Millisecond
+)
 
 // forward sends the queued events to out, and Sync once the handler has
 // seen the initial listing, until ctx ends or the hive stops.
 func (r *resource[T]) forward(ctx context.Context, q *queue[Event[T]], reg cache.ResourceEventHandlerRegistration, out chan<- Event[T]) {
-	tick := time.NewTicker(syncPoll)
+	poll := syncPoll
+	tick := time.NewTimer(poll)
 	defer tick.Stop()
 	synced := false
 	for {
@@ -190,6 +197,8 @@ func (r *resource[T]) forward(ctx context.Context, q *queue[Event[T]], reg cache
 		select {
 		case <-q.signal:
 		case <-tick.C:
+			poll = min(2*poll, maxSyncPoll)
+			tick.Reset(poll)
 		case <-ctx.Done():
 			return
 		case <-r.stop:
@@ -208,11 +217,14 @@ func (r *resource[T]) Store(ctx context.Context) (Store[T], error) {
 		}
 		return nil, fmt.Errorf("store of %s: stopped", r.spec.name)
 	}
-	tick := time.NewTicker(syncPoll)
+	poll := syncPoll
+	tick := time.NewTimer(poll)
 	defer tick.Stop()
 	for !inf.HasSynced() {
 		select {
 		case <-tick.C:
+			poll = min(2*poll, maxSyncPoll)
+			tick.Reset(poll)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("wait for the %s cache: %w", r.spec.name, ctx.Err())
 		case <-r.stop:

@@ -50,6 +50,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (Endpoint, error) {
 		m.mu.Lock()
 		delete(m.eps, r.id)
 		m.mu.Unlock()
+		m.changed()
 		return Endpoint{}, fmt.Errorf("create endpoint %d: %w", r.id, err)
 	}
 	m.p.Log.Info("Created endpoint", "endpoint", r.id, "ipv4", ep.snap.IPv4, "ipv6", ep.snap.IPv6,

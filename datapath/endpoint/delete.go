@@ -34,6 +34,7 @@ func (m *Manager) Delete(ctx context.Context, id datapath.EndpointID) error {
 	m.mu.Lock()
 	delete(m.eps, ep.snap.ID)
 	m.mu.Unlock()
+	m.changed()
 	m.p.Log.Info("Deleted endpoint", "endpoint", id)
 	return nil
 }

@@ -63,6 +63,29 @@ type Manager struct {
 	// RestoreIdentities first succeeded.
 	localRestored, restored         chan struct{}
 	localRestoredOnce, restoredOnce sync.Once
+
+	hooksMu sync.Mutex
+	hooks   []func()
+}
+
+// OnChange registers fn, called after an endpoint was added, removed or
+// changed (its snapshot: state, identity, addresses), with no lock of
+// the manager held; fn must not block (the CiliumEndpoint publisher
+// fires a trigger).
+func (m *Manager) OnChange(fn func()) {
+	m.hooksMu.Lock()
+	defer m.hooksMu.Unlock()
+	m.hooks = append(m.hooks, fn)
+}
+
+// changed calls the OnChange functions.
+func (m *Manager) changed() {
+	m.hooksMu.Lock()
+	hooks := m.hooks
+	m.hooksMu.Unlock()
+	for _, fn := range hooks {
+		fn()
+	}
 }
 
 // endpoint is the manager's record of an endpoint.
@@ -139,8 +162,9 @@ func (m *Manager) Endpoints() []Endpoint {
 // update changes an endpoint's snapshot under the lock.
 func (m *Manager) update(ep *endpoint, fn func(*Endpoint)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	fn(&ep.snap)
+	m.mu.Unlock()
+	m.changed()
 }
 
 // setState sets an endpoint's state.

@@ -85,6 +85,7 @@ func (m *Manager) restoreOne(ctx context.Context, e Endpoint) error {
 	m.mu.Lock()
 	m.eps[e.ID] = ep
 	m.mu.Unlock()
+	m.changed()
 	return nil
 }
 

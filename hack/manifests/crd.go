@@ -11,8 +11,9 @@ const (
 	Version = "v2"
 )
 
-// CRDs returns the CiliumNetworkPolicy and CiliumClusterwideNetworkPolicy
-// CRDs, with Cilium's names, short names and categories.
+// CRDs returns the CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy,
+// CiliumIdentity and CiliumEndpoint CRDs, with Cilium's names, short
+// names and categories.
 func CRDs() []*apiextv1.CustomResourceDefinition {
 	return []*apiextv1.CustomResourceDefinition{
 		policyCRD(apiextv1.CustomResourceDefinitionNames{Kind: "CiliumNetworkPolicy", ListKind: "CiliumNetworkPolicyList",
@@ -23,6 +24,8 @@ func CRDs() []*apiextv1.CustomResourceDefinition {
 			Plural: "ciliumclusterwidenetworkpolicies", Singular: "ciliumclusterwidenetworkpolicy", ShortNames: []string{"ccnp"},
 			Categories: []string{"cilium", "ciliumpolicy"}}, apiextv1.ClusterScoped,
 			"CiliumClusterwideNetworkPolicy is a cluster-wide Cilium network policy: its rules select endpoints (or nodes) of every namespace."),
+		ciliumIdentityCRD(),
+		ciliumEndpointCRD(),
 	}
 }
 

@@ -53,6 +53,7 @@ func TestInstallObjects(t *testing.T) {
 	slices.Sort(kinds)
 	want := []string{
 		"apiextensions.k8s.io/v1 CustomResourceDefinition", "apiextensions.k8s.io/v1 CustomResourceDefinition",
+		"apiextensions.k8s.io/v1 CustomResourceDefinition", "apiextensions.k8s.io/v1 CustomResourceDefinition",
 		"apps/v1 DaemonSet", "rbac.authorization.k8s.io/v1 ClusterRole", "rbac.authorization.k8s.io/v1 ClusterRoleBinding",
 		"v1 ConfigMap", "v1 ServiceAccount",
 	}
@@ -87,8 +88,11 @@ func TestCRDsPassAPIServerValidation(t *testing.T) {
 			t.Errorf("%s: %v", crd.Name, errs.ToAggregate())
 		}
 		v := crd.Spec.Versions[0]
-		if crd.Spec.Group != "cilium.io" || v.Name != "v2" || v.Subresources == nil || v.Subresources.Status == nil {
-			t.Errorf("%s: want cilium.io/v2 with a status subresource", crd.Name)
+		// Cilium's CiliumEndpoint has no status subresource: the agent
+		// writes the status with the object.
+		wantStatus := crd.Name != "ciliumendpoints.cilium.io"
+		if crd.Spec.Group != "cilium.io" || v.Name != "v2" || v.Subresources == nil || (v.Subresources.Status != nil) != wantStatus {
+			t.Errorf("%s: want cilium.io/v2, with a status subresource: %v", crd.Name, wantStatus)
 		}
 	}
 }
@@ -207,7 +211,9 @@ func TestConfigMapIPAM(t *testing.T) {
 }
 
 // TestClusterRoleIsLeastPrivilege pins the agent's permissions: reading
-// reading what it watches, nothing else (it writes nothing).
+// what it watches; writing only what identity allocation mode crd needs
+// (CiliumIdentities, this node's CiliumEndpoints, the identity GC's
+// Lease, by name once it exists).
 func TestClusterRoleIsLeastPrivilege(t *testing.T) {
 	var got []string
 	for _, o := range loadInstall(t) {
@@ -216,12 +222,16 @@ func TestClusterRoleIsLeastPrivilege(t *testing.T) {
 			continue
 		}
 		for _, r := range cr.Rules {
-			if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+			if len(r.NonResourceURLs) > 0 {
 				t.Errorf("unexpected rule %+v", r)
+			}
+			names := ""
+			if len(r.ResourceNames) > 0 {
+				names = "[" + strings.Join(r.ResourceNames, ",") + "]"
 			}
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
-					got = append(got, fmt.Sprintf("%s/%s: %s", g, res, strings.Join(r.Verbs, ",")))
+					got = append(got, fmt.Sprintf("%s/%s%s: %s", g, res, names, strings.Join(r.Verbs, ",")))
 				}
 			}
 		}
@@ -229,7 +239,11 @@ func TestClusterRoleIsLeastPrivilege(t *testing.T) {
 	slices.Sort(got)
 	want := []string{
 		"/namespaces: get,list,watch", "/nodes: get,list,watch", "/pods: get,list,watch", "/services: get,list,watch",
-		"cilium.io/ciliumclusterwidenetworkpolicies: get,list,watch", "cilium.io/ciliumnetworkpolicies: get,list,watch",
+		"cilium.io/ciliumclusterwidenetworkpolicies: get,list,watch",
+		"cilium.io/ciliumendpoints: get,list,watch,create,update,delete",
+		"cilium.io/ciliumidentities: get,list,watch,create,update,patch,delete",
+		"cilium.io/ciliumnetworkpolicies: get,list,watch",
+		"coordination.k8s.io/leases: create", "coordination.k8s.io/leases[apiary-identity-gc]: get,update",
 		"discovery.k8s.io/endpointslices: get,list,watch", "networking.k8s.io/networkpolicies: get,list,watch",
 	}
 	if !slices.Equal(got, want) {

@@ -41,7 +41,7 @@ func (a *Allocator[V]) Allocate(ctx context.Context, key string) (id ID, isNew b
 	if key == "" {
 		return 0, false, fmt.Errorf("allocate: %w: empty key", ErrInvalidKey)
 	}
-	unlock := a.keyMu.lock(key)
+	unlock := a.keyMu.Lock(key)
 	defer unlock()
 	if id, ok := a.addLocalRef(key); ok {
 		return id, false, nil

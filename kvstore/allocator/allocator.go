@@ -163,7 +163,7 @@ type Allocator[V any] struct {
 	paths Paths
 	log   *slog.Logger
 	cache *cache[V]
-	keyMu keyMutex
+	keyMu KeyMutex
 
 	mu             sync.Mutex
 	local          map[string]*localKey

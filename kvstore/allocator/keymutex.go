@@ -2,9 +2,11 @@ package allocator
 
 import "sync"
 
-// keyMutex serialises the allocations and releases of one key within
-// this process; different keys proceed in parallel.
-type keyMutex struct {
+// KeyMutex serialises the allocations and releases of one key within
+// this process; different keys proceed in parallel. The zero value is
+// ready; the CiliumIdentity allocator of policy/identity/identitycache
+// uses it too.
+type KeyMutex struct {
 	mu    sync.Mutex
 	locks map[string]*keyLock
 }
@@ -14,8 +16,8 @@ type keyLock struct {
 	waiters int
 }
 
-// lock takes the lock of key and returns its unlock function.
-func (k *keyMutex) lock(key string) func() {
+// Lock takes the lock of key and returns its unlock function.
+func (k *KeyMutex) Lock(key string) func() {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*keyLock{}

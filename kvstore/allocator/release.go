@@ -21,7 +21,7 @@ var retryExpired = job.Backoff{Min: time.Second, Max: 30 * time.Second, Factor: 
 // SyncLocalKeys) and last is true. The master key stays until the GC
 // finds it unreferenced.
 func (a *Allocator[V]) Release(ctx context.Context, key string) (last bool, err error) {
-	unlock := a.keyMu.lock(key)
+	unlock := a.keyMu.Lock(key)
 	defer unlock()
 	a.mu.Lock()
 	l, ok := a.local[key]
@@ -125,7 +125,7 @@ func (a *Allocator[V]) heldID(key string) (ID, bool) {
 // restore makes sure that the master key and this node's reference of a
 // key in local use exist.
 func (a *Allocator[V]) restore(ctx context.Context, key string) error {
-	unlock := a.keyMu.lock(key)
+	unlock := a.keyMu.Lock(key)
 	defer unlock()
 	id, held := a.heldID(key)
 	if !held {
@@ -184,7 +184,7 @@ func (a *Allocator[V]) SyncLocalKeys(ctx context.Context) error {
 
 // retryRelease deletes the reference of a released key again.
 func (a *Allocator[V]) retryRelease(ctx context.Context, key string) error {
-	unlock := a.keyMu.lock(key)
+	unlock := a.keyMu.Lock(key)
 	defer unlock()
 	if _, held := a.heldID(key); held {
 		return nil // in use again: its reference is wanted
@@ -203,7 +203,7 @@ func (a *Allocator[V]) retryRelease(ctx context.Context, key string) error {
 // restores the master when the reference was missing or the cache lacks
 // the master.
 func (a *Allocator[V]) syncKey(ctx context.Context, key string) error {
-	unlock := a.keyMu.lock(key)
+	unlock := a.keyMu.Lock(key)
 	defer unlock()
 	id, held := a.heldID(key)
 	if !held {

@@ -16,6 +16,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
+	"github.com/apiary-net/apiary/datapath/endpoint/cepsync"
 	"github.com/apiary-net/apiary/datapath/endpoint/endpointcell"
 	"github.com/apiary-net/apiary/datapath/endpoint/k8spods"
 	"github.com/apiary-net/apiary/datapath/hubble/hubblecell"
@@ -32,6 +33,7 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
 	"github.com/apiary-net/apiary/policy/ipcache/ipcachecell"
+	"github.com/apiary-net/apiary/policy/ipcache/k8scep"
 	"github.com/apiary-net/apiary/policy/k8spolicy"
 	"github.com/apiary-net/apiary/policy/policycell"
 )
@@ -60,6 +62,7 @@ var ControlPlane = cell.Group(
 	policycell.Cell,
 	k8spolicy.Cell, // NetworkPolicy, CNP, CCNP from Kubernetes
 	ipcachecell.Cell,
+	k8scep.Cell, // other nodes' CiliumEndpoints -> ipcache (identity mode crd)
 	nodecell.Cell,
 	k8snodes.Cell, // nodes from Kubernetes
 )
@@ -78,6 +81,7 @@ var Datapath = cell.Group(
 	ctgc.Cell,
 	endpointcell.Cell,
 	k8spods.Cell,                  // endpoint labels from Kubernetes pods
+	cepsync.Cell,                  // this node's endpoints -> CiliumEndpoints (identity mode crd)
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 	svcmanagercell.Cell, // services -> load-balancing frontends (writes through a datapath.LBMapWriter when the hive has one)
 	hubblecell.Cell,     // --enable-hubble: Hubble's gRPC API (flows of monitorcell's events)

@@ -31,9 +31,10 @@ func TestInstallConfigMap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// ipam: kubernetes needs an API server; the node's name and IP come
-	// from the DaemonSet and the Node in a cluster. The Node is read once
-	// (nothing answers here: the agent goes on without its pod CIDRs).
+	// ipam: kubernetes and identity-allocation-mode: crd need an API
+	// server; the node's name and IP come from the DaemonSet and the Node
+	// in a cluster. The Node is read once (nothing answers here: the
+	// agent goes on without its pod CIDRs).
 	outb, err := exec.Command(agentBin, "hive", "--config-dir="+dir, "--k8s-api-server=https://127.0.0.1:1",
 		"--node-name=node-a", "--node-ip=192.0.2.10").CombinedOutput()
 	out := string(outb)

@@ -21,6 +21,7 @@ import (
 // new identity.
 func TestPodLabels(t *testing.T) {
 	srv := k8stest.Start(t)
+	srv.InstallCRDs() // identities are CiliumIdentities (mode crd: Kubernetes, no kvstore)
 	cs := srv.Clientset()
 	ctx := context.Background()
 	createWebPod(t, cs, "web-sa")

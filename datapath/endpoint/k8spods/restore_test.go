@@ -22,6 +22,7 @@ import (
 // namespaces' initial listings relabel every endpoint once).
 func TestRestoredEndpointRelabelledByListing(t *testing.T) {
 	srv := k8stest.Start(t)
+	srv.InstallCRDs() // identities are CiliumIdentities (mode crd: Kubernetes, no kvstore)
 	cs := srv.Clientset()
 	ctx := context.Background()
 	createWebPod(t, cs, "")

@@ -72,6 +72,7 @@ func TestConvert(t *testing.T) {
 // with source kubernetes.
 func TestNodesFromAPIServer(t *testing.T) {
 	srv := k8stest.Start(t)
+	srv.InstallCRDs() // identities are CiliumIdentities (mode crd: Kubernetes, no kvstore)
 	cs := srv.Clientset()
 	ctx := context.Background()
 	internal := corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "192.0.2.20"}

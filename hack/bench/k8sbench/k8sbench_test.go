@@ -60,3 +60,18 @@ func TestKinds(t *testing.T) {
 		t.Errorf("Full.Kinds() = %d, %d, %d; want 500, 400, 100", nps, cnps, ccnps)
 	}
 }
+
+// TestCEPTiny runs the CiliumEndpoint case on a small cluster (300
+// endpoints on 3 nodes, 4 watching nodes, one not a host of endpoints):
+// every watcher of both sides must see every other node's endpoint.
+// Times are printed, not judged.
+func TestCEPTiny(t *testing.T) {
+	s := k8sbench.CEPSize{Nodes: 3, Endpoints: 300, Namespaces: 3, Watchers: 4}
+	r, err := k8sbench.MeasureCEP(t, s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ah := r.Apiary.Median()
+	pt, ph := r.Peer.Median()
+	t.Logf("apiary %s %d B, client-go %s %d B", at, ah, pt, ph)
+}

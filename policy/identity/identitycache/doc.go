@@ -1,7 +1,9 @@
 // Package identitycache is the identity allocator and cache (what Cilium
 // calls the caching identity allocator): reserved identities, the global
 // identities of this cluster on the kvstore (through kvstore/allocator,
-// with Cilium's key and value formats) or in memory in standalone mode,
+// with Cilium's key and value formats), as CiliumIdentity objects of
+// the Kubernetes API server (CRDAllocator, CRDGC: identity allocation
+// mode crd), or in memory in standalone mode,
 // local CIDR identities, the caches of remote clusters' identities and
 // their kvstore watchers (ClusterWatcher, read by clustermesh/remote), and
 // the observers that hear of every change (ObserverOut: the selector cache

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/allocator"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -17,7 +19,20 @@ func (m *Manager) NotifyReserved() { m.notify.flush() }
 
 // KVStoreMode reports whether global identities live in the kvstore (New
 // was given kvstoreEnabled) rather than in memory.
-func (m *Manager) KVStoreMode() bool { return m.kv != nil }
+func (m *Manager) KVStoreMode() bool { return m.mode == KVStore }
+
+// Mode returns where global identities are allocated.
+func (m *Manager) Mode() Mode { return m.mode }
+
+// StartCRD creates the allocator of global identities as CiliumIdentity
+// objects on client (the cluster-scoped ciliumidentities resource) and
+// returns it for the caller to run (Watch, RunSync) and to collect
+// garbage with (NewCRDGC). Only in mode CRD.
+func (m *Manager) StartCRD(client dynamic.ResourceInterface, log *slog.Logger) *CRDAllocator {
+	a := newCRDAllocator(client, m.cfg, m.kv.events(), log)
+	m.kv.setAllocator(a)
+	return a
+}
 
 // StartKVStore creates the kvstore allocator of global identities on
 // backend, with this node's references suffixed by suffix (its address),

@@ -15,9 +15,21 @@ import (
 	"github.com/apiary-net/apiary/policy/source"
 )
 
-// kvstoreGlobal allocates this cluster's global identities through the
-// kvstore allocator and keeps the identity cache: every identity of the
-// cluster the allocator's watch has seen, plus the ones in use on this
+// globalBackend is where this cluster's global identities are agreed
+// on: the kvstore allocator (*allocator.Allocator, mode kvstore) or the
+// CiliumIdentity allocator (*CRDAllocator, mode crd).
+type globalBackend interface {
+	Allocate(ctx context.Context, key string) (allocator.ID, bool, error)
+	Release(ctx context.Context, key string) (bool, error)
+	LocalID(key string) (allocator.ID, bool)
+	Synced() bool
+	WaitForSync(ctx context.Context) error
+}
+
+// kvstoreGlobal allocates this cluster's global identities through a
+// shared backend (the kvstore allocator, or CiliumIdentity objects) and
+// keeps the identity cache: every identity of the
+// cluster the backend's watch has seen, plus the ones in use on this
 // node whose master the watch has not delivered yet. Observers hear of
 // an identity when it becomes known by either way and of its deletion
 // when it is known by neither.
@@ -26,7 +38,7 @@ type kvstoreGlobal struct {
 	notify *notifier
 
 	ready chan struct{} // closed once alloc is set
-	alloc *allocator.Allocator[*identity.Identity]
+	alloc globalBackend
 
 	mu    sync.RWMutex
 	known map[identity.NumericIdentity]*knownIdentity
@@ -42,6 +54,11 @@ type knownIdentity struct {
 func newKVStoreGlobal(cfg cluster.Info, n *notifier) *kvstoreGlobal {
 	return &kvstoreGlobal{cfg: cfg, notify: n, ready: make(chan struct{}),
 		known: map[identity.NumericIdentity]*knownIdentity{}, byKey: map[string]identity.NumericIdentity{}}
+}
+
+// events are the callbacks of the backend's cache.
+func (g *kvstoreGlobal) events() allocator.Events[*identity.Identity] {
+	return allocator.Events[*identity.Identity]{Upsert: g.onUpsert, Delete: g.onDelete, Synced: g.notify.flush}
 }
 
 // allocatorOptions are the options of the kvstore allocator of this
@@ -61,22 +78,18 @@ func (g *kvstoreGlobal) allocatorOptions(log *slog.Logger, metrics *store.Metric
 			return NewClusterWatcher(WatcherParams{Cluster: g.cfg, Source: source.KVStore, Observer: observer,
 				WatchParams: store.WatchParams{Scope: "identities", Log: log, Metrics: metrics, Options: opts}})
 		},
-		Events: allocator.Events[*identity.Identity]{
-			Upsert: g.onUpsert,
-			Delete: g.onDelete,
-			Synced: g.notify.flush,
-		},
+		Events: g.events(),
 	}
 }
 
 // setAllocator makes the allocator available; it runs in the start hook.
-func (g *kvstoreGlobal) setAllocator(a *allocator.Allocator[*identity.Identity]) {
+func (g *kvstoreGlobal) setAllocator(a globalBackend) {
 	g.alloc = a
 	close(g.ready)
 }
 
 // allocator waits for the start hook.
-func (g *kvstoreGlobal) allocator(ctx context.Context) (*allocator.Allocator[*identity.Identity], error) {
+func (g *kvstoreGlobal) allocator(ctx context.Context) (globalBackend, error) {
 	select {
 	case <-g.ready:
 		return g.alloc, nil
@@ -86,7 +99,7 @@ func (g *kvstoreGlobal) allocator(ctx context.Context) (*allocator.Allocator[*id
 }
 
 // started returns the allocator, or nil before the start hook.
-func (g *kvstoreGlobal) started() *allocator.Allocator[*identity.Identity] {
+func (g *kvstoreGlobal) started() globalBackend {
 	select {
 	case <-g.ready:
 		return g.alloc
@@ -189,7 +202,13 @@ func (g *kvstoreGlobal) onDelete(_ allocator.ID, ident *identity.Identity) {
 
 func (g *kvstoreGlobal) addLocked(k *knownIdentity) {
 	g.known[k.identity.ID] = k
-	g.byKey[kvstoreKey(k.identity.Labels)] = k.identity.ID
+	// The first identity of a label set stays the one found by its
+	// labels: a duplicate (two agents created one at once, in mode crd)
+	// comes later and goes first.
+	key := kvstoreKey(k.identity.Labels)
+	if _, dup := g.known[g.byKey[key]]; !dup || g.byKey[key] == k.identity.ID {
+		g.byKey[key] = k.identity.ID
+	}
 	g.notify.enqueue(identity.Change{Kind: identity.Added, Identity: k.identity})
 }
 

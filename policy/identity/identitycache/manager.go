@@ -25,8 +25,9 @@ type Manager struct {
 	filter     *labels.Filter
 	notify     *notifier
 	local      *memAllocator
+	mode       Mode
 	kv         *kvstoreGlobal // nil in standalone mode
-	standalone *memAllocator  // nil in kvstore mode
+	standalone *memAllocator  // nil in kvstore and crd modes
 	remote     *remoteCache   // identities of meshed clusters
 }
 
@@ -36,13 +37,50 @@ var _ identity.Allocator = (*Manager)(nil)
 // decides which labels of an endpoint make its identity (nil: Cilium's
 // defaults).
 func New(cfg cluster.Info, filter *labels.Filter, kvstoreEnabled bool, observers []identity.Observer) *Manager {
+	mode := Standalone
+	if kvstoreEnabled {
+		mode = KVStore
+	}
+	return NewWithMode(cfg, filter, mode, observers)
+}
+
+// Mode is where the global identities of this cluster are allocated.
+type Mode int
+
+// The identity allocation modes.
+const (
+	// Standalone allocates in memory, journalled in the state dir: no
+	// other agent shares the identities.
+	Standalone Mode = iota
+	// KVStore allocates in the kvstore (Cilium's
+	// --identity-allocation-mode=kvstore).
+	KVStore
+	// CRD allocates CiliumIdentity objects in the Kubernetes API server
+	// (--identity-allocation-mode=crd).
+	CRD
+)
+
+// String is the mode's flag value ("standalone" for Standalone).
+func (m Mode) String() string {
+	switch m {
+	case KVStore:
+		return "kvstore"
+	case CRD:
+		return "crd"
+	}
+	return "standalone"
+}
+
+// NewWithMode returns the allocator of cluster cfg with global
+// identities allocated as mode says; see New for filter.
+func NewWithMode(cfg cluster.Info, filter *labels.Filter, mode Mode, observers []identity.Observer) *Manager {
 	if filter == nil {
 		filter = labels.DefaultFilter()
 	}
 	n := newNotifier(observers)
 	mgr := &Manager{cfg: cfg, filter: filter, notify: n, local: newMemAllocator(minLocalIdentity, maxLocalIdentity, n),
-		remote: newRemoteCache(n)}
-	if kvstoreEnabled {
+		remote: newRemoteCache(n), mode: mode}
+	if mode != Standalone {
 		mgr.kv = newKVStoreGlobal(cfg, n)
 	} else {
 		first, last := identity.ClusterRange(cfg)

@@ -3,6 +3,8 @@ package identitycache
 import (
 	"fmt"
 
+	"github.com/apiary-net/apiary/kvstore/allocator"
+
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -34,13 +36,28 @@ func (m *Manager) StatusReport() status.Report {
 	}
 	a := m.kv.started()
 	if a == nil || !a.Synced() {
+		from := "the kvstore"
+		if m.mode == CRD {
+			from = "the Kubernetes API server (CiliumIdentity)"
+		}
 		return status.Report{State: status.Warning, Details: details,
-			Message: "waiting for the first list of identities from the kvstore"}
+			Message: "waiting for the first list of identities from " + from}
 	}
 	known, used := m.kv.counts()
-	details = append(details, fmt.Sprintf("%d used on this node, referenced as %s", used, a.Suffix()))
-	msg := fmt.Sprintf("%d global, %d local, kvstore", known, local)
-	invalid := a.Invalid()
+	var invalid []string
+	var msg, what string
+	switch b := a.(type) {
+	case *allocator.Allocator[*identity.Identity]:
+		details = append(details, fmt.Sprintf("%d used on this node, referenced as %s", used, b.Suffix()))
+		msg, what = fmt.Sprintf("%d global, %d local, kvstore", known, local), "kvstore entries"
+		for _, e := range b.Invalid() {
+			invalid = append(invalid, fmt.Sprintf("%s: %v", e.Key, e.Err))
+		}
+	case *CRDAllocator:
+		details = append(details, fmt.Sprintf("%d used on this node", used))
+		msg, what = fmt.Sprintf("%d global, %d local, crd (CiliumIdentity)", known, local), "CiliumIdentities"
+		invalid = b.Invalid()
+	}
 	if len(invalid) == 0 {
 		return status.Report{State: status.Ok, Message: msg, Details: details}
 	}
@@ -49,8 +66,8 @@ func (m *Manager) StatusReport() status.Report {
 			details = append(details, fmt.Sprintf("... and %d more", len(invalid)-i))
 			break
 		}
-		details = append(details, fmt.Sprintf("skipped %s: %v", e.Key, e.Err))
+		details = append(details, "skipped "+e)
 	}
 	return status.Report{State: status.Warning, Details: details,
-		Message: fmt.Sprintf("%s, %d kvstore entries skipped", msg, len(invalid))}
+		Message: fmt.Sprintf("%s, %d %s skipped", msg, len(invalid), what)}
 }

@@ -22,13 +22,16 @@ import (
 )
 
 // Cell provides the identity.Allocator: reserved identities, global
-// identities of this cluster from the kvstore (or from memory in
-// standalone mode, when --kvstore is empty), local CIDR identities, the
+// identities of this cluster from the kvstore, from CiliumIdentity
+// objects (mode crd: Kubernetes without --kvstore), or from memory in
+// standalone mode (neither), local CIDR identities, the
 // identity cache with its observers (identitycache.ObserverOut), the "Identities"
 // status line, GET /v1/identity[/{id}], the garbage collector of
 // unreferenced identities, and the --labels filter of identity-relevant
-// labels. It needs the kvstore client and the local-node store (its
-// address suffixes this node's references, its cluster gives the range).
+// labels, and the allocation mode (identitycache.Mode) for the cells
+// that follow it. It needs the kvstore client and the local-node store
+// (its address suffixes this node's references, its cluster gives the
+// range); mode crd needs the Kubernetes client cell.
 var Cell = cell.Module("identity", "Security identities: allocator, cache, local CIDR identities",
 	cell.Config(DefaultConfig),
 	cell.Config(labels.Config{}),
@@ -36,6 +39,7 @@ var Cell = cell.Module("identity", "Security identities: allocator, cache, local
 	cell.Provide(
 		func(m *identitycache.Manager) identity.Allocator { return m },
 		func(m *identitycache.Manager) identitycache.RemoteIdentities { return m.Remote() },
+		func(m *identitycache.Manager) identitycache.Mode { return m.Mode() },
 		newLabelsFilter,
 		newStatusProvider,
 		newListHandler,
@@ -54,25 +58,43 @@ const syncLocalKeysInterval = 5 * time.Minute
 
 // Config configures the identity allocator.
 type Config struct {
+	// IdentityAllocationMode is where global identities are allocated:
+	// "crd" (CiliumIdentity objects), "kvstore", or empty for the
+	// default: kvstore when --kvstore is set, else crd when Kubernetes
+	// is configured, else in memory (standalone).
+	IdentityAllocationMode string
 	// IdentityGCInterval is how often this agent tries to collect the
-	// unreferenced identities of its cluster in the kvstore (one agent
-	// at a time does); 0 disables it on this agent.
+	// unreferenced identities of its cluster (one agent at a time
+	// does); 0 disables it on this agent.
 	IdentityGCInterval time.Duration
+	// IdentityHeartbeatTimeout is how long a CiliumIdentity stays unused
+	// before the collector deletes it (mode crd).
+	IdentityHeartbeatTimeout time.Duration
 }
 
 // DefaultConfig is Cilium's default.
-var DefaultConfig = Config{IdentityGCInterval: 15 * time.Minute}
+var DefaultConfig = Config{IdentityGCInterval: 15 * time.Minute, IdentityHeartbeatTimeout: 30 * time.Minute}
 
-// Flags registers --identity-gc-interval.
+// Flags registers --identity-allocation-mode, --identity-gc-interval and
+// --identity-heartbeat-timeout.
 func (def Config) Flags(fs *pflag.FlagSet) {
+	fs.String("identity-allocation-mode", def.IdentityAllocationMode,
+		`Where global identities are allocated: "crd" (CiliumIdentity objects) or "kvstore" (default: kvstore with --kvstore, else crd with Kubernetes, else in memory)`)
 	fs.Duration("identity-gc-interval", def.IdentityGCInterval,
-		"How often to collect unreferenced identities in the kvstore (one agent at a time; 0 disables it on this agent)")
+		"How often to collect unreferenced identities (one agent at a time; 0 disables it on this agent)")
+	fs.Duration("identity-heartbeat-timeout", def.IdentityHeartbeatTimeout,
+		"How long a CiliumIdentity no CiliumEndpoint uses is kept before it is deleted (mode crd)")
 }
 
-// Validate rejects negative intervals.
+// Validate rejects negative intervals and unknown modes.
 func (c *Config) Validate() error {
-	if c.IdentityGCInterval < 0 {
+	switch {
+	case c.IdentityGCInterval < 0:
 		return fmt.Errorf("--identity-gc-interval: %s is negative", c.IdentityGCInterval)
+	case c.IdentityHeartbeatTimeout <= 0:
+		return fmt.Errorf("--identity-heartbeat-timeout: %s is not positive", c.IdentityHeartbeatTimeout)
+	case c.IdentityAllocationMode != "" && c.IdentityAllocationMode != modeCRD && c.IdentityAllocationMode != modeKVStore:
+		return fmt.Errorf("--identity-allocation-mode: %q is not %q or %q", c.IdentityAllocationMode, modeCRD, modeKVStore)
 	}
 	return nil
 }
@@ -87,8 +109,11 @@ type managerParams struct {
 	StoreMetrics *store.Metrics      `optional:"true"`
 	Observers    []identity.Observer `group:"identity-observers"`
 	Metrics      *Metrics
-	K8sCaches    k8s.CacheSync `optional:"true"`
-	StateDir     statedir.Dir  `optional:"true"`
+	K8sCaches    k8s.CacheSync        `optional:"true"`
+	Clientset    k8s.Clientset        `optional:"true"`
+	CIDs         k8s.CiliumIdentities `optional:"true"`
+	CEPs         k8s.CiliumEndpoints  `optional:"true"`
+	StateDir     statedir.Dir         `optional:"true"`
 	Lifecycle    cell.Lifecycle
 	Jobs         job.Group
 	Log          *slog.Logger
@@ -97,10 +122,21 @@ type managerParams struct {
 // newManagerCell builds the allocator; in kvstore mode the start hook
 // creates the kvstore allocator, its references suffixed with the
 // node's address, and starts its jobs (watch, reference repair, GC).
-func newManagerCell(p managerParams) *identitycache.Manager {
+func newManagerCell(p managerParams) (*identitycache.Manager, error) {
 	local := p.LocalNode.Get()
 	cluster := local.Cluster
-	m := identitycache.New(cluster, p.Filter, p.KVStore.Enabled(), p.Observers)
+	mode, err := allocationMode(p.Config.IdentityAllocationMode, p.KVStore.Enabled(), p.Clientset != nil && p.Clientset.IsEnabled())
+	if err != nil {
+		return nil, err
+	}
+	m := identitycache.NewWithMode(cluster, p.Filter, mode, p.Observers)
+	var crdSynced func()
+	if mode == identitycache.CRD {
+		if p.CIDs == nil || p.CEPs == nil || p.K8sCaches == nil {
+			return nil, fmt.Errorf("--identity-allocation-mode=crd: the Kubernetes client cell is missing")
+		}
+		crdSynced = p.K8sCaches.Register(p.CIDs.Name())
+	}
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		defer m.NotifyReserved()
 		if p.StateDir != nil {
@@ -111,6 +147,10 @@ func newManagerCell(p managerParams) *identitycache.Manager {
 			}
 		}
 		first, last := identity.ClusterRange(cluster)
+		if mode == identitycache.CRD {
+			startCRD(p, m, crdSynced)
+			return nil
+		}
 		if !m.KVStoreMode() {
 			p.Log.Info("Allocating global identities in memory (standalone mode: --kvstore is empty)",
 				"cluster", cluster.ClusterName, "range", fmt.Sprintf("%d..%d", first, last))
@@ -146,7 +186,7 @@ func newManagerCell(p managerParams) *identitycache.Manager {
 		}
 		return nil
 	}, OnStop: func(cell.HookContext) error { return m.ClosePersistence() }})
-	return m
+	return m, nil
 }
 
 func newMetricsOut(m *Metrics, mgr *identitycache.Manager) metrics.GroupOut {
