@@ -39,6 +39,7 @@ import (
 // node's CIDRs, not another node's.
 func TestIPAMKubernetes(t *testing.T) {
 	srv := k8stest.Start(t)
+	srv.InstallCRDs() // identity-allocation-mode crd (Kubernetes, no kvstore)
 	ctx := context.Background()
 	cs := srv.Clientset()
 	for name, ip := range map[string]string{"node-a": "192.0.2.10", "node-b": "192.0.2.11"} {
