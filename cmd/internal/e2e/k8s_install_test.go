@@ -166,6 +166,7 @@ func newInstalledAgent(t *testing.T, srv *k8stest.Server, extra ...string) *inst
 	a := &installedAgent{socket: filepath.Join(dir, "run", "apiary.sock")}
 	a.args = append([]string{"--config-dir=" + confDir, "--k8s-kubeconfig-path=" + srv.WriteKubeconfig(token),
 		"--socket-path=" + a.socket, "--state-dir=" + filepath.Join(dir, "run"), "--prometheus-serve-addr=",
+		"--hubble-socket-path=" + filepath.Join(dir, "run", "hubble.sock"),
 		"--write-cni-conf-when-ready=" + filepath.Join(dir, "net.d", "05-apiary.conflist"),
 		"--node-name=node-a"}, extra...)
 	return a
