@@ -140,6 +140,22 @@ func TestRingOverwriteIsLost(t *testing.T) {
 	}
 }
 
+// TestRingWriteAfterStop: the consumer's last flow may race the stop; it
+// is kept, and a follower then reads it and the end.
+func TestRingWriteAfterStop(t *testing.T) {
+	r := hubble.NewRing(3)
+	r.Stop()
+	r.Write(hubble.Entry{Flow: &flow.Flow{Summary: "late"}})
+	r.Stop()
+	e, next, ok, err := r.Next(context.Background(), 0, true)
+	if err != nil || !ok || e.Flow.GetSummary() != "late" {
+		t.Fatalf("Next after stop = %+v, %v, %v; want the late flow", e, ok, err)
+	}
+	if _, _, _, err := r.Next(context.Background(), next, true); err != hubble.ErrRingStopped {
+		t.Errorf("Next past the end = %v, want ErrRingStopped", err)
+	}
+}
+
 // serve starts an Observer over r on a unix socket and returns a client.
 func serve(t *testing.T, r *hubble.Ring) observer.ObserverClient {
 	t.Helper()

@@ -49,13 +49,18 @@ func NewRing(capacity int) *Ring {
 func (r *Ring) Capacity() int { return len(r.buf) }
 
 // Write appends e, overwriting the oldest entry when full, and wakes the
-// followers.
+// followers. A write after Stop (the consumer's last event racing the
+// stop) is kept and wakes nobody.
 func (r *Ring) Write(e Entry) {
 	r.mu.Lock()
 	r.buf[r.next%uint64(len(r.buf))] = e
 	r.next++
 	if e.Flow != nil {
 		r.flows++
+	}
+	if r.stopped { // r.wake is closed for good: followers are awake
+		r.mu.Unlock()
+		return
 	}
 	wake := r.wake
 	r.wake = make(chan struct{})
