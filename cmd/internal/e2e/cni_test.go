@@ -345,9 +345,10 @@ func TestCNIConfWaitsForRestore(t *testing.T) {
 	if _, err := os.Stat(conf); err == nil {
 		t.Fatalf("the conflist exists as the agent starts, before the remote cluster's sync or its timeout:\n%s", agent.Log())
 	}
+	// The file appears just before the agent logs it: wait for both.
 	celltest.EventuallyWithin(t, "the conflist is written after --clustermesh-sync-timeout", 30*time.Second, func() bool {
 		_, err := os.Stat(conf)
-		return err == nil
+		return err == nil && strings.Contains(agent.Log(), "Wrote the CNI configuration")
 	})
 	log := agent.Log()
 	regen, wrote := strings.Index(log, "Regenerating endpoints without the remote clusters' sync"), strings.Index(log, "Wrote the CNI configuration")
