@@ -73,7 +73,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 	c.applyInstall()
 	// The node IPAM controller gives each Node its pod CIDRs
 	// (--allocate-node-cidrs), which the agents' --ipam=kubernetes reads.
-	c.API.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{podCIDR.String()}})
+	// The EndpointSlice controller makes the Services' slices from the
+	// pods' addresses and readiness (the service manager reads them).
+	c.API.StartControllerManager(t, k8stest.NodeIPAM{ClusterCIDRs: []string{podCIDR.String()}, Controllers: []string{"endpointslice"}})
 	c.Lab = netnstest.New(t, "k8sc-lab")
 	c.underlay()
 	c.proxyAPI()

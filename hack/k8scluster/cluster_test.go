@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -130,6 +132,33 @@ func TestTwoNodeCluster(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("ClusterIP service to the server across nodes", func(t *testing.T) {
+		// The EndpointSlice controller makes the slice of the server pod;
+		// client-1's node balances the ClusterIP to it in its endpoint
+		// program (DNAT), over the tunnel, and policy judges the
+		// server's identity and port 8080.
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "server"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "server"}, Ports: []corev1.ServicePort{
+				{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)},
+			}},
+		}
+		created, err := c.Clientset().CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vip := netip.MustParseAddr(created.Spec.ClusterIP)
+		celltest.EventuallyWithin(t, fmt.Sprintf("client-1 reaches server through %s:80", vip), time.Minute, func() bool {
+			return netnstest.Dial(client1.NS, vip, 80, time.Second) == nil
+		})
+		conn := netnstest.Connect(t, client1.NS, vip, 80)
+		defer conn.Close()
+		netnstest.RoundTrip(t, conn, "through the ClusterIP")
+		if got := conn.RemoteAddr().String(); got != netip.AddrPortFrom(vip, 80).String() {
+			t.Errorf("the connection's peer is %s, want the ClusterIP", got)
+		}
 	})
 
 	t.Run("restarts of the server's agent under traffic", func(t *testing.T) {

@@ -23,6 +23,9 @@ type NodeIPAM struct {
 	// MaskSizeIPv4 and MaskSizeIPv6 are the size of each node's CIDR
 	// (kube-controller-manager's defaults, 24 and 64, when 0).
 	MaskSizeIPv4, MaskSizeIPv6 int
+	// Controllers are more controllers to run beside nodeipam
+	// ("endpointslice": the Services' EndpointSlices from their pods).
+	Controllers []string
 }
 
 // ControllerManager is a running kube-controller-manager.
@@ -51,7 +54,7 @@ func (s *Server) StartControllerManager(t testing.TB, ipam NodeIPAM) *Controller
 	}
 	args := []string{
 		"--kubeconfig=" + s.WriteKubeconfig(AdminToken),
-		"--controllers=nodeipam",
+		"--controllers=" + strings.Join(append([]string{"nodeipam"}, ipam.Controllers...), ","),
 		"--allocate-node-cidrs=true",
 		"--cluster-cidr=" + strings.Join(ipam.ClusterCIDRs, ","),
 		"--service-cluster-ip-range=10.96.0.0/16", // the API server's
