@@ -227,6 +227,33 @@ struct revs {
 	__u32 ipcache;
 };
 
+/* ct_put writes v as the entry of flow f in direction dir (a CT_DIR_*
+ * value) of the family's conntrack map. */
+static __always_inline void ct_put(const struct flow *f, __u8 dir, const struct ct_value *v)
+{
+	if (f->family == 4) {
+		struct ct4_key key = {
+			.saddr = f->saddr[0],
+			.daddr = f->daddr[0],
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = dir,
+		};
+		map_update_elem(&ct4, &key, v, BPF_ANY);
+	} else {
+		struct ct6_key key = {
+			.sport = f->sport,
+			.dport = f->dport,
+			.proto = f->proto,
+			.direction = dir,
+		};
+		__builtin_memcpy(key.saddr, f->saddr, 16);
+		__builtin_memcpy(key.daddr, f->daddr, 16);
+		map_update_elem(&ct6, &key, v, BPF_ANY);
+	}
+}
+
 /* ct_create records the new flow f, opened in direction dir and allowed
  * under the revisions rev. */
 static __always_inline void ct_create(const struct flow *f, __u8 dir, __u32 peer_id,
@@ -243,27 +270,7 @@ static __always_inline void ct_create(const struct flow *f, __u8 dir, __u32 peer
 	};
 
 	ct_refresh(&v, f, now);
-	if (f->family == 4) {
-		struct ct4_key key = {
-			.saddr = f->saddr[0],
-			.daddr = f->daddr[0],
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = dir,
-		};
-		map_update_elem(&ct4, &key, &v, BPF_ANY);
-	} else {
-		struct ct6_key key = {
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = dir,
-		};
-		__builtin_memcpy(key.saddr, f->saddr, 16);
-		__builtin_memcpy(key.daddr, f->daddr, 16);
-		map_update_elem(&ct6, &key, &v, BPF_ANY);
-	}
+	ct_put(f, dir, &v);
 }
 
 #endif /* APIARY_CONNTRACK_H */

@@ -213,27 +213,7 @@ static __always_inline void lb_svc_ct_put(const struct flow *f, __u32 backend_id
 	};
 
 	ct_refresh(&v, f, now);
-	if (f->family == 4) {
-		struct ct4_key key = {
-			.saddr = f->saddr[0],
-			.daddr = f->daddr[0],
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = CT_DIR_SERVICE,
-		};
-		map_update_elem(&ct4, &key, &v, BPF_ANY);
-	} else {
-		struct ct6_key key = {
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = CT_DIR_SERVICE,
-		};
-		__builtin_memcpy(key.saddr, f->saddr, 16);
-		__builtin_memcpy(key.daddr, f->daddr, 16);
-		map_update_elem(&ct6, &key, &v, BPF_ANY);
-	}
+	ct_put(f, CT_DIR_SERVICE, &v);
 }
 
 /* lb_affinity_get returns the backend the client of f last used for the
