@@ -1,6 +1,6 @@
 // Package hubble turns the datapath's events into Hubble flows and serves
 // them with Hubble's gRPC API (the observer.Observer and peer.Peer
-// services of package datapath/hubble/api), so that the hubble CLI and
+// services of the packages under datapath/hubble/api), so that the hubble CLI and
 // hubble-relay work against an apiary agent.
 //
 //   - Parser converts a monitor event (drop or trace, package
@@ -19,3 +19,7 @@
 // It may import packages of cells, kvstore, policy and datapath, nothing
 // of clustermesh (docs/design.md, Layers).
 package hubble
+
+// Hubble's API packages (api/flow, api/observer, api/peer, api/relay),
+// generated from Cilium's .proto files (api/README.md).
+//go:generate ./api/gen.sh
