@@ -88,33 +88,15 @@ func (l *Loader) attachOverlayHook(ifindex int, hook string, at ebpf.AttachType,
 }
 
 // tcxAttachOverlay replaces the program of the pinned link when it is on
-// ifindex, else attaches a new link and pins it; l.mu is held.
+// ifindex, else attaches a new link and pins it (attachPinnedTCX); l.mu
+// is held.
 func (l *Loader) tcxAttachOverlay(ifindex int, hook string, at ebpf.AttachType, prog *ebpf.Program) error {
 	path := l.overlayLinkPath(hook)
-	if lk, err := link.LoadPinnedLink(path, nil); err == nil {
-		target, terr := tcxTarget(lk, at)
-		if terr == nil && target == ifindex {
-			defer lk.Close()
-			return lk.Update(prog)
-		}
-		l.log.Info("Replacing a stale overlay program link", "hook", hook, "link-ifindex", target, "ifindex", ifindex, "error", terr)
-		if err := errors.Join(lk.Unpin(), lk.Close()); err != nil {
-			return fmt.Errorf("remove stale overlay link: %w", err)
-		}
-	}
-	lk, err := link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: prog, Attach: at})
-	if errors.Is(err, ebpf.ErrNotSupported) {
-		return fmt.Errorf("%w: %w", ErrTCXUnsupported, err)
-	}
-	if err != nil {
-		return err
-	}
-	defer lk.Close()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create link directory: %w", err)
 	}
-	if err := lk.Pin(path); err != nil {
-		return fmt.Errorf("pin overlay link: %w", err)
+	if err := attachPinnedTCX(path, ifindex, at, prog); err != nil {
+		return fmt.Errorf("overlay link %s: %w", hook, err)
 	}
 	return nil
 }
