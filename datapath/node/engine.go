@@ -38,7 +38,7 @@ func New(p Params) *NodeManager {
 		p.Log = slog.New(slog.DiscardHandler)
 	}
 	m := &NodeManager{
-		log: p.Log, local: p.Local, ipc: p.IPCache, nodes: map[Identity]Node{},
+		log: p.Log, self: p.Local.Identity(), local: p.Local, ipc: p.IPCache, nodes: map[Identity]Node{},
 		handlers: newHandlerSet(p.Handlers, p.Health, p.Log),
 	}
 	if p.KVStore != nil && p.KVStore.Enabled() {
@@ -52,10 +52,14 @@ func New(p Params) *NodeManager {
 // and the periodic validation. Call it once the kvstore client has
 // started.
 func (m *NodeManager) Start() []job.Job {
-	m.NodeUpdated(m.local)
+	m.mu.Lock()
+	m.started = true
+	local := m.local.Clone()
+	m.mu.Unlock()
+	m.NodeUpdated(local)
 	var jobs []job.Job
 	if m.kv != nil {
-		jobs = m.kv.start(m.local)
+		jobs = m.kv.start(local)
 	}
 	return append(jobs, job.Timer("node-validate", m.validate, ValidateInterval))
 }
@@ -84,7 +88,7 @@ type KVStats struct {
 // Stats returns the figures now.
 func (m *NodeManager) Stats() Stats {
 	nodes := m.Nodes()
-	st := Stats{Nodes: len(nodes), LocalKey: m.local.GetKeyName()}
+	st := Stats{Nodes: len(nodes), LocalKey: m.self.String()}
 	for i := range nodes {
 		if m.isLocal(&nodes[i]) {
 			st.Local++

@@ -40,7 +40,7 @@ func newKVSync(m *NodeManager, client kvstore.Client, cluster cluster.Info, log 
 		store.WithSyncLogger(log), store.WithSyncMetrics(metrics), store.WithPeriodicSync(periodicSync),
 		store.WithOnConflict(k.onConflict))
 	k.watcher = NewClusterWatcher(WatcherParams{
-		Manager: m, Cluster: cluster, Source: source.KVStore, Skip: m.local.Name,
+		Manager: m, Cluster: cluster, Source: source.KVStore, Skip: m.self.Name,
 		WatchParams: store.WatchParams{Scope: "nodes", Log: log, Metrics: metrics, Writer: k.sync},
 	})
 	k.watch = k.watcher.Store()
@@ -52,10 +52,16 @@ func (k *kvSync) watchPrefix() string { return k.watcher.Prefix() }
 
 // start registers the local node and runs the writer and the watcher.
 func (k *kvSync) start(local Node) []job.Job {
+	k.register(local)
+	return store.WriteAndWatchJobs("kvstore-register", k.sync, k.watcher, k.client)
+}
+
+// register writes the local node's key (again, after a change); the
+// SyncStore retries a failed write.
+func (k *kvSync) register(local Node) {
 	if err := k.sync.UpsertKey(context.Background(), &local); err != nil {
 		k.log.Warn("Unable to register the local node", "key", layout.NodeKey(local.Cluster, local.Name), "error", err)
 	}
-	return store.WriteAndWatchJobs("kvstore-register", k.sync, k.watcher, k.client)
 }
 
 // skipped returns how many kvstore nodes are skipped now, and the last.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -40,7 +41,9 @@ type Manager interface {
 // the node map, so handlers may read it.
 type NodeManager struct {
 	log      *slog.Logger
-	local    Node
+	self     Identity // the local node's name and cluster
+	local    Node     // guarded by mu
+	started  bool     // guarded by mu: Start ran
 	ipc      ipcache.IPCache
 	handlers *handlerSet
 	kv       *kvSync // nil without a kvstore
@@ -131,10 +134,43 @@ func (m *NodeManager) GetNode(id Identity) (Node, bool) {
 }
 
 // LocalNode implements Manager.
-func (m *NodeManager) LocalNode() Node { return m.local.Clone() }
+func (m *NodeManager) LocalNode() Node {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.local.Clone()
+}
 
-// isLocal reports whether n is this agent's node.
-func (m *NodeManager) isLocal(n *Node) bool { return n.Identity() == m.local.Identity() }
+// isLocal reports whether n is this agent's node (its name and cluster
+// never change).
+func (m *NodeManager) isLocal(n *Node) bool { return n.Identity() == m.self }
+
+// LocalUpdated takes a change of this agent's node (its pod CIDRs from
+// the Kubernetes Node with --ipam=kubernetes, arriving after start):
+// the ipcache and the handlers hear of it as of any node's update, and
+// the kvstore registration is written again. A node of another name or
+// cluster, or one equal to the current, is ignored.
+func (m *NodeManager) LocalUpdated(n Node) {
+	if n.Identity() != m.self {
+		m.log.Warn("Ignoring a local node of another name", "node", n.Identity().String(), "local", m.self.String())
+		return
+	}
+	m.mu.Lock()
+	if reflect.DeepEqual(m.local, n) {
+		m.mu.Unlock()
+		return
+	}
+	m.local = n.Clone()
+	started := m.started
+	m.mu.Unlock()
+	if !started {
+		return // Start adds it
+	}
+	m.log.Info("Local node changed", "node", m.self.String(), "ipv4-alloc-cidr", n.IPv4AllocCIDR, "ipv6-alloc-cidr", n.IPv6AllocCIDR)
+	m.NodeUpdated(n)
+	if m.kv != nil {
+		m.kv.register(n)
+	}
+}
 
 // validate runs NodeValidateImplementation of every handler for every
 // node; changes wait until it is done.

@@ -14,6 +14,7 @@ var (
 	remoteNodeLabels = identity.ReservedLabels(identity.ReservedRemoteNode)
 	healthLabels     = identity.ReservedLabels(identity.ReservedHealth)
 	ingressLabels    = identity.ReservedLabels(identity.ReservedIngress)
+	worldLabels      = identity.ReservedLabels(identity.ReservedWorld)
 )
 
 // resource names a node's metadata in the ipcache.
@@ -21,7 +22,12 @@ func resource(n *Node) ipcache.ResourceID { return ipcache.ResourceID("node/" + 
 
 // ipcacheMetadata returns what the node says about its addresses: the
 // host identity for this node's addresses, remote-node for the others'
-// (with the node as tunnel peer), health and ingress for those endpoints.
+// (with the node as tunnel peer), health and ingress for those endpoints,
+// and, as Cilium's node manager does, another node's pod CIDRs as
+// fallback entries: reserved:world (a CIDR identity) with the node as
+// tunnel peer, so a packet to one of its pods the ipcache does not know
+// yet (its CiliumEndpoint or kvstore entry not seen) is still carried to
+// that node in tunnel routing, where its ingress policy is judged.
 func (m *NodeManager) ipcacheMetadata(n *Node) map[netip.Prefix]ipcache.Metadata {
 	out := map[netip.Prefix]ipcache.Metadata{}
 	nodeLabels, peer := remoteNodeLabels, n.TunnelIP()
@@ -45,7 +51,23 @@ func (m *NodeManager) ipcacheMetadata(n *Node) map[netip.Prefix]ipcache.Metadata
 	add(n.IPv6HealthIP, healthLabels)
 	add(n.IPv4IngressIP, ingressLabels)
 	add(n.IPv6IngressIP, ingressLabels)
+	if !m.isLocal(n) && peer.IsValid() {
+		for _, cidr := range n.podCIDRs() {
+			if p := cidr.Masked(); p.IsValid() && p.Bits() > 0 {
+				if _, ok := out[p]; !ok {
+					out[p] = ipcache.Metadata{Labels: worldLabels, TunnelPeer: peer, EncryptKey: n.EncryptionKey}
+				}
+			}
+		}
+	}
 	return out
+}
+
+// podCIDRs returns the node's pod CIDRs, primary first.
+func (n *Node) podCIDRs() []netip.Prefix {
+	out := make([]netip.Prefix, 0, 2+len(n.IPv4SecondaryAllocCIDRs)+len(n.IPv6SecondaryAllocCIDRs))
+	out = append(append(out, n.IPv4AllocCIDR), n.IPv4SecondaryAllocCIDRs...)
+	return append(append(out, n.IPv6AllocCIDR), n.IPv6SecondaryAllocCIDRs...)
 }
 
 // syncIPCache moves the node's addresses in the ipcache from what old

@@ -28,7 +28,7 @@ type RegistrationConflict struct {
 }
 
 // registrationKey is the kvstore key of the local node.
-func (k *kvSync) registrationKey() string { return layout.NodeKey(k.m.local.Cluster, k.m.local.Name) }
+func (k *kvSync) registrationKey() string { return layout.NodeKey(k.m.self.Cluster, k.m.self.Name) }
 
 // registrationConflict returns the latest recent conflict on the local
 // node's key.
@@ -62,7 +62,7 @@ func (k *kvSync) onConflict(c store.Conflict) {
 	}
 	r := registrationConflictOf(c)
 	k.log.Warn("Another agent registers this node's name: two agents run with the same --node-name; writing ours again",
-		"node", k.m.local.GetKeyName(), "key", c.Key, "our-ip", k.m.local.TunnelIP(), "other-ip", r.OtherIP,
+		"node", k.m.self.String(), "key", c.Key, "our-ip", k.m.LocalNode().TunnelIP(), "other-ip", r.OtherIP,
 		"in-a-row", c.InARow, "next-write-after", c.NextRepair.Sub(c.Time))
 }
 

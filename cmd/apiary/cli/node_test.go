@@ -79,12 +79,26 @@ node-b   192.0.2.20     10.0.2.0/24                    fd00:2::/64
 		t.Fatal(err)
 	}
 	id := fmt.Sprintf("%-18s", web.ID.String()) // as wide as "6 (remote-node)" and the column gap
+	// node-b's pod CIDRs are fallback entries in a's ipcache: CIDR
+	// identities (local scope, numbered as allocated) via node-b.
+	cidrID := func(ipc ipcache.IPCache, ip string) string {
+		var e ipcache.Entry
+		celltest.EventuallyWithin(t, "the pod CIDR entry of "+ip, 20*time.Second, func() bool {
+			var ok bool
+			e, ok = ipc.LookupByIP(netip.MustParseAddr(ip))
+			return ok && e.Prefix.Bits() < e.Prefix.Addr().BitLen()
+		})
+		return fmt.Sprintf("%-18s", e.Identity.String())
+	}
 	waitOutput(t, a.socket, `IP              IDENTITY          SOURCE    TUNNEL PEER   KEY   POD
+10.0.2.0/24     `+cidrID(a.ipc, "10.0.2.99")+`kvstore   192.0.2.20    0
 10.0.2.5/32     `+id+`kvstore   192.0.2.20    0     default/web-1
 192.0.2.10/32   1 (host)          local                   0
 192.0.2.20/32   6 (remote-node)   kvstore   192.0.2.20    0
+fd00:2::/64     `+cidrID(a.ipc, "fd00:2::99")+`kvstore   192.0.2.20    0
 `, "ipcache", "list")
 	waitOutput(t, b.socket, `IP              IDENTITY          SOURCE    TUNNEL PEER   KEY   POD
+10.0.1.0/24     `+cidrID(b.ipc, "10.0.1.99")+`kvstore   192.0.2.10    0
 10.0.2.5/32     `+id+`local                   0     default/web-1
 192.0.2.10/32   6 (remote-node)   kvstore   192.0.2.10    0
 192.0.2.20/32   1 (host)          local                   0

@@ -51,10 +51,23 @@ func newManagerFromParams(p managerParams) *node.NodeManager {
 		IPCache: p.IPCache, Handlers: p.Handlers,
 		KVStore: p.KVStore, Metrics: p.Metrics, PeriodicSync: p.KVConfig.KVStorePeriodicSync,
 	})
+	// The local node changes after start when its pod CIDRs come from
+	// the Kubernetes Node (--ipam=kubernetes): the manager takes every
+	// change, and the one made between construction and subscription.
+	var unsubscribe func()
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
+			m.LocalUpdated(node.FromLocalNode(p.Local.Get()))
 			p.Jobs.Add(m.Start()...)
+			unsubscribe = p.Local.Subscribe(func(l localnode.LocalNode) { m.LocalUpdated(node.FromLocalNode(l)) })
+			m.LocalUpdated(node.FromLocalNode(p.Local.Get()))
 			p.Health.OK("local node " + m.LocalNode().GetKeyName())
+			return nil
+		},
+		OnStop: func(cell.HookContext) error {
+			if unsubscribe != nil {
+				unsubscribe()
+			}
 			return nil
 		},
 	})

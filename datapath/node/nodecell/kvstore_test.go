@@ -33,6 +33,7 @@ type agent struct {
 	nodes     node.Manager
 	ipc       ipcache.IPCache
 	alloc     identity.Allocator
+	local     localnode.Store
 	providers statusProviders
 }
 
@@ -61,7 +62,7 @@ func startAgent(t *testing.T, srv *kvstoretest.Server, flags ...string) *agent {
 		"kvstore=etcd", "kvstore-opt=etcd.address=" + srv.Endpoint(), "kvstore-heartbeat-writer=false",
 	}, flags...),
 		kvstorecell.Cell, store.Cell, localnode.Cell, identitycell.Cell, ipcachecell.Cell, nodecell.Cell,
-		celltest.Capture(&a.nodes), celltest.Capture(&a.ipc), celltest.Capture(&a.alloc),
+		celltest.Capture(&a.nodes), celltest.Capture(&a.ipc), celltest.Capture(&a.alloc), celltest.Capture(&a.local),
 		cell.Invoke(func(p statusProviders) { a.providers = p }))
 	return a
 }
@@ -122,6 +123,23 @@ func TestClusterNodesAreWatched(t *testing.T) {
 		"fd00:10:244:1::a4f2":   "4/kvstore via 172.18.0.3",
 		"192.0.2.10":            "1/local",
 	})
+	// Pods of kind-worker the ipcache has no entry of fall back to its pod
+	// CIDRs: a CIDR identity with the node as tunnel peer, as Cilium's.
+	for _, ip := range []string{"10.244.1.77", "fd00:10:244:1::77"} {
+		var e ipcache.Entry
+		celltest.EventuallyWithin(t, "the pod CIDR fallback of "+ip, 20*time.Second, func() bool {
+			var ok bool
+			e, ok = a.ipc.LookupByIP(netip.MustParseAddr(ip))
+			return ok && e.Prefix.Bits() < e.Prefix.Addr().BitLen()
+		})
+		if e.TunnelPeer.String() != "172.18.0.3" || e.Identity.Scope() != identity.ScopeLocal || e.Source != "kvstore" {
+			t.Errorf("%s falls back to %s: identity %d, peer %s, source %s; want a CIDR identity via 172.18.0.3 from kvstore",
+				ip, e.Prefix, e.Identity, e.TunnelPeer, e.Source)
+		}
+	}
+	if e, ok := a.ipc.LookupByIP(netip.MustParseAddr("10.244.7.1")); ok {
+		t.Errorf("10.244.7.1 (no node's pod CIDR, not the local node's) has an entry: %+v", e)
+	}
 
 	put("node-x", `{"Name":"node-y","Cluster":"default","IPAddresses":[{"Type":"InternalIP","IP":"192.0.2.60"}]}`)
 	put("node-z", `{"Name":"node-z","Cluster":"other","IPAddresses":[{"Type":"InternalIP","IP":"192.0.2.61"}]}`)
@@ -219,4 +237,42 @@ func TestTwoAgents(t *testing.T) {
 	celltest.EventuallyWithin(t, "node-b's entries gone from node-a's ipcache", 10*time.Second, func() bool {
 		return entry(a.ipc, "10.0.2.5") == "none" && entry(a.ipc, "192.0.2.20") == "none"
 	})
+}
+
+// TestLocalNodeChangeIsRegistered: pod CIDRs given to the local node
+// after start (as --ipam=kubernetes does when the Node's spec.podCIDRs
+// arrives) reach the manager, the handlers and the kvstore key at once,
+// without a restart.
+func TestLocalNodeChangeIsRegistered(t *testing.T) {
+	srv := kvstoretest.StartServer(t)
+	a := startAgent(t, srv, "node-name=node-a", "node-ip=192.0.2.10")
+	raw := srv.Client()
+	key := "cilium/state/nodes/v1/default/node-a"
+	value := func() string {
+		resp, err := raw.Get(context.Background(), key)
+		if err != nil || len(resp.Kvs) != 1 {
+			return ""
+		}
+		return string(resp.Kvs[0].Value)
+	}
+	celltest.EventuallyWithin(t, "the node key", 20*time.Second, func() bool { return value() != "" })
+	if strings.Contains(value(), "10.0.7.0/24") {
+		t.Fatalf("the key has a pod CIDR before one is given: %s", value())
+	}
+	a.local.Update(func(n *localnode.LocalNode) {
+		n.IPv4AllocCIDR = netip.MustParsePrefix("10.0.7.0/24")
+		n.IPv6AllocCIDR = netip.MustParsePrefix("fd00:7::/64")
+	})
+	celltest.EventuallyWithin(t, "the node key with the pod CIDRs", 20*time.Second, func() bool {
+		v := value()
+		return strings.Contains(v, `"IPv4AllocCIDR":{"IP":"10.0.7.0","Mask":"////AA=="}`) && strings.Contains(v, `"IPv6AllocCIDR":{"IP":"fd00:7::"`)
+	})
+	n := a.nodes.LocalNode()
+	if n.IPv4AllocCIDR.String() != "10.0.7.0/24" || n.IPv6AllocCIDR.String() != "fd00:7::/64" {
+		t.Errorf("LocalNode() has pod CIDRs %s, %s", n.IPv4AllocCIDR, n.IPv6AllocCIDR)
+	}
+	got, ok := a.nodes.GetNode(node.Identity{Cluster: "default", Name: "node-a"})
+	if !ok || got.IPv4AllocCIDR != n.IPv4AllocCIDR {
+		t.Errorf("the manager's node-a: %+v (found %v)", got, ok)
+	}
 }
