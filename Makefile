@@ -23,7 +23,7 @@ build: ## Build apiary-agent, apiary and apiary-cni into _output/bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/apiary-agent ./cmd/apiary ./cmd/apiary-cni
 
 .PHONY: test
-test: lint kube-apiserver kube-controller-manager bpf-toolchain ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
+test: lint kube-apiserver kube-controller-manager bpf-toolchain container-tools ## Run every test (race detector on), the benchmark and interop modules' tests included, then make fuzz
 	$(GO) test -race -count=1 $(TEST_ARGS) ./...
 	cd hack/bench && $(GO) test -count=1 ./...
 	# Cilium's generated Hubble protobuf packages and apiary's (datapath/hubble/api)
@@ -90,6 +90,13 @@ bpf-toolchain:
 	@if ! command -v $(BPF_CLANG) >/dev/null || ! command -v $(BPF_STRIP) >/dev/null; then \
 	  echo "installing clang-19 llvm-19 (Debian)"; \
 	  apt-get update && apt-get install -y clang-19 llvm-19; \
+	fi
+
+.PHONY: container-tools
+container-tools: # containerd, ctr and runc: hack/image's test imports and runs the image with them
+	@if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null || ! command -v runc >/dev/null; then \
+	  echo "installing containerd runc (Debian)"; \
+	  apt-get update && apt-get install -y containerd runc; \
 	fi
 
 .PHONY: proto-toolchain

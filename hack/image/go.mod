@@ -2,7 +2,10 @@ module github.com/apiary-net/apiary/hack/image
 
 go 1.26.0
 
-require github.com/google/go-containerregistry v0.22.1
+require (
+	github.com/google/go-containerregistry v0.22.1
+	golang.org/x/sys v0.47.0
+)
 
 require (
 	github.com/klauspost/compress v1.19.2 // indirect

@@ -89,6 +89,8 @@ func TestImage(t *testing.T) {
 		}
 	})
 
+	t.Run("ctr images import and run", func(t *testing.T) { importAndRun(t, out, want) })
+
 	t.Run("the agent runs", func(t *testing.T) {
 		bin := filepath.Join(t.TempDir(), "apiary-agent")
 		if err := os.WriteFile(bin, files["usr/local/bin/apiary-agent"].data, 0o755); err != nil {
