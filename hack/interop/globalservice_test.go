@@ -66,8 +66,9 @@ spec:
 // local only from apiary1's; with the local backends gone from cilium2's;
 // a backend Cilium's writer removes from the ClusterService gets no new
 // connection (its pod still answers directly); local backends back,
-// affinity local keeps to them again. GET /v1/service and `apiary
-// service list` show each backend with its cluster.
+// affinity local keeps to them again; cilium2's config file removed, its
+// backends go. GET /v1/service and `apiary service list` show each
+// backend with its cluster, GET /v1/bpf/lb the maps with the cluster ids.
 func TestGlobalServiceWithCilium(t *testing.T) {
 	if os.Geteuid() != 0 {
 		celltest.SkipUnprivileged(t, "network namespaces, veths and BPF programs need root")
@@ -87,8 +88,9 @@ func TestGlobalServiceWithCilium(t *testing.T) {
 
 	stateFile := filepath.Join(t.TempDir(), "services.yaml")
 	writeState(t, stateFile, rebelBaseState("", localBackends...))
+	meshDir := meshConfigDir(t, "cilium2", etcdB)
 	a := interop.StartApiaryAgent(t, etcdA, "apiary1", 1, "node-a", labNodeIP,
-		"clustermesh-config="+meshConfigDir(t, "cilium2", etcdB), "datapath-netns="+node, "pod-cidr="+labPodCIDR,
+		"clustermesh-config="+meshDir, "datapath-netns="+node, "pod-cidr="+labPodCIDR,
 		"auto-direct-node-routes", "lb-state-file="+stateFile)
 	if _, err := a.Client.PolicyPut(t.Context(), []byte(xwingToRebelBase)); err != nil {
 		t.Fatal(err)
@@ -156,6 +158,16 @@ func TestGlobalServiceWithCilium(t *testing.T) {
 
 	t.Run("local backends back", func(t *testing.T) {
 		writeState(t, stateFile, rebelBaseState("local", localBackends...))
+		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]))
+		wantAnswers(t, askNames(t, xwing, rebelBaseVIP, 20), local)
+	})
+
+	t.Run("cilium2 leaves the mesh", func(t *testing.T) {
+		writeState(t, stateFile, rebelBaseState("", localBackends...))
+		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]), remoteBackend(remoteBackends[0]))
+		if err := os.Remove(filepath.Join(meshDir, "cilium2")); err != nil {
+			t.Fatal(err)
+		}
 		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]))
 		wantAnswers(t, askNames(t, xwing, rebelBaseVIP, 20), local)
 	})
