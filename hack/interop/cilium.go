@@ -208,6 +208,19 @@ func (p *CiliumPublisher) DeleteEndpoint(t *testing.T, ip string) {
 	t.Fatalf("delete ipcache entry %s: not one of cluster %s's", ip, p.cluster.Name)
 }
 
+// UpsertService writes svc with Cilium's services SyncStore, as
+// clustermesh-apiserver does when a Service or its EndpointSlices change:
+// a backend that went away is the same key written without it.
+func (p *CiliumPublisher) UpsertService(t *testing.T, svc cmstore.ClusterService) {
+	t.Helper()
+	if svc.Cluster != p.cluster.Name {
+		t.Fatalf("upsert service %s: not of cluster %s", svc.String(), p.cluster.Name)
+	}
+	if err := p.stores["services"].UpsertKey(t.Context(), &svc); err != nil {
+		t.Fatalf("upsert service %s: %v", svc.String(), err)
+	}
+}
+
 func upsert(t *testing.T, ctx context.Context, s store.SyncStore, keys ...store.Key) {
 	t.Helper()
 	for _, k := range keys {

@@ -12,7 +12,9 @@
 //     SyncStores clustermesh-apiserver uses, Cilium's Node,
 //     IPIdentityPair, label encoders and ClusterService) publish a
 //     cluster; apiary's decoders and an apiary agent's watchers (services
-//     included) read every entry.
+//     included) read every entry, and an agent's BPF load balancer sends a
+//     global service's connections to that cluster's backends (real
+//     packets, network namespaces) per the service's affinity.
 //
 // It is a module of its own (like hack/bench), so the main module never
 // depends on Cilium.

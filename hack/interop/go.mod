@@ -7,6 +7,8 @@ require (
 	github.com/cilium/cilium v1.20.2
 	github.com/cilium/hive v1.0.4
 	github.com/spf13/pflag v1.0.10
+	github.com/vishvananda/netlink v1.3.2-0.20260624190457-bab08b3566fc
+	github.com/vishvananda/netns v0.0.5
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.36.4
@@ -121,8 +123,6 @@ require (
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect
-	github.com/vishvananda/netlink v1.3.2-0.20260624190457-bab08b3566fc // indirect
-	github.com/vishvananda/netns v0.0.5 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
