@@ -191,8 +191,8 @@ func (l *lab) waitEtcd(ctx context.Context, c *cluster) error {
 	})
 }
 
-// writeConfigs writes each cluster's etcd config and its mesh directory
-// with a file per other cluster.
+// writeConfigs writes each cluster's etcd config, its mesh directory
+// with a file per other cluster and its empty --lb-state-file.
 func (l *lab) writeConfigs() error {
 	for _, c := range l.p.clusters {
 		if err := os.MkdirAll(dir(c.name, "mesh"), 0o700); err != nil {
@@ -200,6 +200,10 @@ func (l *lab) writeConfigs() error {
 		}
 		if err := os.WriteFile(dir(c.name, "etcd.yaml"), l.etcdConfig(c), 0o600); err != nil {
 			return fmt.Errorf("write etcd config of %s: %w", c.name, err)
+		}
+		// No services until the global service walk-through writes them.
+		if err := os.WriteFile(servicesFile(c), nil, 0o600); err != nil {
+			return fmt.Errorf("write the services of %s: %w", c.name, err)
 		}
 		for _, o := range l.p.clusters {
 			if o == c {
