@@ -52,7 +52,7 @@ type gsvcPod struct {
 func (po *gsvcPod) ns() string { return labPrefix + "-pod-" + po.node.cluster.name + "-" + po.name }
 
 func (po *gsvcPod) String() string {
-	return fmt.Sprintf("%s/%s on %s (%s)", gsvcNamespace, po.name, po.node.name, po.ip)
+	return fmt.Sprintf("%s/%s/%s on %s (%s)", po.node.cluster.name, gsvcNamespace, po.name, po.node.name, po.ip)
 }
 
 // walkthrough is the state of the global service walk-through.
@@ -80,6 +80,7 @@ func (l *lab) globalServices(ctx context.Context) error {
 		w.vips[c] = netip.AddrFrom4([4]byte{10, 96, byte(100 * (i + 1)), 10})
 	}
 	fmt.Fprintf(l.out, "\nGlobal services: the seed's rebel-base in %s and %s, an x-wing in %s calling it\n", w.local.name, w.remote.name, w.local.name)
+	fmt.Fprintf(l.out, "  (each call a new TCP connection, translated per packet by from_container on %s: the agents run without --bpf-lb-sock)\n", w.local.nodes[0].name)
 	if err := w.setUp(ctx); err != nil {
 		return err
 	}
@@ -106,13 +107,10 @@ func (w *walkthrough) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w.l.out, "  pods: %s", w.xwing)
-	for _, c := range []*cluster{w.local, w.remote} {
-		for _, po := range w.bases[c] {
-			fmt.Fprintf(w.l.out, ", %s/%s", c.name, po)
-		}
+	fmt.Fprintln(w.l.out, "  pods (endpoints through their node's agent, as the CNI plugin creates them):")
+	for _, po := range slices.Concat([]*gsvcPod{w.xwing}, w.bases[w.local], w.bases[w.remote]) {
+		fmt.Fprintf(w.l.out, "    %s\n", po)
 	}
-	fmt.Fprintln(w.l.out)
 	for _, c := range []*cluster{w.local, w.remote} {
 		if err := w.writeService(c); err != nil {
 			return err
@@ -178,10 +176,24 @@ func (w *walkthrough) createPod(ctx context.Context, n *node, prefix, label stri
 		Labels: []string{label, labels.PrefixNamespaceLabels + ".kubernetes.io/metadata.name=" + gsvcNamespace,
 			labels.KeyPodNamespace + "=" + gsvcNamespace}}
 	c := w.l.client[n]
-	ep, err := c.EndpointPut(ctx, po.id, req)
+	var ep *models.Endpoint
+	var lastErr error
+	err := poll(ctx, 30*time.Second, "the endpoint of pod "+po.name+" on "+n.name, func() (bool, error) {
+		// Retried as the kubelet retries a pod's CNI ADD: once an
+		// identity allocation failed on a lost etcd connection.
+		var err error
+		if ep, err = c.EndpointPut(ctx, po.id, req); err != nil {
+			if lastErr == nil {
+				fmt.Fprintf(w.l.out, "  note: create pod %s/%s on %s failed, retrying: %v\n", gsvcNamespace, po.name, n.name, err)
+			}
+			lastErr = err
+		}
+		return err == nil, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("create pod %s/%s on %s: %w", gsvcNamespace, po.name, n.name, err)
+		return nil, fmt.Errorf("create pod %s/%s on %s: %w (last: %v)", gsvcNamespace, po.name, n.name, err, lastErr)
 	}
+	w.l.gsvcPods = append(w.l.gsvcPods, po)
 	if po.ip, err = netip.ParseAddr(ep.IPv4); err != nil {
 		return nil, fmt.Errorf("create pod %s/%s on %s: the agent gave it no IPv4 address (%q)", gsvcNamespace, po.name, n.name, ep.IPv4)
 	}
@@ -221,6 +233,18 @@ func (w *walkthrough) ips(c *cluster) []netip.Addr {
 // read half a file) with the Service rebel-base and its EndpointSlice of
 // c's rebel-base pods, as Kubernetes would hold them.
 func (w *walkthrough) writeService(c *cluster) error {
+	path := servicesFile(c)
+	if err := os.WriteFile(path+".tmp", []byte(w.serviceDoc(c)), 0o600); err != nil {
+		return fmt.Errorf("write the services of %s: %w", c.name, err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("write the services of %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// serviceDoc is c's --lb-state-file.
+func (w *walkthrough) serviceDoc(c *cluster) string {
 	annotations := `service.cilium.io/global: "true"`
 	if c == w.local && w.affinity != "" {
 		annotations += ", service.cilium.io/affinity: " + w.affinity
@@ -232,7 +256,7 @@ func (w *walkthrough) writeService(c *cluster) error {
 	if len(eps) == 0 {
 		eps = []string{" []"}
 	}
-	doc := fmt.Sprintf(`# The seed's rebel-base Service of %[1]s (written by the demo runner).
+	return fmt.Sprintf(`# The seed's rebel-base Service of %[1]s (written by the demo runner).
 services:
 - metadata:
     name: rebel-base
@@ -252,14 +276,6 @@ endpoints:
   ports: [{name: http, port: %[5]d, protocol: TCP}]
   endpoints:%[6]s
 `, c.name, gsvcNamespace, annotations, w.vips[c], gsvcPort, strings.Join(eps, ""))
-	path := servicesFile(c)
-	if err := os.WriteFile(path+".tmp", []byte(doc), 0o600); err != nil {
-		return fmt.Errorf("write the services of %s: %w", c.name, err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		return fmt.Errorf("write the services of %s: %w", c.name, err)
-	}
-	return nil
 }
 
 // frontend is the x-wing's ClusterIP frontend as the BPF maps spell it.

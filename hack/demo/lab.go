@@ -37,6 +37,8 @@ type lab struct {
 	procs []*proc
 	// routingMode is the agents' --routing-mode (native when empty).
 	routingMode string
+	// gsvcPods are the pods of the global service walk-through.
+	gsvcPods []*gsvcPod
 }
 
 func newLab(p *plan, bins binaries, out io.Writer) *lab {
