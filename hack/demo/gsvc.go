@@ -81,6 +81,7 @@ func (l *lab) globalServices(ctx context.Context) error {
 	}
 	fmt.Fprintf(l.out, "\nGlobal services: the seed's rebel-base in %s and %s, an x-wing in %s calling it\n", w.local.name, w.remote.name, w.local.name)
 	fmt.Fprintf(l.out, "  (each call a new TCP connection, translated per packet by from_container on %s: the agents run without --bpf-lb-sock)\n", w.local.nodes[0].name)
+	start := time.Now()
 	if err := w.setUp(ctx); err != nil {
 		return err
 	}
@@ -91,6 +92,7 @@ func (l *lab) globalServices(ctx context.Context) error {
 		}
 		errs = append(errs, step(ctx))
 	}
+	fmt.Fprintf(l.out, "Global services walk-through done in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return errors.Join(errs...)
 }
 
