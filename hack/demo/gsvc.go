@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"slices"
@@ -78,6 +72,13 @@ func (l *lab) globalServices(ctx context.Context) error {
 		vips: map[*cluster]netip.Addr{}}
 	for i, c := range []*cluster{w.local, w.remote} {
 		w.vips[c] = netip.AddrFrom4([4]byte{10, 96, byte(100 * (i + 1)), 10})
+		for _, pc := range l.p.clusters {
+			for _, n := range pc.nodes {
+				if n.podCIDRs[v4].Contains(w.vips[c]) {
+					return fmt.Errorf("the ClusterIP %s of %s is in the pod CIDR %s of %s", w.vips[c], c.name, n.podCIDRs[v4], n.name)
+				}
+			}
+		}
 	}
 	fmt.Fprintf(l.out, "\nGlobal services: the seed's rebel-base in %s and %s, an x-wing in %s calling it\n", w.local.name, w.remote.name, w.local.name)
 	fmt.Fprintf(l.out, "  (each call a new TCP connection, translated per packet by from_container on %s: the agents run without --bpf-lb-sock)\n", w.local.nodes[0].name)
@@ -85,7 +86,7 @@ func (l *lab) globalServices(ctx context.Context) error {
 	if err := w.setUp(ctx); err != nil {
 		return err
 	}
-	var errs []error
+	errs := []error{w.waitGlobalLine(ctx)}
 	for _, step := range []func(context.Context) error{w.stepGlobal, w.stepAffinity, w.stepFailover, w.stepBack} {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -123,7 +124,6 @@ func (w *walkthrough) setUp(ctx context.Context) error {
 	if err := w.waitBackends(ctx, w.ips(w.local), w.ips(w.remote)); err != nil {
 		return err
 	}
-	w.waitGlobalLine(ctx)
 	n := w.xwing.node
 	for _, args := range [][]string{{"status"}, {"service", "list"}} {
 		out, err := w.l.cli(n, args...)
@@ -326,7 +326,7 @@ func (w *walkthrough) waitBackends(ctx context.Context, want ...[]netip.Addr) er
 // waitGlobalLine waits (up to 10s: the agent probes its status lines
 // every 5s) until the x-wing node's ClusterMesh line counts the global
 // service.
-func (w *walkthrough) waitGlobalLine(ctx context.Context) {
+func (w *walkthrough) waitGlobalLine(ctx context.Context) error {
 	n := w.xwing.node
 	err := poll(ctx, 10*time.Second, "the ClusterMesh line of "+n.name+" to count 1 global service", func() (bool, error) {
 		st, err := w.l.client[n].Status(ctx)
@@ -343,167 +343,5 @@ func (w *walkthrough) waitGlobalLine(ctx context.Context) {
 	if err != nil {
 		fmt.Fprintf(w.l.out, "(%v)\n", err)
 	}
-}
-
-// tally is what a round of calls got: answers per cluster, failures.
-type tally struct {
-	byCluster map[string]int
-	failed    int
-	firstErr  error
-	sample    string
-}
-
-func (t tally) String() string {
-	var parts []string
-	for _, c := range slices.Sorted(maps.Keys(t.byCluster)) {
-		parts = append(parts, fmt.Sprintf("%s %d", c, t.byCluster[c]))
-	}
-	if t.failed > 0 {
-		parts = append(parts, fmt.Sprintf("failed %d (%v)", t.failed, t.firstErr))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// calls makes n calls from the x-wing to the ClusterIP, each a new TCP
-// connection (as `curl rebel-base` does), and counts the answers.
-func (w *walkthrough) calls(n int) tally {
-	t := tally{byCluster: map[string]int{}}
-	for range n {
-		cluster, body, err := w.call()
-		if err != nil {
-			t.failed++
-			if t.firstErr == nil {
-				t.firstErr = err
-			}
-			continue
-		}
-		t.byCluster[cluster]++
-		if t.sample == "" {
-			t.sample = body
-		}
-	}
-	return t
-}
-
-// call makes one HTTP request from the x-wing's namespace to the
-// ClusterIP and returns the answering cluster and the body.
-func (w *walkthrough) call() (string, string, error) {
-	addr := netip.AddrPortFrom(w.vips[w.local], gsvcPort)
-	var c net.Conn
-	err := netnsutil.RunPath(nsPath(w.xwing.ns()), func() error {
-		var err error
-		c, err = net.DialTimeout("tcp", addr.String(), gsvcTimeout)
-		return err
-	})
-	if err != nil {
-		return "", "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(gsvcTimeout))
-	if _, err := fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: rebel-base\r\nUser-Agent: x-wing\r\nConnection: close\r\n\r\n"); err != nil {
-		return "", "", err
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return "", "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", "", err
-	}
-	var answer struct{ Galaxy, Cluster string }
-	if err := json.Unmarshal(body, &answer); err != nil || answer.Cluster == "" {
-		return "", "", fmt.Errorf("answer %q from %s is not rebel-base's", body, c.RemoteAddr())
-	}
-	return answer.Cluster, strings.TrimSpace(string(body)), nil
-}
-
-// check prints a step's tally and what it wants; it returns an error
-// when the answers are not what the step wants: from exactly the given
-// clusters, every call answered.
-func (w *walkthrough) check(step string, t tally, want ...*cluster) error {
-	var names []string
-	for _, c := range want {
-		names = append(names, c.name)
-	}
-	ok := t.failed == 0 && len(t.byCluster) == len(want)
-	for _, c := range want {
-		ok = ok && t.byCluster[c.name] > 0
-	}
-	verdict := "ok"
-	if !ok {
-		verdict = "WRONG"
-	}
-	wantText := strings.Join(names, " and ") + " only"
-	if len(want) > 1 {
-		wantText = "both clusters"
-	}
-	fmt.Fprintf(w.l.out, "  answers: %s; want %s: %s\n", t, wantText, verdict)
-	if !ok {
-		return fmt.Errorf("%s: answers %s, want %s", step, t, wantText)
-	}
-	return nil
-}
-
-// stepGlobal: calls reach both clusters' rebel-bases.
-func (w *walkthrough) stepGlobal(context.Context) error {
-	fmt.Fprintf(w.l.out, "1. global: %d calls from %s/x-wing-0 to %s (curl rebel-base)\n", gsvcCalls, gsvcNamespace, w.frontend())
-	t := w.calls(gsvcCalls)
-	if t.sample != "" {
-		fmt.Fprintf(w.l.out, "  an answer: %s\n", t.sample)
-	}
-	return w.check("global", t, w.local, w.remote)
-}
-
-// stepAffinity: with affinity local, only the local cluster answers.
-func (w *walkthrough) stepAffinity(ctx context.Context) error {
-	w.affinity = "local"
-	fmt.Fprintf(w.l.out, "2. affinity local: %s's Service annotated service.cilium.io/affinity: local; %d calls\n", w.local.name, gsvcStepCalls)
-	if err := w.writeService(w.local); err != nil {
-		return err
-	}
-	if err := w.waitBackends(ctx, w.ips(w.local)); err != nil {
-		return fmt.Errorf("affinity local: %w", err)
-	}
-	return w.check("affinity local", w.calls(gsvcStepCalls), w.local)
-}
-
-// stepFailover: the local rebel-bases deleted, the remote ones answer.
-func (w *walkthrough) stepFailover(ctx context.Context) error {
-	fmt.Fprintf(w.l.out, "3. failover: %s's rebel-base pods deleted (servers stopped, endpoints deleted, the EndpointSlice emptied); %d calls\n", w.local.name, gsvcStepCalls)
-	if err := w.deleteBases(ctx, w.local); err != nil {
-		return err
-	}
-	if err := w.writeService(w.local); err != nil {
-		return err
-	}
-	if err := w.waitBackends(ctx, w.ips(w.remote)); err != nil {
-		return fmt.Errorf("failover: %w", err)
-	}
-	n := w.xwing.node
-	if out, err := w.l.cli(n, "service", "list"); err == nil {
-		fmt.Fprintf(w.l.out, "$ apiary --socket %s service list\n%s", dir(n.name, "apiary.sock"), out)
-	}
-	return w.check("failover", w.calls(gsvcStepCalls), w.remote)
-}
-
-// stepBack: new local rebel-bases (the Deployment's new pods), affinity
-// local keeps to them again.
-func (w *walkthrough) stepBack(ctx context.Context) error {
-	if err := w.addBases(ctx, w.local); err != nil {
-		return err
-	}
-	var pods []string
-	for _, po := range w.bases[w.local] {
-		pods = append(pods, po.String())
-	}
-	fmt.Fprintf(w.l.out, "4. back: new rebel-base pods in %s (%s) in the EndpointSlice; %d calls\n", w.local.name, strings.Join(pods, ", "), gsvcStepCalls)
-	if err := w.writeService(w.local); err != nil {
-		return err
-	}
-	if err := w.waitBackends(ctx, w.ips(w.local)); err != nil {
-		return fmt.Errorf("back: %w", err)
-	}
-	return w.check("back", w.calls(gsvcStepCalls), w.local)
+	return err
 }

@@ -70,7 +70,7 @@ func TestScenarios(t *testing.T) {
 				"2. affinity local: cluster1's Service annotated service.cilium.io/affinity: local",
 				"want cluster1 only: ok\n3. failover: cluster1's rebel-base pods deleted",
 				"want cluster2 only: ok\n4. back: new rebel-base pods in cluster1",
-				"want cluster1 only: ok\n\nRestart round:",
+				"want cluster1 only: ok\nGlobal services walk-through done in ",
 				"All 12 verdicts agree",
 			},
 		},
