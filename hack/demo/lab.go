@@ -97,6 +97,9 @@ func (l *lab) certificates(context.Context) error {
 	return ca.issue("agent", 2)
 }
 
+// bridgeMAC is the lab bridge's address (locally administered).
+var bridgeMAC = net.HardwareAddr{0x02, 0x1a, 0xb0, 0x00, 0x00, 0x01}
+
 // underlay creates the lab namespace with the bridge br0 carrying the
 // lab's and the etcds' addresses.
 func (l *lab) underlay(context.Context) error {
@@ -108,7 +111,13 @@ func (l *lab) underlay(context.Context) error {
 		return err
 	}
 	defer h.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	// A fixed address: a bridge without one takes the lowest address of
+	// its ports, so attaching a port (the outside host, after the
+	// agents) could change it under the nodes' neighbour entries of the
+	// etcds' addresses, black-holing their connections until the
+	// entries were probed again; etcd's client (keepalive timeout 5s)
+	// then failed with "read: connection timed out".
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0", HardwareAddr: bridgeMAC}}
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("add the lab bridge: %w", err)
 	}

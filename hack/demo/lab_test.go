@@ -112,6 +112,9 @@ func TestScenarios(t *testing.T) {
 					t.Errorf("output lacks %q", w)
 				}
 			}
+			if strings.Contains(out, "\n  note: create pod ") {
+				t.Errorf("a pod of the global service walk-through was created only on a retry")
+			}
 			wantVerdicts(t, scenarios+tt.file, out)
 			wantNothingLeft(t)
 		})
