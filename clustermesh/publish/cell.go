@@ -45,6 +45,19 @@ type params struct {
 	// Kubernetes, when enabled, means the global services writer
 	// (clustermesh/service/k8ssvc) writes the services canary.
 	Kubernetes k8s.Clientset `optional:"true"`
+	// ServicesCanary, when it says so, is the writer of the global
+	// services of the sources without Kubernetes, which writes the
+	// services canary.
+	ServicesCanary ServicesCanary `optional:"true"`
+}
+
+// ServicesCanary is provided by the cell that publishes this cluster's
+// global services without Kubernetes (clustermesh/service/svcpublish):
+// when it runs, it writes the services sync canary once the services of
+// its sources are written, so the publisher does not write it at once.
+type ServicesCanary interface {
+	// WritesServicesCanary reports whether that writer runs here.
+	WritesServicesCanary() bool
 }
 
 // noLeader is the Leadership of an agent without a kvstore.
@@ -64,8 +77,9 @@ func newFromParams(p params) (Leadership, error) {
 	standby := "standby: waiting for the publisher lock " + layout.PublisherLockKey(cluster.ClusterName)
 	pub, err := New(Options{
 		Backend: p.KVStore, Cluster: cluster, Log: p.Log,
-		Retry:            job.Backoff{Min: time.Second, Max: 30 * time.Second},
-		NoServicesCanary: p.Kubernetes != nil && p.Kubernetes.IsEnabled(),
+		Retry: job.Backoff{Min: time.Second, Max: 30 * time.Second},
+		NoServicesCanary: (p.Kubernetes != nil && p.Kubernetes.IsEnabled()) ||
+			(p.ServicesCanary != nil && p.ServicesCanary.WritesServicesCanary()),
 		OnLeadership: func(leader bool) {
 			if leader {
 				p.Health.OK("leader: publishing " + layout.ClusterConfigKey(cluster.ClusterName) + " and the sync canaries")

@@ -43,6 +43,12 @@ type Manager struct {
 	nextID   uint32
 	stats    Stats
 	now      func() time.Time
+
+	// notifyMu serialises the changes of services with their delivery
+	// to the observers (Observe), in order.
+	notifyMu  sync.Mutex
+	observers []func(Change)
+	changes   []Change // recorded under mu, delivered by notify
 }
 
 // New returns a manager writing through w (nil: it computes the desired
@@ -62,43 +68,58 @@ func key(source, namespacedName string) string { return source + ":" + namespace
 // Upsert sets the service of source (SourceKubernetes or SourceFile) at
 // svc.NamespacedName() and writes the frontends that changed.
 func (m *Manager) Upsert(source string, svc *Service) {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	k := key(source, svc.NamespacedName())
+	m.record(k, m.services[k], svc)
 	m.services[k] = svc
 	m.recompute(k)
+	m.mu.Unlock()
+	m.notify()
 }
 
 // Delete removes source's service namespacedName and its frontends.
 func (m *Manager) Delete(source, namespacedName string) {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	k := key(source, namespacedName)
-	if _, ok := m.services[k]; !ok {
+	old, ok := m.services[k]
+	if !ok {
+		m.mu.Unlock()
 		return
 	}
+	m.record(k, old, nil)
 	delete(m.services, k)
 	m.recompute(k)
+	m.mu.Unlock()
+	m.notify()
 }
 
 // Replace makes svcs the whole set of source's services (a state file
 // read again).
 func (m *Manager) Replace(source string, svcs []*Service) {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	keep := map[string]bool{}
 	for _, s := range svcs {
 		k := key(source, s.NamespacedName())
 		keep[k] = true
+		m.record(k, m.services[k], s)
 		m.services[k] = s
 		m.recompute(k)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.services)) {
 		if strings.HasPrefix(k, source+":") && !keep[k] {
+			m.record(k, m.services[k], nil)
 			delete(m.services, k)
 			m.recompute(k)
 		}
 	}
+	m.mu.Unlock()
+	m.notify()
 }
 
 // SetRemoteBackends sets the backends the remote clusters share for the

@@ -37,6 +37,8 @@ type lab struct {
 	procs []*proc
 	// routingMode is the agents' --routing-mode (native when empty).
 	routingMode string
+	// gsvcPods are the pods of the global service walk-through.
+	gsvcPods []*gsvcPod
 }
 
 func newLab(p *plan, bins binaries, out io.Writer) *lab {
@@ -95,6 +97,9 @@ func (l *lab) certificates(context.Context) error {
 	return ca.issue("agent", 2)
 }
 
+// bridgeMAC is the lab bridge's address (locally administered).
+var bridgeMAC = net.HardwareAddr{0x02, 0x1a, 0xb0, 0x00, 0x00, 0x01}
+
 // underlay creates the lab namespace with the bridge br0 carrying the
 // lab's and the etcds' addresses.
 func (l *lab) underlay(context.Context) error {
@@ -106,7 +111,13 @@ func (l *lab) underlay(context.Context) error {
 		return err
 	}
 	defer h.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	// A fixed address: a bridge without one takes the lowest address of
+	// its ports, so attaching a port (the outside host, after the
+	// agents) could change it under the nodes' neighbour entries of the
+	// etcds' addresses, black-holing their connections until the
+	// entries were probed again; etcd's client (keepalive timeout 5s)
+	// then failed with "read: connection timed out".
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0", HardwareAddr: bridgeMAC}}
 	if err := h.LinkAdd(br); err != nil {
 		return fmt.Errorf("add the lab bridge: %w", err)
 	}
@@ -191,8 +202,8 @@ func (l *lab) waitEtcd(ctx context.Context, c *cluster) error {
 	})
 }
 
-// writeConfigs writes each cluster's etcd config and its mesh directory
-// with a file per other cluster.
+// writeConfigs writes each cluster's etcd config, its mesh directory
+// with a file per other cluster and its empty --lb-state-file.
 func (l *lab) writeConfigs() error {
 	for _, c := range l.p.clusters {
 		if err := os.MkdirAll(dir(c.name, "mesh"), 0o700); err != nil {
@@ -200,6 +211,10 @@ func (l *lab) writeConfigs() error {
 		}
 		if err := os.WriteFile(dir(c.name, "etcd.yaml"), l.etcdConfig(c), 0o600); err != nil {
 			return fmt.Errorf("write etcd config of %s: %w", c.name, err)
+		}
+		// No services until the global service walk-through writes them.
+		if err := os.WriteFile(servicesFile(c), nil, 0o600); err != nil {
+			return fmt.Errorf("write the services of %s: %w", c.name, err)
 		}
 		for _, o := range l.p.clusters {
 			if o == c {

@@ -36,8 +36,8 @@ func wantNothingLeft(t *testing.T) {
 	}
 }
 
-// TestScenarios builds the lab of the seed scenario (with a restart
-// round) and of six others, each covering one kind of rule (IPv6 and
+// TestScenarios builds the lab of the seed scenario (with the global
+// service walk-through and a restart round) and of six others, each covering one kind of rule (IPv6 and
 // ICMP among them); every verdict from real packets must equal
 // simulate's.
 func TestScenarios(t *testing.T) {
@@ -61,12 +61,23 @@ func TestScenarios(t *testing.T) {
 				"agent down: open connection ",
 				"agent back: open connection ",
 				"agent back: new connection default/employee-0 -> 10.3.3.3 6379/TCP ALLOWED: PONG",
+				// The global service walk-through.
+				"ClusterMesh: Ok 1/1 clusters ready, 1 global-services",
+				"10.96.100.10:80/TCP ClusterIP",
+				"(active, cluster2)",
+				`an answer: {"Galaxy": "Alderaan", "Cluster": "cluster`,
+				"want both clusters: ok",
+				"2. affinity local: cluster1's Service annotated service.cilium.io/affinity: local",
+				"want cluster1 only: ok\n3. failover: cluster1's rebel-base pods deleted",
+				"want cluster2 only: ok\n4. back: new rebel-base pods in cluster1",
+				"want cluster1 only: ok\nGlobal services walk-through done in ",
 				"All 12 verdicts agree",
 			},
 		},
 		{name: "deny and CIDR rules", file: "deny-beats-allow.yaml", want: []string{"All 6 verdicts agree"}},
 		{name: "named ports", file: "named-ports-cnp-identities.yaml", want: []string{"All 9 verdicts agree"}},
-		{name: "cross-cluster selectors, three clusters", file: "clustermesh-cross-cluster.yaml", want: []string{"All 3 verdicts agree"}},
+		{name: "cross-cluster selectors, three clusters", file: "clustermesh-cross-cluster.yaml", flags: []string{"--global-services=false"},
+			want: []string{"All 3 verdicts agree"}},
 		{name: "netpol default deny, relocated addresses", file: "netpol-default-deny-same-namespace.yaml", want: []string{
 			"note: x/a: 10.0.0.1 is the network, router or broadcast address", "All 7 verdicts agree",
 		}},
@@ -100,6 +111,9 @@ func TestScenarios(t *testing.T) {
 				if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
 					t.Errorf("output lacks %q", w)
 				}
+			}
+			if strings.Contains(out, "\n  note: create pod ") {
+				t.Errorf("a pod of the global service walk-through was created only on a retry")
 			}
 			wantVerdicts(t, scenarios+tt.file, out)
 			wantNothingLeft(t)

@@ -30,6 +30,9 @@ type options struct {
 	restart      bool
 	bench        bool
 	routingMode  string // the agents' --routing-mode
+	// globalServices runs the global service walk-through after the
+	// queries (with two clusters or more).
+	globalServices bool
 }
 
 // run dispatches the subcommands and runs a lab; it returns the exit
@@ -69,6 +72,7 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.keep, "keep", os.Getenv("KEEP") == "1", "leave the lab up (KEEP=1); `demo down` removes it")
 	fs.BoolVar(&o.bench, "bench", false, "after the queries, kill another cluster's etcd, start it again and time until the mesh and the cross-cluster verdicts are right")
 	fs.StringVar(&o.routingMode, "routing-mode", "native", "the agents' --routing-mode: native (routes to the other nodes' pod CIDRs, --auto-direct-node-routes) or tunnel (VXLAN between the nodes)")
+	fs.BoolVar(&o.globalServices, "global-services", true, "after the queries, the seed's global service walk-through (rebel-base in the first two clusters, an x-wing calling it through the BPF load balancer), when the scenario has two clusters or more")
 	fs.BoolVar(&o.restart, "restart-round", false, "after the queries, stop and start the agent of a pod with an open connection and check again")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: demo [flags] <scenario.yaml> | demo down")
@@ -206,6 +210,11 @@ func runPlan(ctx context.Context, p *plan, bins binaries, o options, out io.Writ
 	defer func() { cancel(); mons.wg.Wait() }()
 	l.view(ctx)
 	diffs := l.runQueries(mons)
+	if o.globalServices && len(p.clusters) > 1 && ctx.Err() == nil {
+		if err := l.globalServices(ctx); err != nil {
+			diffs = append(diffs, "global services: "+oneLine(err))
+		}
+	}
 	if o.restart && ctx.Err() == nil {
 		if err := l.restartRound(ctx); err != nil {
 			diffs = append(diffs, "restart round: "+err.Error())

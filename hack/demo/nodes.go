@@ -66,7 +66,7 @@ func (l *lab) agentArgs(n *node) []string {
 		"--node-name=" + n.name, "--node-ip=" + n.ips[v4].String() + "," + n.ips[v6].String(),
 		"--pod-cidr=" + n.podCIDRs[v4].String() + "," + n.podCIDRs[v6].String(),
 		"--kvstore=etcd", "--kvstore-opt=etcd.config=" + dir(c.name, "etcd.yaml"),
-		"--policy-dir=" + dir(c.name, "policies"),
+		"--policy-dir=" + dir(c.name, "policies"), "--lb-state-file=" + servicesFile(c),
 		"--enable-hubble", "--hubble-socket-path=" + dir(n.name, "hubble.sock"),
 		"--policy-default-local-cluster=" + strconv.FormatBool(l.p.scenario.PolicyDefaultLocalCluster == nil || *l.p.scenario.PolicyDefaultLocalCluster),
 	}

@@ -128,11 +128,7 @@ func (l *lab) waitPod(ctx context.Context, po *pod) error {
 // startServer starts `demo serve` in the named namespace and waits until
 // it listens.
 func (l *lab) startServer(ctx context.Context, name, ns string, addrs []netip.Addr, pts ports) error {
-	ready := dir("ready", ns)
-	if err := os.MkdirAll(dir("ready"), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir("ready"), err)
-	}
-	args := []string{"serve", "--ready=" + ready}
+	args := []string{"serve", "--ready=" + dir("ready", ns)}
 	for _, a := range addrs {
 		args = append(args, "--addr="+a.String())
 	}
@@ -145,16 +141,27 @@ func (l *lab) startServer(ctx context.Context, name, ns string, addrs []netip.Ad
 	if pts.icmp {
 		args = append(args, "--icmp-seen="+dir("icmp"))
 	}
+	_, err := l.runServer(ctx, name, ns, args)
+	return err
+}
+
+// runServer starts `demo <args>` (a serve with --ready=<lab>/ready/<ns>)
+// in the named namespace and waits until it listens.
+func (l *lab) runServer(ctx context.Context, name, ns string, args []string) (*proc, error) {
+	ready := dir("ready", ns)
+	if err := os.MkdirAll(dir("ready"), 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir("ready"), err)
+	}
 	self, err := selfPath()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := startIn(name, nsPath(ns), dir("servers.log"), self, args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.procs = append(l.procs, p)
-	return poll(ctx, 10*time.Second, name+" to listen", func() (bool, error) {
+	return p, poll(ctx, 10*time.Second, name+" to listen", func() (bool, error) {
 		if p.exited() {
 			return false, p.failure()
 		}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // listFlag is a repeatable string flag.
@@ -18,10 +21,11 @@ type listFlag []string
 func (f *listFlag) String() string     { return strings.Join(*f, ",") }
 func (f *listFlag) Set(s string) error { *f = append(*f, s); return nil }
 
-// serve is the `demo serve --addr A --tcp P --udp P --icmp-seen D`
-// subcommand, run in a pod's namespace (or the outside host's): on each
-// address and TCP port it answers the line PING with PONG (redis-cli's
-// ping) and echoes any other line; on each UDP port it sends every
+// serve is the `demo serve --addr A --tcp P --udp P --icmp-seen D --http
+// P --http-body B` subcommand, run in a pod's namespace (or the outside
+// host's): on each address and TCP port it answers the line PING with
+// PONG (redis-cli's ping) and echoes any other line; on each HTTP port
+// it answers every request with B; on each UDP port it sends every
 // datagram back; with --icmp-seen it records the token of every lab
 // ICMP and ICMPv6 message it receives as a file in D. It runs until
 // SIGTERM or SIGINT.
@@ -33,11 +37,23 @@ func serve(args []string) error {
 	fs.Var(&udp, "udp", "UDP port (repeatable)")
 	ready := fs.String("ready", "", "file to create once every socket listens")
 	icmpSeen := fs.String("icmp-seen", "", "directory to record the tokens of the lab's ICMP and ICMPv6 messages received in")
+	var httpPorts listFlag
+	fs.Var(&httpPorts, "http", "HTTP port answering every request with --http-body (repeatable)")
+	body := fs.String("http-body", "", "the body of every HTTP answer (a line is added)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var closers []func() error
 	for _, a := range addrs {
+		for _, p := range httpPorts {
+			l, err := net.Listen("tcp", net.JoinHostPort(a, p))
+			if err != nil {
+				return fmt.Errorf("listen on tcp %s:%s: %w", a, p, err)
+			}
+			srv := &http.Server{Handler: answer(*body), ReadHeaderTimeout: 5 * time.Second}
+			closers = append(closers, srv.Close)
+			go func() { _ = srv.Serve(l) }()
+		}
 		for _, p := range tcp {
 			l, err := net.Listen("tcp", net.JoinHostPort(a, p))
 			if err != nil {
@@ -83,6 +99,15 @@ func serve(args []string) error {
 		errs = append(errs, c())
 	}
 	return errors.Join(errs...)
+}
+
+// answer is an HTTP handler answering every request with body, as the
+// seed's rebel-base (nginx serving one JSON document) does.
+func answer(body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body+"\n")
+	})
 }
 
 // acceptPings serves every connection of l.

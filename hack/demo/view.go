@@ -91,5 +91,8 @@ func (l *lab) printKeep() {
 	for _, po := range l.p.pods {
 		fmt.Fprintf(l.out, "  ip netns exec %s bash   # %s %s %s on %s\n", podNS(po), po.ref, po.ips[v4], po.ips[v6], po.node.name)
 	}
+	for _, po := range l.gsvcPods {
+		fmt.Fprintf(l.out, "  ip netns exec %s bash   # %s\n", po.ns(), po)
+	}
 	fmt.Fprintf(l.out, "Logs: %s/<node>/agent.log, %s/etcd-<cluster>/etcd.log\n", labDir, labDir)
 }

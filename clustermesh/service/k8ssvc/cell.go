@@ -10,6 +10,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/clustermesh/service/svcpublish"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/store"
@@ -51,9 +52,9 @@ func start(p params) {
 	if !p.Clientset.IsEnabled() {
 		return
 	}
-	var w *writer
+	var w *svcpublish.Writer
 	if p.KVStore != nil && p.KVStore.Enabled() {
-		w = newWriter(p.KVStore, p.Cluster, p.Leadership, p.Log, p.Metrics)
+		w = svcpublish.NewWriter(p.KVStore, p.Cluster, p.Leadership, p.Log, p.Metrics)
 	}
 	wt := newWatcher(p.Cache, w, p.Cluster, p.Manager)
 	markSynced := p.CacheSync.Register(SyncName)
@@ -68,7 +69,7 @@ func start(p params) {
 	}))
 	if w != nil {
 		p.Jobs.Add(job.OneShot("publish-global-services", func(ctx context.Context, _ cell.Health) error {
-			w.run(ctx, synced)
+			w.Run(ctx, synced)
 			return nil
 		}))
 	}

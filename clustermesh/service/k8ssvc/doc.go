@@ -20,7 +20,9 @@
 // the cluster's publisher (clustermesh/publish) runs a SyncStore for the
 // length of its leadership, with its session lease, writes every shared
 // global service, deletes the keys of services that are gone and then
-// writes the services sync canary.
+// writes the services sync canary (clustermesh/service/svcpublish's
+// Writer, which also publishes the services of --lb-state-file when the
+// agent runs without Kubernetes).
 //
 // It may import packages of cells, kvstore, policy, datapath and
 // clustermesh, nothing of cmd or hack (docs/design.md, Layers).

@@ -11,13 +11,14 @@ import (
 	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/clustermesh/service/svcpublish"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
 // watcher joins the Services and their EndpointSlices.
 type watcher struct {
 	cache   *service.Cache
-	writer  *writer // nil: no kvstore
+	writer  *svcpublish.Writer // nil: no kvstore
 	cluster cluster.Info
 	// manager gets every service with its slices (nil: no service
 	// manager in the hive).
@@ -28,7 +29,7 @@ type watcher struct {
 	owner    map[k8s.Key]k8s.Key                               // slice -> its service
 }
 
-func newWatcher(cache *service.Cache, w *writer, cluster cluster.Info, m *svcmanager.Manager) *watcher {
+func newWatcher(cache *service.Cache, w *svcpublish.Writer, cluster cluster.Info, m *svcmanager.Manager) *watcher {
 	return &watcher{cache: cache, writer: w, cluster: cluster, manager: m,
 		services: map[k8s.Key]*corev1.Service{},
 		slices:   map[k8s.Key]map[string]*discoveryv1.EndpointSlice{},
@@ -146,7 +147,7 @@ func (w *watcher) refresh(key k8s.Key) {
 
 func (w *watcher) publish(nn string, cs *service.ClusterService) {
 	if w.writer != nil {
-		w.writer.set(nn, cs)
+		w.writer.Set(nn, cs)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/clustermesh/publish"
 	"github.com/apiary-net/apiary/clustermesh/service/k8ssvc"
+	"github.com/apiary-net/apiary/clustermesh/service/svcpublish"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/bpfapi"
 	"github.com/apiary-net/apiary/datapath/ctgc"
@@ -93,7 +94,8 @@ var Datapath = cell.Group(
 var ClusterMesh = cell.Group(
 	publish.Cell,
 	clustermeshcell.Cell,
-	k8ssvc.Cell, // global services from Kubernetes, published by the publisher
+	k8ssvc.Cell,     // global services from Kubernetes, published by the publisher
+	svcpublish.Cell, // without Kubernetes: the global services of --lb-state-file, published by the publisher
 	// The BPF ipcache map's initial reconcile and the endpoints' first
 	// regeneration wait for the remotes too.
 	cell.Provide(func(w clustermeshcell.SyncWaiter) datapath.RemoteSync { return w }),

@@ -24,7 +24,7 @@ import (
 // "Services" status line and the apiary_services_* metrics.
 var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
 	cell.Config(DefaultConfig),
-	cell.Provide(newManager, newStatusProvider, newMetricsOut),
+	cell.Provide(newManager, newStatusProvider, newMetricsOut, func(f *fileSource) StateFile { return f }),
 	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }),
 	cell.Invoke(start),
 )

@@ -65,6 +65,31 @@ func newFileSource(p fileParams) *fileSource {
 
 func (f *fileSource) enabled() bool { return f.path != "" }
 
+// StateFile tells when the services of --lb-state-file are in the
+// manager: the publisher of this cluster's global services
+// (clustermesh/service/svcpublish) waits for it before it deletes the
+// keys of services that are gone.
+type StateFile interface {
+	// WaitRead returns once the file was read the first time, good or
+	// not (at once without --lb-state-file), or with ctx's error.
+	WaitRead(ctx context.Context) error
+}
+
+var _ StateFile = (*fileSource)(nil)
+
+// WaitRead waits for the first read of the file.
+func (f *fileSource) WaitRead(ctx context.Context) error {
+	if !f.enabled() {
+		return nil
+	}
+	select {
+	case <-f.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // watch reads the file once, then again on every change of its
 // directory, until ctx ends.
 func (f *fileSource) watch(ctx context.Context, _ cell.Health) error {

@@ -1,4 +1,4 @@
-package k8ssvc
+package svcpublish
 
 import (
 	"bytes"
@@ -17,9 +17,13 @@ import (
 	"github.com/apiary-net/apiary/kvstore/store"
 )
 
-// writer keeps the shared global services of this cluster in its etcd
-// while this agent is the cluster's publisher.
-type writer struct {
+// Writer keeps the shared global services of this cluster in its etcd,
+// at layout.ServiceKey(cluster, namespace, name), while this agent is
+// the cluster's publisher (publish.Leadership): one SyncStore per term
+// of leadership, with its session lease. Its feeder is this cluster's
+// one source of services: the Kubernetes watcher (k8ssvc) with
+// Kubernetes, the service manager's other sources (Cell) without.
+type Writer struct {
 	backend kvstore.Backend
 	cluster cluster.Info
 	lead    publish.Leadership
@@ -31,17 +35,19 @@ type writer struct {
 	st      *store.SyncStore                   // the current term's store; nil when not leading
 }
 
-func newWriter(backend kvstore.Backend, cluster cluster.Info, lead publish.Leadership, log *slog.Logger, m *store.Metrics) *writer {
-	return &writer{backend: backend, cluster: cluster, lead: lead, log: log, metrics: m,
+// NewWriter returns a Writer of cluster's services in backend; Run
+// starts it, Set feeds it.
+func NewWriter(backend kvstore.Backend, cluster cluster.Info, lead publish.Leadership, log *slog.Logger, m *store.Metrics) *Writer {
+	return &Writer{backend: backend, cluster: cluster, lead: lead, log: log, metrics: m,
 		desired: map[string]*service.ClusterService{}}
 }
 
 // prefix is layout.ServicesClusterPrefix of this cluster.
-func (w *writer) prefix() string { return layout.ServicesClusterPrefix(w.cluster.ClusterName) }
+func (w *Writer) prefix() string { return layout.ServicesClusterPrefix(w.cluster.ClusterName) }
 
-// set records the service to publish at namespace/name key (nil: none),
+// Set records the service to publish at namespace/name key (nil: none),
 // and writes it when leading.
-func (w *writer) set(key string, cs *service.ClusterService) {
+func (w *Writer) Set(key string, cs *service.ClusterService) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if cs == nil {
@@ -63,9 +69,11 @@ func (w *writer) set(key string, cs *service.ClusterService) {
 	}
 }
 
-// run waits for the Kubernetes caches (synced closed), then writes for
-// every term of leadership until ctx ends.
-func (w *writer) run(ctx context.Context, synced <-chan struct{}) {
+// Run waits for the source's initial state (synced closed: the
+// Kubernetes caches, the state file read), then writes for every term of
+// leadership until ctx ends. Before synced, a term would delete the keys
+// of services not listed yet.
+func (w *Writer) Run(ctx context.Context, synced <-chan struct{}) {
 	select {
 	case <-synced:
 	case <-ctx.Done():
@@ -87,7 +95,7 @@ func (w *writer) run(ctx context.Context, synced <-chan struct{}) {
 // term writes the services until the leadership changes or ctx ends:
 // every desired one, then the deletion of the keys of services gone
 // while no one wrote, then the sync canary.
-func (w *writer) term(ctx context.Context, changed <-chan struct{}) {
+func (w *Writer) term(ctx context.Context, changed <-chan struct{}) {
 	ctx, cancel := context.WithCancel(ctx)
 	st := store.NewSyncStore(w.cluster.ClusterName, w.backend, w.prefix(),
 		store.WithSyncedKey(layout.CanaryServices), store.WithSyncLogger(w.log), store.WithSyncMetrics(w.metrics))
@@ -123,7 +131,7 @@ func (w *writer) term(ctx context.Context, changed <-chan struct{}) {
 
 // deleteStale deletes the keys of services no longer published; it
 // reports whether it could list them.
-func (w *writer) deleteStale(ctx context.Context, st *store.SyncStore) bool {
+func (w *Writer) deleteStale(ctx context.Context, st *store.SyncStore) bool {
 	kvs, err := w.backend.ListPrefix(ctx, w.prefix()+"/")
 	if err != nil {
 		w.log.Warn("Unable to list the published services; the sync canary waits for it",
