@@ -117,16 +117,24 @@ type feedParams struct {
 	Cache   *service.Cache
 	Cluster cluster.Info
 	Manager *svcmanager.Manager `optional:"true"`
+	Status  status.Refresher    `optional:"true"`
 }
 
 // feedServiceManager hands the remote clusters' backends of every global
 // service to the service manager, when the hive has one; the manager
-// uses them for the local services that are global.
+// uses them for the local services that are global. Every change of a
+// global service also has the status lines probed again, so the
+// ClusterMesh line's "N global-services" follows at once.
 func feedServiceManager(p feedParams) {
-	if p.Manager == nil {
+	if p.Manager == nil && p.Status == nil {
 		return
 	}
 	p.Cache.Subscribe(func(nn string) {
-		p.Manager.SetRemoteBackends(nn, service.RemoteBackends(p.Cache.Get(nn), p.Cluster.ClusterName))
+		if p.Manager != nil {
+			p.Manager.SetRemoteBackends(nn, service.RemoteBackends(p.Cache.Get(nn), p.Cluster.ClusterName))
+		}
+		if p.Status != nil {
+			p.Status.Refresh()
+		}
 	})
 }
