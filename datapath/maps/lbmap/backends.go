@@ -14,6 +14,9 @@ import (
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
 	id, ok := w.backendIDs[b.addr]
+	if ok && w.unchangedSole(id, b, fe) {
+		return id, nil
+	}
 	if !ok {
 		var err error
 		if id, err = w.allocBackendID(); err != nil {
@@ -35,6 +38,20 @@ func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, erro
 	}
 	w.refs[id][fe] = b.state
 	return id, nil
+}
+
+// unchangedSole reports whether fe is the only service of backend id,
+// with b's state, and the entry written is b's: referencing it again
+// changes nothing (the common case of a service's unchanged backends,
+// which skips the other services' states and the writes' checks).
+func (w *Writer) unchangedSole(id uint32, b desiredBackend, fe datapath.L3n4Addr) bool {
+	refs := w.refs[id]
+	if len(refs) != 1 {
+		return false
+	}
+	st, held := refs[fe]
+	cur, written := w.backends[id]
+	return held && st == b.state && written && cur == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
 }
 
 // writeBackend writes backend id unless the map holds e already.

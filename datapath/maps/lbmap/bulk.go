@@ -49,6 +49,16 @@ func (b *svcBatch) write(m *Maps) error {
 	return err
 }
 
+// bulkBackend is a backend createBulk references: as the last frontend
+// gave it, the most active state the new frontends give it, and whether
+// other frontends referred to it before (then its state is computed over
+// all of them).
+type bulkBackend struct {
+	b      desiredBackend
+	state  datapath.BackendState
+	others bool
+}
+
 // plan is a new frontend of createBulk.
 type plan struct {
 	s      *serviceEntry
@@ -76,7 +86,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		be4     batch[uint32, Backend4Value]
 		be6     batch[uint32, Backend6Value]
 		matches batch[AffinityMatchKey, uint8]
-		touched = make(map[uint32]desiredBackend, refs)
+		touched = make(map[uint32]bulkBackend, refs)
 	)
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
@@ -101,12 +111,17 @@ func (w *Writer) createBulk(ds []desired) error {
 				}
 				w.backendIDs[b.addr] = id
 			}
+			t, seen := touched[id]
+			if !seen {
+				t = bulkBackend{state: datapath.BackendQuarantined, others: len(w.refs[id]) > 0}
+			}
+			t.b, t.state = b, min(t.state, b.state)
+			touched[id] = t
 			if w.refs[id] == nil {
 				w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
 			}
 			w.refs[id][d.frontend] = b.state
 			s.members[id] = b.state
-			touched[id] = b
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
 				if d.flags&FlagAffinity != 0 {
@@ -117,10 +132,13 @@ func (w *Writer) createBulk(ds []desired) error {
 		plans = append(plans, p)
 	}
 	written := make(map[uint32]backendEntry, len(touched))
-	for id, b := range touched {
-		e := backendEntry{addr: b.addr, state: datapath.BackendQuarantined, clusterID: b.clusterID}
-		for _, st := range w.refs[id] {
-			e.state = min(e.state, st)
+	for id, t := range touched {
+		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
+		if t.others {
+			e.state = datapath.BackendQuarantined
+			for _, st := range w.refs[id] {
+				e.state = min(e.state, st)
+			}
 		}
 		if cur, ok := w.backends[id]; ok && cur == e {
 			continue
