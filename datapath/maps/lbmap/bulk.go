@@ -15,6 +15,11 @@ type batch[K, V any] struct {
 	values []V
 }
 
+// presize makes room for n entries.
+func (b *batch[K, V]) presize(n int) {
+	b.keys, b.values = make([]K, 0, n), make([]V, 0, n)
+}
+
 func (b *batch[K, V]) add(k K, v V) {
 	b.keys = append(b.keys, k)
 	b.values = append(b.values, v)
@@ -132,6 +137,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		plans = append(plans, p)
 	}
 	written := make(map[uint32]backendEntry, len(touched))
+	be4.presize(len(touched))
 	for id, t := range touched {
 		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
 		if t.others {
@@ -154,7 +160,11 @@ func (w *Writer) createBulk(ds []desired) error {
 	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
 		return err
 	}
+	// Sized for IPv4 frontends, the common case: the batches do not grow
+	// step by step (an initial sync's slots are most of its entries).
 	var slots, masters svcBatch
+	slots.v4.presize(refs)
+	masters.v4.presize(len(ds))
 	for _, p := range plans {
 		if len(p.active) > 0x7fff {
 			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)

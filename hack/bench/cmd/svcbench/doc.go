@@ -24,7 +24,7 @@
 // ratios, goal <= 1.5x. Needs root (BPF and a bpffs mount in a temporary
 // directory).
 //
-//	cd hack/bench && go run ./cmd/svcbench [-services 10000] [-backends 10] [-changes 2000] [-rounds 5] [-cpuprofile f]
+//	cd hack/bench && go run ./cmd/svcbench [-services 10000] [-backends 10] [-changes 2000] [-rounds 5] [-cpuprofile f] [-memprofile f]
 //
 // It is in a Go module of its own: it may import any package of apiary and
 // the peers it is compared with (Cilium, go.uber.org/fx,

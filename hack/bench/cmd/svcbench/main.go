@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,7 @@ func main() {
 	changes := flag.Int("changes", 2000, "EndpointSlice changes per round (a backend added, then removed)")
 	rounds := flag.Int("rounds", 5, "rounds (the median is reported)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memprofile := flag.String("memprofile", "", "write a profile of the run's allocations to this file (go tool pprof -sample_index=alloc_space)")
 	flag.Parse()
 	if *services < 1 || *services > 1<<16 || *backends < 1 || *backends > 62 || *changes < 2 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "svcbench: -services 1..65536, -backends 1..62, -changes >= 2 and -rounds >= 1")
@@ -31,8 +33,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "svcbench:", err)
 		os.Exit(1)
 	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
 	res, err := measure(*services, *backends, *changes, *rounds)
 	stop()
+	if err == nil && *memprofile != "" {
+		err = writeAllocs(*memprofile)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "svcbench:", err)
 		os.Exit(1)
@@ -45,6 +53,19 @@ func main() {
 	row(w, fmt.Sprintf("initial sync: %d services x %d backends", *services, *backends), res.sync, 1, "")
 	row(w, fmt.Sprintf("EndpointSlice change: 1 backend added or removed (%d changes)", *changes), res.change, *changes, "/change")
 	w.Flush()
+}
+
+// writeAllocs writes the allocations profile to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	return nil
 }
 
 // row prints one workload: medians divided by per (time per change).
