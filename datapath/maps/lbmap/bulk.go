@@ -70,6 +70,8 @@ type plan struct {
 	active []uint32
 	flags  uint8
 	secs   uint32
+	last   []desiredBackend
+	ids    []uint32 // of last, in its order
 }
 
 // createBulk writes ds, frontends the maps do not hold, in batches that
@@ -107,7 +109,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		s := &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
 		s.master.RevNATIndex = idx
 		w.services[d.frontend] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity}
+		p := plan{s: s, flags: d.flags, secs: d.affinity, last: d.backends, ids: make([]uint32, 0, len(d.backends))}
 		for _, b := range d.backends {
 			id, ok := w.backendIDs[b.addr]
 			if !ok {
@@ -127,6 +129,7 @@ func (w *Writer) createBulk(ds []desired) error {
 			}
 			w.refs[id][d.frontend] = b.state
 			s.members[id] = b.state
+			p.ids = append(p.ids, id)
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
 				if d.flags&FlagAffinity != 0 {
@@ -185,6 +188,7 @@ func (w *Writer) createBulk(ds []desired) error {
 	}
 	for _, p := range plans {
 		p.s.written = true
+		p.s.last, p.s.lastIDs = p.last, p.ids
 		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
 	}
 	return nil
