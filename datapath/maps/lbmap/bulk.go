@@ -124,10 +124,7 @@ func (w *Writer) createBulk(ds []desired) error {
 			}
 			t.b, t.state = b, min(t.state, b.state)
 			touched[id] = t
-			if w.refs[id] == nil {
-				w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
-			}
-			w.refs[id][d.frontend] = b.state
+			w.addRef(id, d.frontend, b.state)
 			s.members[id] = b.state
 			p.ids = append(p.ids, id)
 			if b.state == datapath.BackendActive {
@@ -144,10 +141,7 @@ func (w *Writer) createBulk(ds []desired) error {
 	for id, t := range touched {
 		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
 		if t.others {
-			e.state = datapath.BackendQuarantined
-			for _, st := range w.refs[id] {
-				e.state = min(e.state, st)
-			}
+			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
 		}
 		if cur, ok := w.backends[id]; ok && cur == e {
 			continue
@@ -249,7 +243,7 @@ func (w *Writer) presize(services, refs int) {
 	if len(w.backends) == 0 {
 		w.backends = make(map[uint32]backendEntry, refs)
 		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
-		w.refs = make(map[uint32]map[datapath.L3n4Addr]datapath.BackendState, refs)
+		w.refs = make(map[uint32]backendRefs, refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)

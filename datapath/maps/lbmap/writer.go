@@ -45,7 +45,7 @@ type Writer struct {
 	services    map[datapath.L3n4Addr]*serviceEntry
 	backends    map[uint32]backendEntry
 	backendIDs  map[datapath.L3n4Addr]uint32
-	refs        map[uint32]map[datapath.L3n4Addr]datapath.BackendState // backend -> services using it
+	refs        map[uint32]backendRefs // backend -> services using it
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
@@ -208,7 +208,7 @@ func (w *Writer) upsert(d desired) (bool, error) {
 	for id := range s.members {
 		if _, ok := members[id]; !ok {
 			gone = append(gone, id)
-			delete(w.refs[id], d.frontend)
+			w.dropRef(id, d.frontend)
 		}
 	}
 	s.members = members
@@ -306,7 +306,7 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	gone := make([]uint32, 0, len(s.members))
 	for id := range s.members {
-		delete(w.refs[id], fe)
+		w.dropRef(id, fe)
 		gone = append(gone, id)
 	}
 	delete(w.services, fe)
