@@ -75,6 +75,7 @@ bench: kube-apiserver ## Run the benchmarks and print side-by-side ratios
 	cd hack/bench && $(GO) run ./cmd/policybench
 	cd hack/bench && $(GO) run ./cmd/bpfbench
 	cd hack/bench && $(GO) run ./cmd/bpfmapbench
+	cd hack/bench && $(GO) run ./cmd/svcbench
 	cd hack/bench && $(GO) run ./cmd/cmbench
 	cd hack/bench && $(GO) run ./cmd/meshbench
 	cd hack/bench && $(GO) run ./cmd/k8sbench

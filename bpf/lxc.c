@@ -7,8 +7,9 @@
  *                   endpoint sends (its egress);
  *   to_container:   tc/tcx egress of the host-side veth, i.e. packets sent
  *                   to the endpoint (its ingress).
- * Per packet: parse -> (from_container) service translation, lib/lb.h ->
- * conntrack (established and reply packets, and ICMP
+ * Per packet: parse -> conntrack -> (from_container, a packet of no
+ * tracked flow) service translation, lib/lb.h, and conntrack of the
+ * translated flow -> (established and reply packets, and ICMP
  * errors about tracked flows, pass, unless the endpoint's policy or the
  * ipcache changed since the flow was allowed: then it is looked up again) ->
  * for a new flow: ipcache (peer identity) -> policy map -> allowed: create
@@ -190,14 +191,21 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	rev = current_revs();
 	now = ktime_get_coarse_ns();
 	tunnel_src = tunnel_source_identity(ctx, dir);
-	/* lib/lb.h: a packet to a service frontend goes to its backend. */
-	if (dir == DIR_EGRESS) {
+	state = ct_lookup(f, dir, now, &v);
+	/* lib/lb.h: a packet to a service frontend goes to its backend, and
+	 * the translated flow is looked up, unless its backend was picked
+	 * now (a new flow to the service: decided as new). Replies and
+	 * answered flows skip the service lookup (lb_needs_lookup). */
+	if (dir == DIR_EGRESS && lb_needs_lookup(state, v)) {
 		int reason = lb_egress(ctx, f, endpoint_id, now);
 
 		if (unlikely(reason))
 			return drop(f, reason, dir, endpoint_identity, 0);
+		if (f->lb_new)
+			state = CT_NEW;
+		else if (f->lb_rev_nat)
+			state = ct_lookup(f, dir, now, &v);
 	}
-	state = ct_lookup(f, dir, now, &v);
 	if (state != CT_NEW && v) {
 		int ret;
 

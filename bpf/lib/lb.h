@@ -6,8 +6,11 @@
  * A packet the endpoint sends to a service frontend (address, port and
  * protocol in lb4_services / lb6_services) has its destination rewritten
  * to a backend (DNAT, with the IP and TCP/UDP checksums updated) before
- * conntrack and policy see it, so policy is judged against the backend's
- * identity. The backend of a flow is remembered in a service conntrack
+ * the translated flow's conntrack lookup and policy, so policy is judged
+ * against the backend's identity. from_container looks a packet up in
+ * conntrack first and the services only when lb_needs_lookup says so, so
+ * that established flows and replies to no service pay no service
+ * lookup. The backend of a flow is remembered in a service conntrack
  * entry (the ct4/ct6 maps, direction CT_DIR_SERVICE, keyed by the
  * untranslated tuple: client -> frontend) holding the backend id and the
  * rev-NAT index; every later packet of the flow goes to that backend while
@@ -275,8 +278,9 @@ static __always_inline __u32 lb_select(const struct flow *f, const struct lb_ser
 
 /* lb_translate translates a packet to the service svc (f's destination
  * is its frontend): the flow's backend (remembered, else selected), DNAT,
- * and f updated to the translated tuple with the service's rev-NAT index.
- * Returns 0 or a drop reason. Not inlined: packets to no service skip it
+ * and f updated to the translated tuple with the service's rev-NAT index
+ * (and lb_new set when the backend was picked now). Returns 0 or a drop
+ * reason. Not inlined: packets to no service skip it
  * after one lookup (lb_egress). */
 static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct flow *f,
 						  struct lb_service *svc, __u16 ep_id, __u64 now)
@@ -300,6 +304,7 @@ static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct 
 		if (!b.ok)
 			return DROP_NO_SERVICE;
 		lb_svc_ct_put(f, id, svc->rev_nat_index, ep_id, now);
+		f->lb_new = 1;
 	}
 	f->lb_rev_nat = svc->rev_nat_index;
 	if (lb_rewrite(ctx, f, 1, b.address, b.port) < 0)
@@ -307,6 +312,21 @@ static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct 
 	__builtin_memcpy(f->daddr, b.address, 16);
 	f->dport = b.port;
 	return 0;
+}
+
+/* lb_needs_lookup reports whether from_container must look a packet up in
+ * the services, given its conntrack lookup (state, entry v): when its
+ * tuple is not tracked (a translated flow's never is: conntrack holds it
+ * under the backend), and when it is a tracked flow's opening direction
+ * that was never answered (no reply counted, no TCP ACK seen), such as a
+ * client retrying to a frontend before its service was written: once it
+ * is, the client's next packet goes to a backend. A reply, or a flow the
+ * address itself answered, is no service's. */
+static __always_inline int lb_needs_lookup(int state, const struct ct_value *v)
+{
+	if (state == CT_NEW || !v)
+		return 1;
+	return state == CT_ESTABLISHED && !v->rx_packets && !(v->tcp_flags & TCP_FLAG_ACK);
 }
 
 /* lb_egress translates a packet the endpoint sends to a service frontend

@@ -8,8 +8,9 @@ import (
 )
 
 // countingWriter is a writer that only counts: the benchmark then
-// measures the control plane alone (hack/bench runs the same functions
-// with the BPF maps' writer for the ratio).
+// measures the control plane alone (hack/bench/cmd/svcbench times the
+// same path with the BPF maps' writer, 10,000 services, against raw map
+// writes, for the ratio).
 type countingWriter struct{ upserts, deletes int }
 
 func (w *countingWriter) UpsertService(datapath.LBService) error { w.upserts++; return nil }

@@ -89,9 +89,9 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		}
 	}
 	useLocal, useRemote := affinity(svc.Affinity, locals, remotes)
-	chosen := make([]Backend, 0, len(locals)+len(remotes))
+	var chosen []Backend // locals and remotes are this call's own: states may sort them in place
 	if useLocal {
-		chosen = append(chosen, locals...)
+		chosen = locals
 	}
 	if useRemote {
 		chosen = append(chosen, remotes...)

@@ -105,7 +105,11 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 		s.Frontends = frontends(svc, &s.Warnings)
 	}
 	for _, sl := range eps {
-		s.Backends = append(s.Backends, backends(sl, &s.Warnings)...)
+		if bes := backends(sl, &s.Warnings); s.Backends == nil {
+			s.Backends = bes // the common case, one slice: no copy
+		} else {
+			s.Backends = append(s.Backends, bes...)
+		}
 	}
 	return s
 }

@@ -14,27 +14,36 @@ import (
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
 	id, ok := w.backendIDs[b.addr]
+	if ok && w.unchangedSole(id, b, fe) {
+		return id, nil
+	}
 	if !ok {
 		var err error
 		if id, err = w.allocBackendID(); err != nil {
 			return 0, err
 		}
 	}
-	state := b.state
-	for other, s := range w.refs[id] {
-		if other != fe && s < state {
-			state = s
-		}
-	}
+	state := w.refs[id].best(fe, b.state)
 	e := backendEntry{addr: b.addr, state: state, clusterID: b.clusterID}
 	if err := w.writeBackend(id, e); err != nil {
 		return 0, err
 	}
-	if w.refs[id] == nil {
-		w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
-	}
-	w.refs[id][fe] = b.state
+	w.addRef(id, fe, b.state)
 	return id, nil
+}
+
+// unchangedSole reports whether fe is the only service of backend id,
+// with b's state, and the entry written is b's: referencing it again
+// changes nothing (the common case of a service's unchanged backends,
+// which skips the other services' states and the writes' checks).
+func (w *Writer) unchangedSole(id uint32, b desiredBackend, fe datapath.L3n4Addr) bool {
+	refs := w.refs[id]
+	if len(refs) != 1 {
+		return false
+	}
+	st, held := refs.get(fe)
+	cur, written := w.backends[id]
+	return held && st == b.state && written && cur == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
 }
 
 // writeBackend writes backend id unless the map holds e already.
@@ -60,10 +69,7 @@ func (w *Writer) release(ids []uint32) error {
 			continue
 		}
 		if len(w.refs[id]) > 0 {
-			e.state = datapath.BackendQuarantined
-			for _, s := range w.refs[id] {
-				e.state = min(e.state, s)
-			}
+			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
 			errs = append(errs, w.writeBackend(id, e))
 			continue
 		}

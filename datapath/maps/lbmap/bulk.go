@@ -15,6 +15,11 @@ type batch[K, V any] struct {
 	values []V
 }
 
+// presize makes room for n entries.
+func (b *batch[K, V]) presize(n int) {
+	b.keys, b.values = make([]K, 0, n), make([]V, 0, n)
+}
+
 func (b *batch[K, V]) add(k K, v V) {
 	b.keys = append(b.keys, k)
 	b.values = append(b.values, v)
@@ -49,12 +54,24 @@ func (b *svcBatch) write(m *Maps) error {
 	return err
 }
 
+// bulkBackend is a backend createBulk references: as the last frontend
+// gave it, the most active state the new frontends give it, and whether
+// other frontends referred to it before (then its state is computed over
+// all of them).
+type bulkBackend struct {
+	b      desiredBackend
+	state  datapath.BackendState
+	others bool
+}
+
 // plan is a new frontend of createBulk.
 type plan struct {
 	s      *serviceEntry
 	active []uint32
 	flags  uint8
 	secs   uint32
+	last   []desiredBackend
+	ids    []uint32 // of last, in its order
 }
 
 // createBulk writes ds, frontends the maps do not hold, in batches that
@@ -76,7 +93,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		be4     batch[uint32, Backend4Value]
 		be6     batch[uint32, Backend6Value]
 		matches batch[AffinityMatchKey, uint8]
-		touched = make(map[uint32]desiredBackend, refs)
+		touched = make(map[uint32]bulkBackend, refs)
 	)
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
@@ -92,7 +109,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		s := &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
 		s.master.RevNATIndex = idx
 		w.services[d.frontend] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity}
+		p := plan{s: s, flags: d.flags, secs: d.affinity, last: d.backends, ids: make([]uint32, 0, len(d.backends))}
 		for _, b := range d.backends {
 			id, ok := w.backendIDs[b.addr]
 			if !ok {
@@ -101,12 +118,15 @@ func (w *Writer) createBulk(ds []desired) error {
 				}
 				w.backendIDs[b.addr] = id
 			}
-			if w.refs[id] == nil {
-				w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
+			t, seen := touched[id]
+			if !seen {
+				t = bulkBackend{state: datapath.BackendQuarantined, others: len(w.refs[id]) > 0}
 			}
-			w.refs[id][d.frontend] = b.state
+			t.b, t.state = b, min(t.state, b.state)
+			touched[id] = t
+			w.addRef(id, d.frontend, b.state)
 			s.members[id] = b.state
-			touched[id] = b
+			p.ids = append(p.ids, id)
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
 				if d.flags&FlagAffinity != 0 {
@@ -117,10 +137,11 @@ func (w *Writer) createBulk(ds []desired) error {
 		plans = append(plans, p)
 	}
 	written := make(map[uint32]backendEntry, len(touched))
-	for id, b := range touched {
-		e := backendEntry{addr: b.addr, state: datapath.BackendQuarantined, clusterID: b.clusterID}
-		for _, st := range w.refs[id] {
-			e.state = min(e.state, st)
+	be4.presize(len(touched))
+	for id, t := range touched {
+		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
+		if t.others {
+			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
 		}
 		if cur, ok := w.backends[id]; ok && cur == e {
 			continue
@@ -136,7 +157,11 @@ func (w *Writer) createBulk(ds []desired) error {
 	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
 		return err
 	}
+	// Sized for IPv4 frontends, the common case: the batches do not grow
+	// step by step (an initial sync's slots are most of its entries).
 	var slots, masters svcBatch
+	slots.v4.presize(refs)
+	masters.v4.presize(len(ds))
 	for _, p := range plans {
 		if len(p.active) > 0x7fff {
 			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)
@@ -157,6 +182,7 @@ func (w *Writer) createBulk(ds []desired) error {
 	}
 	for _, p := range plans {
 		p.s.written = true
+		p.s.last, p.s.lastIDs = p.last, p.ids
 		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
 	}
 	return nil
@@ -217,7 +243,7 @@ func (w *Writer) presize(services, refs int) {
 	if len(w.backends) == 0 {
 		w.backends = make(map[uint32]backendEntry, refs)
 		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
-		w.refs = make(map[uint32]map[datapath.L3n4Addr]datapath.BackendState, refs)
+		w.refs = make(map[uint32]backendRefs, refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)

@@ -35,6 +35,18 @@ func checkProto(p uint8) bool {
 	return p == datapath.ProtoTCP || p == datapath.ProtoUDP || p == datapath.ProtoSCTP
 }
 
+// listed reports whether bs has a backend at a. A linear scan: a
+// service has a few backends, and a map per write cost more; services
+// with thousands are rare and written rarely.
+func listed(bs []desiredBackend, a datapath.L3n4Addr) bool {
+	for i := range bs {
+		if bs[i].addr == a {
+			return true
+		}
+	}
+	return false
+}
+
 // desiredOf validates svc: the error names the field at fault.
 func desiredOf(svc datapath.LBService) (desired, error) {
 	fe := svc.Frontend
@@ -70,7 +82,7 @@ func desiredOf(svc datapath.LBService) (desired, error) {
 		d.flags |= FlagAffinity
 		d.affinity = uint32(secs)
 	}
-	seen := make(map[datapath.L3n4Addr]bool, len(svc.Backends))
+	d.backends = make([]desiredBackend, 0, len(svc.Backends))
 	for i, b := range svc.Backends {
 		a := b.Addr
 		a.Addr = a.Addr.Unmap()
@@ -88,10 +100,9 @@ func desiredOf(svc datapath.LBService) (desired, error) {
 			return fail("backends[%d]: protocol of %s differs from the frontend's", i, a)
 		case b.State > datapath.BackendQuarantined:
 			return fail("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
-		case seen[a]:
+		case listed(d.backends, a):
 			return fail("backends[%d]: %s is listed twice", i, a)
 		}
-		seen[a] = true
 		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
 	}
 	return d, nil

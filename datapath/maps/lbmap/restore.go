@@ -15,7 +15,7 @@ func (w *Writer) restore() error {
 	w.services = map[datapath.L3n4Addr]*serviceEntry{}
 	w.backends = map[uint32]backendEntry{}
 	w.backendIDs = map[datapath.L3n4Addr]uint32{}
-	w.refs = map[uint32]map[datapath.L3n4Addr]datapath.BackendState{}
+	w.refs = map[uint32]backendRefs{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}
@@ -37,10 +37,7 @@ func (w *Writer) restore() error {
 			s.slots = append(s.slots, id)
 			if _, ok := w.backends[id]; ok && slot <= rs.master.Count {
 				s.members[id] = datapath.BackendActive
-				if w.refs[id] == nil {
-					w.refs[id] = map[datapath.L3n4Addr]datapath.BackendState{}
-				}
-				w.refs[id][s.frontend] = datapath.BackendActive
+				w.addRef(id, s.frontend, datapath.BackendActive)
 			}
 		}
 		w.services[s.frontend] = s

@@ -20,13 +20,18 @@ type backendEntry struct {
 
 // serviceEntry is a frontend as written: its master entry (written:
 // whether there is one) and its slots; members are the backends the last
-// upsert gave it, active or not.
+// upsert gave it, active or not. last and lastIDs are the backends of the
+// last write that succeeded whole, in its order, and their ids (nil
+// after a failed one): the next upsert finds an unchanged backend's id
+// there (sameAsLast).
 type serviceEntry struct {
 	frontend datapath.L3n4Addr
 	written  bool
 	master   ServiceValue
 	slots    []uint32 // slot i+1 -> backend id
 	members  map[uint32]datapath.BackendState
+	last     []desiredBackend
+	lastIDs  []uint32
 }
 
 // Writer writes services into the load-balancing maps with minimal
@@ -40,7 +45,7 @@ type Writer struct {
 	services    map[datapath.L3n4Addr]*serviceEntry
 	backends    map[uint32]backendEntry
 	backendIDs  map[datapath.L3n4Addr]uint32
-	refs        map[uint32]map[datapath.L3n4Addr]datapath.BackendState // backend -> services using it
+	refs        map[uint32]backendRefs // backend -> services using it
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
@@ -178,9 +183,19 @@ func (w *Writer) upsert(d desired) (bool, error) {
 	rev := s.master.RevNATIndex
 	// Backends: allocate, reference and write those that changed.
 	members := make(map[uint32]datapath.BackendState, len(d.backends))
+	last, lastIDs := s.last, s.lastIDs
+	s.last, s.lastIDs = nil, nil
+	ids := make([]uint32, 0, len(d.backends))
 	var active []uint32
-	for _, b := range d.backends {
-		id, err := w.reference(b, d.frontend)
+	for i, b := range d.backends {
+		var id uint32
+		var err error
+		if i < len(last) && last[i] == b && w.unchangedSole(lastIDs[i], b, d.frontend) {
+			id = lastIDs[i]
+		} else {
+			id, err = w.reference(b, d.frontend)
+		}
+		ids = append(ids, id)
 		if err != nil {
 			return false, fmt.Errorf("service %s: %w", d.frontend, err)
 		}
@@ -193,7 +208,7 @@ func (w *Writer) upsert(d desired) (bool, error) {
 	for id := range s.members {
 		if _, ok := members[id]; !ok {
 			gone = append(gone, id)
-			delete(w.refs[id], d.frontend)
+			w.dropRef(id, d.frontend)
 		}
 	}
 	s.members = members
@@ -215,7 +230,11 @@ func (w *Writer) upsert(d desired) (bool, error) {
 		}
 	}
 	errs = append(errs, w.release(gone))
-	return isNew, errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err == nil {
+		s.last, s.lastIDs = d.backends, ids
+	}
+	return isNew, err
 }
 
 // writeSlots makes s's slots want and its master entry master: growing,
@@ -287,7 +306,7 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	gone := make([]uint32, 0, len(s.members))
 	for id := range s.members {
-		delete(w.refs[id], fe)
+		w.dropRef(id, fe)
 		gone = append(gone, id)
 	}
 	delete(w.services, fe)

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+)
+
+// sample is one timed section: wall time and the process's CPU time.
+type sample struct{ wall, cpu time.Duration }
+
+// results are every round's samples of both workloads, [apiary, raw].
+type results struct {
+	sync, change [2][]sample
+}
+
+func measure(services, backends, changes, rounds int) (*results, error) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("remove memlock limit: %w", err)
+	}
+	root, err := os.MkdirTemp("", "svcbench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	if err := bpfmap.EnsureRoot(root); err != nil {
+		return nil, err
+	}
+	defer unix.Unmount(root, unix.MNT_DETACH)
+	// Every map sized for the services and the changes' extra backend,
+	// as --bpf-lb-map-max would be (at least the programs' 65536).
+	size := uint32(max(services*(backends+2), 65536))
+	in := inputs(services, backends)
+	want, ops, err := record(filepath.Join(root, "record"), in, backends, changes, size)
+	if err != nil {
+		return nil, fmt.Errorf("record the raw writes: %w", err)
+	}
+	res := &results{}
+	for r := range rounds {
+		if err := res.round(r, filepath.Join(root, fmt.Sprint(r)), in, want, ops, changes, size); err != nil {
+			return nil, fmt.Errorf("round %d: %w", r, err)
+		}
+	}
+	return res, nil
+}
+
+// round times both workloads on fresh maps, alternating which side goes
+// first.
+func (res *results) round(r int, dir string, in []input, want entries, ops []op, changes int, size uint32) error {
+	s, err := newSide(dir, size)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	raw, err := newRawMaps(size)
+	if err != nil {
+		return err
+	}
+	defer raw.close()
+	var ours, theirs sample
+	err = inOrder(r,
+		func() (err error) { ours, err = timed(func() error { return s.sync(in) }); return err },
+		func() (err error) { theirs, err = timed(func() error { return raw.sync(want) }); return err })
+	if err != nil {
+		return fmt.Errorf("initial sync: %w", err)
+	}
+	res.sync[0], res.sync[1] = append(res.sync[0], ours), append(res.sync[1], theirs)
+	err = inOrder(r,
+		func() (err error) {
+			ours, err = timed(func() error {
+				for j := range changes {
+					if err := s.change(in, j); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return errors.Join(err, s.failed())
+		},
+		func() (err error) { theirs, err = timed(func() error { return raw.apply(ops) }); return err })
+	if err != nil {
+		return fmt.Errorf("EndpointSlice changes: %w", err)
+	}
+	res.change[0], res.change[1] = append(res.change[0], ours), append(res.change[1], theirs)
+	return nil
+}
+
+// timed runs fn after a GC and returns its wall and process CPU time.
+func timed(fn func() error) (sample, error) {
+	runtime.GC()
+	c0, t0 := cpuTime(), time.Now()
+	err := fn()
+	return sample{wall: time.Since(t0), cpu: cpuTime() - c0}, err
+}
+
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// inOrder runs a then b in even rounds, b then a in odd ones, so that
+// neither always meets the colder kernel and allocator state.
+func inOrder(round int, a, b func() error) error {
+	if round%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
+// rawMaps are unpinned maps of the lbmap writer's specs, written with
+// plain cilium/ebpf calls.
+type rawMaps struct{ svc, be, rev *ebpf.Map }
+
+func newRawMaps(size uint32) (*rawMaps, error) {
+	r := &rawMaps{}
+	for _, x := range []struct {
+		name string
+		m    **ebpf.Map
+	}{{lbmap.Services4Name, &r.svc}, {lbmap.Backends4Name, &r.be}, {lbmap.RevNAT4Name, &r.rev}} {
+		spec, err := lbmap.Spec(x.name, size)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		if *x.m, err = ebpf.NewMap(spec); err != nil {
+			r.close()
+			return nil, fmt.Errorf("create %s: %w", x.name, err)
+		}
+	}
+	return r, nil
+}
+
+// sync writes e in the order the writer keeps (backends, rev-NAT
+// entries, then slots and master entries), one batch update per map.
+func (r *rawMaps) sync(e entries) error {
+	if _, err := r.be.BatchUpdate(e.beKeys, e.beVals, nil); err != nil {
+		return fmt.Errorf("write backends: %w", err)
+	}
+	if _, err := r.rev.BatchUpdate(e.revKeys, e.revVals, nil); err != nil {
+		return fmt.Errorf("write rev-NAT entries: %w", err)
+	}
+	if _, err := r.svc.BatchUpdate(e.svcKeys, e.svcVals, nil); err != nil {
+		return fmt.Errorf("write services: %w", err)
+	}
+	return nil
+}
+
+// apply makes the recorded writes of the changes.
+func (r *rawMaps) apply(ops []op) error {
+	for i := range ops {
+		o := &ops[i]
+		var err error
+		switch {
+		case o.svc && o.del:
+			err = r.svc.Delete(&o.sk)
+		case o.svc:
+			err = r.svc.Update(&o.sk, &o.sv, ebpf.UpdateAny)
+		case o.del:
+			err = r.be.Delete(&o.bk)
+		default:
+			err = r.be.Update(&o.bk, &o.bv, ebpf.UpdateAny)
+		}
+		if err != nil {
+			return fmt.Errorf("raw write %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (r *rawMaps) close() {
+	for _, m := range []*ebpf.Map{r.svc, r.be, r.rev} {
+		if m != nil {
+			m.Close()
+		}
+	}
+}
+
+// median returns the median of the samples (wall and CPU each).
+func median(ss []sample) sample {
+	w, c := make([]time.Duration, len(ss)), make([]time.Duration, len(ss))
+	for i, s := range ss {
+		w[i], c[i] = s.wall, s.cpu
+	}
+	slices.Sort(w)
+	slices.Sort(c)
+	return sample{wall: w[len(w)/2], cpu: c[len(c)/2]}
+}
