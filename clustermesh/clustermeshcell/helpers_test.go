@@ -102,12 +102,7 @@ func (c *meshCluster) writeMeshConfig(t *testing.T, remote *meshCluster) {
 // TLS files into dir under <name>-ca.crt, <name>.crt, <name>.key.
 func (c *meshCluster) meshConfig(t *testing.T, dir string) string {
 	t.Helper()
-	tls := c.srv.TLS()
-	copyFile(t, tls.CA.CertFile, filepath.Join(dir, c.name+"-ca.crt"))
-	copyFile(t, tls.Client.CertFile, filepath.Join(dir, c.name+".crt"))
-	copyFile(t, tls.Client.KeyFile, filepath.Join(dir, c.name+".key"))
-	return fmt.Sprintf("endpoints:\n- %s\ntrusted-ca-file: %s-ca.crt\ncert-file: %s.crt\nkey-file: %s.key\n",
-		c.srv.Endpoint(), c.name, c.name, c.name)
+	return c.srv.MeshConfig(dir, c.name)
 }
 
 func writeFile(t *testing.T, path, data string) {
@@ -117,17 +112,6 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -277,3 +277,54 @@ func (s *Server) NewBackend(opts ...func(*kvstore.EtcdOptions)) kvstore.Backend 
 	s.t.Cleanup(b.Close)
 	return b
 }
+
+// MeshConfig returns the YAML of a ClusterMesh config file for the
+// server as cluster name, with the TLS files copied into dir as
+// <name>-ca.crt, <name>.crt and <name>.key and named relative to it (as
+// a mounted clustermesh secret holds them).
+func (s *Server) MeshConfig(dir, name string) string {
+	s.t.Helper()
+	data := fmt.Sprintf("endpoints:\n- %s\n", s.Endpoint())
+	if s.tls == nil {
+		return data
+	}
+	for from, to := range map[string]string{s.tls.CA.CertFile: name + "-ca.crt", s.tls.Client.CertFile: name + ".crt", s.tls.Client.KeyFile: name + ".key"} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o600); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return data + fmt.Sprintf("trusted-ca-file: %s-ca.crt\ncert-file: %s.crt\nkey-file: %s.key\n", name, name, name)
+}
+
+// WriteMeshConfig writes MeshConfig into dir/name, renamed into place
+// (a ClusterMesh config directory watcher never reads half a file).
+func (s *Server) WriteMeshConfig(dir, name string) {
+	s.t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path+".tmp", []byte(s.MeshConfig(dir, name)), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Value returns the value at key, read directly from the server ("" when
+// there is none).
+func (s *Server) Value(key string) string {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := s.Client().Get(ctx, key)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return ""
+	}
+	return string(resp.Kvs[0].Value)
+}

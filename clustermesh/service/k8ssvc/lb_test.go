@@ -106,7 +106,7 @@ func TestServicesToLoadBalancer(t *testing.T) {
 func TestGlobalServiceBackends(t *testing.T) {
 	c1, c2 := newCluster(t, "cluster1", 1), newCluster(t, "cluster2", 2)
 	meshDir := t.TempDir()
-	writeMeshConfig(t, meshDir, c1)
+	c1.etcd.WriteMeshConfig(meshDir, c1.name)
 	c1.apply(t, k8sService("web", global(""), "10.96.0.10"), slice("web", "web-1", endpoint(nil, "10.1.0.1")))
 	c2.apply(t, k8sService("web", global(""), "10.96.1.10"), slice("web", "web-1", endpoint(nil, "10.2.0.1")))
 	startAgent(t, c1, "node-1", "")

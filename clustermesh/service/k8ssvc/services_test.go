@@ -3,7 +3,6 @@ package k8ssvc_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,16 +151,7 @@ func (c *meshCluster) applySlice(t *testing.T, sl *discoveryv1.EndpointSlice) {
 // key returns the value at key in the cluster's etcd ("" when none).
 func (c *meshCluster) key(t *testing.T, key string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := c.etcd.Client().Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Kvs) == 0 {
-		return ""
-	}
-	return string(resp.Kvs[0].Value)
+	return c.etcd.Value(key)
 }
 
 func global(shared string) map[string]string {
@@ -244,7 +234,7 @@ func TestServicesFromAPIServer(t *testing.T) {
 func TestGlobalServiceAcrossClusters(t *testing.T) {
 	c1, c2 := newCluster(t, "cluster1", 1), newCluster(t, "cluster2", 2)
 	meshDir := t.TempDir()
-	writeMeshConfig(t, meshDir, c1)
+	c1.etcd.WriteMeshConfig(meshDir, c1.name)
 	c1.apply(t, k8sService("web", global(""), "10.96.0.10"), slice("web", "web-1", endpoint(nil, "10.1.0.1")))
 	c1.apply(t, k8sService("db", global("false"), "10.96.0.20"), slice("db", "db-1", endpoint(nil, "10.1.0.2")))
 	c2.apply(t, k8sService("web", global(""), "10.96.1.10"), slice("web", "web-1", endpoint(nil, "10.2.0.1")))
@@ -298,25 +288,4 @@ func TestPublisherHandover(t *testing.T) {
 	// The new leader follows changes.
 	c.applySlice(t, slice("web", "web-1", endpoint(nil, "10.1.0.7")))
 	celltest.Eventually(t, "the new backend published", func() bool { return strings.Contains(c.key(t, webKey), "10.1.0.7") })
-}
-
-// writeMeshConfig writes the config file of remote c into dir, with its
-// TLS files copied in.
-func writeMeshConfig(t *testing.T, dir string, c *meshCluster) {
-	t.Helper()
-	tls := c.etcd.TLS()
-	for from, to := range map[string]string{tls.CA.CertFile: c.name + "-ca.crt", tls.Client.CertFile: c.name + ".crt", tls.Client.KeyFile: c.name + ".key"} {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, to), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("endpoints:\n- %s\ntrusted-ca-file: %s-ca.crt\ncert-file: %s.crt\nkey-file: %s.key\n",
-		c.etcd.Endpoint(), c.name, c.name, c.name)
-	if err := os.WriteFile(filepath.Join(dir, c.name), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

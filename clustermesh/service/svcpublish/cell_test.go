@@ -81,16 +81,7 @@ func newCluster(t *testing.T, name string, id int) *meshCluster {
 // key returns the value at key in the cluster's etcd ("" when none).
 func (c *meshCluster) key(t *testing.T, key string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := c.etcd.Client().Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Kvs) == 0 {
-		return ""
-	}
-	return string(resp.Kvs[0].Value)
+	return c.etcd.Value(key)
 }
 
 // startAgent starts an agent of c without Kubernetes, with the service
@@ -170,7 +161,7 @@ func TestFileServicesAcrossClusters(t *testing.T) {
 	writeFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.1"))
 	writeFile(t, c2.file, rebelBase("10.96.2.10", "", "10.2.0.1"))
 	meshDir := t.TempDir()
-	writeMeshConfig(t, meshDir, c1)
+	c1.etcd.WriteMeshConfig(meshDir, c1.name)
 	startAgent(t, c1, "")
 	a2 := startAgent(t, c2, meshDir)
 
@@ -214,25 +205,4 @@ func TestFileServicesAcrossClusters(t *testing.T) {
 	celltest.Eventually(t, "published again", func() bool { return c1.key(t, key) != "" })
 	writeFile(t, c1.file, strings.Replace(rebelBase("10.96.1.10", "", "10.1.0.5"), `service.cilium.io/global: "true"`, `team: rebels`, 1))
 	celltest.Eventually(t, "the key of a service no longer global deleted", func() bool { return c1.key(t, key) == "" })
-}
-
-// writeMeshConfig writes the config file of remote c into dir, with its
-// TLS files copied in.
-func writeMeshConfig(t *testing.T, dir string, c *meshCluster) {
-	t.Helper()
-	tls := c.etcd.TLS()
-	for from, to := range map[string]string{tls.CA.CertFile: c.name + "-ca.crt", tls.Client.CertFile: c.name + ".crt", tls.Client.KeyFile: c.name + ".key"} {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, to), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("endpoints:\n- %s\ntrusted-ca-file: %s-ca.crt\ncert-file: %s.crt\nkey-file: %s.key\n",
-		c.etcd.Endpoint(), c.name, c.name, c.name)
-	if err := os.WriteFile(filepath.Join(dir, c.name), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -5,22 +5,19 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/rlimit"
-	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/configmap"
 	"github.com/apiary-net/apiary/datapath/maps/ctmap"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/hack/bench/bpffloor"
 	"github.com/apiary-net/apiary/policy"
 )
@@ -47,18 +44,11 @@ var traceLevels = map[string]uint32{
 }
 
 func measure(rounds, runs, repeat int, verdictEvents bool, traceFlags uint32) ([]result, error) {
-	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", err)
-	}
-	root, err := os.MkdirTemp("", "bpfbench")
+	root, done, err := bench.BPFRoot("bpfbench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(root)
-	if err := bpfmap.EnsureRoot(root); err != nil {
-		return nil, err
-	}
-	defer unix.Unmount(root, unix.MNT_DETACH)
+	defer done()
 	ours, err := setupOurs(root, verdictEvents, traceFlags)
 	if err != nil {
 		return nil, err

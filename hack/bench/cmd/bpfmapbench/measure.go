@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/rlimit"
-	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/ipcachemap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 )
@@ -33,18 +32,11 @@ type row struct {
 var log = slog.New(slog.DiscardHandler)
 
 func measure(prefixes, keys, services, backends, rounds int) ([]row, error) {
-	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", err)
-	}
-	root, err := os.MkdirTemp("", "bpfmapbench")
+	root, done, err := bench.BPFRoot("bpfmapbench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(root)
-	if err := bpfmap.EnsureRoot(root); err != nil {
-		return nil, err
-	}
-	defer unix.Unmount(root, unix.MNT_DETACH)
+	defer done()
 
 	var ipcOurs, ipcRaw, polOurs, polRaw, oneOurs, oneRaw, lbOurs, lbRaw, lbOneOurs, lbOneRaw []time.Duration
 	for r := range rounds {

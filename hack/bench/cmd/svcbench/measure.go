@@ -3,18 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 // sample is one timed section: wall time and the process's CPU time.
@@ -26,18 +24,11 @@ type results struct {
 }
 
 func measure(services, backends, changes, rounds int) (*results, error) {
-	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", err)
-	}
-	root, err := os.MkdirTemp("", "svcbench")
+	root, done, err := bench.BPFRoot("svcbench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(root)
-	if err := bpfmap.EnsureRoot(root); err != nil {
-		return nil, err
-	}
-	defer unix.Unmount(root, unix.MNT_DETACH)
+	defer done()
 	// Every map sized for the services and the changes' extra backend,
 	// as --bpf-lb-map-max would be (at least the programs' 65536).
 	size := uint32(max(services*(backends+2), 65536))
