@@ -218,9 +218,8 @@ func TestCachedRemote(t *testing.T) {
 	if got := joined(a.clusterNodes("cluster5")); got != "n1/clustermesh" {
 		t.Errorf("nodes = %s, want n1 only", got)
 	}
-	if got := a.entry("10.5.0.1"); got != fmt.Sprintf("%d/clustermesh", base+1) {
-		t.Errorf("ipcache 10.5.0.1 = %q", got)
-	}
+	want := fmt.Sprintf("%d/clustermesh", base+1)
+	celltest.Eventually(t, "ipcache 10.5.0.1 = "+want, func() bool { return a.entry("10.5.0.1") == want })
 	if a.alloc.LookupIdentityByID(identityID(base+1)) == nil {
 		t.Errorf("identity %d unknown", base+1)
 	}

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,19 +88,14 @@ func TestHubbleFlowsOfRealTraffic(t *testing.T) {
 	hubbleSock := filepath.Join(t.TempDir(), "hubble.sock")
 	c, _ := startNode(t, n, nil, "enable-hubble=true", "hubble-socket-path="+hubbleSock)
 	pods := map[string]string{"a": netnstest.New(t, "apiary-pod"), "b": netnstest.New(t, "apiary-pod")}
-	for i, app := range []string{"a", "b"} {
-		_, err := c.EndpointPut(t.Context(), uint16(i+1), models.EndpointRequest{NetNSPath: pods[app],
+	create := func(id uint16, app string) {
+		t.Helper()
+		_, err := c.EndpointPut(t.Context(), id, models.EndpointRequest{NetNSPath: pods[app],
 			Labels: []string{"app=" + app, "io.kubernetes.pod.namespace=default"}, PodNamespace: "default", PodName: app + "-0"})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitEndpointReady(t, c, 1)
-	ipB := addrOf(t, waitEndpointReady(t, c, 2))
-	serve(t, pods["b"], ipB, 8080, 9090)
-	wantTCP(t, pods["a"], ipB, 8080, true)
-	wantTCP(t, pods["a"], ipB, 9090, false)
-
 	conn, err := grpc.NewClient("unix://"+hubbleSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +123,22 @@ func TestHubbleFlowsOfRealTraffic(t *testing.T) {
 		})
 		return found
 	}
+	// a's flows first, to an address no endpoint has: Hubble then knows
+	// the node's endpoints without b; b's flows right after its creation
+	// must still name it by its endpoint id.
+	create(1, "a")
+	waitEndpointReady(t, c, 1)
+	nowhere := netip.MustParseAddr("192.0.2.99")
+	_ = netnstest.Dial(pods["a"], nowhere, 9, denyTimeout) // nothing answers there
+	find("a flow of a-0 before b exists", func(f *flow.Flow) bool {
+		return f.GetSource().GetPodName() == "a-0" && f.GetIP().GetDestination() == nowhere.String()
+	})
+	create(2, "b")
+	ipB := addrOf(t, waitEndpointReady(t, c, 2))
+	serve(t, pods["b"], ipB, 8080, 9090)
+	wantTCP(t, pods["a"], ipB, 8080, true)
+	wantTCP(t, pods["a"], ipB, 9090, false)
+
 	aToB := func(f *flow.Flow) bool {
 		return f.GetSource().GetPodName() == "a-0" && f.GetDestination().GetPodName() == "b-0" &&
 			f.GetSource().GetNamespace() == "default" && f.GetDestination().GetID() == 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,12 +16,13 @@ import (
 )
 
 // indexMaxAge is how long the index of local endpoints is reused before
-// it is rebuilt from the endpoint manager.
+// it is rebuilt from the endpoint manager (for the pods' workloads); a
+// change of an endpoint has it rebuilt at the next lookup.
 const indexMaxAge = time.Second
 
 // endpointIndex implements hubble.Endpoints: local endpoints from the
-// endpoint manager (indexed by address, rebuilt at most every second,
-// with the workloads of their pods from the Kubernetes pod cache),
+// endpoint manager (indexed by address, rebuilt after an endpoint changed
+// and at least every second, with the workloads of their pods from the Kubernetes pod cache),
 // other addresses from the ipcache (which carries the pod names other
 // agents publish).
 type endpointIndex struct {
@@ -28,6 +30,7 @@ type endpointIndex struct {
 	ipc  ipcache.IPCache
 	pods k8s.Pods // nil without Kubernetes: no workloads
 
+	stale atomic.Bool // an endpoint changed since the index was built
 	mu    sync.Mutex
 	built time.Time
 	byIP  map[netip.Addr]hubble.EndpointInfo
@@ -36,7 +39,13 @@ type endpointIndex struct {
 var _ hubble.Endpoints = (*endpointIndex)(nil)
 
 func newEndpointIndex(eps *endpoint.Manager, ipc ipcache.IPCache, pods k8s.Pods) *endpointIndex {
-	return &endpointIndex{eps: eps, ipc: ipc, pods: pods}
+	x := &endpointIndex{eps: eps, ipc: ipc, pods: pods}
+	if eps != nil {
+		// A flow of an endpoint created a moment ago names it by its id
+		// and pod, not only by what the ipcache knows.
+		eps.OnChange(func() { x.stale.Store(true) })
+	}
+	return x
 }
 
 // podStore returns the pod cache if it has synced (never waits: the
@@ -75,7 +84,7 @@ func (x *endpointIndex) local(ip netip.Addr) (hubble.EndpointInfo, bool) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if time.Since(x.built) > indexMaxAge {
+	if x.stale.Swap(false) || time.Since(x.built) > indexMaxAge {
 		x.byIP = make(map[netip.Addr]hubble.EndpointInfo, len(x.byIP))
 		pods := x.podStore()
 		for _, e := range x.eps.Endpoints() {
