@@ -61,6 +61,7 @@ type Watcher struct {
 	Log       *slog.Logger
 
 	prefixes map[k8s.Key][]netip.Prefix // what each object put in
+	ports    portsInterner
 }
 
 // Run applies events until the stream closes: the initial listing as
@@ -109,13 +110,16 @@ func (w *Watcher) updates(key k8s.Key, obj *unstructured.Unstructured) []ipcache
 	var ep Endpoint
 	if obj != nil {
 		var err error
-		if ep, err = Decode(obj); err != nil {
+		if ep, err = decode(key.Namespace, key.Name, obj.Object); err != nil {
 			w.Log.Warn("Skipping a CiliumEndpoint", "ciliumendpoint", key.String(), "error", err)
 			ep = Endpoint{}
 		}
 	}
 	if ep.Node == w.LocalNode {
 		ep.Prefixes = nil // this node's endpoints are local
+	}
+	if len(ep.Prefixes) > 0 {
+		ep.Metadata.NamedPorts = w.ports.intern(ep.Metadata.NamedPorts)
 	}
 	res := resource(key.Namespace, key.Name)
 	var out []ipcache.Update
