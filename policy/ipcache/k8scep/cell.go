@@ -64,8 +64,15 @@ type Watcher struct {
 	ports    portsInterner
 }
 
-// Run applies events until the stream closes: the initial listing as
-// one batch at Sync (then onSynced), then each change.
+// listingBatch is how many updates of the initial listing are applied
+// at once: a cluster's endpoints are not gathered into one slice first
+// (every node reads all of them, each node's copy would be megabytes of
+// garbage), nor applied one by one.
+const listingBatch = 512
+
+// Run applies events until the stream closes: the initial listing in
+// batches of listingBatch, all of it before onSynced is called at Sync,
+// then each change.
 func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured.Unstructured], onSynced func()) {
 	w.prefixes = map[k8s.Key][]netip.Prefix{}
 	var batch []ipcache.Update
@@ -75,7 +82,7 @@ func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured
 		case k8s.Sync:
 			if listing {
 				w.apply(batch)
-				batch, listing = nil, false
+				batch, listing = batch[:0], false
 				onSynced()
 			}
 			continue
@@ -84,9 +91,10 @@ func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured
 		case k8s.Delete:
 			batch = append(batch, w.updates(ev.Key, nil)...)
 		}
-		if !listing {
+		if !listing || len(batch) >= listingBatch {
+			// Apply copies the updates: the slice is reused.
 			w.apply(batch)
-			batch = nil
+			batch = batch[:0]
 		}
 		if ctx.Err() != nil {
 			return
