@@ -2,6 +2,7 @@ package k8s
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 )
@@ -56,6 +57,14 @@ type Event[T runtime.Object] struct {
 func keyOf(obj any) Key {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		ns, name, _ := cache.SplitMetaNamespaceKey(t.Key)
+		return Key{Namespace: ns, Name: name}
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// Read its metadata once (GetNamespace and GetName each walk
+		// the object): every agent keys every CiliumEndpoint.
+		md, _ := u.Object["metadata"].(map[string]any)
+		ns, _ := md["namespace"].(string)
+		name, _ := md["name"].(string)
 		return Key{Namespace: ns, Name: name}
 	}
 	if m, ok := obj.(metav1.Object); ok { // without building "ns/name"

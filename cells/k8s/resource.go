@@ -119,8 +119,14 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// eventsBuffer is how many events a subscription's channel holds: the
+// forwarding goroutine hands a listing over in runs, not one goroutine
+// switch per object (a node's agent reads every CiliumEndpoint of the
+// cluster).
+const eventsBuffer = 64
+
 func (r *resource[T]) Events(ctx context.Context) <-chan Event[T] {
-	out := make(chan Event[T])
+	out := make(chan Event[T], eventsBuffer)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	inf := r.informerLocked()

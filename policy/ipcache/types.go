@@ -135,7 +135,8 @@ type IPCache interface {
 	// prefix; what other resources and sources say stays.
 	RemoveMetadata(prefix netip.Prefix, src source.Source, resource ResourceID) (Revision, error)
 	// Apply makes several changes under one revision. It checks them all
-	// first: on an error nothing is applied.
+	// first: on an error nothing is applied. It keeps no reference to
+	// the slice: callers may reuse it.
 	Apply(updates ...Update) (Revision, error)
 
 	// UpsertLocalEndpoint puts an endpoint of this node in the cache

@@ -127,10 +127,21 @@ func (c *Cache) takeDirty() ([]pending, Revision) {
 		m, ok := c.prefixes[p].contributions().merge()
 		batch[i] = pending{prefix: p, rev: c.dirtyRev[p], m: m, ok: ok}
 	}
-	c.dirty = c.dirty[:0]
-	clear(c.dirtyRev)
+	if len(c.dirty) > keepDirty {
+		// A listing made them large: do not hold its size for good.
+		c.dirty, c.dirtyRev = nil, map[netip.Prefix]Revision{}
+	} else {
+		c.dirty = c.dirty[:0]
+		clear(c.dirtyRev)
+	}
 	return batch, c.queued
 }
+
+// keepDirty is the most dirty prefixes whose slice and map takeDirty
+// keeps for the next round; larger ones (a listing of a cluster's
+// endpoints) are dropped, as each would stay at its largest size (a
+// node's worth of megabytes on every node) after it is emptied.
+const keepDirty = 1024
 
 // resolve computes the entry of a pending prefix, allocating an identity
 // for its labels if needed, and returns an identity to release once the

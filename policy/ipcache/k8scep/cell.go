@@ -61,10 +61,18 @@ type Watcher struct {
 	Log       *slog.Logger
 
 	prefixes map[k8s.Key][]netip.Prefix // what each object put in
+	ports    portsInterner
 }
 
-// Run applies events until the stream closes: the initial listing as
-// one batch at Sync (then onSynced), then each change.
+// listingBatch is how many updates of the initial listing are applied
+// at once: a cluster's endpoints are not gathered into one slice first
+// (every node reads all of them, each node's copy would be megabytes of
+// garbage), nor applied one by one.
+const listingBatch = 512
+
+// Run applies events until the stream closes: the initial listing in
+// batches of listingBatch, all of it before onSynced is called at Sync,
+// then each change.
 func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured.Unstructured], onSynced func()) {
 	w.prefixes = map[k8s.Key][]netip.Prefix{}
 	var batch []ipcache.Update
@@ -74,7 +82,7 @@ func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured
 		case k8s.Sync:
 			if listing {
 				w.apply(batch)
-				batch, listing = nil, false
+				batch, listing = batch[:0], false
 				onSynced()
 			}
 			continue
@@ -83,9 +91,10 @@ func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured
 		case k8s.Delete:
 			batch = append(batch, w.updates(ev.Key, nil)...)
 		}
-		if !listing {
+		if !listing || len(batch) >= listingBatch {
+			// Apply copies the updates: the slice is reused.
 			w.apply(batch)
-			batch = nil
+			batch = batch[:0]
 		}
 		if ctx.Err() != nil {
 			return
@@ -109,13 +118,16 @@ func (w *Watcher) updates(key k8s.Key, obj *unstructured.Unstructured) []ipcache
 	var ep Endpoint
 	if obj != nil {
 		var err error
-		if ep, err = Decode(obj); err != nil {
+		if ep, err = decode(key.Namespace, key.Name, obj.Object); err != nil {
 			w.Log.Warn("Skipping a CiliumEndpoint", "ciliumendpoint", key.String(), "error", err)
 			ep = Endpoint{}
 		}
 	}
 	if ep.Node == w.LocalNode {
 		ep.Prefixes = nil // this node's endpoints are local
+	}
+	if len(ep.Prefixes) > 0 {
+		ep.Metadata.NamedPorts = w.ports.intern(ep.Metadata.NamedPorts)
 	}
 	res := resource(key.Namespace, key.Name)
 	var out []ipcache.Update

@@ -26,73 +26,98 @@ type Endpoint struct {
 // addresses yet decodes with no prefixes (nothing to add); malformed
 // fields fail, naming the field.
 func Decode(obj *unstructured.Unstructured) (Endpoint, error) {
-	name := obj.GetNamespace() + "/" + obj.GetName()
+	meta, _ := obj.Object["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return decode(ns, name, obj.Object)
+}
+
+// decode reads the CiliumEndpoint ns/name. Every agent reads every
+// endpoint of the cluster, so it walks the informer's maps in place
+// (never modifying them), each once, and names the object only when a
+// field is wrong.
+func decode(ns, name string, obj map[string]any) (Endpoint, error) {
 	var ep Endpoint
-	// The object is the informer's: read in place (NestedMap and
-	// NestedSlice would deep-copy it), never modify.
-	raw, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	fail := func(field, format string, args ...any) (Endpoint, error) {
+		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s/%s: field %s: %s", ns, name, field, fmt.Sprintf(format, args...))
+	}
+	raw := obj["status"]
 	st, ok := raw.(map[string]any)
 	if raw != nil && !ok {
-		return ep, fmt.Errorf("CiliumEndpoint %s: field status: not an object", name)
+		return fail("status", "not an object")
 	}
-	id, ok, err := unstructured.NestedInt64(st, "identity", "id")
+	ident, ok := st["identity"].(map[string]any)
+	if st["identity"] != nil && !ok {
+		return fail("status.identity", "not an object")
+	}
+	var id int64
+	switch v := ident["id"].(type) {
+	case nil:
+	case int64:
+		id = v
+	default:
+		return fail("status.identity.id", "%v is of type %T, not an integer", v, v)
+	}
 	switch {
-	case err != nil:
-		return ep, fmt.Errorf("CiliumEndpoint %s: field status.identity.id: %w", name, err)
-	case !ok || id == 0:
+	case id == 0:
 		return ep, nil // not published with an identity yet
 	case id < 0 || id > math.MaxUint32:
-		return ep, fmt.Errorf("CiliumEndpoint %s: field status.identity.id: %d is not an identity", name, id)
+		return fail("status.identity.id", "%d is not an identity", id)
 	}
 	ep.Identity = identity.NumericIdentity(id)
-	node, _, _ := unstructured.NestedString(st, "networking", "node")
+	networking, _ := st["networking"].(map[string]any)
+	node, _ := networking["node"].(string)
+	var err error
 	if ep.Node, err = netip.ParseAddr(node); err != nil {
-		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.node: %q is not an IP address", name, node)
+		return fail("status.networking.node", "%q is not an IP address", node)
 	}
-	rawAddrs, _, _ := unstructured.NestedFieldNoCopy(st, "networking", "addressing")
+	rawAddrs := networking["addressing"]
 	addrs, ok := rawAddrs.([]any)
 	if rawAddrs != nil && !ok {
-		return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.addressing: not a list", name)
+		return fail("status.networking.addressing", "not a list")
 	}
 	for i, a := range addrs {
 		pair, _ := a.(map[string]any)
-		for _, family := range []string{"ipv4", "ipv6"} {
+		for _, family := range [...]string{"ipv4", "ipv6"} {
 			s, _ := pair[family].(string)
 			if s == "" {
 				continue
 			}
 			ip, err := netip.ParseAddr(s)
 			if err != nil || (family == "ipv4") != ip.Is4() {
-				return Endpoint{}, fmt.Errorf("CiliumEndpoint %s: field status.networking.addressing[%d].%s: %q is not an %s address",
-					name, i, family, s, strings.ToUpper(family[:2])+family[2:])
+				return fail(fmt.Sprintf("status.networking.addressing[%d].%s", i, family), "%q is not an %s address",
+					s, strings.ToUpper(family[:2])+family[2:])
 			}
 			ep.Prefixes = append(ep.Prefixes, ipcache.HostPrefix(ip))
 		}
 	}
-	ports, err := namedPorts(st, name)
+	ports, err := namedPorts(st, ns, name)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	sa, _, _ := unstructured.NestedString(st, "service-account")
-	ep.Metadata = ipcache.Metadata{Identity: ep.Identity, TunnelPeer: ep.Node, K8sNamespace: obj.GetNamespace(),
-		K8sPodName: obj.GetName(), K8sServiceAccount: sa, NamedPorts: ports}
+	sa, _ := st["service-account"].(string)
+	ep.Metadata = ipcache.Metadata{Identity: ep.Identity, TunnelPeer: ep.Node, K8sNamespace: ns,
+		K8sPodName: name, K8sServiceAccount: sa, NamedPorts: ports}
 	return ep, nil
 }
 
-func namedPorts(st map[string]any, name string) ([]policyapi.NamedPort, error) {
-	field, _, _ := unstructured.NestedFieldNoCopy(st, "named-ports")
+func namedPorts(st map[string]any, ns, name string) ([]policyapi.NamedPort, error) {
+	field := st["named-ports"]
 	raw, ok := field.([]any)
 	if field != nil && !ok {
-		return nil, fmt.Errorf("CiliumEndpoint %s: field status.named-ports: not a list", name)
+		return nil, fmt.Errorf("CiliumEndpoint %s/%s: field status.named-ports: not a list", ns, name)
 	}
-	var out []policyapi.NamedPort
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make([]policyapi.NamedPort, 0, len(raw))
 	for i, r := range raw {
 		m, _ := r.(map[string]any)
 		n, _ := m["name"].(string)
 		port, _ := m["port"].(int64)
 		proto, _ := m["protocol"].(string)
 		if n == "" || port <= 0 || port > math.MaxUint16 {
-			return nil, fmt.Errorf("CiliumEndpoint %s: field status.named-ports[%d]: name %q, port %d is not a named port", name, i, n, port)
+			return nil, fmt.Errorf("CiliumEndpoint %s/%s: field status.named-ports[%d]: name %q, port %d is not a named port", ns, name, i, n, port)
 		}
 		out = append(out, policyapi.NamedPort{Name: n, Port: uint16(port), Protocol: policyapi.Protocol(strings.ToUpper(proto))}.Normalized())
 	}

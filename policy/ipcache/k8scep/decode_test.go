@@ -49,6 +49,9 @@ func TestDecodeRefuses(t *testing.T) {
 		want   string
 	}{
 		{"negative identity", func(s map[string]any) { s["identity"] = map[string]any{"id": int64(-1)} }, "status.identity.id"},
+		{"identity id a string", func(s map[string]any) { s["identity"] = map[string]any{"id": "65800"} }, "status.identity.id"},
+		{"identity not an object", func(s map[string]any) { s["identity"] = "65800" }, "status.identity"},
+		{"addressing not a list", func(s map[string]any) { s["networking"].(map[string]any)["addressing"] = "10.0.1.5" }, "status.networking.addressing"},
 		{"node not an IP", func(s map[string]any) { s["networking"].(map[string]any)["node"] = "node-a" }, "status.networking.node"},
 		{"IPv6 as ipv4", func(s map[string]any) {
 			s["networking"].(map[string]any)["addressing"] = []any{map[string]any{"ipv4": "fd00::1"}}
@@ -61,8 +64,8 @@ func TestDecodeRefuses(t *testing.T) {
 			s := good()
 			tc.modify(s)
 			_, err := k8scep.Decode(cep(s))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one naming %s", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "CiliumEndpoint shop/web-1") {
+				t.Fatalf("error %v, want one naming shop/web-1 and %s", err, tc.want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,29 @@ func report(out io.Writer, r k8sbench.CEPResults) {
 	fmt.Fprintf(out, "%-52s %12s %12s %12s\n", "apiary CEP resource + k8scep -> ipcache, per node", at.Round(time.Millisecond), ac.Round(time.Millisecond), mib(ah))
 	fmt.Fprintf(out, "ratio apiary/client-go: time %.2f, CPU %.2f, heap %.2f (goal <= 1.5)\n",
 		ratio(float64(at), float64(pt)), ratio(float64(ac), float64(pc)), ratio(float64(ah), float64(ph)))
+	// The two sides of a round run back to back, so they share the
+	// machine's load more closely than rounds minutes apart do.
+	var times, cpus []float64
+	for i := range min(len(r.Apiary.Took), len(r.Peer.Took), len(r.Apiary.CPU), len(r.Peer.CPU)) {
+		t := ratio(float64(r.Apiary.Took[i]), float64(r.Peer.Took[i]))
+		c := ratio(float64(r.Apiary.CPU[i]), float64(r.Peer.CPU[i]))
+		times, cpus = append(times, t), append(cpus, c)
+		fmt.Fprintf(out, "  round %d: client-go %s, CPU %s; apiary %s, CPU %s; ratio time %.2f, CPU %.2f\n", i+1,
+			r.Peer.Took[i].Round(time.Millisecond), r.Peer.CPU[i].Round(time.Millisecond),
+			r.Apiary.Took[i].Round(time.Millisecond), r.Apiary.CPU[i].Round(time.Millisecond), t, c)
+	}
+	if len(times) > 1 {
+		fmt.Fprintf(out, "median of the rounds' ratios: time %.2f, CPU %.2f\n", median(times), median(cpus))
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 func ratio(a, b float64) float64 {
