@@ -10,23 +10,25 @@ import (
 // over, so that values of long-gone entries are not held forever.
 const internLimit = 4096
 
-// interner hands out one copy of values that many entries share (a
+// Interner hands out one copy of values that many entries share (a
 // namespace, a set of named ports), so that a cluster's entries do not
-// each hold their own. Interned NamedPorts are shared: like an Entry's,
-// they must not be modified.
-type interner struct {
+// each hold their own: the kvstore watcher and the CiliumEndpoint
+// watcher (k8scep) use one each. Interned NamedPorts are shared: like an
+// Entry's, they must not be modified. It is safe for concurrent use.
+type Interner struct {
 	mu      sync.Mutex
 	strings map[string]string
 	ports   map[string][]policyapi.NamedPort
 	buf     []byte
 }
 
-func newInterner() *interner {
-	return &interner{strings: map[string]string{}, ports: map[string][]policyapi.NamedPort{}}
+// NewInterner returns an empty Interner.
+func NewInterner() *Interner {
+	return &Interner{strings: map[string]string{}, ports: map[string][]policyapi.NamedPort{}}
 }
 
-// string returns the interned copy of s.
-func (in *interner) string(s string) string {
+// String returns the interned copy of s.
+func (in *Interner) String(s string) string {
 	if s == "" {
 		return ""
 	}
@@ -42,8 +44,8 @@ func (in *interner) string(s string) string {
 	return s
 }
 
-// namedPorts returns the interned copy of ports.
-func (in *interner) namedPorts(ports []policyapi.NamedPort) []policyapi.NamedPort {
+// NamedPorts returns the interned copy of ports.
+func (in *Interner) NamedPorts(ports []policyapi.NamedPort) []policyapi.NamedPort {
 	if len(ports) == 0 {
 		return ports
 	}

@@ -42,7 +42,7 @@ type WatcherParams struct {
 type ClusterWatcher struct {
 	*store.PrefixWatcher[*IPIdentityPair]
 	p      WatcherParams
-	intern *interner
+	intern *Interner
 }
 
 // NewClusterWatcher returns a watcher; Watch runs it. Its watch store
@@ -51,7 +51,7 @@ type ClusterWatcher struct {
 // found again by its name, the prefix.
 func NewClusterWatcher(p WatcherParams) *ClusterWatcher {
 	p.Options = append(slices.Clip(p.Options), store.WithNamesOnly())
-	w := &ClusterWatcher{p: p, intern: newInterner()}
+	w := &ClusterWatcher{p: p, intern: NewInterner()}
 	w.PrefixWatcher = store.NewPrefixWatcher(layout.IPDefaultPrefix, &w.p.WatchParams, w.decode, w)
 	return w
 }
@@ -141,8 +141,8 @@ func (w *ClusterWatcher) update(c store.Change) Update {
 	default:
 		u.Metadata = Metadata{
 			Identity: p.ID, TunnelPeer: host, EncryptKey: p.Key,
-			K8sNamespace: w.intern.string(p.K8sNamespace), K8sPodName: p.K8sPodName,
-			K8sServiceAccount: w.intern.string(p.K8sServiceAccount), NamedPorts: w.intern.namedPorts(p.NamedPorts),
+			K8sNamespace: w.intern.String(p.K8sNamespace), K8sPodName: p.K8sPodName,
+			K8sServiceAccount: w.intern.String(p.K8sServiceAccount), NamedPorts: w.intern.NamedPorts(p.NamedPorts),
 		}
 	}
 	return u

@@ -61,7 +61,7 @@ type Watcher struct {
 	Log       *slog.Logger
 
 	prefixes map[k8s.Key][]netip.Prefix // what each object put in
-	ports    portsInterner
+	ports    *ipcache.Interner
 }
 
 // listingBatch is how many updates of the initial listing are applied
@@ -75,6 +75,7 @@ const listingBatch = 512
 // then each change.
 func (w *Watcher) Run(ctx context.Context, events <-chan k8s.Event[*unstructured.Unstructured], onSynced func()) {
 	w.prefixes = map[k8s.Key][]netip.Prefix{}
+	w.ports = ipcache.NewInterner() // the pods of a deployment all name the same ports
 	var batch []ipcache.Update
 	listing := true
 	for ev := range events {
@@ -127,7 +128,7 @@ func (w *Watcher) updates(key k8s.Key, obj *unstructured.Unstructured) []ipcache
 		ep.Prefixes = nil // this node's endpoints are local
 	}
 	if len(ep.Prefixes) > 0 {
-		ep.Metadata.NamedPorts = w.ports.intern(ep.Metadata.NamedPorts)
+		ep.Metadata.NamedPorts = w.ports.NamedPorts(ep.Metadata.NamedPorts)
 	}
 	res := resource(key.Namespace, key.Name)
 	var out []ipcache.Update
