@@ -166,9 +166,9 @@ static __always_inline int ct_lookup(const struct flow *f, __u8 dir, __u64 now,
 	return ct_lookup6(f, dir, now, vp);
 }
 
-/* ct_exists reports whether the flow e, opened in direction dir, has a
- * live entry (no refresh). */
-static __always_inline int ct_exists(const struct flow *e, __u8 dir, __u64 now)
+/* ct_get_live returns the live entry of the flow e opened in direction
+ * dir (no refresh), or 0. */
+static __always_inline struct ct_value *ct_get_live(const struct flow *e, __u8 dir, __u64 now)
 {
 	if (e->family == 4) {
 		struct ct4_key key = {
@@ -179,7 +179,7 @@ static __always_inline int ct_exists(const struct flow *e, __u8 dir, __u64 now)
 			.proto = e->proto,
 			.direction = dir,
 		};
-		return ct_live(map_lookup_elem(&ct4, &key), now) != 0;
+		return ct_live(map_lookup_elem(&ct4, &key), now);
 	}
 	{
 		struct ct6_key key = {
@@ -190,8 +190,15 @@ static __always_inline int ct_exists(const struct flow *e, __u8 dir, __u64 now)
 		};
 		__builtin_memcpy(key.saddr, e->saddr, 16);
 		__builtin_memcpy(key.daddr, e->daddr, 16);
-		return ct_live(map_lookup_elem(&ct6, &key), now) != 0;
+		return ct_live(map_lookup_elem(&ct6, &key), now);
 	}
+}
+
+/* ct_exists reports whether the flow e, opened in direction dir, has a
+ * live entry (no refresh). */
+static __always_inline int ct_exists(const struct flow *e, __u8 dir, __u64 now)
+{
+	return ct_get_live(e, dir, now) != 0;
 }
 
 /* ct_lookup_related reports CT_RELATED when the ICMP error f, seen by the

@@ -179,28 +179,7 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
  * frontend), if any. */
 static __always_inline struct ct_value *lb_svc_ct_get(const struct flow *f, __u64 now)
 {
-	if (f->family == 4) {
-		struct ct4_key key = {
-			.saddr = f->saddr[0],
-			.daddr = f->daddr[0],
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = CT_DIR_SERVICE,
-		};
-		return ct_live(map_lookup_elem(&ct4, &key), now);
-	}
-	{
-		struct ct6_key key = {
-			.sport = f->sport,
-			.dport = f->dport,
-			.proto = f->proto,
-			.direction = CT_DIR_SERVICE,
-		};
-		__builtin_memcpy(key.saddr, f->saddr, 16);
-		__builtin_memcpy(key.daddr, f->daddr, 16);
-		return ct_live(map_lookup_elem(&ct6, &key), now);
-	}
+	return ct_get_live(f, CT_DIR_SERVICE, now);
 }
 
 /* lb_svc_ct_put records that f (client -> frontend) goes to backend_id. */
