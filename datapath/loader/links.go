@@ -268,3 +268,16 @@ func (l *Loader) unpinLinks(id uint16, el *endpointLinks) error {
 	}
 	return errors.Join(el.ingress.Unpin(), el.egress.Unpin(), el.close())
 }
+
+// removePinnedLink detaches the link pinned at pin and removes the pin;
+// none there is not an error.
+func removePinnedLink(pin string) error {
+	lk, err := link.LoadPinnedLink(pin, nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open pinned link %s: %w", pin, err)
+	}
+	return errors.Join(lk.Unpin(), lk.Close())
+}

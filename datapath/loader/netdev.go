@@ -87,15 +87,7 @@ func (l *Loader) DetachNodePort(name string) error {
 	dir := l.NetdevLinkDir(name)
 	var errs []error
 	for _, hook := range []string{HookIngress, HookEgress} {
-		lk, err := link.LoadPinnedLink(filepath.Join(dir, hook), nil)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, lk.Unpin(), lk.Close())
+		errs = append(errs, removePinnedLink(filepath.Join(dir, hook)))
 	}
 	errs = append(errs, os.RemoveAll(dir))
 	if err := errors.Join(errs...); err != nil {

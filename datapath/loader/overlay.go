@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -111,15 +110,7 @@ func (l *Loader) DetachOverlay() error {
 	l.tunnelIfIndex = 0
 	var errs []error
 	for _, h := range overlayHooks {
-		lk, err := link.LoadPinnedLink(l.overlayLinkPath(h.hook), nil)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, lk.Unpin(), lk.Close())
+		errs = append(errs, removePinnedLink(l.overlayLinkPath(h.hook)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("detach overlay programs: %w", err)

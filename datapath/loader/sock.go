@@ -95,16 +95,7 @@ func (l *Loader) attachSockHook(cgroupPath, name string, at ebpf.AttachType, pro
 func (l *Loader) DetachSockLB() error {
 	var errs []error
 	for _, h := range sockHooks {
-		pin := filepath.Join(l.SockLinkDir(), h.prog)
-		lk, err := link.LoadPinnedLink(pin, nil)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("open pinned %s: %w", h.prog, err))
-			continue
-		}
-		errs = append(errs, lk.Unpin(), lk.Close())
+		errs = append(errs, removePinnedLink(filepath.Join(l.SockLinkDir(), h.prog)))
 	}
 	if err := os.Remove(l.SockLinkDir()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
