@@ -17,17 +17,29 @@ import (
 // result is sorted by frontend, each frontend's backends by cluster and
 // address, so that equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
-	var out []datapath.LBService
-	for _, fe := range expand(svc.Frontends, node) {
-		local := localOnly(svc, fe.Type)
-		lb := datapath.LBService{
-			Frontend: fe.Addr, Type: fe.Type, Name: svc.NamespacedName(),
-			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local,
-		}
-		lb.Backends = selectBackends(svc, fe, remote, node, local)
-		out = append(out, lb)
+	return desired(svc, svc.NamespacedName(), remote, node)
+}
+
+// desired is Desired with the service's name given (the manager keeps
+// it, so that an update does not build it again).
+func desired(svc *Service, name string, remote []Backend, node Node) []datapath.LBService {
+	fes := svc.Frontends
+	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
+		fes = expand(fes, node)
 	}
-	slices.SortFunc(out, func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) })
+	out := make([]datapath.LBService, 0, len(fes))
+	for _, fe := range fes {
+		local := localOnly(svc, fe.Type)
+		out = append(out, datapath.LBService{
+			Frontend: fe.Addr, Type: fe.Type, Name: name,
+			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local,
+			Backends: selectBackends(svc, fe, remote, node, local),
+		})
+	}
+	cmpFrontend := func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) }
+	if !slices.IsSortedFunc(out, cmpFrontend) {
+		slices.SortStableFunc(out, cmpFrontend)
+	}
 	return slices.CompactFunc(out, func(a, b datapath.LBService) bool { return a.Frontend == b.Frontend })
 }
 
@@ -64,81 +76,100 @@ func localOnly(svc *Service, t datapath.ServiceType) bool {
 
 // matches reports whether be serves fe: same family and protocol, and
 // the port name when both have one.
-func matches(be Backend, fe Frontend) bool {
+func matches(be *Backend, fe Frontend) bool {
 	if be.Addr.Addr.Is4() != fe.Addr.Addr.Is4() || be.Addr.Proto != fe.Addr.Proto {
 		return false
 	}
 	return fe.PortName == "" || len(be.PortNames) == 0 || slices.Contains(be.PortNames, fe.PortName)
 }
 
-// selectBackends picks fe's backends and their states.
+// selectBackends picks fe's backends and their states, in two passes
+// over the service's backends (count, then convert) and without copies
+// of them: the cost of an endpoint change stays that of one list.
 func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool) []datapath.LBBackend {
-	locals := make([]Backend, 0, len(svc.Backends))
-	var remotes []Backend
-	for _, be := range svc.Backends {
+	isLocal := func(be *Backend) bool {
 		// Backends without a node name count as local, as in Cilium.
-		if matches(be, fe) && (!local || be.NodeName == "" || be.NodeName == node.Name) {
-			locals = append(locals, be)
-		}
+		return matches(be, fe) && (!local || be.NodeName == "" || be.NodeName == node.Name)
 	}
-	if svc.Global && !local { // remote backends are never on this node
-		for _, be := range remote {
-			if matches(be, fe) {
-				remotes = append(remotes, be)
-			}
-		}
+	isRemote := func(be *Backend) bool { return matches(be, fe) }
+	locals := tally(svc.Backends, isLocal)
+	var remotes counts
+	global := svc.Global && !local // remote backends are never on this node
+	if global {
+		remotes = tally(remote, isRemote)
 	}
 	useLocal, useRemote := affinity(svc.Affinity, locals, remotes)
-	var chosen []Backend // locals and remotes are this call's own: states may sort them in place
+	var n, ready int
 	if useLocal {
-		chosen = locals
+		n, ready = n+locals.n, ready+locals.ready
 	}
 	if useRemote {
-		chosen = append(chosen, remotes...)
+		n, ready = n+remotes.n, ready+remotes.ready
 	}
-	return states(chosen)
+	out := make([]datapath.LBBackend, 0, n)
+	if useLocal {
+		out = appendStates(out, svc.Backends, isLocal, ready == 0)
+	}
+	if useRemote && global {
+		out = appendStates(out, remote, isRemote, ready == 0)
+	}
+	if !slices.IsSortedFunc(out, compareBackends) {
+		slices.SortFunc(out, compareBackends)
+	}
+	// A backend listed twice (two slices) is kept once, in its best state.
+	return slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
+}
+
+// counts are the backends one side (local or remote) offers a frontend.
+type counts struct{ n, ready, serving int }
+
+// healthy counts the ready and the serving terminating ones.
+func (c counts) healthy() int { return c.ready + c.serving }
+
+func tally(bes []Backend, use func(*Backend) bool) counts {
+	var c counts
+	for i := range bes {
+		be := &bes[i]
+		if !use(be) {
+			continue
+		}
+		c.n++
+		switch be.Condition {
+		case Ready:
+			c.ready++
+		case ServingTerminating:
+			c.serving++
+		}
+	}
+	return c
 }
 
 // affinity is Cilium's choice between local and remote backends: none
 // uses both; local uses the remote ones only while no local one is
 // ready and some remote one is healthy; remote the reverse (healthy:
 // ready or still serving).
-func affinity(a Affinity, locals, remotes []Backend) (useLocal, useRemote bool) {
+func affinity(a Affinity, locals, remotes counts) (useLocal, useRemote bool) {
 	switch a {
 	case AffinityLocal:
-		return true, count(locals, Ready) == 0 && healthy(remotes) > 0
+		return true, locals.ready == 0 && remotes.healthy() > 0
 	case AffinityRemote:
-		return healthy(remotes) == 0 && healthy(locals) > 0, true
+		return remotes.healthy() == 0 && locals.healthy() > 0, true
 	default:
 		return true, true
 	}
 }
 
-func count(bes []Backend, c Condition) int {
-	n := 0
-	for _, be := range bes {
-		if be.Condition == c {
-			n++
+// appendStates appends the backends of bes that use selects, each with
+// its datapath state: ready ones are active; serving terminating ones
+// are active when no chosen backend is ready (fallback, Kubernetes'
+// KEP-1669), terminating otherwise; terminating not serving ones are
+// kept as terminating.
+func appendStates(out []datapath.LBBackend, bes []Backend, use func(*Backend) bool, fallback bool) []datapath.LBBackend {
+	for i := range bes {
+		be := &bes[i]
+		if !use(be) {
+			continue
 		}
-	}
-	return n
-}
-
-func healthy(bes []Backend) int { return count(bes, Ready) + count(bes, ServingTerminating) }
-
-// states gives each backend its datapath state: ready ones are active;
-// serving terminating ones are active when no backend is ready (the
-// fallback of Kubernetes' KEP-1669), terminating otherwise; terminating
-// not serving ones are kept as terminating. A backend listed twice (two
-// slices) is kept once, in its best condition.
-func states(bes []Backend) []datapath.LBBackend {
-	fallback := count(bes, Ready) == 0
-	slices.SortFunc(bes, func(a, b Backend) int {
-		return cmp.Or(cmp.Compare(a.ClusterID, b.ClusterID), compareAddr(a.Addr, b.Addr), cmp.Compare(a.Condition, b.Condition))
-	})
-	bes = slices.CompactFunc(bes, func(a, b Backend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
-	out := make([]datapath.LBBackend, 0, len(bes))
-	for _, be := range bes {
 		st := datapath.BackendActive
 		switch {
 		case be.Condition == ServingTerminating && !fallback, be.Condition == Terminating:
@@ -147,6 +178,12 @@ func states(bes []Backend) []datapath.LBBackend {
 		out = append(out, datapath.LBBackend{Addr: be.Addr, ClusterID: be.ClusterID, State: st, NodeName: be.NodeName})
 	}
 	return out
+}
+
+// compareBackends orders backends by cluster, address, state (the best
+// first), node name.
+func compareBackends(a, b datapath.LBBackend) int {
+	return cmp.Or(cmp.Compare(a.ClusterID, b.ClusterID), compareAddr(a.Addr, b.Addr), cmp.Compare(a.State, b.State), cmp.Compare(a.NodeName, b.NodeName))
 }
 
 // compareAddr orders addresses by IP, port, protocol.

@@ -200,7 +200,8 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 		names []string
 	}
 	var ports []port
-	for _, p := range sl.Ports {
+	for i := range sl.Ports {
+		p := &sl.Ports[i]
 		if p.Port == nil {
 			continue
 		}
@@ -219,8 +220,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 		}
 	}
 	out := make([]Backend, 0, len(sl.Endpoints)*len(ports))
-	for i, ep := range sl.Endpoints {
-		cond, ok := condition(ep.Conditions)
+	for i := range sl.Endpoints {
+		ep := &sl.Endpoints[i]
+		cond, ok := condition(&ep.Conditions)
 		if !ok {
 			continue
 		}
@@ -245,7 +247,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 
 // condition maps an endpoint's conditions (nil ready or serving: true,
 // as the API says) to a Condition; false: leave the endpoint out.
-func condition(c discoveryv1.EndpointConditions) (Condition, bool) {
+func condition(c *discoveryv1.EndpointConditions) (Condition, bool) {
 	ready := c.Ready == nil || *c.Ready
 	serving := c.Serving == nil || *c.Serving
 	terminating := c.Terminating != nil && *c.Terminating

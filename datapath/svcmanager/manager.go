@@ -1,6 +1,7 @@
 package svcmanager
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -22,9 +23,36 @@ const (
 // frontend is one desired frontend.
 type frontend struct {
 	lb    datapath.LBService
-	owner string // the service's key
+	owner svcKey // the service that has it
 	id    uint32
 	dirty bool // a write of it failed; the retry writes it again
+}
+
+// svcKey names a service of a source; struct keys, not joined strings,
+// so that an update allocates no key.
+type svcKey struct{ source, namespace, name string }
+
+// String is source:namespace/name, as the status line names a service.
+func (k svcKey) String() string { return k.source + ":" + k.namespace + "/" + k.name }
+
+// keyOf is the key of source's namespacedName ("namespace/name").
+func keyOf(source, namespacedName string) svcKey {
+	ns, name, _ := strings.Cut(namespacedName, "/")
+	return svcKey{source: source, namespace: ns, name: name}
+}
+
+// compareKeys orders keys by source, namespace, name.
+func compareKeys(a, b svcKey) int {
+	return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+}
+
+// entry is one source's service with what the manager derived from it:
+// its namespace/name (LBService.Name, computed once) and the frontends
+// it has (sorted by address, a subsequence of Desired's output).
+type entry struct {
+	svc   *Service // nil while its deletion is being written
+	name  string
+	owned []*frontend
 }
 
 // Manager holds the desired frontends of every service and writes their
@@ -35,11 +63,10 @@ type Manager struct {
 	log      *slog.Logger
 	writer   datapath.LBMapWriter // nil: compute only
 	node     Node
-	services map[string]*Service             // source:namespace/name -> service
-	owned    map[string][]datapath.L3n4Addr  // source:namespace/name -> its frontends
-	remote   map[string][]Backend            // namespace/name -> remote clusters' backends
+	services map[svcKey]*entry
+	remote   map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
 	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
-	lost     map[datapath.L3n4Addr][]string  // frontend -> keys of services that want it too
+	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
 	nextID   uint32
 	stats    Stats
 	now      func() time.Time
@@ -47,7 +74,7 @@ type Manager struct {
 	// notifyMu serialises the changes of services with their delivery
 	// to the observers (Observe), in order.
 	notifyMu  sync.Mutex
-	observers []func(Change)
+	observers []observer
 	changes   []Change // recorded under mu, delivered by notify
 }
 
@@ -55,15 +82,12 @@ type Manager struct {
 // frontends, for the API, and writes nothing).
 func New(w datapath.LBMapWriter, node Node, log *slog.Logger) *Manager {
 	return &Manager{log: log, writer: w, node: node, now: time.Now,
-		services: map[string]*Service{}, owned: map[string][]datapath.L3n4Addr{},
-		remote: map[string][]Backend{}, desired: map[datapath.L3n4Addr]*frontend{},
-		lost: map[datapath.L3n4Addr][]string{}}
+		services: map[svcKey]*entry{}, remote: map[svcKey][]Backend{},
+		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{}}
 }
 
 // HasWriter reports whether the manager writes to a datapath.
 func (m *Manager) HasWriter() bool { return m.writer != nil }
-
-func key(source, namespacedName string) string { return source + ":" + namespacedName }
 
 // Upsert sets the service of source (SourceKubernetes or SourceFile) at
 // svc.NamespacedName() and writes the frontends that changed.
@@ -71,12 +95,28 @@ func (m *Manager) Upsert(source string, svc *Service) {
 	m.notifyMu.Lock()
 	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	k := key(source, svc.NamespacedName())
-	m.record(k, m.services[k], svc)
-	m.services[k] = svc
-	m.recompute(k)
+	m.set(svcKey{source: source, namespace: svc.Namespace, name: svc.Name}, svc)
 	m.mu.Unlock()
 	m.notify()
+}
+
+// set makes svc (nil: none) the service at k and writes what changed;
+// m.mu is held.
+func (m *Manager) set(k svcKey, svc *Service) {
+	e := m.services[k]
+	if e == nil {
+		if svc == nil {
+			return
+		}
+		e = &entry{name: k.namespace + "/" + k.name}
+		m.services[k] = e
+	}
+	m.record(k, e.svc, svc)
+	e.svc = svc
+	m.recompute(k, e)
+	if svc == nil {
+		delete(m.services, k)
+	}
 }
 
 // Delete removes source's service namespacedName and its frontends.
@@ -84,15 +124,7 @@ func (m *Manager) Delete(source, namespacedName string) {
 	m.notifyMu.Lock()
 	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	k := key(source, namespacedName)
-	old, ok := m.services[k]
-	if !ok {
-		m.mu.Unlock()
-		return
-	}
-	m.record(k, old, nil)
-	delete(m.services, k)
-	m.recompute(k)
+	m.set(keyOf(source, namespacedName), nil)
 	m.mu.Unlock()
 	m.notify()
 }
@@ -103,23 +135,24 @@ func (m *Manager) Replace(source string, svcs []*Service) {
 	m.notifyMu.Lock()
 	defer m.notifyMu.Unlock()
 	m.mu.Lock()
-	keep := map[string]bool{}
+	keep := map[svcKey]bool{}
 	for _, s := range svcs {
-		k := key(source, s.NamespacedName())
+		k := svcKey{source: source, namespace: s.Namespace, name: s.Name}
 		keep[k] = true
-		m.record(k, m.services[k], s)
-		m.services[k] = s
-		m.recompute(k)
+		m.set(k, s)
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.services)) {
-		if strings.HasPrefix(k, source+":") && !keep[k] {
-			m.record(k, m.services[k], nil)
-			delete(m.services, k)
-			m.recompute(k)
+	for _, k := range m.sortedKeys() {
+		if k.source == source && !keep[k] {
+			m.set(k, nil)
 		}
 	}
 	m.mu.Unlock()
 	m.notify()
+}
+
+// sortedKeys returns the services' keys in order; m.mu is held.
+func (m *Manager) sortedKeys() []svcKey {
+	return slices.SortedFunc(maps.Keys(m.services), compareKeys)
 }
 
 // SetRemoteBackends sets the backends the remote clusters share for the
@@ -127,14 +160,17 @@ func (m *Manager) Replace(source string, svcs []*Service) {
 func (m *Manager) SetRemoteBackends(namespacedName string, bes []Backend) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	rk := keyOf("", namespacedName)
 	if len(bes) == 0 {
-		delete(m.remote, namespacedName)
+		delete(m.remote, rk)
 	} else {
-		m.remote[namespacedName] = bes
+		m.remote[rk] = bes
 	}
 	for _, src := range []string{SourceKubernetes, SourceFile} {
-		if k := key(src, namespacedName); m.services[k] != nil {
-			m.recompute(k)
+		k := rk
+		k.source = src
+		if e := m.services[k]; e != nil {
+			m.recompute(k, e)
 		}
 	}
 }
@@ -148,57 +184,82 @@ func (m *Manager) SetNode(n Node) {
 		return
 	}
 	m.node = n
-	for _, k := range slices.Sorted(maps.Keys(m.services)) {
-		m.recompute(k)
+	for _, k := range m.sortedKeys() {
+		m.recompute(k, m.services[k])
 	}
 }
 
-// recompute computes the frontends of the service at k again and writes
-// those that changed; m.mu is held.
-func (m *Manager) recompute(k string) {
+// recompute computes the frontends of e, the service at k, again and
+// writes those that changed; m.mu is held. A frontend e already has is
+// found by a walk of both sorted lists, not in m.desired, and nothing is
+// allocated for the frontends it keeps: a one-endpoint change costs the
+// Desired call and one comparison per frontend.
+func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
-	if svc, ok := m.services[k]; ok {
-		want = Desired(svc, m.remote[svc.NamespacedName()], m.node)
+	if e.svc != nil {
+		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node)
 	}
-	keep := map[datapath.L3n4Addr]bool{}
-	wanted := map[datapath.L3n4Addr]bool{}
-	var owned []datapath.L3n4Addr
-	for _, lb := range want {
-		wanted[lb.Frontend] = true
-		fe := m.desired[lb.Frontend]
-		if fe != nil && fe.owner != k {
+	// owned is e.owned while the frontends kept are its prefix; a copy
+	// from the first difference on.
+	var owned []*frontend
+	same, copied, p := 0, false, 0
+	for i := range want {
+		lb := &want[i]
+		for p < len(e.owned) && compareAddr(e.owned[p].lb.Frontend, lb.Frontend) < 0 {
+			p++
+		}
+		var fe *frontend
+		if p < len(e.owned) && e.owned[p].lb.Frontend == lb.Frontend {
+			fe = e.owned[p]
+		} else if fe = m.desired[lb.Frontend]; fe != nil {
 			if !slices.Contains(m.lost[lb.Frontend], k) {
 				m.lost[lb.Frontend] = append(m.lost[lb.Frontend], k)
 				m.log.Warn("Frontend already served by another service; skipped",
-					"frontend", lb.Frontend.String(), "service", k, "owner", fe.owner)
+					"frontend", lb.Frontend.String(), "service", k.String(), "owner", fe.owner.String())
 			}
 			continue
 		}
-		keep[lb.Frontend] = true
-		owned = append(owned, lb.Frontend)
-		if fe == nil {
-			m.nextID++
-			fe = &frontend{owner: k, id: m.nextID}
-			m.desired[lb.Frontend] = fe
-		} else if !fe.dirty && Equal(fe.lb, lb) {
+		switch {
+		case !copied && same < len(e.owned) && e.owned[same] == fe && fe != nil:
+			same++
+		case !copied:
+			owned, copied = append(make([]*frontend, 0, len(want)), e.owned[:same]...), true
+			fallthrough
+		default:
+			if fe == nil {
+				m.nextID++
+				fe = &frontend{owner: k, id: m.nextID}
+				m.desired[lb.Frontend] = fe
+			}
+			owned = append(owned, fe)
+		}
+		if !fe.dirty && Equal(fe.lb, *lb) {
 			continue
 		}
-		fe.lb = lb
+		fe.lb = *lb
 		m.upsert(fe)
 	}
-	for _, addr := range m.owned[k] {
-		if !keep[addr] {
-			delete(m.desired, addr)
-			m.remove(addr)
-			m.handOver(addr)
+	if !copied {
+		owned = e.owned[:same]
+	}
+	old := e.owned
+	e.owned = owned
+	for _, fe := range old {
+		if !has(owned, fe.lb.Frontend) {
+			delete(m.desired, fe.lb.Frontend)
+			m.remove(fe.lb.Frontend)
+			m.handOver(fe.lb.Frontend)
 		}
 	}
-	m.dropLost(k, wanted, keep)
-	if len(owned) == 0 {
-		delete(m.owned, k)
-	} else {
-		m.owned[k] = owned
+	if len(m.lost) > 0 {
+		m.dropLost(k, want, owned)
 	}
+}
+
+// has reports whether the frontends fes, sorted by address, hold a.
+func has(fes []*frontend, a datapath.L3n4Addr) bool {
+	_, ok := slices.BinarySearchFunc(fes, a, func(fe *frontend, a datapath.L3n4Addr) int { return compareAddr(fe.lb.Frontend, a) })
+	return ok
 }
 
 // handOver gives a freed frontend to the next service that wanted it;
@@ -207,20 +268,22 @@ func (m *Manager) handOver(addr datapath.L3n4Addr) {
 	waiting := m.lost[addr]
 	delete(m.lost, addr)
 	for i, k := range waiting {
-		if _, ok := m.services[k]; ok {
+		if e := m.services[k]; e != nil && e.svc != nil {
 			if rest := waiting[i+1:]; len(rest) > 0 {
 				m.lost[addr] = slices.Clone(rest)
 			}
-			m.recompute(k)
+			m.recompute(k, e)
 			return
 		}
 	}
 }
 
-// dropLost forgets that k wants frontends it no longer has.
-func (m *Manager) dropLost(k string, wanted, keep map[datapath.L3n4Addr]bool) {
+// dropLost forgets that k wants frontends it no longer wants, or now has
+// (want sorted by frontend, owned a subsequence of it).
+func (m *Manager) dropLost(k svcKey, want []datapath.LBService, owned []*frontend) {
 	for addr, ks := range m.lost {
-		if wanted[addr] && !keep[addr] {
+		_, wanted := slices.BinarySearchFunc(want, addr, func(lb datapath.LBService, a datapath.L3n4Addr) int { return compareAddr(lb.Frontend, a) })
+		if wanted && !has(owned, addr) {
 			continue
 		}
 		if i := slices.Index(ks, k); i >= 0 {

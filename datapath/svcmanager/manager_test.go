@@ -232,3 +232,31 @@ func TestManagerNodeAndReplace(t *testing.T) {
 		t.Errorf("Frontends = %+v, want default/other's only", fes)
 	}
 }
+
+// TestManagerFrontendsChange: a service whose ports change rewrites the
+// new frontends only and deletes the gone ones; those before, between and
+// after them are untouched.
+func TestManagerFrontendsChange(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	sl := slice("web-a", map[string]int32{"a": 8080, "b": 8081, "c": 8082, "d": 8083}, "10.0.1.1")
+	svc := k8sService("web", []string{"10.96.0.10"}, "a:80:a", "b:81:b", "c:82:c")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	w.Take()
+	svc = k8sService("web", []string{"10.96.0.10"}, "a:80:a", "c:82:c", "d:83:d")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	checkCalls(t, w, "port b replaced by d",
+		"upsert 10.96.0.10:83/TCP ClusterIP -> 10.0.1.1:8083/TCP(active)",
+		"delete 10.96.0.10:81/TCP")
+	svc = k8sService("web", []string{"10.96.0.10"}, "c:82:c")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	checkCalls(t, w, "only c left", "delete 10.96.0.10:80/TCP", "delete 10.96.0.10:83/TCP")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	checkCalls(t, w, "the same again")
+	if fes := m.Frontends(); len(fes) != 1 || fes[0].Frontend.Port != 82 {
+		t.Errorf("Frontends = %+v, want port 82 only", fes)
+	}
+}

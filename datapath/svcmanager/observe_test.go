@@ -52,3 +52,21 @@ func TestObserve(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 }
+
+// TestObserveSources: an observer of one source gets neither the
+// services nor the changes of another.
+func TestObserveSources(t *testing.T) {
+	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+	web := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
+	a := slice("web-a", map[string]int32{"http": 8080}, "10.0.1.1")
+	b := slice("web-a", map[string]int32{"http": 8080}, "10.0.1.1", "10.0.1.2")
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(web, []*discoveryv1.EndpointSlice{a}))
+	var got []string
+	m.Observe(func(c svcmanager.Change) { got = append(got, c.Source+" "+c.NamespacedName) }, svcmanager.SourceFile)
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(web, []*discoveryv1.EndpointSlice{b}))
+	m.Replace(svcmanager.SourceFile, []*svcmanager.Service{svcmanager.FromKubernetes(web, []*discoveryv1.EndpointSlice{b})})
+	m.Delete(svcmanager.SourceKubernetes, "default/web")
+	if want := []string{"file default/web"}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+}

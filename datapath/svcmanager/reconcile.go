@@ -133,12 +133,12 @@ func (m *Manager) Stats() Stats {
 		}
 	}
 	st.Warnings = map[string][]string{}
-	for k, s := range m.services {
-		if s.Global {
+	for k, e := range m.services {
+		if e.svc.Global {
 			st.Global++
 		}
-		if len(s.Warnings) > 0 {
-			st.Warnings[k] = s.Warnings
+		if len(e.svc.Warnings) > 0 {
+			st.Warnings[k.String()] = e.svc.Warnings
 		}
 	}
 	for _, ks := range m.lost {

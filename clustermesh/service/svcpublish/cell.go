@@ -85,7 +85,8 @@ func start(p params) {
 			return nil
 		}))
 	}
-	p.Manager.Observe(f.apply)
+	// Kubernetes' services are k8ssvc's, which publishes them itself.
+	p.Manager.Observe(f.apply, svcmanager.SourceFile)
 }
 
 // feeder hands the service manager's global services to the cache and
@@ -100,9 +101,6 @@ type feeder struct {
 // withdraws it when it is gone or not global.
 func (f *feeder) apply(c svcmanager.Change) {
 	nn := c.NamespacedName
-	if c.Source == svcmanager.SourceKubernetes {
-		return // k8ssvc's, with Kubernetes
-	}
 	var cs *service.ClusterService
 	if c.Service != nil && c.Service.Global {
 		cs = service.FromService(c.Service, f.cluster)
