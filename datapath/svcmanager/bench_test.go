@@ -31,3 +31,7 @@ func BenchmarkSliceChange(b *testing.B) {
 	})
 	b.Run("raw-write", func(b *testing.B) { svcmanagertest.RawWrite(b, &countingWriter{}) })
 }
+
+// BenchmarkSync: the initial sync of 1,000 services to the writer's
+// ReconcileServices call.
+func BenchmarkSync(b *testing.B) { svcmanagertest.Sync(b, &countingWriter{}) }

@@ -99,3 +99,26 @@ func RawWrite(b *testing.B, w datapath.LBMapWriter) {
 		}
 	}
 }
+
+// Sync measures the initial sync's control plane: 1,000 Services with
+// their slices converted and handed to a fresh manager, then its
+// Reconcile handing every frontend to w.
+func Sync(b *testing.B, w datapath.LBMapWriter) {
+	type input struct {
+		svc *corev1.Service
+		sl  *discoveryv1.EndpointSlice
+	}
+	in := make([]input, benchServices)
+	for i := range in {
+		in[i].svc, in[i].sl = benchService(i, 0)
+	}
+	for b.Loop() {
+		m := svcmanager.New(w, svcmanager.Node{Name: "node1"}, slog.New(slog.DiscardHandler))
+		for _, x := range in {
+			m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(x.svc, []*discoveryv1.EndpointSlice{x.sl}))
+		}
+		if err := m.Reconcile(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
