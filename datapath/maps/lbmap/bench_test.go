@@ -69,7 +69,9 @@ func oneBackendSetup(b *testing.B) (w *lbmap.Writer, root string, svcs, grown []
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { w.Close() })
-	addr := func(net byte, k int) netip.Addr { return netip.AddrFrom4([4]byte{net, byte(k >> 16), byte(k >> 8), byte(k)}) }
+	addr := func(net byte, k int) netip.Addr {
+		return netip.AddrFrom4([4]byte{net, byte(k >> 16), byte(k >> 8), byte(k)})
+	}
 	for i := range oneServices {
 		s := datapath.LBService{
 			Frontend: datapath.L3n4Addr{Addr: addr(172, i), Port: 80, Proto: datapath.ProtoTCP},
