@@ -51,7 +51,7 @@ func (w *Writer) writeBackend(id uint32, e backendEntry) error {
 	if cur, ok := w.backends[id]; ok && cur == e {
 		return nil
 	}
-	if err := w.m.backends(e.addr.Addr.Is4()).Update(&id, backendValue(e), ebpf.UpdateAny); err != nil {
+	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("write backend %d (%s): %w", id, e.addr, err)
 	}
 	w.backends[id] = e
@@ -73,13 +73,13 @@ func (w *Writer) release(ids []uint32) error {
 			errs = append(errs, w.writeBackend(id, e))
 			continue
 		}
-		if err := del(w.m.backends(e.addr.Addr.Is4()), &id); err != nil {
+		if err := del(w.m.backends(e.addr.Addr.Is4()), w.buf.backendID(id)); err != nil {
 			errs = append(errs, fmt.Errorf("delete backend %d (%s): %w", id, e.addr, err))
 			continue
 		}
 		delete(w.backends, id)
 		delete(w.backendIDs, e.addr)
-		delete(w.refs, id)
+		w.forgetRefs(id)
 	}
 	return errors.Join(errs...)
 }
@@ -189,16 +189,26 @@ func (w *Writer) collect() error {
 	}
 	for rev, ids := range w.matches {
 		s := owned[rev]
+		var active idSet
+		if s != nil {
+			active = newIDSet(s.activeMembers(), func(id uint32) uint32 { return id })
+		}
 		for id := range ids {
-			k := AffinityMatchKey{BackendID: id, RevNATIndex: rev}
-			if s == nil || s.master.Flags&FlagAffinity == 0 {
-				errs = append(errs, w.deleteMatch(k))
-				continue
-			}
-			if st, member := s.members[id]; !member || st != datapath.BackendActive {
-				errs = append(errs, w.deleteMatch(k))
+			if s == nil || s.master.Flags&FlagAffinity == 0 || !active.has(id) {
+				errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// activeMembers returns the ids of s's active members.
+func (s *serviceEntry) activeMembers() []uint32 {
+	var out []uint32
+	for _, m := range s.members {
+		if m.state == datapath.BackendActive {
+			out = append(out, m.id)
+		}
+	}
+	return out
 }

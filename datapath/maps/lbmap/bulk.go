@@ -38,11 +38,10 @@ type svcBatch struct {
 }
 
 func (b *svcBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) {
-	switch k := serviceKey(fe, slot).(type) {
-	case *Service4Key:
-		b.v4.add(*k, v)
-	case *Service6Key:
-		b.v6.add(*k, v)
+	if fe.Addr.Is4() {
+		b.v4.add(service4Key(fe, slot), v)
+	} else {
+		b.v6.add(service6Key(fe, slot), v)
 	}
 }
 
@@ -70,8 +69,6 @@ type plan struct {
 	active []uint32
 	flags  uint8
 	secs   uint32
-	last   []desiredBackend
-	ids    []uint32 // of last, in its order
 }
 
 // createBulk writes ds, frontends the maps do not hold, in batches that
@@ -87,6 +84,11 @@ func (w *Writer) createBulk(ds []desired) error {
 	}
 	w.presize(len(ds), refs)
 	plans := make([]plan, 0, len(ds))
+	// One array each for the members and active backends of all
+	// frontends, not two per frontend.
+	members := make([]member, refs)
+	active := make([]uint32, refs)
+	var ids []uint32 // of one frontend's backends, in its order
 	var (
 		rev4    batch[uint16, RevNAT4Value]
 		rev6    batch[uint16, RevNAT6Value]
@@ -106,10 +108,13 @@ func (w *Writer) createBulk(ds []desired) error {
 		case *RevNAT6Value:
 			rev6.add(idx, *v)
 		}
-		s := &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
+		s := &serviceEntry{frontend: d.frontend, members: members[:0:len(d.backends)]}
+		members = members[len(d.backends):]
 		s.master.RevNATIndex = idx
 		w.services[d.frontend] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity, last: d.backends, ids: make([]uint32, 0, len(d.backends))}
+		p := plan{s: s, flags: d.flags, secs: d.affinity, active: active[:0:len(d.backends)]}
+		active = active[len(d.backends):]
+		ids = ids[:0]
 		for _, b := range d.backends {
 			id, ok := w.backendIDs[b.addr]
 			if !ok {
@@ -125,14 +130,17 @@ func (w *Writer) createBulk(ds []desired) error {
 			t.b, t.state = b, min(t.state, b.state)
 			touched[id] = t
 			w.addRef(id, d.frontend, b.state)
-			s.members[id] = b.state
-			p.ids = append(p.ids, id)
+			ids = append(ids, id)
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
 				if d.flags&FlagAffinity != 0 {
 					matches.add(AffinityMatchKey{BackendID: id, RevNATIndex: idx}, 1)
 				}
 			}
+		}
+		for k := range d.backends {
+			b := d.sorted(k)
+			s.members = append(s.members, member{addr: b.addr, clusterID: b.clusterID, state: b.state, id: ids[d.pos(k)]})
 		}
 		plans = append(plans, p)
 	}
@@ -147,11 +155,10 @@ func (w *Writer) createBulk(ds []desired) error {
 			continue
 		}
 		written[id] = e
-		switch v := backendValue(e).(type) {
-		case *Backend4Value:
-			be4.add(id, *v)
-		case *Backend6Value:
-			be6.add(id, *v)
+		if e.addr.Addr.Is4() {
+			be4.add(id, backend4Value(e))
+		} else {
+			be6.add(id, backend6Value(e))
 		}
 	}
 	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
@@ -181,8 +188,7 @@ func (w *Writer) createBulk(ds []desired) error {
 		return fmt.Errorf("write master entries: %w", err)
 	}
 	for _, p := range plans {
-		p.s.written = true
-		p.s.last, p.s.lastIDs = p.last, p.ids
+		p.s.written, p.s.synced = true, true
 		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
 	}
 	return nil

@@ -57,9 +57,28 @@ func (r backendRefs) best(skip datapath.L3n4Addr, from datapath.BackendState) da
 	return from
 }
 
-// addRef records in w.refs that fe uses backend id with state st.
+// addRef records in w.refs that fe uses backend id with state st. A new
+// backend's list reuses one a deleted backend left (freeRefs): a
+// one-endpoint change then allocates nothing.
 func (w *Writer) addRef(id uint32, fe datapath.L3n4Addr, st datapath.BackendState) {
-	w.refs[id] = w.refs[id].set(fe, st)
+	r := w.refs[id]
+	if r == nil && len(w.freeRefs) > 0 {
+		last := len(w.freeRefs) - 1
+		r, w.freeRefs = w.freeRefs[last], w.freeRefs[:last]
+	}
+	w.refs[id] = r.set(fe, st)
+}
+
+// maxFreeRefs bounds the lists kept for reuse (a deleted service leaves
+// one per backend).
+const maxFreeRefs = 1024
+
+// forgetRefs removes backend id's list, kept for reuse.
+func (w *Writer) forgetRefs(id uint32) {
+	if r, ok := w.refs[id]; ok && cap(r) > 0 && len(w.freeRefs) < maxFreeRefs {
+		w.freeRefs = append(w.freeRefs, r[:0])
+	}
+	delete(w.refs, id)
 }
 
 // dropRef removes fe from the frontends of backend id.

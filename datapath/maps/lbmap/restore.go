@@ -8,7 +8,8 @@ import (
 )
 
 // restore reads the maps into the writer's mirror: the services with
-// their slots (whose backends become their members, as active ones),
+// their slots (whose backends become their members, as active ones; not
+// synced, so that their first upsert references every backend),
 // the backends, rev-NAT entries and affinity matches, and sets the id
 // allocators past the ids in use.
 func (w *Writer) restore() error {
@@ -31,15 +32,16 @@ func (w *Writer) restore() error {
 		return err
 	}
 	for _, rs := range svcs {
-		s := &serviceEntry{frontend: rs.frontend, written: rs.written, master: rs.master, members: map[uint32]datapath.BackendState{}}
+		s := &serviceEntry{frontend: rs.frontend, written: rs.written, master: rs.master}
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
-			if _, ok := w.backends[id]; ok && slot <= rs.master.Count {
-				s.members[id] = datapath.BackendActive
+			if e, ok := w.backends[id]; ok && slot <= rs.master.Count {
+				s.members = append(s.members, member{addr: e.addr, clusterID: e.clusterID, id: id})
 				w.addRef(id, s.frontend, datapath.BackendActive)
 			}
 		}
+		s.members = sortMembers(s.members)
 		w.services[s.frontend] = s
 	}
 	for _, v4 := range []bool{true, false} {
