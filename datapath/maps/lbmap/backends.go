@@ -13,75 +13,74 @@ import (
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
-	id, ok := w.backendIDs[b.addr]
-	if ok && w.unchangedSole(id, b, fe) {
-		return id, nil
-	}
-	if !ok {
-		var err error
-		if id, err = w.allocBackendID(); err != nil {
+	be := w.byAddr[b.addr]
+	if be == nil {
+		id, err := w.allocBackendID()
+		if err != nil {
 			return 0, err
 		}
+		be = w.newBackend(id, b.addr)
+	} else if be.unchangedSole(b, fe) {
+		return be.id, nil
 	}
-	state := w.refs[id].best(fe, b.state)
-	e := backendEntry{addr: b.addr, state: state, clusterID: b.clusterID}
-	if err := w.writeBackend(id, e); err != nil {
+	e := backendEntry{addr: b.addr, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
+	if err := w.writeBackend(be, e); err != nil {
+		if len(be.refs) == 0 && !be.written {
+			w.forget(be)
+		}
 		return 0, err
 	}
-	w.addRef(id, fe, b.state)
-	return id, nil
+	be.refs = be.refs.set(fe, b.state)
+	return be.id, nil
 }
 
-// unchangedSole reports whether fe is the only service of backend id,
-// with b's state, and the entry written is b's: referencing it again
-// changes nothing (the common case of a service's unchanged backends,
-// which skips the other services' states and the writes' checks).
-func (w *Writer) unchangedSole(id uint32, b desiredBackend, fe datapath.L3n4Addr) bool {
-	refs := w.refs[id]
-	if len(refs) != 1 {
-		return false
-	}
-	st, held := refs.get(fe)
-	cur, written := w.backends[id]
-	return held && st == b.state && written && cur == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
+// unchangedSole reports whether fe is the only service of be, with b's
+// state, and the entry written is b's: referencing it again changes
+// nothing (the common case of a service's unchanged backends on the full
+// path, which skips the other services' states and the writes' checks).
+func (be *backend) unchangedSole(b desiredBackend, fe datapath.L3n4Addr) bool {
+	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
+		be.written && be.entry == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
 }
 
-// writeBackend writes backend id unless the map holds e already.
-func (w *Writer) writeBackend(id uint32, e backendEntry) error {
-	if cur, ok := w.backends[id]; ok && cur == e {
+// writeBackend writes be's entry e unless the map holds it already.
+func (w *Writer) writeBackend(be *backend, e backendEntry) error {
+	if be.written && be.entry == e {
 		return nil
 	}
-	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
-		return fmt.Errorf("write backend %d (%s): %w", id, e.addr, err)
+	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("write backend %d (%s): %w", be.id, e.addr, err)
 	}
-	w.backends[id] = e
-	w.backendIDs[e.addr] = id
+	be.entry, be.written = e, true
 	return nil
 }
 
 // release deletes the backends of ids no service uses any more, and
 // rewrites the state of those still used when it changed.
 func (w *Writer) release(ids []uint32) error {
-	var errs []error
+	var err error
 	for _, id := range ids {
-		e, ok := w.backends[id]
-		if !ok {
+		be := w.backends[id]
+		if be == nil {
 			continue
 		}
-		if len(w.refs[id]) > 0 {
-			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
-			errs = append(errs, w.writeBackend(id, e))
+		if len(be.refs) > 0 {
+			e := be.entry
+			e.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+			if werr := w.writeBackend(be, e); werr != nil {
+				err = errors.Join(err, werr)
+			}
 			continue
 		}
-		if err := del(w.m.backends(e.addr.Addr.Is4()), w.buf.backendID(id)); err != nil {
-			errs = append(errs, fmt.Errorf("delete backend %d (%s): %w", id, e.addr, err))
-			continue
+		if be.written {
+			if derr := del(w.m.backends(be.entry.addr.Addr.Is4()), w.buf.backendID(id)); derr != nil {
+				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
+				continue
+			}
 		}
-		delete(w.backends, id)
-		delete(w.backendIDs, e.addr)
-		w.forgetRefs(id)
+		w.forget(be)
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // allocBackendID returns an unused backend id, going round the id space
@@ -93,7 +92,7 @@ func (w *Writer) allocBackendID() (uint32, error) {
 			id = 1
 		}
 		w.nextBackend = id + 1
-		if _, used := w.backends[id]; !used {
+		if w.backends[id] == nil {
 			return id, nil
 		}
 	}
@@ -167,8 +166,8 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 func (w *Writer) collect() error {
 	var errs []error
 	var unused []uint32
-	for id := range w.backends {
-		if len(w.refs[id]) == 0 {
+	for id, be := range w.backends {
+		if len(be.refs) == 0 {
 			unused = append(unused, id)
 		}
 	}

@@ -53,16 +53,6 @@ func (b *svcBatch) write(m *Maps) error {
 	return err
 }
 
-// bulkBackend is a backend createBulk references: as the last frontend
-// gave it, the most active state the new frontends give it, and whether
-// other frontends referred to it before (then its state is computed over
-// all of them).
-type bulkBackend struct {
-	b      desiredBackend
-	state  datapath.BackendState
-	others bool
-}
-
 // plan is a new frontend of createBulk.
 type plan struct {
 	s      *serviceEntry
@@ -95,8 +85,13 @@ func (w *Writer) createBulk(ds []desired) error {
 		be4     batch[uint32, Backend4Value]
 		be6     batch[uint32, Backend6Value]
 		matches batch[AffinityMatchKey, uint8]
-		touched = make(map[uint32]bulkBackend, refs)
+		touched = make([]*backend, 0, refs)
 	)
+	defer func() {
+		for _, be := range touched {
+			be.bulk = bulkState{}
+		}
+	}()
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
 		if err != nil {
@@ -116,20 +111,21 @@ func (w *Writer) createBulk(ds []desired) error {
 		active = active[len(d.backends):]
 		ids = ids[:0]
 		for _, b := range d.backends {
-			id, ok := w.backendIDs[b.addr]
-			if !ok {
-				if id, err = w.allocBackendID(); err != nil {
+			be := w.byAddr[b.addr]
+			if be == nil {
+				id, err := w.allocBackendID()
+				if err != nil {
 					return fmt.Errorf("service %s: %w", d.frontend, err)
 				}
-				w.backendIDs[b.addr] = id
+				be = w.newBackend(id, b.addr)
 			}
-			t, seen := touched[id]
-			if !seen {
-				t = bulkBackend{state: datapath.BackendQuarantined, others: len(w.refs[id]) > 0}
+			if !be.bulk.touched {
+				be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
+				touched = append(touched, be)
 			}
-			t.b, t.state = b, min(t.state, b.state)
-			touched[id] = t
-			w.addRef(id, d.frontend, b.state)
+			be.bulk.state, be.bulk.clusterID = min(be.bulk.state, b.state), b.clusterID
+			be.refs = be.refs.set(d.frontend, b.state)
+			id := be.id
 			ids = append(ids, id)
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, id)
@@ -144,24 +140,26 @@ func (w *Writer) createBulk(ds []desired) error {
 		}
 		plans = append(plans, p)
 	}
-	written := make(map[uint32]backendEntry, len(touched))
 	be4.presize(len(touched))
-	for id, t := range touched {
-		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
-		if t.others {
-			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+	var written4, written6 []*backend
+	written4 = make([]*backend, 0, len(touched))
+	for _, be := range touched {
+		if be.bulk.others {
+			be.bulk.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
 		}
-		if cur, ok := w.backends[id]; ok && cur == e {
+		e := be.bulk.entry(be.entry.addr)
+		if be.written && be.entry == e {
 			continue
 		}
-		written[id] = e
 		if e.addr.Addr.Is4() {
-			be4.add(id, backend4Value(e))
+			be4.add(be.id, backend4Value(e))
+			written4 = append(written4, be)
 		} else {
-			be6.add(id, backend6Value(e))
+			be6.add(be.id, backend6Value(e))
+			written6 = append(written6, be)
 		}
 	}
-	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
+	if err := w.writeBulk(&be4, &be6, written4, written6, &rev4, &rev6, &matches); err != nil {
 		return err
 	}
 	// Sized for IPv4 frontends, the common case: the batches do not grow
@@ -196,18 +194,18 @@ func (w *Writer) createBulk(ds []desired) error {
 
 // writeBulk writes the backends, rev-NAT entries and affinity matches of
 // createBulk and records what was written.
-func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32, Backend6Value], written map[uint32]backendEntry,
+func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32, Backend6Value], written4, written6 []*backend,
 	rev4 *batch[uint16, RevNAT4Value], rev6 *batch[uint16, RevNAT6Value], matches *batch[AffinityMatchKey, uint8]) error {
 	n4, err := be4.write(w.m.be4)
-	for _, id := range be4.keys[:n4] {
-		w.backends[id] = written[id]
+	for _, be := range written4[:n4] {
+		be.entry, be.written = be.bulk.entry(be.entry.addr), true
 	}
 	if err != nil {
 		return fmt.Errorf("write backends: %w", err)
 	}
 	n6, err := be6.write(w.m.be6)
-	for _, id := range be6.keys[:n6] {
-		w.backends[id] = written[id]
+	for _, be := range written6[:n6] {
+		be.entry, be.written = be.bulk.entry(be.entry.addr), true
 	}
 	if err != nil {
 		return fmt.Errorf("write backends: %w", err)
@@ -241,17 +239,36 @@ func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32,
 
 // presize makes the writer's empty maps (the initial sync after a start
 // on empty maps) large enough for services frontends and refs backend
-// references, so that they do not grow step by step.
+// references, so that they do not grow step by step, and its block of
+// backend records large enough for refs new backends.
 func (w *Writer) presize(services, refs int) {
 	if len(w.services) == 0 {
 		w.services = make(map[datapath.L3n4Addr]*serviceEntry, services)
 	}
 	if len(w.backends) == 0 {
-		w.backends = make(map[uint32]backendEntry, refs)
-		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
-		w.refs = make(map[uint32]backendRefs, refs)
+		w.backends = make(map[uint32]*backend, refs)
+		w.byAddr = make(map[datapath.L3n4Addr]*backend, refs)
+	}
+	if len(w.slab) < refs {
+		w.slab = make([]backend, refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)
 	}
+}
+
+// bulkState is what createBulk gathers about a backend it references:
+// the most active state the new frontends give it (the state of all its
+// frontends when others referred to it before) and the cluster the last
+// one gives it.
+type bulkState struct {
+	touched   bool
+	others    bool
+	state     datapath.BackendState
+	clusterID uint32
+}
+
+// entry is the backend entry at addr createBulk writes.
+func (b bulkState) entry(addr datapath.L3n4Addr) backendEntry {
+	return backendEntry{addr: addr, state: b.state, clusterID: b.clusterID}
 }

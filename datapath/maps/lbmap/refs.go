@@ -57,33 +57,64 @@ func (r backendRefs) best(skip datapath.L3n4Addr, from datapath.BackendState) da
 	return from
 }
 
-// addRef records in w.refs that fe uses backend id with state st. A new
-// backend's list reuses one a deleted backend left (freeRefs): a
-// one-endpoint change then allocates nothing.
-func (w *Writer) addRef(id uint32, fe datapath.L3n4Addr, st datapath.BackendState) {
-	r := w.refs[id]
-	if r == nil && len(w.freeRefs) > 0 {
-		last := len(w.freeRefs) - 1
-		r, w.freeRefs = w.freeRefs[last], w.freeRefs[:last]
-	}
-	w.refs[id] = r.set(fe, st)
+// backend is a backend id the writer holds, in w.backends (by id) and
+// w.byAddr: its entry as written (written: there is one) and the
+// frontends that use it. One record for both, so that a new or deleted
+// backend costs a few map operations, not one per map.
+type backend struct {
+	id      uint32
+	written bool
+	entry   backendEntry
+	refs    backendRefs
+	bulk    bulkState // during createBulk
 }
 
-// maxFreeRefs bounds the lists kept for reuse (a deleted service leaves
-// one per backend).
-const maxFreeRefs = 1024
+// maxFreeBackends bounds the records kept for reuse (a deleted service
+// leaves one per backend).
+const maxFreeBackends = 1024
 
-// forgetRefs removes backend id's list, kept for reuse.
-func (w *Writer) forgetRefs(id uint32) {
-	if r, ok := w.refs[id]; ok && cap(r) > 0 && len(w.freeRefs) < maxFreeRefs {
-		w.freeRefs = append(w.freeRefs, r[:0])
+// newBackend records backend id at addr, with no entry written and no
+// frontend. It reuses a record a deleted backend left, or takes one from
+// a block (w.slab, which createBulk sizes for the whole sync): a
+// one-endpoint change allocates nothing, an initial sync one block.
+func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
+	var be *backend
+	if n := len(w.free); n > 0 {
+		be, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		if len(w.slab) == 0 {
+			w.slab = make([]backend, 64)
+		}
+		be, w.slab = &w.slab[0], w.slab[1:]
 	}
-	delete(w.refs, id)
+	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
+	w.backends[id] = be
+	w.byAddr[addr] = be
+	return be
+}
+
+// forget removes be from the writer's maps and keeps its record for
+// reuse.
+func (w *Writer) forget(be *backend) {
+	delete(w.backends, be.id)
+	if w.byAddr[be.entry.addr] == be {
+		delete(w.byAddr, be.entry.addr)
+	}
+	if len(w.free) < maxFreeBackends {
+		w.free = append(w.free, be)
+	}
+}
+
+// addRef records that fe uses backend id with state st.
+func (w *Writer) addRef(id uint32, fe datapath.L3n4Addr, st datapath.BackendState) {
+	if be := w.backends[id]; be != nil {
+		be.refs = be.refs.set(fe, st)
+	}
 }
 
 // dropRef removes fe from the frontends of backend id.
 func (w *Writer) dropRef(id uint32, fe datapath.L3n4Addr) {
-	if r, ok := w.refs[id]; ok {
-		w.refs[id] = r.without(fe)
+	if be := w.backends[id]; be != nil {
+		be.refs = be.refs.without(fe)
 	}
 }

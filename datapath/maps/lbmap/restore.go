@@ -14,9 +14,8 @@ import (
 // allocators past the ids in use.
 func (w *Writer) restore() error {
 	w.services = map[datapath.L3n4Addr]*serviceEntry{}
-	w.backends = map[uint32]backendEntry{}
-	w.backendIDs = map[datapath.L3n4Addr]uint32{}
-	w.refs = map[uint32]backendRefs{}
+	w.backends = map[uint32]*backend{}
+	w.byAddr = map[datapath.L3n4Addr]*backend{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}
@@ -25,8 +24,8 @@ func (w *Writer) restore() error {
 		return err
 	}
 	if err := w.m.readBackends(func(id uint32, e backendEntry) {
-		w.backends[id] = e
-		w.backendIDs[e.addr] = id
+		be := w.newBackend(id, e.addr)
+		be.entry, be.written = e, true
 		w.nextBackend = max(w.nextBackend, id+1)
 	}); err != nil {
 		return err
@@ -36,9 +35,9 @@ func (w *Writer) restore() error {
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
-			if e, ok := w.backends[id]; ok && slot <= rs.master.Count {
-				s.members = append(s.members, member{addr: e.addr, clusterID: e.clusterID, id: id})
-				w.addRef(id, s.frontend, datapath.BackendActive)
+			if be := w.backends[id]; be != nil && slot <= rs.master.Count {
+				s.members = append(s.members, member{addr: be.entry.addr, clusterID: be.entry.clusterID, id: id})
+				be.refs = be.refs.set(s.frontend, datapath.BackendActive)
 			}
 		}
 		s.members = sortMembers(s.members)

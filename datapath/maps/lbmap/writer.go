@@ -44,10 +44,10 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    map[datapath.L3n4Addr]*serviceEntry
-	backends    map[uint32]backendEntry
-	backendIDs  map[datapath.L3n4Addr]uint32
-	refs        map[uint32]backendRefs // backend -> services using it
-	freeRefs    []backendRefs          // emptied lists, for new backends
+	backends    map[uint32]*backend           // by id
+	byAddr      map[datapath.L3n4Addr]*backend // by address
+	free        []*backend                     // records of deleted backends, for new ones
+	slab        []backend                      // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
