@@ -44,7 +44,7 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    map[datapath.L3n4Addr]*serviceEntry
-	backends    map[uint32]*backend           // by id
+	backends    map[uint32]*backend            // by id
 	byAddr      map[datapath.L3n4Addr]*backend // by address
 	free        []*backend                     // records of deleted backends, for new ones
 	slab        []backend                      // records not used yet
