@@ -180,7 +180,8 @@ func (w *Writer) collect() error {
 		if owned[idx] != nil {
 			continue
 		}
-		if err := del(w.m.revNAT(fe.Addr.Is4()), &idx); err != nil {
+		key := idx // escapes: allocated only for the entries deleted
+		if err := del(w.m.revNAT(fe.Addr.Is4()), &key); err != nil {
 			errs = append(errs, fmt.Errorf("delete rev-NAT %d: %w", idx, err))
 			continue
 		}

@@ -57,14 +57,8 @@ func checkProto(p uint8) bool {
 	return p == datapath.ProtoTCP || p == datapath.ProtoUDP || p == datapath.ProtoSCTP
 }
 
-// desiredOf validates svc: the error names the field at fault.
-func desiredOf(svc datapath.LBService) (desired, error) {
-	var d desired
-	err := d.parse(svc)
-	return d, err
-}
-
-// parse validates svc into d, reusing the room of d's slices (a writer
+// parse validates svc into d (the error names the field at fault),
+// reusing the room of d's slices (a writer
 // parses each upsert into the same desired: no allocation). On error d
 // holds nothing usable.
 func (d *desired) parse(svc datapath.LBService) error {

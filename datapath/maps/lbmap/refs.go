@@ -75,15 +75,17 @@ const maxFreeBackends = 1024
 
 // newBackend records backend id at addr, with no entry written and no
 // frontend. It reuses a record a deleted backend left, or takes one from
-// a block (w.slab, which createBulk sizes for the whole sync): a
-// one-endpoint change allocates nothing, an initial sync one block.
+// a block (w.slab): a one-endpoint change allocates nothing, an initial
+// sync a few blocks.
 func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 	var be *backend
 	if n := len(w.free); n > 0 {
 		be, w.free = w.free[n-1], w.free[:n-1]
 	} else {
 		if len(w.slab) == 0 {
-			w.slab = make([]backend, 64)
+			// Blocks grow with the writer: few blocks for an initial
+			// sync, little unused room.
+			w.slab = make([]backend, max(64, len(w.backends)/8))
 		}
 		be, w.slab = &w.slab[0], w.slab[1:]
 	}

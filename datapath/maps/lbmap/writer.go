@@ -111,26 +111,32 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // affinity entry nothing refers to. added counts frontends that were not
 // in the maps, removed those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	ds := make([]desired, 0, len(svcs))
+	ds := make([]desired, len(svcs))
 	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	// One array for the backends of all services.
+	n := 0
 	for _, svc := range svcs {
-		d, err := desiredOf(svc)
-		if err != nil {
+		n += len(svc.Backends)
+	}
+	backends := make([]desiredBackend, n)
+	for i, svc := range svcs {
+		d := &ds[i]
+		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
+		if err := d.parse(svc); err != nil {
 			return 0, 0, err
 		}
 		if want[d.frontend] {
 			return 0, 0, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
 		want[d.frontend] = true
-		ds = append(ds, d)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var (
-		errs  []error
-		fresh []desired
+		errs     []error
+		fresh    = make([]desired, 0, len(ds))
+		existing []desired
 	)
-	var existing []desired
 	for _, d := range ds {
 		if w.services[d.frontend] == nil {
 			fresh = append(fresh, d)
