@@ -92,6 +92,11 @@ func (w *Writer) allocBackendID() (uint32, error) {
 			id = 1
 		}
 		w.nextBackend = id + 1
+		if id > w.topBackend {
+			// Past every id ever used: free, no lookup needed.
+			w.topBackend = id
+			return id, nil
+		}
 		if w.backends[id] == nil {
 			return id, nil
 		}

@@ -27,6 +27,7 @@ func (w *Writer) restore() error {
 		be := w.newBackend(id, e.addr)
 		be.entry, be.written = e, true
 		w.nextBackend = max(w.nextBackend, id+1)
+		w.topBackend = max(w.topBackend, id)
 	}); err != nil {
 		return err
 	}

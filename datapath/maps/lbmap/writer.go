@@ -51,6 +51,7 @@ type Writer struct {
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
+	topBackend  uint32 // no backend id above it was ever used
 	nextRevNAT  uint16
 	// reservedRevNAT are indexes picked for a write not yet done.
 	reservedRevNAT map[uint16]bool
