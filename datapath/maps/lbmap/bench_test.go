@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -203,4 +204,125 @@ func netPortOf(p uint16) uint16 {
 	var b [2]byte
 	binary.BigEndian.PutUint16(b[:], p)
 	return binary.NativeEndian.Uint16(b[:])
+}
+
+// syncMaps pins the load-balancing maps, sized for oneServices services
+// of oneBackends backends, under a new directory of root, and opens a
+// writer on them; done closes it and unpins them.
+func syncMaps(b *testing.B, root string, i int) (w *lbmap.Writer, done func()) {
+	dir := filepath.Join(root, fmt.Sprint(i))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, name := range lbmap.MapNames {
+		spec, err := lbmap.Spec(name, uint32(max(oneServices*(oneBackends+2), 65536)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := bpfmap.OpenOrCreate(log, spec, filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+	w, err := lbmap.OpenWriter(log, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w, func() {
+		w.Close()
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReconcileSync times the initial sync of oneServices services
+// of oneBackends backends (no two services share one) with
+// ReconcileServices into empty maps.
+func BenchmarkReconcileSync(b *testing.B) {
+	_, root, svcs, _ := oneBackendSetup(b)
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		w, done := syncMaps(b, root, i)
+		b.StartTimer()
+		if _, _, err := w.ReconcileServices(svcs); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		done()
+		b.StartTimer()
+		i++
+	}
+}
+
+// BenchmarkRawSync writes what BenchmarkReconcileSync's sync writes (the
+// backends, rev-NAT entries, slots and master entries, read back from a
+// writer's maps) with three plain ebpf.Map.BatchUpdate calls into empty
+// maps of the same specs.
+func BenchmarkRawSync(b *testing.B) {
+	_, root, _, _ := oneBackendSetup(b)
+	var (
+		svcKeys []lbmap.Service4Key
+		svcVals []lbmap.ServiceValue
+		beKeys  []uint32
+		beVals  []lbmap.Backend4Value
+		revKeys []uint16
+		revVals []lbmap.RevNAT4Value
+	)
+	readAll(b, pinned(b, root, lbmap.Services4Name), &svcKeys, &svcVals)
+	readAll(b, pinned(b, root, lbmap.Backends4Name), &beKeys, &beVals)
+	readAll(b, pinned(b, root, lbmap.RevNAT4Name), &revKeys, &revVals)
+	if len(svcKeys) != oneServices*(oneBackends+1) || len(beKeys) != oneServices*oneBackends || len(revKeys) != oneServices {
+		b.Fatalf("read %d service, %d backend, %d rev-NAT entries", len(svcKeys), len(beKeys), len(revKeys))
+	}
+	size := uint32(max(oneServices*(oneBackends+2), 65536))
+	for b.Loop() {
+		b.StopTimer()
+		var ms []*ebpf.Map
+		for _, name := range []string{lbmap.Backends4Name, lbmap.RevNAT4Name, lbmap.Services4Name} {
+			spec, err := lbmap.Spec(name, size)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := ebpf.NewMap(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		b.StartTimer()
+		_, err := ms[0].BatchUpdate(beKeys, beVals, nil)
+		if err == nil {
+			_, err = ms[1].BatchUpdate(revKeys, revVals, nil)
+		}
+		if err == nil {
+			_, err = ms[2].BatchUpdate(svcKeys, svcVals, nil)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, m := range ms {
+			m.Close()
+		}
+		b.StartTimer()
+	}
+}
+
+// readAll appends every entry of m to keys and values.
+func readAll[K, V any](b *testing.B, m *ebpf.Map, keys *[]K, values *[]V) {
+	var (
+		k K
+		v V
+	)
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		*keys, *values = append(*keys, k), append(*values, v)
+	}
+	if err := it.Err(); err != nil {
+		b.Fatal(err)
+	}
 }
