@@ -308,3 +308,17 @@ func TestAddAndRemoveInOneUpsert(t *testing.T) {
 	}
 	checkMaps(t, "second", root, m, map[string]datapath.LBService{"10.96.0.10:80": second})
 }
+
+// TestDuplicateNamedInAnyOrder: a backend listed twice in an unsorted
+// list is refused, naming its second listing, and nothing is written.
+func TestDuplicateNamedInAnyOrder(t *testing.T) {
+	w, m := open(t, bpfmaptest.Root(t))
+	s := svc("10.96.0.10:80", "10.0.1.3:80", "10.0.1.1:80", "10.0.1.2:80", "10.0.1.1:80", "10.0.1.3:80")
+	err := w.UpsertService(s)
+	if err == nil || !strings.Contains(err.Error(), "backends[3]: 10.0.1.1:80/TCP is listed twice") {
+		t.Fatalf("UpsertService = %v, want backends[3] named as listed twice", err)
+	}
+	if d := dump(t, m); len(d) != 0 {
+		t.Errorf("maps hold %v after refused input", d)
+	}
+}
