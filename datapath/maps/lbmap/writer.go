@@ -333,13 +333,15 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 		s.slots = s.slots[:last-1]
 	}
 	rev := s.master.RevNATIndex
-	var errs []error
+	var err error
 	for id := range w.matches[rev] {
-		errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
+		if e := w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); e != nil {
+			err = errors.Join(err, e)
+		}
 	}
 	if rev != 0 {
-		if err := del(w.m.revNAT(fe.Addr.Is4()), &rev); err != nil {
-			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, err)
+		if derr := del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
+			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, derr)
 		}
 		delete(w.revNATs, rev)
 	}
@@ -350,8 +352,10 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	w.scratch.gone = gone
 	delete(w.services, fe)
-	errs = append(errs, w.release(gone))
-	if err := errors.Join(errs...); err != nil {
+	if e := w.release(gone); e != nil {
+		err = errors.Join(err, e)
+	}
+	if err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
 	return nil
