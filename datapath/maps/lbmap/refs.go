@@ -13,16 +13,6 @@ type backendRef struct {
 	state    datapath.BackendState
 }
 
-// get returns the state fe gives the backend, if it uses it.
-func (r backendRefs) get(fe datapath.L3n4Addr) (datapath.BackendState, bool) {
-	for i := range r {
-		if r[i].frontend == fe {
-			return r[i].state, true
-		}
-	}
-	return 0, false
-}
-
 // set records that fe uses the backend with state st.
 func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backendRefs {
 	for i := range r {
@@ -104,13 +94,6 @@ func (w *Writer) forget(be *backend) {
 	}
 	if len(w.free) < maxFreeBackends {
 		w.free = append(w.free, be)
-	}
-}
-
-// addRef records that fe uses backend id with state st.
-func (w *Writer) addRef(id uint32, fe datapath.L3n4Addr, st datapath.BackendState) {
-	if be := w.backends[id]; be != nil {
-		be.refs = be.refs.set(fe, st)
 	}
 }
 
