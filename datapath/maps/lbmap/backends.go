@@ -56,7 +56,9 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 }
 
 // release deletes the backends of ids no service uses any more, and
-// rewrites the state of those still used when it changed.
+// rewrites the state of those still used when it changed. A backend it
+// fails to delete stays until a reconcile (collect); one whose state it
+// fails to rewrite makes its frontends take the full path next.
 func (w *Writer) release(ids []uint32) error {
 	var err error
 	for _, id := range ids {
@@ -69,6 +71,13 @@ func (w *Writer) release(ids []uint32) error {
 			e.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
 			if werr := w.writeBackend(be, e); werr != nil {
 				err = errors.Join(err, werr)
+				// Its frontends' next upserts reference it again, so
+				// one of them rewrites the state.
+				for _, r := range be.refs {
+					if s := w.services[r.frontend]; s != nil {
+						s.synced = false
+					}
+				}
 			}
 			continue
 		}

@@ -108,9 +108,10 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // ReconcileServices implements datapath.LBMapWriter: it validates every
 // service first (one bad service: nothing is written), writes the
 // frontends the maps do not hold in batches (createBulk), upserts the
-// others, deletes the frontends not among them and every backend, rev-NAT and
-// affinity entry nothing refers to. added counts frontends that were not
-// in the maps, removed those deleted.
+// others (each backend referenced again), deletes the frontends not
+// among them and every backend, rev-NAT and affinity entry nothing
+// refers to. added counts frontends that were not in the maps, removed
+// those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
 	ds := make([]desired, len(svcs))
 	want := make(map[datapath.L3n4Addr]bool, len(svcs))
@@ -154,6 +155,9 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 		added += len(fresh)
 	}
 	for i := range existing {
+		// The full path: every backend referenced again, so that a
+		// reconcile repairs what a failed write left.
+		w.services[existing[i].frontend].synced = false
 		isNew, err := w.upsert(&existing[i])
 		if err != nil {
 			errs = append(errs, err)
