@@ -58,9 +58,8 @@ func checkProto(p uint8) bool {
 }
 
 // parse validates svc into d (the error names the field at fault),
-// reusing the room of d's slices (a writer
-// parses each upsert into the same desired: no allocation). On error d
-// holds nothing usable.
+// reusing the room of d's slices: a writer parses each upsert into the
+// same desired, without allocating. On error d holds nothing usable.
 func (d *desired) parse(svc datapath.LBService) error {
 	fe := svc.Frontend
 	fail := func(format string, args ...any) error {
@@ -95,11 +94,23 @@ func (d *desired) parse(svc datapath.LBService) error {
 		d.flags |= FlagAffinity
 		d.affinity = uint32(secs)
 	}
-	d.backends = d.backends[:0]
-	if cap(d.backends) < len(svc.Backends) {
-		d.backends = make([]desiredBackend, 0, len(svc.Backends))
+	if msg := d.parseBackends(svc.Backends); msg != "" {
+		return fail("%s", msg)
 	}
-	for i, b := range svc.Backends {
+	return nil
+}
+
+// parseBackends validates bs, the backends of d.frontend, into
+// d.backends and sorts them (sortBackends); it returns what is wrong
+// with the first bad one, "" if none is.
+func (d *desired) parseBackends(bs []datapath.LBBackend) string {
+	fe := d.frontend
+	d.backends = d.backends[:0]
+	if cap(d.backends) < len(bs) {
+		d.backends = make([]desiredBackend, 0, len(bs))
+	}
+	for i := range bs {
+		b := &bs[i]
 		a := b.Addr
 		a.Addr = a.Addr.Unmap()
 		if a.Proto == 0 {
@@ -107,22 +118,22 @@ func (d *desired) parse(svc datapath.LBService) error {
 		}
 		switch {
 		case !a.Addr.IsValid() || a.Addr.IsUnspecified():
-			return fail("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
+			return fmt.Sprintf("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
 		case a.Addr.Is4() != fe.Addr.Is4():
-			return fail("backends[%d]: %s is not of the frontend's address family", i, a)
+			return fmt.Sprintf("backends[%d]: %s is not of the frontend's address family", i, a)
 		case a.Port == 0:
-			return fail("backends[%d]: port must not be 0", i)
+			return fmt.Sprintf("backends[%d]: port must not be 0", i)
 		case a.Proto != fe.Proto:
-			return fail("backends[%d]: protocol of %s differs from the frontend's", i, a)
+			return fmt.Sprintf("backends[%d]: protocol of %s differs from the frontend's", i, a)
 		case b.State > datapath.BackendQuarantined:
-			return fail("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
+			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
 		}
 		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
 	}
 	if dup := d.sortBackends(); dup >= 0 {
-		return fail("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)
+		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)
 	}
-	return nil
+	return ""
 }
 
 // sortBackends sets d.order (empty when the backends are sorted, the

@@ -113,24 +113,9 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // refers to. added counts frontends that were not in the maps, removed
 // those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	ds := make([]desired, len(svcs))
-	want := make(map[datapath.L3n4Addr]bool, len(svcs))
-	// One array for the backends of all services.
-	n := 0
-	for _, svc := range svcs {
-		n += len(svc.Backends)
-	}
-	backends := make([]desiredBackend, n)
-	for i, svc := range svcs {
-		d := &ds[i]
-		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
-		if err := d.parse(svc); err != nil {
-			return 0, 0, err
-		}
-		if want[d.frontend] {
-			return 0, 0, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
-		}
-		want[d.frontend] = true
+	ds, want, err := parseAll(svcs)
+	if err != nil {
+		return 0, 0, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -178,6 +163,30 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	errs = append(errs, w.collect())
 	return added, removed, errors.Join(errs...)
+}
+
+// parseAll validates svcs (the backends of all in one array) and
+// returns them with the set of their frontends.
+func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool, error) {
+	ds := make([]desired, len(svcs))
+	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	n := 0
+	for _, svc := range svcs {
+		n += len(svc.Backends)
+	}
+	backends := make([]desiredBackend, n)
+	for i, svc := range svcs {
+		d := &ds[i]
+		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
+		if err := d.parse(svc); err != nil {
+			return nil, nil, err
+		}
+		if want[d.frontend] {
+			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+		}
+		want[d.frontend] = true
+	}
+	return ds, want, nil
 }
 
 // upsert writes d; it reports whether the frontend was new.
