@@ -8,7 +8,7 @@ import (
 
 // member is a backend of a frontend, with its id, as the frontend's last
 // upsert gave it. A frontend's members are sorted by address; the
-// frontend holds a reference (w.refs) on each member's id.
+// frontend is among the refs of each member's backend record.
 type member struct {
 	addr      datapath.L3n4Addr
 	clusterID uint32
@@ -42,14 +42,16 @@ type upsertScratch struct {
 //
 // fast: s's last write succeeded whole (s.synced), so an unchanged
 // member (same address, cluster and state) is skipped: no lookup in
-// w.refs, w.backends or w.backendIDs. That is correct because a shared
-// backend's entry holds the most active state any of its frontends
-// gives it (and the cluster of the last frontend that changed it):
-// every frontend rewrites the entry when its own contribution changes
-// (reference, release), and an unchanged member contributes what it did
-// at s's last write, which already left the entry right. The entry and
-// id of a member stay while s references it (release deletes only
-// unreferenced backends), so the id kept is still its id.
+// w.backends or w.byAddr, nothing written. That is correct because a
+// shared backend's entry holds the most active state any of its
+// frontends gives it (and the cluster of the last frontend that changed
+// it): every frontend rewrites the entry when its own contribution
+// changes (reference, release; a rewrite that fails sends the
+// backend's frontends down the full path), and an unchanged member
+// contributes what it did at s's last write, which already left the
+// entry right. The entry and id of a member stay while s references it
+// (release deletes only unreferenced backends), so the id kept is
+// still its id.
 func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 	x := &w.scratch
 	old := s.members
