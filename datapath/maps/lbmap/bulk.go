@@ -120,11 +120,14 @@ func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
 // matches.
 func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 	bw.plans = make([]plan, 0, len(ds))
-	// One array each for the entries, members and active backends of
-	// all frontends, not three per frontend.
-	members := make([]member, bw.refs)
-	active := make([]uint32, bw.refs)
-	entries := make([]serviceEntry, len(ds))
+	// The entries (with their members and slots) of all frontends from
+	// an array per block size, not three allocations per frontend.
+	var blocks serviceBlocks
+	sizes := make([]int, len(ds))
+	for i := range ds {
+		sizes[i] = len(ds[i].backends)
+	}
+	blocks.presize(sizes)
 	bes := bw.bes
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
@@ -137,13 +140,10 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 			bw.rev6.add(idx, RevNAT6Value{Address: d.frontend.Addr.As16(), Port: netPort(d.frontend.Port)})
 		}
 		n := len(d.backends)
-		s := &entries[0]
-		entries = entries[1:]
-		s.frontend, s.members = d.frontend, members[:0:n]
+		s := blocks.next(d.frontend, n)
 		s.master.RevNATIndex = idx
 		w.services[d.frontend] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity, active: active[:0:n]}
-		members, active = members[n:], active[n:]
+		p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
 		for i, b := range d.backends {
 			be := bes[i]
 			be.refs = be.refs.set(d.frontend, b.state)

@@ -32,7 +32,8 @@ func (w *Writer) restore() error {
 		return err
 	}
 	for _, rs := range svcs {
-		s := &serviceEntry{frontend: rs.frontend, written: rs.written, master: rs.master}
+		s := newServiceEntry(rs.frontend, int(rs.maxSlot))
+		s.written, s.master = rs.written, rs.master
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)

@@ -194,7 +194,7 @@ func (w *Writer) upsert(d *desired) (bool, error) {
 	s := w.services[d.frontend]
 	isNew := s == nil || !s.written
 	if s == nil {
-		s = &serviceEntry{frontend: d.frontend}
+		s = newServiceEntry(d.frontend, len(d.backends))
 		w.services[d.frontend] = s
 	}
 	if s.master.RevNATIndex == 0 {
@@ -257,7 +257,7 @@ func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
 	for _, id := range x.gone {
 		w.dropRef(id, s.frontend)
 	}
-	s.members, x.next = x.next, s.members[:0]
+	s.keepMembers(x.next)
 	if e := w.release(x.gone); e != nil {
 		err = errors.Join(err, e)
 	}
