@@ -13,75 +13,83 @@ import (
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
-	id, ok := w.backendIDs[b.addr]
-	if ok && w.unchangedSole(id, b, fe) {
-		return id, nil
-	}
-	if !ok {
-		var err error
-		if id, err = w.allocBackendID(); err != nil {
+	be := w.byAddr[b.addr]
+	if be == nil {
+		id, err := w.allocBackendID()
+		if err != nil {
 			return 0, err
 		}
+		be = w.newBackend(id, b.addr)
+	} else if be.unchangedSole(b, fe) {
+		return be.id, nil
 	}
-	state := w.refs[id].best(fe, b.state)
-	e := backendEntry{addr: b.addr, state: state, clusterID: b.clusterID}
-	if err := w.writeBackend(id, e); err != nil {
+	e := backendEntry{addr: b.addr, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
+	if err := w.writeBackend(be, e); err != nil {
+		if len(be.refs) == 0 && !be.written {
+			w.forget(be)
+		}
 		return 0, err
 	}
-	w.addRef(id, fe, b.state)
-	return id, nil
+	be.refs = be.refs.set(fe, b.state)
+	return be.id, nil
 }
 
-// unchangedSole reports whether fe is the only service of backend id,
-// with b's state, and the entry written is b's: referencing it again
-// changes nothing (the common case of a service's unchanged backends,
-// which skips the other services' states and the writes' checks).
-func (w *Writer) unchangedSole(id uint32, b desiredBackend, fe datapath.L3n4Addr) bool {
-	refs := w.refs[id]
-	if len(refs) != 1 {
-		return false
-	}
-	st, held := refs.get(fe)
-	cur, written := w.backends[id]
-	return held && st == b.state && written && cur == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
+// unchangedSole reports whether fe is the only service of be, with b's
+// state, and the entry written is b's: referencing it again changes
+// nothing (the common case of a service's unchanged backends on the full
+// path, which skips the other services' states and the writes' checks).
+func (be *backend) unchangedSole(b desiredBackend, fe datapath.L3n4Addr) bool {
+	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
+		be.written && be.entry == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
 }
 
-// writeBackend writes backend id unless the map holds e already.
-func (w *Writer) writeBackend(id uint32, e backendEntry) error {
-	if cur, ok := w.backends[id]; ok && cur == e {
+// writeBackend writes be's entry e unless the map holds it already.
+func (w *Writer) writeBackend(be *backend, e backendEntry) error {
+	if be.written && be.entry == e {
 		return nil
 	}
-	if err := w.m.backends(e.addr.Addr.Is4()).Update(&id, backendValue(e), ebpf.UpdateAny); err != nil {
-		return fmt.Errorf("write backend %d (%s): %w", id, e.addr, err)
+	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("write backend %d (%s): %w", be.id, e.addr, err)
 	}
-	w.backends[id] = e
-	w.backendIDs[e.addr] = id
+	be.entry, be.written = e, true
 	return nil
 }
 
 // release deletes the backends of ids no service uses any more, and
-// rewrites the state of those still used when it changed.
+// rewrites the state of those still used when it changed. A backend it
+// fails to delete stays until a reconcile (collect); one whose state it
+// fails to rewrite makes its frontends take the full path next.
 func (w *Writer) release(ids []uint32) error {
-	var errs []error
+	var err error
 	for _, id := range ids {
-		e, ok := w.backends[id]
-		if !ok {
+		be := w.backends[id]
+		if be == nil {
 			continue
 		}
-		if len(w.refs[id]) > 0 {
-			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
-			errs = append(errs, w.writeBackend(id, e))
+		if len(be.refs) > 0 {
+			e := be.entry
+			e.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+			if werr := w.writeBackend(be, e); werr != nil {
+				err = errors.Join(err, werr)
+				// Its frontends' next upserts reference it again, so
+				// one of them rewrites the state.
+				for _, r := range be.refs {
+					if s := w.services[r.frontend]; s != nil {
+						s.synced = false
+					}
+				}
+			}
 			continue
 		}
-		if err := del(w.m.backends(e.addr.Addr.Is4()), &id); err != nil {
-			errs = append(errs, fmt.Errorf("delete backend %d (%s): %w", id, e.addr, err))
-			continue
+		if be.written {
+			if derr := del(w.m.backends(be.entry.addr.Addr.Is4()), w.buf.backendID(id)); derr != nil {
+				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
+				continue
+			}
 		}
-		delete(w.backends, id)
-		delete(w.backendIDs, e.addr)
-		delete(w.refs, id)
+		w.forget(be)
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // allocBackendID returns an unused backend id, going round the id space
@@ -93,7 +101,12 @@ func (w *Writer) allocBackendID() (uint32, error) {
 			id = 1
 		}
 		w.nextBackend = id + 1
-		if _, used := w.backends[id]; !used {
+		if id > w.topBackend {
+			// Past every id ever used: free, no lookup needed.
+			w.topBackend = id
+			return id, nil
+		}
+		if w.backends[id] == nil {
 			return id, nil
 		}
 	}
@@ -167,8 +180,8 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 func (w *Writer) collect() error {
 	var errs []error
 	var unused []uint32
-	for id := range w.backends {
-		if len(w.refs[id]) == 0 {
+	for id, be := range w.backends {
+		if len(be.refs) == 0 {
 			unused = append(unused, id)
 		}
 	}
@@ -181,7 +194,8 @@ func (w *Writer) collect() error {
 		if owned[idx] != nil {
 			continue
 		}
-		if err := del(w.m.revNAT(fe.Addr.Is4()), &idx); err != nil {
+		key := idx // escapes: allocated only for the entries deleted
+		if err := del(w.m.revNAT(fe.Addr.Is4()), &key); err != nil {
 			errs = append(errs, fmt.Errorf("delete rev-NAT %d: %w", idx, err))
 			continue
 		}
@@ -189,16 +203,26 @@ func (w *Writer) collect() error {
 	}
 	for rev, ids := range w.matches {
 		s := owned[rev]
+		var active idSet
+		if s != nil {
+			active = newIDSet(s.activeMembers(), func(id uint32) uint32 { return id })
+		}
 		for id := range ids {
-			k := AffinityMatchKey{BackendID: id, RevNATIndex: rev}
-			if s == nil || s.master.Flags&FlagAffinity == 0 {
-				errs = append(errs, w.deleteMatch(k))
-				continue
-			}
-			if st, member := s.members[id]; !member || st != datapath.BackendActive {
-				errs = append(errs, w.deleteMatch(k))
+			if s == nil || s.master.Flags&FlagAffinity == 0 || !active.has(id) {
+				errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// activeMembers returns the ids of s's active members.
+func (s *serviceEntry) activeMembers() []uint32 {
+	var out []uint32
+	for _, m := range s.members {
+		if m.state == datapath.BackendActive {
+			out = append(out, m.id)
+		}
+	}
+	return out
 }

@@ -6,63 +6,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/apiary-net/apiary/datapath"
-	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
-
-// batch is a typed batch of map writes.
-type batch[K, V any] struct {
-	keys   []K
-	values []V
-}
-
-// presize makes room for n entries.
-func (b *batch[K, V]) presize(n int) {
-	b.keys, b.values = make([]K, 0, n), make([]V, 0, n)
-}
-
-func (b *batch[K, V]) add(k K, v V) {
-	b.keys = append(b.keys, k)
-	b.values = append(b.values, v)
-}
-
-// write writes the batch; it returns how many entries, from the first,
-// were written.
-func (b *batch[K, V]) write(m *ebpf.Map) (int, error) {
-	return bpfmap.BatchUpdate(m, b.keys, b.values)
-}
-
-// svcBatch are service-map writes of both families.
-type svcBatch struct {
-	v4 batch[Service4Key, ServiceValue]
-	v6 batch[Service6Key, ServiceValue]
-}
-
-func (b *svcBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) {
-	switch k := serviceKey(fe, slot).(type) {
-	case *Service4Key:
-		b.v4.add(*k, v)
-	case *Service6Key:
-		b.v6.add(*k, v)
-	}
-}
-
-func (b *svcBatch) write(m *Maps) error {
-	if _, err := b.v4.write(m.svc4); err != nil {
-		return err
-	}
-	_, err := b.v6.write(m.svc6)
-	return err
-}
-
-// bulkBackend is a backend createBulk references: as the last frontend
-// gave it, the most active state the new frontends give it, and whether
-// other frontends referred to it before (then its state is computed over
-// all of them).
-type bulkBackend struct {
-	b      desiredBackend
-	state  datapath.BackendState
-	others bool
-}
 
 // plan is a new frontend of createBulk.
 type plan struct {
@@ -70,8 +14,38 @@ type plan struct {
 	active []uint32
 	flags  uint8
 	secs   uint32
-	last   []desiredBackend
-	ids    []uint32 // of last, in its order
+}
+
+// bulkState is what createBulk gathers about a backend it references:
+// how many new frontends use it, the most active state they give it (the
+// state of all its frontends when others referred to it before) and the
+// cluster the last one gives it.
+type bulkState struct {
+	touched   bool
+	others    bool
+	state     datapath.BackendState
+	uses      int32
+	clusterID uint32
+}
+
+// entry is the backend entry at addr createBulk writes.
+func (b bulkState) entry(addr datapath.L3n4Addr) backendEntry {
+	return backendEntry{addr: addr, state: b.state, clusterID: b.clusterID}
+}
+
+// bulkWrite is one createBulk: the batches and what they are made of.
+type bulkWrite struct {
+	refs    int        // references of all frontends to their backends
+	bes     []*backend // the backend of each reference, in the frontends' order
+	touched []*backend // each backend referenced, once
+	plans   []plan
+	rev4    batch[uint16, RevNAT4Value]
+	rev6    batch[uint16, RevNAT6Value]
+	be4     batch[uint32, Backend4Value]
+	be6     batch[uint32, Backend6Value]
+	matches batch[AffinityMatchKey, uint8]
+	// The backends of be4 and be6, in their order.
+	written4, written6 []*backend
 }
 
 // createBulk writes ds, frontends the maps do not hold, in batches that
@@ -79,90 +53,198 @@ type plan struct {
 // every rev-NAT entry and affinity match, then every slot, then every
 // master entry (the programs match a frontend only once its master entry
 // is there). It is the initial sync's path: a batch costs about one
-// syscall where upsert makes one per entry.
+// syscall where upsert makes one per entry, and the writer's records
+// (members, slots, references) come from a few arrays sized up front.
 func (w *Writer) createBulk(ds []desired) error {
-	refs := 0
+	var bw bulkWrite
 	for _, d := range ds {
-		refs += len(d.backends)
+		bw.refs += len(d.backends)
 	}
-	w.presize(len(ds), refs)
-	plans := make([]plan, 0, len(ds))
-	var (
-		rev4    batch[uint16, RevNAT4Value]
-		rev6    batch[uint16, RevNAT6Value]
-		be4     batch[uint32, Backend4Value]
-		be6     batch[uint32, Backend6Value]
-		matches batch[AffinityMatchKey, uint8]
-		touched = make(map[uint32]bulkBackend, refs)
-	)
+	w.presize(len(ds), bw.refs)
+	defer func() {
+		for _, be := range bw.touched {
+			be.bulk = bulkState{}
+		}
+	}()
+	if err := w.resolveBulk(&bw, ds); err != nil {
+		return err
+	}
+	if err := w.planBulk(&bw, ds); err != nil {
+		return err
+	}
+	w.batchBackends(&bw)
+	if err := w.writeBulk(&bw); err != nil {
+		return err
+	}
+	return w.writeBulkServices(&bw, len(ds))
+}
+
+// resolveBulk finds or allocates the backend of every reference of ds,
+// then gives every backend room for its new references in one array.
+func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
+	bw.bes = make([]*backend, 0, bw.refs)
+	bw.touched = make([]*backend, 0, bw.refs)
+	for _, d := range ds {
+		for _, b := range d.backends {
+			be := w.byAddr[b.addr]
+			if be == nil {
+				id, err := w.allocBackendID()
+				if err != nil {
+					return fmt.Errorf("service %s: %w", d.frontend, err)
+				}
+				be = w.newBackend(id, b.addr)
+			}
+			if !be.bulk.touched {
+				be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
+				bw.touched = append(bw.touched, be)
+			}
+			be.bulk.uses++
+			be.bulk.state, be.bulk.clusterID = min(be.bulk.state, b.state), b.clusterID
+			bw.bes = append(bw.bes, be)
+		}
+	}
+	room := 0
+	for _, be := range bw.touched {
+		room += len(be.refs) + int(be.bulk.uses)
+	}
+	refs := make([]backendRef, room)
+	for _, be := range bw.touched {
+		n := len(be.refs) + int(be.bulk.uses)
+		be.refs, refs = append(refs[:0:n], be.refs...), refs[n:]
+	}
+	return nil
+}
+
+// planBulk makes the writer's entry of every frontend of ds (rev-NAT
+// index, members, references) and its active backends and affinity
+// matches.
+func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
+	bw.plans = make([]plan, 0, len(ds))
+	// The entries (with their members and slots) of all frontends from
+	// an array per block size, not three allocations per frontend.
+	var blocks serviceBlocks
+	sizes := make([]int, len(ds))
+	for i := range ds {
+		sizes[i] = len(ds[i].backends)
+	}
+	blocks.presize(sizes)
+	bes := bw.bes
 	for _, d := range ds {
 		idx, err := w.pickRevNAT(d.frontend)
 		if err != nil {
 			return err
 		}
-		switch v := revNATValue(d.frontend).(type) {
-		case *RevNAT4Value:
-			rev4.add(idx, *v)
-		case *RevNAT6Value:
-			rev6.add(idx, *v)
+		if d.frontend.Addr.Is4() {
+			bw.rev4.add(idx, RevNAT4Value{Address: d.frontend.Addr.As4(), Port: netPort(d.frontend.Port)})
+		} else {
+			bw.rev6.add(idx, RevNAT6Value{Address: d.frontend.Addr.As16(), Port: netPort(d.frontend.Port)})
 		}
-		s := &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
+		n := len(d.backends)
+		s := blocks.next(d.frontend, n)
 		s.master.RevNATIndex = idx
 		w.services[d.frontend] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity, last: d.backends, ids: make([]uint32, 0, len(d.backends))}
-		for _, b := range d.backends {
-			id, ok := w.backendIDs[b.addr]
-			if !ok {
-				if id, err = w.allocBackendID(); err != nil {
-					return fmt.Errorf("service %s: %w", d.frontend, err)
-				}
-				w.backendIDs[b.addr] = id
-			}
-			t, seen := touched[id]
-			if !seen {
-				t = bulkBackend{state: datapath.BackendQuarantined, others: len(w.refs[id]) > 0}
-			}
-			t.b, t.state = b, min(t.state, b.state)
-			touched[id] = t
-			w.addRef(id, d.frontend, b.state)
-			s.members[id] = b.state
-			p.ids = append(p.ids, id)
+		p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
+		for i, b := range d.backends {
+			be := bes[i]
+			be.refs = be.refs.set(d.frontend, b.state)
 			if b.state == datapath.BackendActive {
-				p.active = append(p.active, id)
+				p.active = append(p.active, be.id)
 				if d.flags&FlagAffinity != 0 {
-					matches.add(AffinityMatchKey{BackendID: id, RevNATIndex: idx}, 1)
+					bw.matches.add(AffinityMatchKey{BackendID: be.id, RevNATIndex: idx}, 1)
 				}
 			}
 		}
-		plans = append(plans, p)
-	}
-	written := make(map[uint32]backendEntry, len(touched))
-	be4.presize(len(touched))
-	for id, t := range touched {
-		e := backendEntry{addr: t.b.addr, state: t.state, clusterID: t.b.clusterID}
-		if t.others {
-			e.state = w.refs[id].best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+		for k := range d.backends {
+			b := d.sorted(k)
+			s.members = append(s.members, member{addr: b.addr, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id})
 		}
-		if cur, ok := w.backends[id]; ok && cur == e {
+		bes = bes[n:]
+		bw.plans = append(bw.plans, p)
+	}
+	return nil
+}
+
+// batchBackends puts in the batches the backend entries that are new or
+// change.
+func (w *Writer) batchBackends(bw *bulkWrite) {
+	bw.be4.presize(len(bw.touched))
+	bw.written4 = make([]*backend, 0, len(bw.touched))
+	for _, be := range bw.touched {
+		if be.bulk.others {
+			be.bulk.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+		}
+		e := be.bulk.entry(be.entry.addr)
+		if be.written && be.entry == e {
 			continue
 		}
-		written[id] = e
-		switch v := backendValue(e).(type) {
-		case *Backend4Value:
-			be4.add(id, *v)
-		case *Backend6Value:
-			be6.add(id, *v)
+		if e.addr.Addr.Is4() {
+			bw.be4.add(be.id, backend4Value(e))
+			bw.written4 = append(bw.written4, be)
+		} else {
+			bw.be6.add(be.id, backend6Value(e))
+			bw.written6 = append(bw.written6, be)
 		}
 	}
-	if err := w.writeBulk(&be4, &be6, written, &rev4, &rev6, &matches); err != nil {
-		return err
+}
+
+// writeBulk writes the backends, rev-NAT entries and affinity matches of
+// createBulk and records what was written.
+func (w *Writer) writeBulk(bw *bulkWrite) error {
+	for _, b := range []struct {
+		batch   *batch[uint32, Backend4Value]
+		batch6  *batch[uint32, Backend6Value]
+		written []*backend
+	}{{batch: &bw.be4, written: bw.written4}, {batch6: &bw.be6, written: bw.written6}} {
+		var n int
+		var err error
+		if b.batch != nil {
+			n, err = b.batch.write(w.m.be4)
+		} else {
+			n, err = b.batch6.write(w.m.be6)
+		}
+		for _, be := range b.written[:n] {
+			be.entry, be.written = be.bulk.entry(be.entry.addr), true
+		}
+		if err != nil {
+			return fmt.Errorf("write backends: %w", err)
+		}
 	}
+	for _, r := range []struct {
+		m    *ebpf.Map
+		keys []uint16
+		fes  func(i int) datapath.L3n4Addr
+		b    interface{ write(*ebpf.Map) (int, error) }
+	}{
+		{w.m.rev4, bw.rev4.keys, func(i int) datapath.L3n4Addr { return bw.rev4.values[i].frontend() }, &bw.rev4},
+		{w.m.rev6, bw.rev6.keys, func(i int) datapath.L3n4Addr { return bw.rev6.values[i].frontend() }, &bw.rev6},
+	} {
+		n, err := r.b.write(r.m)
+		for i, idx := range r.keys[:n] {
+			w.revNATs[idx] = r.fes(i)
+		}
+		if err != nil {
+			return fmt.Errorf("write rev-NAT entries: %w", err)
+		}
+	}
+	n, err := bw.matches.write(w.m.match)
+	for _, k := range bw.matches.keys[:n] {
+		w.addMatch(k)
+	}
+	if err != nil {
+		return fmt.Errorf("write affinity matches: %w", err)
+	}
+	return nil
+}
+
+// writeBulkServices writes the slots, then the master entries, of the
+// plans; services is their number.
+func (w *Writer) writeBulkServices(bw *bulkWrite, services int) error {
 	// Sized for IPv4 frontends, the common case: the batches do not grow
 	// step by step (an initial sync's slots are most of its entries).
 	var slots, masters svcBatch
-	slots.v4.presize(refs)
-	masters.v4.presize(len(ds))
-	for _, p := range plans {
+	slots.v4.presize(bw.refs)
+	masters.v4.presize(services)
+	for _, p := range bw.plans {
 		if len(p.active) > 0x7fff {
 			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)
 		}
@@ -174,61 +256,15 @@ func (w *Writer) createBulk(ds []desired) error {
 	if err := slots.write(w.m); err != nil {
 		return fmt.Errorf("write backend slots: %w", err)
 	}
-	for _, p := range plans {
+	for _, p := range bw.plans {
 		p.s.slots = p.active
 	}
 	if err := masters.write(w.m); err != nil {
 		return fmt.Errorf("write master entries: %w", err)
 	}
-	for _, p := range plans {
-		p.s.written = true
-		p.s.last, p.s.lastIDs = p.last, p.ids
+	for _, p := range bw.plans {
+		p.s.written, p.s.synced = true, true
 		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
-	}
-	return nil
-}
-
-// writeBulk writes the backends, rev-NAT entries and affinity matches of
-// createBulk and records what was written.
-func (w *Writer) writeBulk(be4 *batch[uint32, Backend4Value], be6 *batch[uint32, Backend6Value], written map[uint32]backendEntry,
-	rev4 *batch[uint16, RevNAT4Value], rev6 *batch[uint16, RevNAT6Value], matches *batch[AffinityMatchKey, uint8]) error {
-	n4, err := be4.write(w.m.be4)
-	for _, id := range be4.keys[:n4] {
-		w.backends[id] = written[id]
-	}
-	if err != nil {
-		return fmt.Errorf("write backends: %w", err)
-	}
-	n6, err := be6.write(w.m.be6)
-	for _, id := range be6.keys[:n6] {
-		w.backends[id] = written[id]
-	}
-	if err != nil {
-		return fmt.Errorf("write backends: %w", err)
-	}
-	for _, r := range []struct {
-		m    *ebpf.Map
-		keys []uint16
-		fes  func(i int) datapath.L3n4Addr
-		b    interface{ write(*ebpf.Map) (int, error) }
-	}{
-		{w.m.rev4, rev4.keys, func(i int) datapath.L3n4Addr { return rev4.values[i].frontend() }, rev4},
-		{w.m.rev6, rev6.keys, func(i int) datapath.L3n4Addr { return rev6.values[i].frontend() }, rev6},
-	} {
-		n, err := r.b.write(r.m)
-		for i, idx := range r.keys[:n] {
-			w.revNATs[idx] = r.fes(i)
-		}
-		if err != nil {
-			return fmt.Errorf("write rev-NAT entries: %w", err)
-		}
-	}
-	n, err := matches.write(w.m.match)
-	for _, k := range matches.keys[:n] {
-		w.addMatch(k)
-	}
-	if err != nil {
-		return fmt.Errorf("write affinity matches: %w", err)
 	}
 	return nil
 }
@@ -241,9 +277,8 @@ func (w *Writer) presize(services, refs int) {
 		w.services = make(map[datapath.L3n4Addr]*serviceEntry, services)
 	}
 	if len(w.backends) == 0 {
-		w.backends = make(map[uint32]backendEntry, refs)
-		w.backendIDs = make(map[datapath.L3n4Addr]uint32, refs)
-		w.refs = make(map[uint32]backendRefs, refs)
+		w.backends = make(map[uint32]*backend, refs)
+		w.byAddr = make(map[datapath.L3n4Addr]*backend, refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)

@@ -2,17 +2,39 @@ package lbmap
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apiary-net/apiary/datapath"
 )
 
-// desired is a validated datapath.LBService in the maps' terms.
+// desired is a validated datapath.LBService in the maps' terms. backends
+// are in the service's order (slots are handed out in it); order lists
+// their indexes sorted by address (empty: backends are sorted already),
+// the order of a frontend's members.
 type desired struct {
 	frontend datapath.L3n4Addr
 	flags    uint8
 	affinity uint32 // seconds
 	backends []desiredBackend
+	order    []int32
+}
+
+// pos returns the index in d.backends of the backend at position k of
+// the address order.
+func (d *desired) pos(k int) int {
+	if len(d.order) > 0 {
+		return int(d.order[k])
+	}
+	return k
+}
+
+// sorted returns the backend at position k of the address order.
+func (d *desired) sorted(k int) *desiredBackend {
+	if len(d.order) > 0 {
+		return &d.backends[d.order[k]]
+	}
+	return &d.backends[k]
 }
 
 type desiredBackend struct {
@@ -35,23 +57,13 @@ func checkProto(p uint8) bool {
 	return p == datapath.ProtoTCP || p == datapath.ProtoUDP || p == datapath.ProtoSCTP
 }
 
-// listed reports whether bs has a backend at a. A linear scan: a
-// service has a few backends, and a map per write cost more; services
-// with thousands are rare and written rarely.
-func listed(bs []desiredBackend, a datapath.L3n4Addr) bool {
-	for i := range bs {
-		if bs[i].addr == a {
-			return true
-		}
-	}
-	return false
-}
-
-// desiredOf validates svc: the error names the field at fault.
-func desiredOf(svc datapath.LBService) (desired, error) {
+// parse validates svc into d (the error names the field at fault),
+// reusing the room of d's slices: a writer parses each upsert into the
+// same desired, without allocating. On error d holds nothing usable.
+func (d *desired) parse(svc datapath.LBService) error {
 	fe := svc.Frontend
-	fail := func(format string, args ...any) (desired, error) {
-		return desired{}, fmt.Errorf("service %s (%s): %s", fe, svc.Name, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("service %s (%s): %s", fe, svc.Name, fmt.Sprintf(format, args...))
 	}
 	if !fe.Addr.IsValid() || fe.Addr.IsUnspecified() {
 		return fail("frontend address %v is not a valid address", fe.Addr)
@@ -70,7 +82,7 @@ func desiredOf(svc datapath.LBService) (desired, error) {
 	if svc.LocalOnly {
 		flags |= FlagLocal
 	}
-	d := desired{frontend: fe, flags: flags}
+	d.frontend, d.flags, d.affinity = fe, flags, 0
 	if svc.SessionAffinityTimeout < 0 {
 		return fail("session affinity timeout %v is negative", svc.SessionAffinityTimeout)
 	}
@@ -82,8 +94,23 @@ func desiredOf(svc datapath.LBService) (desired, error) {
 		d.flags |= FlagAffinity
 		d.affinity = uint32(secs)
 	}
-	d.backends = make([]desiredBackend, 0, len(svc.Backends))
-	for i, b := range svc.Backends {
+	if msg := d.parseBackends(svc.Backends); msg != "" {
+		return fail("%s", msg)
+	}
+	return nil
+}
+
+// parseBackends validates bs, the backends of d.frontend, into
+// d.backends and sorts them (sortBackends); it returns what is wrong
+// with the first bad one, "" if none is.
+func (d *desired) parseBackends(bs []datapath.LBBackend) string {
+	fe := d.frontend
+	d.backends = d.backends[:0]
+	if cap(d.backends) < len(bs) {
+		d.backends = make([]desiredBackend, 0, len(bs))
+	}
+	for i := range bs {
+		b := &bs[i]
 		a := b.Addr
 		a.Addr = a.Addr.Unmap()
 		if a.Proto == 0 {
@@ -91,19 +118,47 @@ func desiredOf(svc datapath.LBService) (desired, error) {
 		}
 		switch {
 		case !a.Addr.IsValid() || a.Addr.IsUnspecified():
-			return fail("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
+			return fmt.Sprintf("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
 		case a.Addr.Is4() != fe.Addr.Is4():
-			return fail("backends[%d]: %s is not of the frontend's address family", i, a)
+			return fmt.Sprintf("backends[%d]: %s is not of the frontend's address family", i, a)
 		case a.Port == 0:
-			return fail("backends[%d]: port must not be 0", i)
+			return fmt.Sprintf("backends[%d]: port must not be 0", i)
 		case a.Proto != fe.Proto:
-			return fail("backends[%d]: protocol of %s differs from the frontend's", i, a)
+			return fmt.Sprintf("backends[%d]: protocol of %s differs from the frontend's", i, a)
 		case b.State > datapath.BackendQuarantined:
-			return fail("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
-		case listed(d.backends, a):
-			return fail("backends[%d]: %s is listed twice", i, a)
+			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
 		}
 		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
 	}
-	return d, nil
+	if dup := d.sortBackends(); dup >= 0 {
+		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)
+	}
+	return ""
+}
+
+// sortBackends sets d.order (empty when the backends are sorted, the
+// common case: svcmanager hands them sorted) and returns the index of
+// the first backend listed twice, -1 when none is. Sorting finds
+// duplicates in n log n, where a scan per backend took n^2.
+func (d *desired) sortBackends() int {
+	bs := d.backends
+	d.order = d.order[:0]
+	sorted := true
+	for k := 1; k < len(bs) && sorted; k++ {
+		sorted = compareL3n4(bs[k-1].addr, bs[k].addr) < 0
+	}
+	if sorted {
+		return -1
+	}
+	for i := range bs {
+		d.order = append(d.order, int32(i))
+	}
+	slices.SortStableFunc(d.order, func(a, b int32) int { return compareL3n4(bs[a].addr, bs[b].addr) })
+	dup := -1
+	for k := 1; k < len(d.order); k++ {
+		if i := int(d.order[k]); bs[d.order[k-1]].addr == bs[i].addr && (dup < 0 || i < dup) {
+			dup = i
+		}
+	}
+	return dup
 }

@@ -13,16 +13,6 @@ type backendRef struct {
 	state    datapath.BackendState
 }
 
-// get returns the state fe gives the backend, if it uses it.
-func (r backendRefs) get(fe datapath.L3n4Addr) (datapath.BackendState, bool) {
-	for i := range r {
-		if r[i].frontend == fe {
-			return r[i].state, true
-		}
-	}
-	return 0, false
-}
-
 // set records that fe uses the backend with state st.
 func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backendRefs {
 	for i := range r {
@@ -57,14 +47,59 @@ func (r backendRefs) best(skip datapath.L3n4Addr, from datapath.BackendState) da
 	return from
 }
 
-// addRef records in w.refs that fe uses backend id with state st.
-func (w *Writer) addRef(id uint32, fe datapath.L3n4Addr, st datapath.BackendState) {
-	w.refs[id] = w.refs[id].set(fe, st)
+// backend is a backend id the writer holds, in w.backends (by id) and
+// w.byAddr: its entry as written (written: there is one) and the
+// frontends that use it. One record for both, so that a new or deleted
+// backend costs a few map operations, not one per map.
+type backend struct {
+	id      uint32
+	written bool
+	entry   backendEntry
+	refs    backendRefs
+	bulk    bulkState // during createBulk
+}
+
+// maxFreeBackends bounds the records kept for reuse (a deleted service
+// leaves one per backend).
+const maxFreeBackends = 1024
+
+// newBackend records backend id at addr, with no entry written and no
+// frontend. It reuses a record a deleted backend left, or takes one from
+// a block (w.slab): a one-endpoint change allocates nothing, an initial
+// sync a few blocks.
+func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
+	var be *backend
+	if n := len(w.free); n > 0 {
+		be, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		if len(w.slab) == 0 {
+			// Blocks grow with the writer: few blocks for an initial
+			// sync, little unused room.
+			w.slab = make([]backend, max(64, len(w.backends)/8))
+		}
+		be, w.slab = &w.slab[0], w.slab[1:]
+	}
+	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
+	w.backends[id] = be
+	w.byAddr[addr] = be
+	return be
+}
+
+// forget removes be from the writer's maps and keeps its record for
+// reuse.
+func (w *Writer) forget(be *backend) {
+	delete(w.backends, be.id)
+	if w.byAddr[be.entry.addr] == be {
+		delete(w.byAddr, be.entry.addr)
+	}
+	if len(w.free) < maxFreeBackends {
+		w.free = append(w.free, be)
+	}
 }
 
 // dropRef removes fe from the frontends of backend id.
 func (w *Writer) dropRef(id uint32, fe datapath.L3n4Addr) {
-	if r, ok := w.refs[id]; ok {
-		w.refs[id] = r.without(fe)
+	if be := w.backends[id]; be != nil {
+		be.refs = be.refs.without(fe)
 	}
 }

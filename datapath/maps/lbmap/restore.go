@@ -8,14 +8,14 @@ import (
 )
 
 // restore reads the maps into the writer's mirror: the services with
-// their slots (whose backends become their members, as active ones),
+// their slots (whose backends become their members, as active ones; not
+// synced, so that their first upsert references every backend),
 // the backends, rev-NAT entries and affinity matches, and sets the id
 // allocators past the ids in use.
 func (w *Writer) restore() error {
 	w.services = map[datapath.L3n4Addr]*serviceEntry{}
-	w.backends = map[uint32]backendEntry{}
-	w.backendIDs = map[datapath.L3n4Addr]uint32{}
-	w.refs = map[uint32]backendRefs{}
+	w.backends = map[uint32]*backend{}
+	w.byAddr = map[datapath.L3n4Addr]*backend{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}
@@ -24,22 +24,25 @@ func (w *Writer) restore() error {
 		return err
 	}
 	if err := w.m.readBackends(func(id uint32, e backendEntry) {
-		w.backends[id] = e
-		w.backendIDs[e.addr] = id
+		be := w.newBackend(id, e.addr)
+		be.entry, be.written = e, true
 		w.nextBackend = max(w.nextBackend, id+1)
+		w.topBackend = max(w.topBackend, id)
 	}); err != nil {
 		return err
 	}
 	for _, rs := range svcs {
-		s := &serviceEntry{frontend: rs.frontend, written: rs.written, master: rs.master, members: map[uint32]datapath.BackendState{}}
+		s := newServiceEntry(rs.frontend, int(rs.maxSlot))
+		s.written, s.master = rs.written, rs.master
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
-			if _, ok := w.backends[id]; ok && slot <= rs.master.Count {
-				s.members[id] = datapath.BackendActive
-				w.addRef(id, s.frontend, datapath.BackendActive)
+			if be := w.backends[id]; be != nil && slot <= rs.master.Count {
+				s.members = append(s.members, member{addr: be.entry.addr, clusterID: be.entry.clusterID, id: id})
+				be.refs = be.refs.set(s.frontend, datapath.BackendActive)
 			}
 		}
+		s.members = sortMembers(s.members)
 		w.services[s.frontend] = s
 	}
 	for _, v4 := range []bool{true, false} {

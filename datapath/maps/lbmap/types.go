@@ -134,20 +134,24 @@ func netPort(p uint16) uint16 {
 	return binary.NativeEndian.Uint16(b[:])
 }
 
-// serviceKey returns the key of a's slot in its family's map.
-func serviceKey(a datapath.L3n4Addr, slot uint16) any {
-	if a.Addr.Is4() {
-		return &Service4Key{Address: a.Addr.As4(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
-	}
-	return &Service6Key{Address: a.Addr.As16(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+// service4Key returns the key of IPv4 frontend a's slot.
+func service4Key(a datapath.L3n4Addr, slot uint16) Service4Key {
+	return Service4Key{Address: a.Addr.As4(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
 }
 
-// backendValue returns b's value in its family's map.
-func backendValue(b backendEntry) any {
-	if b.addr.Addr.Is4() {
-		return &Backend4Value{Address: b.addr.Addr.As4(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
-	}
-	return &Backend6Value{Address: b.addr.Addr.As16(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
+// service6Key returns the key of IPv6 frontend a's slot.
+func service6Key(a datapath.L3n4Addr, slot uint16) Service6Key {
+	return Service6Key{Address: a.Addr.As16(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+}
+
+// backend4Value returns IPv4 backend b's value.
+func backend4Value(b backendEntry) Backend4Value {
+	return Backend4Value{Address: b.addr.Addr.As4(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
+}
+
+// backend6Value returns IPv6 backend b's value.
+func backend6Value(b backendEntry) Backend6Value {
+	return Backend6Value{Address: b.addr.Addr.As16(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
 }
 
 // revNATValue returns the rev-NAT value of frontend a.

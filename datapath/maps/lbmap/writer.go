@@ -19,19 +19,20 @@ type backendEntry struct {
 }
 
 // serviceEntry is a frontend as written: its master entry (written:
-// whether there is one) and its slots; members are the backends the last
-// upsert gave it, active or not. last and lastIDs are the backends of the
-// last write that succeeded whole, in its order, and their ids (nil
-// after a failed one): the next upsert finds an unchanged backend's id
-// there (sameAsLast).
+// whether there is one) and its slots; members are the backends it
+// references, sorted by address. synced: its last write succeeded
+// whole, so members are exactly the backends it has in the maps, with
+// their states, its slots exactly the active ones, and its affinity
+// matches those its flags ask for; the next upsert then looks only at
+// what changed (diffMembers). Not synced (a new, restored or failed
+// frontend), the next upsert references every backend again.
 type serviceEntry struct {
 	frontend datapath.L3n4Addr
 	written  bool
+	synced   bool
 	master   ServiceValue
 	slots    []uint32 // slot i+1 -> backend id
-	members  map[uint32]datapath.BackendState
-	last     []desiredBackend
-	lastIDs  []uint32
+	members  []member
 }
 
 // Writer writes services into the load-balancing maps with minimal
@@ -43,15 +44,19 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    map[datapath.L3n4Addr]*serviceEntry
-	backends    map[uint32]backendEntry
-	backendIDs  map[datapath.L3n4Addr]uint32
-	refs        map[uint32]backendRefs // backend -> services using it
+	backends    map[uint32]*backend            // by id
+	byAddr      map[datapath.L3n4Addr]*backend // by address
+	free        []*backend                     // records of deleted backends, for new ones
+	slab        []backend                      // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
+	topBackend  uint32 // no backend id above it was ever used
 	nextRevNAT  uint16
 	// reservedRevNAT are indexes picked for a write not yet done.
 	reservedRevNAT map[uint16]bool
+	scratch        upsertScratch
+	buf            keyBuf
 }
 
 var _ datapath.LBMapWriter = (*Writer)(nil)
@@ -79,13 +84,13 @@ func (w *Writer) Close() error { return w.m.Close() }
 // written before the master entry's count grows; the count shrinks before
 // slots are removed; a backend no service uses any more is deleted last.
 func (w *Writer) UpsertService(svc datapath.LBService) error {
-	d, err := desiredOf(svc)
-	if err != nil {
-		return err
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, err = w.upsert(d)
+	d := &w.scratch.in
+	if err := d.parse(svc); err != nil {
+		return err
+	}
+	_, err := w.upsert(d)
 	clear(w.reservedRevNAT)
 	return err
 }
@@ -103,30 +108,22 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // ReconcileServices implements datapath.LBMapWriter: it validates every
 // service first (one bad service: nothing is written), writes the
 // frontends the maps do not hold in batches (createBulk), upserts the
-// others, deletes the frontends not among them and every backend, rev-NAT and
-// affinity entry nothing refers to. added counts frontends that were not
-// in the maps, removed those deleted.
+// others (each backend referenced again), deletes the frontends not
+// among them and every backend, rev-NAT and affinity entry nothing
+// refers to. added counts frontends that were not in the maps, removed
+// those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	ds := make([]desired, 0, len(svcs))
-	want := make(map[datapath.L3n4Addr]bool, len(svcs))
-	for _, svc := range svcs {
-		d, err := desiredOf(svc)
-		if err != nil {
-			return 0, 0, err
-		}
-		if want[d.frontend] {
-			return 0, 0, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
-		}
-		want[d.frontend] = true
-		ds = append(ds, d)
+	ds, want, err := parseAll(svcs)
+	if err != nil {
+		return 0, 0, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var (
-		errs  []error
-		fresh []desired
+		errs     []error
+		fresh    = make([]desired, 0, len(ds))
+		existing []desired
 	)
-	var existing []desired
 	for _, d := range ds {
 		if w.services[d.frontend] == nil {
 			fresh = append(fresh, d)
@@ -142,8 +139,11 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	} else {
 		added += len(fresh)
 	}
-	for _, d := range existing {
-		isNew, err := w.upsert(d)
+	for i := range existing {
+		// The full path: every backend referenced again, so that a
+		// reconcile repairs what a failed write left.
+		w.services[existing[i].frontend].synced = false
+		isNew, err := w.upsert(&existing[i])
 		if err != nil {
 			errs = append(errs, err)
 		} else if isNew {
@@ -165,12 +165,36 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	return added, removed, errors.Join(errs...)
 }
 
+// parseAll validates svcs (the backends of all in one array) and
+// returns them with the set of their frontends.
+func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool, error) {
+	ds := make([]desired, len(svcs))
+	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	n := 0
+	for _, svc := range svcs {
+		n += len(svc.Backends)
+	}
+	backends := make([]desiredBackend, n)
+	for i, svc := range svcs {
+		d := &ds[i]
+		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
+		if err := d.parse(svc); err != nil {
+			return nil, nil, err
+		}
+		if want[d.frontend] {
+			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+		}
+		want[d.frontend] = true
+	}
+	return ds, want, nil
+}
+
 // upsert writes d; it reports whether the frontend was new.
-func (w *Writer) upsert(d desired) (bool, error) {
+func (w *Writer) upsert(d *desired) (bool, error) {
 	s := w.services[d.frontend]
 	isNew := s == nil || !s.written
 	if s == nil {
-		s = &serviceEntry{frontend: d.frontend, members: map[uint32]datapath.BackendState{}}
+		s = newServiceEntry(d.frontend, len(d.backends))
 		w.services[d.frontend] = s
 	}
 	if s.master.RevNATIndex == 0 {
@@ -180,61 +204,88 @@ func (w *Writer) upsert(d desired) (bool, error) {
 		}
 		s.master.RevNATIndex = idx
 	}
+	fast := s.synced
+	s.synced = false
+	if err := w.diffMembers(s, d, fast); err != nil {
+		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	}
+	if err := w.writeMembers(s, d, fast); err != nil {
+		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	}
+	s.synced = true
+	return isNew, nil
+}
+
+// writeMembers writes what diffMembers found: affinity matches of the
+// new active backends, the slots and the master entry, then drops the
+// gone backends and their matches. fast: only the changes (the slots
+// from the leaving and joining backends; the matches of those when the
+// affinity flag stays), else everything.
+func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
+	x := &w.scratch
 	rev := s.master.RevNATIndex
-	// Backends: allocate, reference and write those that changed.
-	members := make(map[uint32]datapath.BackendState, len(d.backends))
-	last, lastIDs := s.last, s.lastIDs
-	s.last, s.lastIDs = nil, nil
-	ids := make([]uint32, 0, len(d.backends))
-	var active []uint32
-	for i, b := range d.backends {
-		var id uint32
-		var err error
-		if i < len(last) && last[i] == b && w.unchangedSole(lastIDs[i], b, d.frontend) {
-			id = lastIDs[i]
-		} else {
-			id, err = w.reference(b, d.frontend)
-		}
-		ids = append(ids, id)
-		if err != nil {
-			return false, fmt.Errorf("service %s: %w", d.frontend, err)
-		}
-		members[id] = b.state
-		if b.state == datapath.BackendActive {
-			active = append(active, id)
-		}
+	aff := d.flags&FlagAffinity != 0
+	fastMatches := fast && aff == (s.master.Flags&FlagAffinity != 0)
+	var want []uint32
+	if fast {
+		want = x.changedSlots(s.slots)
+	} else {
+		x.slots = stableSlots(x.slots, s.slots[:min(len(s.slots), int(s.master.Count))], x.active)
+		want = x.slots
 	}
-	var gone []uint32
-	for id := range s.members {
-		if _, ok := members[id]; !ok {
-			gone = append(gone, id)
-			w.dropRef(id, d.frontend)
-		}
+	if err := w.writeActive(s, d, want, fastMatches); err != nil {
+		// The gone backends are still referenced, the new ones too.
+		s.members = unite(s.members, x.next)
+		return err
 	}
-	s.members = members
-	if d.flags&FlagAffinity != 0 {
-		for _, id := range active {
-			if err := w.putMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); err != nil {
-				return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	var err error
+	switch {
+	case fastMatches && aff:
+		for _, id := range x.leaving {
+			if e := w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); e != nil {
+				err = errors.Join(err, e)
+			}
+		}
+	case !fastMatches && len(w.matches[rev]) > 0:
+		active := newIDSet(want, func(id uint32) uint32 { return id })
+		for id := range w.matches[rev] {
+			if !aff || !active.has(id) {
+				err = errors.Join(err, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
 			}
 		}
 	}
-	master := ServiceValue{Count: uint16(len(active)), RevNATIndex: rev, Flags: d.flags, AffinityTimeout: d.affinity}
-	if err := w.writeSlots(s, stableSlots(s.slots[:min(len(s.slots), int(s.master.Count))], active), master); err != nil {
-		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	for _, id := range x.gone {
+		w.dropRef(id, s.frontend)
 	}
-	var errs []error
-	for id := range w.matches[rev] {
-		if st, member := members[id]; !member || st != datapath.BackendActive || d.flags&FlagAffinity == 0 {
-			errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
+	s.keepMembers(x.next)
+	if e := w.release(x.gone); e != nil {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// writeActive writes the affinity matches of the active backends want
+// (fast: only of the joining ones) when d asks for affinity, then the
+// slots want and the master entry.
+func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMatches bool) error {
+	rev := s.master.RevNATIndex
+	if d.flags&FlagAffinity != 0 {
+		if fastMatches {
+			for _, j := range w.scratch.joining {
+				if err := w.putMatch(AffinityMatchKey{BackendID: j.id, RevNATIndex: rev}); err != nil {
+					return err
+				}
+			}
+		} else {
+			for _, id := range want {
+				if err := w.putMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	errs = append(errs, w.release(gone))
-	err := errors.Join(errs...)
-	if err == nil {
-		s.last, s.lastIDs = d.backends, ids
-	}
-	return isNew, err
+	master := ServiceValue{Count: uint16(len(want)), RevNATIndex: rev, Flags: d.flags, AffinityTimeout: d.affinity}
+	return w.writeSlots(s, want, master)
 }
 
 // writeSlots makes s's slots want and its master entry master: growing,
@@ -248,7 +299,7 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 		if i < len(s.slots) && s.slots[i] == id {
 			continue
 		}
-		if err := svcMap.Update(serviceKey(s.frontend, uint16(i+1)), &ServiceValue{BackendID: id, RevNATIndex: master.RevNATIndex}, ebpf.UpdateAny); err != nil {
+		if err := svcMap.Update(w.buf.service(s.frontend, uint16(i+1)), w.buf.serviceValue(ServiceValue{BackendID: id, RevNATIndex: master.RevNATIndex}), ebpf.UpdateAny); err != nil {
 			return fmt.Errorf("write backend slot %d: %w", i+1, err)
 		}
 		if i < len(s.slots) {
@@ -258,14 +309,14 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 		}
 	}
 	if !s.written || s.master != master {
-		if err := svcMap.Update(serviceKey(s.frontend, 0), &master, ebpf.UpdateAny); err != nil {
+		if err := svcMap.Update(w.buf.service(s.frontend, 0), w.buf.serviceValue(master), ebpf.UpdateAny); err != nil {
 			return fmt.Errorf("write master entry: %w", err)
 		}
 		s.written, s.master = true, master
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
-		if err := del(svcMap, serviceKey(s.frontend, uint16(last))); err != nil {
+		if err := del(svcMap, w.buf.service(s.frontend, uint16(last))); err != nil {
 			return fmt.Errorf("delete backend slot %d: %w", last, err)
 		}
 		s.slots = s.slots[:last-1]
@@ -280,38 +331,44 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	if s == nil {
 		return nil
 	}
+	s.synced = false
 	svcMap := w.m.services(fe.Addr.Is4())
-	if err := del(svcMap, serviceKey(fe, 0)); err != nil {
+	if err := del(svcMap, w.buf.service(fe, 0)); err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
 	s.written = false
 	s.master.Count = 0
 	for len(s.slots) > 0 {
 		last := len(s.slots)
-		if err := del(svcMap, serviceKey(fe, uint16(last))); err != nil {
+		if err := del(svcMap, w.buf.service(fe, uint16(last))); err != nil {
 			return fmt.Errorf("delete service %s: slot %d: %w", fe, last, err)
 		}
 		s.slots = s.slots[:last-1]
 	}
 	rev := s.master.RevNATIndex
-	var errs []error
+	var err error
 	for id := range w.matches[rev] {
-		errs = append(errs, w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}))
+		if e := w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); e != nil {
+			err = errors.Join(err, e)
+		}
 	}
 	if rev != 0 {
-		if err := del(w.m.revNAT(fe.Addr.Is4()), &rev); err != nil {
-			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, err)
+		if derr := del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
+			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, derr)
 		}
 		delete(w.revNATs, rev)
 	}
-	gone := make([]uint32, 0, len(s.members))
-	for id := range s.members {
-		w.dropRef(id, fe)
-		gone = append(gone, id)
+	gone := w.scratch.gone[:0]
+	for _, m := range s.members {
+		w.dropRef(m.id, fe)
+		gone = append(gone, m.id)
 	}
+	w.scratch.gone = gone
 	delete(w.services, fe)
-	errs = append(errs, w.release(gone))
-	if err := errors.Join(errs...); err != nil {
+	if e := w.release(gone); e != nil {
+		err = errors.Join(err, e)
+	}
+	if err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
 	return nil

@@ -1,0 +1,48 @@
+package lbmap
+
+import "github.com/apiary-net/apiary/datapath"
+
+// keyBuf holds the key and value of one map call of the writer (under
+// its lock): ebpf.Map takes them as pointers in interfaces, and the
+// address of a field here costs nothing where a new value per call is an
+// allocation.
+type keyBuf struct {
+	svc4 Service4Key
+	svc6 Service6Key
+	sv   ServiceValue
+	id   uint32
+	be4  Backend4Value
+	be6  Backend6Value
+}
+
+// service returns the key of frontend a's slot.
+func (b *keyBuf) service(a datapath.L3n4Addr, slot uint16) any {
+	if a.Addr.Is4() {
+		b.svc4 = service4Key(a, slot)
+		return &b.svc4
+	}
+	b.svc6 = service6Key(a, slot)
+	return &b.svc6
+}
+
+// serviceValue returns v.
+func (b *keyBuf) serviceValue(v ServiceValue) *ServiceValue {
+	b.sv = v
+	return &b.sv
+}
+
+// backendID returns id.
+func (b *keyBuf) backendID(id uint32) *uint32 {
+	b.id = id
+	return &b.id
+}
+
+// backend returns e's value in its family's map.
+func (b *keyBuf) backend(e backendEntry) any {
+	if e.addr.Addr.Is4() {
+		b.be4 = backend4Value(e)
+		return &b.be4
+	}
+	b.be6 = backend6Value(e)
+	return &b.be6
+}
