@@ -89,6 +89,8 @@ type LBService struct {
 // LBMapWriter writes services to the BPF load-balancing maps. The
 // datapath allocates service and backend ids itself and keeps a backend
 // that several services share once.
+// The backend lists it is handed are the caller's, who may reuse their
+// arrays once a call has returned: a writer copies what it keeps.
 type LBMapWriter interface {
 	// UpsertService makes the datapath balance svc.Frontend to exactly
 	// svc.Backends, writing only what changed.

@@ -17,12 +17,14 @@ import (
 // result is sorted by frontend, each frontend's backends by cluster and
 // address, so that equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
-	return desired(svc, svc.NamespacedName(), remote, node)
+	return desired(svc, svc.NamespacedName(), remote, node, nil)
 }
 
 // desired is Desired with the service's name given (the manager keeps
-// it, so that an update does not build it again).
-func desired(svc *Service, name string, remote []Backend, node Node) []datapath.LBService {
+// it, so that an update does not build it again) and, when arena is not
+// nil, the backend lists appended to *arena, which the manager reuses
+// from one update to the next: the lists are valid until its next use.
+func desired(svc *Service, name string, remote []Backend, node Node, arena *[]datapath.LBBackend) []datapath.LBService {
 	fes := svc.Frontends
 	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
 		fes = expand(fes, node)
@@ -33,7 +35,7 @@ func desired(svc *Service, name string, remote []Backend, node Node) []datapath.
 		out = append(out, datapath.LBService{
 			Frontend: fe.Addr, Type: fe.Type, Name: name,
 			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local,
-			Backends: selectBackends(svc, fe, remote, node, local),
+			Backends: selectBackends(svc, fe, remote, node, local, arena),
 		})
 	}
 	cmpFrontend := func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) }
@@ -86,7 +88,7 @@ func matches(be *Backend, fe Frontend) bool {
 // selectBackends picks fe's backends and their states, in two passes
 // over the service's backends (count, then convert) and without copies
 // of them: the cost of an endpoint change stays that of one list.
-func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool) []datapath.LBBackend {
+func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
 	isLocal := func(be *Backend) bool {
 		// Backends without a node name count as local, as in Cilium.
 		return matches(be, fe) && (!local || be.NodeName == "" || be.NodeName == node.Name)
@@ -106,7 +108,15 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 	if useRemote {
 		n, ready = n+remotes.n, ready+remotes.ready
 	}
-	out := make([]datapath.LBBackend, 0, n)
+	var out []datapath.LBBackend
+	if arena == nil {
+		out = make([]datapath.LBBackend, 0, n)
+	} else {
+		start := len(*arena)
+		*arena = slices.Grow(*arena, n)
+		out = (*arena)[start:start:start+n]
+		defer func() { *arena = (*arena)[:start+len(out)] }()
+	}
 	if useLocal {
 		out = appendStates(out, svc.Backends, isLocal, ready == 0)
 	}
@@ -117,7 +127,8 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		slices.SortFunc(out, compareBackends)
 	}
 	// A backend listed twice (two slices) is kept once, in its best state.
-	return slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
+	out = slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
+	return out
 }
 
 // counts are the backends one side (local or remote) offers a frontend.

@@ -81,8 +81,25 @@ func ServiceAffinity(svc *corev1.Service) (Affinity, error) {
 // EndpointSlices (label kubernetes.io/service-name), or nil for a service
 // the datapath does not balance (ExternalName). Headless services
 // (clusterIP None or the headless annotation) have no frontends.
-// Unparsable addresses are skipped and named in Warnings.
+// Unparsable addresses are skipped and named in Warnings. A Converter
+// does the same and parses each object once.
 func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
+	s := serviceOf(svc)
+	if s == nil {
+		return nil
+	}
+	for _, sl := range eps {
+		if bes := backends(sl, &s.Warnings); s.Backends == nil {
+			s.Backends = bes // the common case, one slice: no copy
+		} else {
+			s.Backends = append(s.Backends, bes...)
+		}
+	}
+	return s
+}
+
+// serviceOf is the Service of svc without backends (nil: not balanced).
+func serviceOf(svc *corev1.Service) *Service {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return nil
 	}
@@ -103,13 +120,6 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 	}
 	if _, headless := svc.Annotations[AnnotationHeadless]; !headless {
 		s.Frontends = frontends(svc, &s.Warnings)
-	}
-	for _, sl := range eps {
-		if bes := backends(sl, &s.Warnings); s.Backends == nil {
-			s.Backends = bes // the common case, one slice: no copy
-		} else {
-			s.Backends = append(s.Backends, bes...)
-		}
 	}
 	return s
 }

@@ -69,6 +69,9 @@ type Manager struct {
 	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
 	nextID   uint32
 	stats    Stats
+	// arena holds the backend lists of the Desired call of recompute;
+	// a frontend that changed copies its list into its own array.
+	arena []datapath.LBBackend
 	now      func() time.Time
 
 	// notifyMu serialises the changes of services with their delivery
@@ -197,7 +200,8 @@ func (m *Manager) SetNode(n Node) {
 func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
-		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node)
+		m.arena = m.arena[:0]
+		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, &m.arena)
 	}
 	// owned is e.owned while the frontends kept are its prefix; a copy
 	// from the first difference on.
@@ -236,7 +240,11 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 		if !fe.dirty && Equal(fe.lb, *lb) {
 			continue
 		}
+		// The frontend's array is its own (the writer copies what it
+		// keeps, Frontends hands out copies): it is reused.
+		bes := fe.lb.Backends
 		fe.lb = *lb
+		fe.lb.Backends = append(bes[:0], lb.Backends...)
 		m.upsert(fe)
 	}
 	if !copied {

@@ -23,6 +23,8 @@ type watcher struct {
 	// manager gets every service with its slices (nil: no service
 	// manager in the hive).
 	manager *svcmanager.Manager
+	// conv parses each Service and slice once for the manager.
+	conv *svcmanager.Converter
 
 	services map[k8s.Key]*corev1.Service
 	slices   map[k8s.Key]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
@@ -30,7 +32,7 @@ type watcher struct {
 }
 
 func newWatcher(cache *service.Cache, w *svcpublish.Writer, cluster cluster.Info, m *svcmanager.Manager) *watcher {
-	return &watcher{cache: cache, writer: w, cluster: cluster, manager: m,
+	return &watcher{cache: cache, writer: w, cluster: cluster, manager: m, conv: svcmanager.NewConverter(),
 		services: map[k8s.Key]*corev1.Service{},
 		slices:   map[k8s.Key]map[string]*discoveryv1.EndpointSlice{},
 		owner:    map[k8s.Key]k8s.Key{}}
@@ -56,8 +58,7 @@ func (w *watcher) run(ctx context.Context, svcs <-chan k8s.Event[*corev1.Service
 				w.services[ev.Key] = ev.Object
 				w.refresh(ev.Key)
 			case k8s.Delete:
-				delete(w.services, ev.Key)
-				w.refresh(ev.Key)
+				w.serviceDelete(ev.Key)
 			}
 		case ev, ok := <-eps:
 			if !ok {
@@ -80,6 +81,14 @@ func (w *watcher) run(ctx context.Context, svcs <-chan k8s.Event[*corev1.Service
 			onSynced()
 		}
 	}
+}
+
+// serviceDelete removes a Service and refreshes it (its slices stay,
+// for when it comes back).
+func (w *watcher) serviceDelete(key k8s.Key) {
+	delete(w.services, key)
+	w.conv.ForgetService(key.Namespace, key.Name)
+	w.refresh(key)
 }
 
 // sliceUpsert files a slice under its service (label
@@ -111,6 +120,7 @@ func (w *watcher) sliceDelete(key k8s.Key) {
 	}
 	delete(w.owner, key)
 	delete(w.slices[svc], key.Name)
+	w.conv.ForgetSlice(key.Namespace, key.Name)
 	if len(w.slices[svc]) == 0 {
 		delete(w.slices, svc)
 	}
@@ -157,7 +167,7 @@ func (w *watcher) toManager(nn string, svc *corev1.Service, eps []*discoveryv1.E
 		return
 	}
 	if svc != nil {
-		if s := svcmanager.FromKubernetes(svc, eps); s != nil {
+		if s := w.conv.Convert(svc, eps); s != nil {
 			w.manager.Upsert(svcmanager.SourceKubernetes, s)
 			return
 		}

@@ -44,6 +44,7 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	if w.failing {
 		return ErrFull
 	}
+	svc.Backends = slices.Clone(svc.Backends) // the caller's array: it may reuse it
 	w.maps[svc.Frontend] = svc
 	return nil
 }
@@ -76,6 +77,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (int, int, error) 
 			added++
 		}
 		delete(old, s.Frontend)
+		s.Backends = slices.Clone(s.Backends)
 		w.maps[s.Frontend] = s
 	}
 	return added, len(old), nil

@@ -22,7 +22,7 @@ func inputs(n, b int) []input {
 	out := make([]input, n)
 	for i := range out {
 		name := fmt.Sprintf("svc-%d", i)
-		out[i].svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name},
+		out[i].svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, ResourceVersion: "1"},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: clusterIP(i).String(),
 				Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
 		for v := range 2 {
@@ -34,7 +34,7 @@ func inputs(n, b int) []input {
 
 func slice(svc string, i, endpoints int) *discoveryv1.EndpointSlice {
 	port, proto, pname := int32(8080), corev1.ProtocolTCP, "http"
-	sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: svc + "-abcde",
+	sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: svc + "-abcde", ResourceVersion: fmt.Sprint(2 + endpoints),
 		Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4,
 		Ports: []discoveryv1.EndpointPort{{Name: &pname, Port: &port, Protocol: &proto}}}
 	ready := true

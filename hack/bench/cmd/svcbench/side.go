@@ -24,6 +24,7 @@ type side struct {
 	dir  string
 	w    *lbmap.Writer
 	m    *svcmanager.Manager
+	conv *svcmanager.Converter // the Kubernetes watcher's
 	maps map[string]*ebpf.Map // the writer's IPv4 maps, for reading back
 }
 
@@ -56,14 +57,16 @@ func newSide(dir string, size uint32) (*side, error) {
 	}
 	s.w = w
 	s.m = svcmanager.New(w, svcmanager.Node{Name: "node1"}, log)
+	s.conv = svcmanager.NewConverter()
 	return s, nil
 }
 
 // sync hands every Service with its slice of b endpoints to the manager,
-// as the Kubernetes watcher does, then runs the initial reconcile.
+// converted as the Kubernetes watcher converts them, then runs the
+// initial reconcile.
 func (s *side) sync(in []input) error {
 	for _, x := range in {
-		if svc := svcmanager.FromKubernetes(x.svc, []*discoveryv1.EndpointSlice{x.slices[0]}); svc != nil {
+		if svc := s.conv.Convert(x.svc, []*discoveryv1.EndpointSlice{x.slices[0]}); svc != nil {
 			s.m.Upsert(svcmanager.SourceKubernetes, svc)
 		}
 	}
@@ -74,7 +77,7 @@ func (s *side) sync(in []input) error {
 // more endpoint (j even) or back without it (j odd).
 func (s *side) change(in []input, j int) error {
 	x := in[target(j, len(in))]
-	svc := svcmanager.FromKubernetes(x.svc, []*discoveryv1.EndpointSlice{x.slices[(j+1)%2]})
+	svc := s.conv.Convert(x.svc, []*discoveryv1.EndpointSlice{x.slices[(j+1)%2]})
 	if svc == nil {
 		return fmt.Errorf("service %s/%s: not balanced", x.svc.Namespace, x.svc.Name)
 	}
