@@ -114,7 +114,7 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 	} else {
 		start := len(*arena)
 		*arena = slices.Grow(*arena, n)
-		out = (*arena)[start:start:start+n]
+		out = (*arena)[start : start : start+n]
 		defer func() { *arena = (*arena)[:start+len(out)] }()
 	}
 	if useLocal {

@@ -72,7 +72,7 @@ type Manager struct {
 	// arena holds the backend lists of the Desired call of recompute;
 	// a frontend that changed copies its list into its own array.
 	arena []datapath.LBBackend
-	now      func() time.Time
+	now   func() time.Time
 
 	// notifyMu serialises the changes of services with their delivery
 	// to the observers (Observe), in order.

@@ -25,7 +25,7 @@ type side struct {
 	w    *lbmap.Writer
 	m    *svcmanager.Manager
 	conv *svcmanager.Converter // the Kubernetes watcher's
-	maps map[string]*ebpf.Map // the writer's IPv4 maps, for reading back
+	maps map[string]*ebpf.Map  // the writer's IPv4 maps, for reading back
 }
 
 // newSide creates the load-balancing maps sized as --bpf-lb-map-max
