@@ -68,16 +68,10 @@ func (res *results) round(r int, dir string, in []input, want entries, ops []op,
 		return fmt.Errorf("initial sync: %w", err)
 	}
 	res.sync[0], res.sync[1] = append(res.sync[0], ours), append(res.sync[1], theirs)
-	err = inOrder(r,
-		func() (err error) {
-			ours, err = perChange(in, changes, func(j int) error { return s.change(in, j) })
-			return errors.Join(err, s.failed())
-		},
-		func() (err error) {
-			theirs, err = perChange(in, changes, func(j int) error { return raw.apply(ops[3*j : 3*j+3]) })
-			return err
-		})
-	if err != nil {
+	ours, theirs, err = paired(in, changes,
+		func(j int) error { return s.change(in, j) },
+		func(j int) error { return raw.apply(ops[3*j : 3*j+3]) })
+	if err = errors.Join(err, s.failed()); err != nil {
 		return fmt.Errorf("EndpointSlice changes: %w", err)
 	}
 	res.change[0], res.change[1] = append(res.change[0], ours), append(res.change[1], theirs)
@@ -92,30 +86,38 @@ func timed(fn func() error) (sample, error) {
 	return sample{wall: time.Since(t0), cpu: cpuTime() - c0}, err
 }
 
-// perChange times fn(j) for each of the n changes on its own: before
-// each, untimed, the change's EndpointSlice is read once (touch), as the
-// informer has just decoded it when it calls the handler; the bench's
-// objects, built before the sync, are long out of the caches otherwise.
-// Both sides run the same protocol; the cost of the clock reads
-// (clockCost) is taken off both.
-func perChange(in []input, n int, fn func(j int) error) (sample, error) {
+// paired times each of the n changes on both sides, apiary's (a) and
+// the raw writes (b), one after the other (which first alternates), so
+// that a slow moment of the shared machine falls on both. Before each
+// side's change, untimed, the change's EndpointSlice is read once
+// (touch), as the informer has just decoded it when it calls the
+// handler; the bench's objects, built before the sync, are long out of
+// the caches otherwise. The cost of the clock reads (clockCost) is
+// taken off both.
+func paired(in []input, n int, a, b func(j int) error) (sa, sb sample, err error) {
 	runtime.GC()
-	var total sample
-	for j := range n {
+	one := func(j int, fn func(int) error, into *sample) error {
 		touch(in[target(j, len(in))].slices[(j+1)%2])
 		w0, c0 := time.Now(), processCPU()
 		err := fn(j)
 		c1 := processCPU()
-		total.wall += time.Since(w0)
-		total.cpu += c1 - c0
-		if err != nil {
-			return total, fmt.Errorf("change %d: %w", j, err)
+		into.wall += time.Since(w0)
+		into.cpu += c1 - c0
+		return err
+	}
+	for j := range n {
+		first, second, fs, ss := a, b, &sa, &sb
+		if j%2 == 1 {
+			first, second, fs, ss = b, a, &sb, &sa
+		}
+		if err := errors.Join(one(j, first, fs), one(j, second, ss)); err != nil {
+			return sa, sb, fmt.Errorf("change %d: %w", j, err)
 		}
 	}
 	empty := clockCost(n)
-	total.wall -= empty.wall
-	total.cpu -= empty.cpu
-	return total, nil
+	sa.wall, sa.cpu = sa.wall-empty.wall, sa.cpu-empty.cpu
+	sb.wall, sb.cpu = sb.wall-empty.wall, sb.cpu-empty.cpu
+	return sa, sb, nil
 }
 
 // clockCost is what n timed sections of perChange cost with nothing in
