@@ -42,7 +42,7 @@ func RemoteBackends(parts []*ClusterService, local string) []svcmanager.Backend 
 			for a, names := range byPort {
 				slices.Sort(names)
 				out = append(out, svcmanager.Backend{Addr: a, PortNames: names, Condition: svcmanager.Ready,
-					ClusterID: cs.ClusterID, Cluster: cs.Cluster})
+					ClusterID: cs.ClusterID})
 			}
 		}
 	}

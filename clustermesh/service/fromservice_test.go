@@ -62,10 +62,10 @@ func TestFromService(t *testing.T) {
 
 	var got []string
 	for _, b := range service.RemoteBackends([]*service.ClusterService{cs}, "cluster2") {
-		got = append(got, fmt.Sprintf("%s %v %s/%d", b.Addr, b.PortNames, b.Cluster, b.ClusterID))
+		got = append(got, fmt.Sprintf("%s %v %d", b.Addr, b.PortNames, b.ClusterID))
 	}
 	slices.Sort(got)
-	if want := []string{"10.1.0.1:5353/UDP [dns] cluster1/1", "10.1.0.1:8080/TCP [http] cluster1/1"}; !slices.Equal(got, want) {
+	if want := []string{"10.1.0.1:5353/UDP [dns] 1", "10.1.0.1:8080/TCP [http] 1"}; !slices.Equal(got, want) {
 		t.Errorf("RemoteBackends in cluster2 = %q, want %q", got, want)
 	}
 

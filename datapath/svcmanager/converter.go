@@ -14,16 +14,17 @@ import (
 // objects without one are parsed every time. Not safe for concurrent
 // use: the watcher that owns it calls it from its one goroutine.
 type Converter struct {
-	services map[objectKey]convertedService
+	// services are found by the object itself: a change of a slice then
+	// reads nothing of its Service but what the manager needs.
+	services map[*corev1.Service]*Service // nil: not balanced
+	names    map[objectKey]*corev1.Service
 	slices   map[objectKey]convertedSlice
+	// portNames are one-name lists shared by every backend of a port
+	// of that name: one per port name the cluster uses.
+	portNames map[string][]string
 }
 
 type objectKey struct{ namespace, name string }
-
-type convertedService struct {
-	obj *corev1.Service
-	svc *Service // without backends; nil: not balanced
-}
 
 type convertedSlice struct {
 	obj      *discoveryv1.EndpointSlice
@@ -33,7 +34,8 @@ type convertedSlice struct {
 
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
-	return &Converter{services: map[objectKey]convertedService{}, slices: map[objectKey]convertedSlice{}}
+	return &Converter{services: map[*corev1.Service]*Service{}, names: map[objectKey]*corev1.Service{},
+		slices: map[objectKey]convertedSlice{}, portNames: map[string][]string{}}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
@@ -74,7 +76,9 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 
 // ForgetService drops what the converter keeps of a deleted Service.
 func (c *Converter) ForgetService(namespace, name string) {
-	delete(c.services, objectKey{namespace, name})
+	k := objectKey{namespace, name}
+	delete(c.services, c.names[k])
+	delete(c.names, k)
 }
 
 // ForgetSlice drops what the converter keeps of a deleted EndpointSlice.
@@ -83,19 +87,18 @@ func (c *Converter) ForgetSlice(namespace, name string) {
 }
 
 // Len returns how many Services and EndpointSlices the converter keeps.
-func (c *Converter) Len() (services, slices int) { return len(c.services), len(c.slices) }
+func (c *Converter) Len() (services, slices int) { return len(c.names), len(c.slices) }
 
 func (c *Converter) service(svc *corev1.Service) *Service {
-	k := objectKey{svc.Namespace, svc.Name}
-	if cur, ok := c.services[k]; ok && cur.obj == svc && svc.ResourceVersion != "" {
-		return cur.svc
+	if s, ok := c.services[svc]; ok {
+		return s // kept only with a resourceVersion
 	}
 	s := serviceOf(svc)
-	if s != nil {
-		s.Backends = nil
-	}
 	if svc.ResourceVersion != "" {
-		c.services[k] = convertedService{obj: svc, svc: s}
+		k := objectKey{svc.Namespace, svc.Name}
+		delete(c.services, c.names[k]) // the version before
+		c.names[k] = svc
+		c.services[svc] = s
 	}
 	return s
 }
@@ -106,10 +109,20 @@ func (c *Converter) slice(sl *discoveryv1.EndpointSlice) convertedSlice {
 		return cur
 	}
 	cs := convertedSlice{obj: sl}
-	cs.backends = backends(sl, &cs.warnings)
+	cs.backends = backends(sl, &cs.warnings, c.portName)
 	cs.backends = cs.backends[:len(cs.backends):len(cs.backends)] // an append by a caller copies
 	if sl.ResourceVersion != "" {
 		c.slices[k] = cs
 	}
 	return cs
+}
+
+// portName returns the shared list of the one port name n.
+func (c *Converter) portName(n string) []string {
+	l, ok := c.portNames[n]
+	if !ok {
+		l = []string{n}
+		c.portNames[n] = l
+	}
+	return l
 }

@@ -103,13 +103,14 @@ var udp = corev1.ProtocolUDP
 // node is the test's node: node1 at 192.0.2.10 and 2001:db8::10.
 var node = svcmanager.Node{Name: "node1", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
 
-// remote returns backends of a remote cluster: "ip:port" each, port name http.
-func remote(cluster string, id uint32, addrs ...string) []svcmanager.Backend {
+// remote returns backends of a remote cluster (its name for the reader;
+// the id is what counts): "ip:port" each, port name http.
+func remote(_ string, id uint32, addrs ...string) []svcmanager.Backend {
 	var out []svcmanager.Backend
 	for _, a := range addrs {
 		ap := netip.MustParseAddrPort(a)
 		out = append(out, svcmanager.Backend{Addr: datapath.L3n4Addr{Addr: ap.Addr(), Port: ap.Port(), Proto: datapath.ProtoTCP},
-			PortNames: []string{"http"}, ClusterID: id, Cluster: cluster})
+			PortNames: []string{"http"}, ClusterID: id})
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 		return nil
 	}
 	for _, sl := range eps {
-		if bes := backends(sl, &s.Warnings); s.Backends == nil {
+		if bes := backends(sl, &s.Warnings, nil); s.Backends == nil {
 			s.Backends = bes // the common case, one slice: no copy
 		} else {
 			s.Backends = append(s.Backends, bes...)
@@ -198,7 +198,9 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 // serving terminating ones and terminating ones (kept for their
 // connections); endpoints neither ready nor terminating are left out, as
 // kube-proxy does. A port without a number (all ports) serves nothing.
-func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
+// names, when not nil, returns a shared one-name list for a port name
+// (the Converter's), so that a slice allocates no list per port.
+func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
 	}
@@ -209,7 +211,8 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 		proto uint8
 		names []string
 	}
-	var ports []port
+	var buf [4]port
+	ports := buf[:0]
 	for i := range sl.Ports {
 		p := &sl.Ports[i]
 		if p.Port == nil {
@@ -225,7 +228,11 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string) []Backend {
 			ports = append(ports, k)
 			i = len(ports) - 1
 		}
-		if p.Name != nil && *p.Name != "" {
+		switch {
+		case p.Name == nil || *p.Name == "":
+		case len(ports[i].names) == 0 && names != nil:
+			ports[i].names = names(*p.Name)[:1:1] // a second name copies it
+		default:
 			ports[i].names = append(ports[i].names, *p.Name)
 		}
 	}

@@ -58,10 +58,9 @@ type Backend struct {
 	// NodeName is the node that hosts the backend ("" unknown).
 	NodeName  string
 	Condition Condition
-	// ClusterID is the backend's cluster (0: this one).
+	// ClusterID is the backend's cluster (0: this one); ClusterMesh's
+	// status names the cluster.
 	ClusterID uint32
-	// Cluster is the remote cluster's name ("" for this one).
-	Cluster string
 }
 
 // Service is a service as a source describes it: the frontends (NodePort

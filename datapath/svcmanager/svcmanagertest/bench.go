@@ -24,11 +24,11 @@ const (
 // endpoint's address, so that two variants differ by one backend.
 func benchService(i, variant int) (*corev1.Service, *discoveryv1.EndpointSlice) {
 	name := fmt.Sprintf("svc-%d", i)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name},
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, ResourceVersion: "1"},
 		Spec: corev1.ServiceSpec{ClusterIP: fmt.Sprintf("10.96.%d.%d", i/250, i%250+1),
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
 	port, proto, pname := int32(8080), corev1.ProtocolTCP, "http"
-	sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name + "-1",
+	sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name + "-1", ResourceVersion: fmt.Sprint(2 + variant),
 		Labels: map[string]string{discoveryv1.LabelServiceName: name}}, AddressType: discoveryv1.AddressTypeIPv4,
 		Ports: []discoveryv1.EndpointPort{{Name: &pname, Port: &port, Protocol: &proto}}}
 	for j := range benchBackends {
@@ -42,8 +42,8 @@ func benchService(i, variant int) (*corev1.Service, *discoveryv1.EndpointSlice) 
 }
 
 // SliceChange measures the control plane's path from an EndpointSlice
-// change to the writer's call: the Service and its changed slice
-// converted (svcmanager.FromKubernetes), the frontends computed and
+// change to the writer's call: the changed slice converted (a
+// svcmanager.Converter, as the Kubernetes watcher's), the frontends computed and
 // compared, and the one changed frontend written through w, with 1,000
 // services of 10 backends in the manager. RawWrite is the same writes
 // without the control plane. The ratio (goal <= 1.5x) is
@@ -51,6 +51,7 @@ func benchService(i, variant int) (*corev1.Service, *discoveryv1.EndpointSlice) 
 // pinned maps, 10,000 services, against raw map writes.
 func SliceChange(b *testing.B, w datapath.LBMapWriter) {
 	m := svcmanager.New(w, svcmanager.Node{Name: "node1"}, slog.New(slog.DiscardHandler))
+	conv := svcmanager.NewConverter()
 	type input struct {
 		svc *corev1.Service
 		sl  [2]*discoveryv1.EndpointSlice
@@ -60,7 +61,7 @@ func SliceChange(b *testing.B, w datapath.LBMapWriter) {
 		svc, a := benchService(i, 0)
 		_, c := benchService(i, 1)
 		in[i] = input{svc, [2]*discoveryv1.EndpointSlice{a, c}}
-		m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{a}))
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(svc, []*discoveryv1.EndpointSlice{a}))
 	}
 	if err := m.Reconcile(); err != nil {
 		b.Fatal(err)
@@ -69,7 +70,7 @@ func SliceChange(b *testing.B, w datapath.LBMapWriter) {
 	for i := 0; b.Loop(); i++ {
 		x := in[i%benchServices]
 		sl := x.sl[(i/benchServices+1)%2]
-		m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(x.svc, []*discoveryv1.EndpointSlice{sl}))
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(x.svc, []*discoveryv1.EndpointSlice{sl}))
 	}
 	if st := m.Stats(); st.Failures > 0 {
 		b.Fatalf("writes failed: %v", st.LastError)
@@ -101,7 +102,7 @@ func RawWrite(b *testing.B, w datapath.LBMapWriter) {
 }
 
 // Sync measures the initial sync's control plane: 1,000 Services with
-// their slices converted and handed to a fresh manager, then its
+// their slices converted (a new Converter) and handed to a fresh manager, then its
 // Reconcile handing every frontend to w.
 func Sync(b *testing.B, w datapath.LBMapWriter) {
 	type input struct {
@@ -114,8 +115,9 @@ func Sync(b *testing.B, w datapath.LBMapWriter) {
 	}
 	for b.Loop() {
 		m := svcmanager.New(w, svcmanager.Node{Name: "node1"}, slog.New(slog.DiscardHandler))
+		conv := svcmanager.NewConverter()
 		for _, x := range in {
-			m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(x.svc, []*discoveryv1.EndpointSlice{x.sl}))
+			m.Upsert(svcmanager.SourceKubernetes, conv.Convert(x.svc, []*discoveryv1.EndpointSlice{x.sl}))
 		}
 		if err := m.Reconcile(); err != nil {
 			b.Fatal(err)
