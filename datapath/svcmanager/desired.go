@@ -123,11 +123,12 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 	if useRemote && global {
 		out = appendStates(out, remote, isRemote, ready == 0)
 	}
-	if !slices.IsSortedFunc(out, compareBackends) {
+	if !strictlySorted(out) { // the common case: sorted already, one slice
 		slices.SortFunc(out, compareBackends)
+		// A backend listed twice (two slices) is kept once, in its best
+		// state.
+		out = slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
 	}
-	// A backend listed twice (two slices) is kept once, in its best state.
-	out = slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
 	return out
 }
 
@@ -194,12 +195,45 @@ func appendStates(out []datapath.LBBackend, bes []Backend, use func(*Backend) bo
 // compareBackends orders backends by cluster, address, state (the best
 // first), node name.
 func compareBackends(a, b datapath.LBBackend) int {
-	return cmp.Or(cmp.Compare(a.ClusterID, b.ClusterID), compareAddr(a.Addr, b.Addr), cmp.Compare(a.State, b.State), cmp.Compare(a.NodeName, b.NodeName))
+	if a.ClusterID != b.ClusterID {
+		return cmp.Compare(a.ClusterID, b.ClusterID)
+	}
+	if c := compareAddr(a.Addr, b.Addr); c != 0 {
+		return c
+	}
+	if a.State != b.State {
+		return cmp.Compare(a.State, b.State)
+	}
+	return cmp.Compare(a.NodeName, b.NodeName)
+}
+
+// strictlySorted reports whether bes are in compareBackends' order with
+// no backend (cluster and address) twice.
+func strictlySorted(bes []datapath.LBBackend) bool {
+	for i := 1; i < len(bes); i++ {
+		a, b := &bes[i-1], &bes[i]
+		if a.ClusterID != b.ClusterID {
+			if a.ClusterID > b.ClusterID {
+				return false
+			}
+			continue
+		}
+		if compareAddr(a.Addr, b.Addr) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // compareAddr orders addresses by IP, port, protocol.
 func compareAddr(a, b datapath.L3n4Addr) int {
-	return cmp.Or(a.Addr.Compare(b.Addr), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Proto, b.Proto))
+	if c := a.Addr.Compare(b.Addr); c != 0 {
+		return c
+	}
+	if a.Port != b.Port {
+		return cmp.Compare(a.Port, b.Port)
+	}
+	return cmp.Compare(a.Proto, b.Proto)
 }
 
 // unspecified returns the unspecified address of IPv4 (is4) or IPv6.
