@@ -18,7 +18,7 @@ type Converter struct {
 	// reads nothing of its Service but what the manager needs.
 	services map[*corev1.Service]*Service // nil: not balanced
 	names    map[objectKey]*corev1.Service
-	slices   map[objectKey]convertedSlice
+	slices   map[objectKey]*convertedSlice // changed in place: one lookup per change
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
@@ -35,7 +35,7 @@ type convertedSlice struct {
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
 	return &Converter{services: map[*corev1.Service]*Service{}, names: map[objectKey]*corev1.Service{},
-		slices: map[objectKey]convertedSlice{}, portNames: map[string][]string{}}
+		slices: map[objectKey]*convertedSlice{}, portNames: map[string][]string{}}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
@@ -105,14 +105,19 @@ func (c *Converter) service(svc *corev1.Service) *Service {
 
 func (c *Converter) slice(sl *discoveryv1.EndpointSlice) convertedSlice {
 	k := objectKey{sl.Namespace, sl.Name}
-	if cur, ok := c.slices[k]; ok && cur.obj == sl && sl.ResourceVersion != "" {
-		return cur
+	cur := c.slices[k]
+	if cur != nil && cur.obj == sl {
+		return *cur // kept only with a resourceVersion
 	}
 	cs := convertedSlice{obj: sl}
 	cs.backends = backends(sl, &cs.warnings, c.portName)
 	cs.backends = cs.backends[:len(cs.backends):len(cs.backends)] // an append by a caller copies
-	if sl.ResourceVersion != "" {
-		c.slices[k] = cs
+	switch {
+	case sl.ResourceVersion == "":
+	case cur != nil:
+		*cur = cs
+	default:
+		c.slices[k] = &cs
 	}
 	return cs
 }
