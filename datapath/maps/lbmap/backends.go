@@ -12,8 +12,8 @@ import (
 // reference makes b a backend of fe: its id (kept, or allocated), and its
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
-func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
-	be := w.byAddr[b.addr]
+func (w *Writer) reference(b desiredBackend, fe addrKey) (uint32, error) {
+	be := w.byAddr[b.key]
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {
@@ -38,7 +38,7 @@ func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, erro
 // state, and the entry written is b's: referencing it again changes
 // nothing (the common case of a service's unchanged backends on the full
 // path, which skips the other services' states and the writes' checks).
-func (be *backend) unchangedSole(b desiredBackend, fe datapath.L3n4Addr) bool {
+func (be *backend) unchangedSole(b desiredBackend, fe addrKey) bool {
 	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
 		be.written && be.entry == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
 }
@@ -68,7 +68,7 @@ func (w *Writer) release(ids []uint32) error {
 		}
 		if len(be.refs) > 0 {
 			e := be.entry
-			e.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+			e.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
 			if werr := w.writeBackend(be, e); werr != nil {
 				err = errors.Join(err, werr)
 				// Its frontends' next upserts reference it again, so

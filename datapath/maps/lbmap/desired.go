@@ -14,6 +14,7 @@ import (
 // the order of a frontend's members.
 type desired struct {
 	frontend datapath.L3n4Addr
+	key      addrKey // the frontend's
 	flags    uint8
 	affinity uint32 // seconds
 	backends []desiredBackend
@@ -39,6 +40,7 @@ func (d *desired) sorted(k int) *desiredBackend {
 
 type desiredBackend struct {
 	addr      datapath.L3n4Addr
+	key       addrKey
 	state     datapath.BackendState
 	clusterID uint32
 }
@@ -68,7 +70,7 @@ func (d *desired) parse(svc datapath.LBService) error {
 	if !fe.Addr.IsValid() || fe.Addr.IsUnspecified() {
 		return fail("frontend address %v is not a valid address", fe.Addr)
 	}
-	fe.Addr = fe.Addr.Unmap()
+	fe.Addr = fe.Addr.Unmap().WithZone("") // the maps hold no zone
 	if fe.Port == 0 {
 		return fail("frontend port must not be 0")
 	}
@@ -82,7 +84,7 @@ func (d *desired) parse(svc datapath.LBService) error {
 	if svc.LocalOnly {
 		flags |= FlagLocal
 	}
-	d.frontend, d.flags, d.affinity = fe, flags, 0
+	d.frontend, d.key, d.flags, d.affinity = fe, keyOf(fe), flags, 0
 	if svc.SessionAffinityTimeout < 0 {
 		return fail("session affinity timeout %v is negative", svc.SessionAffinityTimeout)
 	}
@@ -112,7 +114,7 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 	for i := range bs {
 		b := &bs[i]
 		a := b.Addr
-		a.Addr = a.Addr.Unmap()
+		a.Addr = a.Addr.Unmap().WithZone("")
 		if a.Proto == 0 {
 			a.Proto = fe.Proto
 		}
@@ -128,7 +130,7 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 		case b.State > datapath.BackendQuarantined:
 			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
 		}
-		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
+		d.backends = append(d.backends, desiredBackend{addr: a, key: keyOf(a), state: b.State, clusterID: b.ClusterID})
 	}
 	if dup := d.sortBackends(); dup >= 0 {
 		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)

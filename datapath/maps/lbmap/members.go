@@ -75,7 +75,7 @@ func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 		if fast && prev != nil && prev.clusterID == m.clusterID && prev.state == m.state {
 			m.id = prev.id
 		} else {
-			id, err := w.reference(*b, s.frontend)
+			id, err := w.reference(*b, s.key)
 			if err != nil {
 				s.members = unite(old, x.next)
 				return err

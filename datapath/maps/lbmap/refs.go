@@ -9,12 +9,12 @@ import "github.com/apiary-net/apiary/datapath"
 type backendRefs []backendRef
 
 type backendRef struct {
-	frontend datapath.L3n4Addr
+	frontend addrKey
 	state    datapath.BackendState
 }
 
 // set records that fe uses the backend with state st.
-func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backendRefs {
+func (r backendRefs) set(fe addrKey, st datapath.BackendState) backendRefs {
 	for i := range r {
 		if r[i].frontend == fe {
 			r[i].state = st
@@ -25,7 +25,7 @@ func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backend
 }
 
 // without returns r without fe.
-func (r backendRefs) without(fe datapath.L3n4Addr) backendRefs {
+func (r backendRefs) without(fe addrKey) backendRefs {
 	for i := range r {
 		if r[i].frontend == fe {
 			last := len(r) - 1
@@ -38,7 +38,7 @@ func (r backendRefs) without(fe datapath.L3n4Addr) backendRefs {
 
 // best returns the most active state any frontend but skip gives the
 // backend, or from when that is more active (Quarantined: none).
-func (r backendRefs) best(skip datapath.L3n4Addr, from datapath.BackendState) datapath.BackendState {
+func (r backendRefs) best(skip addrKey, from datapath.BackendState) datapath.BackendState {
 	for i := range r {
 		if r[i].frontend != skip && r[i].state < from {
 			from = r[i].state
@@ -81,7 +81,7 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 	}
 	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
 	w.backends[id] = be
-	w.byAddr[addr] = be
+	w.byAddr[keyOf(addr)] = be
 	return be
 }
 
@@ -89,8 +89,8 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 // reuse.
 func (w *Writer) forget(be *backend) {
 	delete(w.backends, be.id)
-	if w.byAddr[be.entry.addr] == be {
-		delete(w.byAddr, be.entry.addr)
+	if k := keyOf(be.entry.addr); w.byAddr[k] == be {
+		delete(w.byAddr, k)
 	}
 	if len(w.free) < maxFreeBackends {
 		w.free = append(w.free, be)
@@ -98,7 +98,7 @@ func (w *Writer) forget(be *backend) {
 }
 
 // dropRef removes fe from the frontends of backend id.
-func (w *Writer) dropRef(id uint32, fe datapath.L3n4Addr) {
+func (w *Writer) dropRef(id uint32, fe addrKey) {
 	if be := w.backends[id]; be != nil {
 		be.refs = be.refs.without(fe)
 	}

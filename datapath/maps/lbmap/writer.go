@@ -28,6 +28,7 @@ type backendEntry struct {
 // frontend), the next upsert references every backend again.
 type serviceEntry struct {
 	frontend datapath.L3n4Addr
+	key      addrKey // the frontend's
 	written  bool
 	synced   bool
 	master   ServiceValue
@@ -43,9 +44,9 @@ type Writer struct {
 	m   *Maps
 
 	mu          sync.Mutex
-	services    map[datapath.L3n4Addr]*serviceEntry
-	backends    map[uint32]*backend            // by id
-	byAddr      map[datapath.L3n4Addr]*backend // by address
+	services    map[addrKey]*serviceEntry
+	backends    map[uint32]*backend  // by id
+	byAddr      map[addrKey]*backend // by address
 	free        []*backend                     // records of deleted backends, for new ones
 	slab        []backend                      // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
@@ -99,10 +100,10 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 // first, so the programs stop matching the frontend before anything it
 // points to is removed.
 func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
-	frontend.Addr = frontend.Addr.Unmap()
+	frontend.Addr = frontend.Addr.Unmap().WithZone("")
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.delete(frontend)
+	return w.delete(keyOf(frontend))
 }
 
 // ReconcileServices implements datapath.LBMapWriter: it validates every
@@ -119,13 +120,16 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// The maps held nothing (the writer mirrors them): once the new
+	// frontends are written whole, nothing can be stale.
+	empty := len(w.services) == 0 && len(w.backends) == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var (
 		errs     []error
 		fresh    = make([]desired, 0, len(ds))
 		existing []desired
 	)
 	for _, d := range ds {
-		if w.services[d.frontend] == nil {
+		if w.services[d.key] == nil {
 			fresh = append(fresh, d)
 		} else {
 			existing = append(existing, d)
@@ -138,11 +142,15 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 		errs = append(errs, err)
 	} else {
 		added += len(fresh)
+		if empty {
+			clear(w.reservedRevNAT)
+			return added, 0, nil
+		}
 	}
 	for i := range existing {
 		// The full path: every backend referenced again, so that a
 		// reconcile repairs what a failed write left.
-		w.services[existing[i].frontend].synced = false
+		w.services[existing[i].key].synced = false
 		isNew, err := w.upsert(&existing[i])
 		if err != nil {
 			errs = append(errs, err)
@@ -152,7 +160,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	clear(w.reservedRevNAT)
 	for fe := range w.services {
-		if want[fe] {
+		if _, ok := want[fe]; ok {
 			continue
 		}
 		if err := w.delete(fe); err != nil {
@@ -167,9 +175,9 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 
 // parseAll validates svcs (the backends of all in one array) and
 // returns them with the set of their frontends.
-func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool, error) {
+func parseAll(svcs []datapath.LBService) ([]desired, map[addrKey]struct{}, error) {
 	ds := make([]desired, len(svcs))
-	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	want := make(map[addrKey]struct{}, len(svcs))
 	n := 0
 	for _, svc := range svcs {
 		n += len(svc.Backends)
@@ -181,21 +189,21 @@ func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool,
 		if err := d.parse(svc); err != nil {
 			return nil, nil, err
 		}
-		if want[d.frontend] {
+		if _, ok := want[d.key]; ok {
 			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
-		want[d.frontend] = true
+		want[d.key] = struct{}{}
 	}
 	return ds, want, nil
 }
 
 // upsert writes d; it reports whether the frontend was new.
 func (w *Writer) upsert(d *desired) (bool, error) {
-	s := w.services[d.frontend]
+	s := w.services[d.key]
 	isNew := s == nil || !s.written
 	if s == nil {
 		s = newServiceEntry(d.frontend, len(d.backends))
-		w.services[d.frontend] = s
+		w.services[d.key] = s
 	}
 	if s.master.RevNATIndex == 0 {
 		idx, err := w.allocRevNAT(d.frontend)
@@ -255,7 +263,7 @@ func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
 		}
 	}
 	for _, id := range x.gone {
-		w.dropRef(id, s.frontend)
+		w.dropRef(id, s.key)
 	}
 	s.keepMembers(x.next)
 	if e := w.release(x.gone); e != nil {
@@ -326,11 +334,12 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 
 // delete removes frontend fe: master, slots, rev-NAT entry, affinity
 // matches, and the backends only it used.
-func (w *Writer) delete(fe datapath.L3n4Addr) error {
-	s := w.services[fe]
+func (w *Writer) delete(key addrKey) error {
+	s := w.services[key]
 	if s == nil {
 		return nil
 	}
+	fe := s.frontend
 	s.synced = false
 	svcMap := w.m.services(fe.Addr.Is4())
 	if err := del(svcMap, w.buf.service(fe, 0)); err != nil {
@@ -360,11 +369,11 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	gone := w.scratch.gone[:0]
 	for _, m := range s.members {
-		w.dropRef(m.id, fe)
+		w.dropRef(m.id, key)
 		gone = append(gone, m.id)
 	}
 	w.scratch.gone = gone
-	delete(w.services, fe)
+	delete(w.services, key)
 	if e := w.release(gone); e != nil {
 		err = errors.Join(err, e)
 	}
