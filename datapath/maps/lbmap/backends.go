@@ -12,26 +12,26 @@ import (
 // reference makes b a backend of fe: its id (kept, or allocated), and its
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
-func (w *Writer) reference(b desiredBackend, fe addrKey) (uint32, error) {
+func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
 	be := w.byAddr[b.key]
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		be = w.newBackend(id, b.addr)
 	} else if be.unchangedSole(b, fe) {
-		return be.id, nil
+		return be, nil
 	}
 	e := backendEntry{addr: b.addr, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
 	if err := w.writeBackend(be, e); err != nil {
 		if len(be.refs) == 0 && !be.written {
 			w.forget(be)
 		}
-		return 0, err
+		return nil, err
 	}
 	be.refs = be.refs.set(fe, b.state)
-	return be.id, nil
+	return be, nil
 }
 
 // unchangedSole reports whether fe is the only service of be, with b's
@@ -59,13 +59,13 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 // rewrites the state of those still used when it changed. A backend it
 // fails to delete stays until a reconcile (collect); one whose state it
 // fails to rewrite makes its frontends take the full path next.
-func (w *Writer) release(ids []uint32) error {
+func (w *Writer) release(bes []*backend) error {
 	var err error
-	for _, id := range ids {
-		be := w.backends[id]
-		if be == nil {
-			continue
+	for _, be := range bes {
+		if be.forgotten {
+			continue // listed twice
 		}
+		id := be.id
 		if len(be.refs) > 0 {
 			e := be.entry
 			e.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
@@ -179,10 +179,10 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 // affinity matches (the full reconciliation after a restart).
 func (w *Writer) collect() error {
 	var errs []error
-	var unused []uint32
-	for id, be := range w.backends {
+	var unused []*backend
+	for _, be := range w.backends {
 		if len(be.refs) == 0 {
-			unused = append(unused, id)
+			unused = append(unused, be)
 		}
 	}
 	errs = append(errs, w.release(unused))

@@ -8,12 +8,14 @@ import (
 
 // member is a backend of a frontend, with its id, as the frontend's last
 // upsert gave it. A frontend's members are sorted by address; the
-// frontend is among the refs of each member's backend record.
+// frontend is among the refs of each member's backend record, be (so
+// that record stays the backend of id while the member is there).
 type member struct {
 	addr      datapath.L3n4Addr
 	clusterID uint32
 	state     datapath.BackendState
 	id        uint32
+	be        *backend
 }
 
 // joiner is a backend that becomes active in a frontend: its id and its
@@ -28,7 +30,7 @@ type joiner struct {
 type upsertScratch struct {
 	in      desired  // the service being written
 	next    []member // its new members, sorted by address
-	gone    []uint32 // ids of members the frontend no longer uses
+	gone    []*backend // backends of members the frontend no longer uses
 	leaving []uint32 // ids of active members that stop being active
 	joining []joiner // members that become active
 	active  []uint32 // every active member's id, in the service's order (full path)
@@ -73,14 +75,14 @@ func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 		}
 		m := member{addr: b.addr, clusterID: b.clusterID, state: b.state}
 		if fast && prev != nil && prev.clusterID == m.clusterID && prev.state == m.state {
-			m.id = prev.id
+			m.id, m.be = prev.id, prev.be
 		} else {
-			id, err := w.reference(*b, s.key)
+			be, err := w.reference(*b, s.key)
 			if err != nil {
 				s.members = unite(old, x.next)
 				return err
 			}
-			m.id = id
+			m.id, m.be = be.id, be
 		}
 		x.next = append(x.next, m)
 		x.track(prev, m, d.pos(k))
@@ -99,14 +101,14 @@ func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 		// Members read back from the maps may disagree with the ids of
 		// their addresses now: never drop an id the frontend uses.
 		used := newIDSet(x.next, func(m member) uint32 { return m.id })
-		x.gone = slices.DeleteFunc(x.gone, used.has)
+		x.gone = slices.DeleteFunc(x.gone, func(be *backend) bool { return used.has(be.id) })
 	}
 	return nil
 }
 
 // drop records that old member m is gone.
 func (x *upsertScratch) drop(m member) {
-	x.gone = append(x.gone, m.id)
+	x.gone = append(x.gone, m.be)
 	if m.state == datapath.BackendActive {
 		x.leaving = append(x.leaving, m.id)
 	}
@@ -124,7 +126,7 @@ func (x *upsertScratch) track(prev *member, m member, pos int) {
 		x.joining = append(x.joining, joiner{pos: int32(pos), id: m.id})
 	}
 	if prev != nil && prev.id != m.id {
-		x.gone = append(x.gone, prev.id)
+		x.gone = append(x.gone, prev.be)
 	}
 }
 

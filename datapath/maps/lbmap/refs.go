@@ -57,6 +57,8 @@ type backend struct {
 	entry   backendEntry
 	refs    backendRefs
 	bulk    bulkState // during createBulk
+	// forgotten: the record is in no map, free for a new backend.
+	forgotten bool
 }
 
 // maxFreeBackends bounds the records kept for reuse (a deleted service
@@ -88,6 +90,7 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 // forget removes be from the writer's maps and keeps its record for
 // reuse.
 func (w *Writer) forget(be *backend) {
+	be.forgotten = true
 	delete(w.backends, be.id)
 	if k := keyOf(be.entry.addr); w.byAddr[k] == be {
 		delete(w.byAddr, k)
@@ -97,9 +100,7 @@ func (w *Writer) forget(be *backend) {
 	}
 }
 
-// dropRef removes fe from the frontends of backend id.
-func (w *Writer) dropRef(id uint32, fe addrKey) {
-	if be := w.backends[id]; be != nil {
-		be.refs = be.refs.without(fe)
-	}
+// dropRef removes fe from the frontends of be.
+func dropRef(be *backend, fe addrKey) {
+	be.refs = be.refs.without(fe)
 }

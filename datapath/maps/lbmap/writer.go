@@ -262,8 +262,8 @@ func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
 			}
 		}
 	}
-	for _, id := range x.gone {
-		w.dropRef(id, s.key)
+	for _, be := range x.gone {
+		dropRef(be, s.key)
 	}
 	s.keepMembers(x.next)
 	if e := w.release(x.gone); e != nil {
@@ -369,8 +369,8 @@ func (w *Writer) delete(key addrKey) error {
 	}
 	gone := w.scratch.gone[:0]
 	for _, m := range s.members {
-		w.dropRef(m.id, key)
-		gone = append(gone, m.id)
+		dropRef(m.be, key)
+		gone = append(gone, m.be)
 	}
 	w.scratch.gone = gone
 	delete(w.services, key)
