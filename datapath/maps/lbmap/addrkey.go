@@ -1,6 +1,10 @@
 package lbmap
 
-import "github.com/apiary-net/apiary/datapath"
+import (
+	"bytes"
+
+	"github.com/apiary-net/apiary/datapath"
+)
 
 // addrKey is an address, port and protocol as the key of the writer's
 // Go maps (frontends, backends by address, a backend's frontends): 20
@@ -22,4 +26,19 @@ func keyOf(a datapath.L3n4Addr) addrKey {
 		k.v4 = 1
 	}
 	return k
+}
+
+// compareKeys orders keys as compareL3n4 orders their addresses (without
+// zones): IPv4 before IPv6, then by address, port and protocol.
+func compareKeys(a, b addrKey) int {
+	if a.v4 != b.v4 {
+		return int(b.v4) - int(a.v4)
+	}
+	if c := bytes.Compare(a.addr[:], b.addr[:]); c != 0 {
+		return c
+	}
+	if a.port != b.port {
+		return int(a.port) - int(b.port)
+	}
+	return int(a.proto) - int(b.proto)
 }

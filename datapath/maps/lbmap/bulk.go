@@ -86,7 +86,7 @@ func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
 	bw.touched = make([]*backend, 0, bw.refs)
 	for _, d := range ds {
 		for _, b := range d.backends {
-			be := w.byAddr[b.key]
+			be := w.byAddr[keyOf(b.addr)]
 			if be == nil {
 				id, err := w.allocBackendID()
 				if err != nil {
@@ -156,7 +156,7 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 		}
 		for k := range d.backends {
 			b := d.sorted(k)
-			s.members = append(s.members, member{addr: b.addr, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id, be: bes[d.pos(k)]})
+			s.members = append(s.members, member{addr: keyOf(b.addr), clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id, be: bes[d.pos(k)]})
 		}
 		bes = bes[n:]
 		bw.plans = append(bw.plans, p)

@@ -40,7 +40,6 @@ func (d *desired) sorted(k int) *desiredBackend {
 
 type desiredBackend struct {
 	addr      datapath.L3n4Addr
-	key       addrKey
 	state     datapath.BackendState
 	clusterID uint32
 }
@@ -130,7 +129,7 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 		case b.State > datapath.BackendQuarantined:
 			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
 		}
-		d.backends = append(d.backends, desiredBackend{addr: a, key: keyOf(a), state: b.State, clusterID: b.ClusterID})
+		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
 	}
 	if dup := d.sortBackends(); dup >= 0 {
 		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)
