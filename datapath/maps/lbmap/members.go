@@ -28,13 +28,13 @@ type joiner struct {
 // upsertScratch is the writer's room for one upsert, reused by the next
 // one so that a change allocates nothing.
 type upsertScratch struct {
-	in      desired  // the service being written
-	next    []member // its new members, sorted by address
+	in      desired    // the service being written
+	next    []member   // its new members, sorted by address
 	gone    []*backend // backends of members the frontend no longer uses
-	leaving []uint32 // ids of active members that stop being active
-	joining []joiner // members that become active
-	active  []uint32 // every active member's id, in the service's order (full path)
-	slots   []uint32 // the slots to write
+	leaving []uint32   // ids of active members that stop being active
+	joining []joiner   // members that become active
+	active  []uint32   // every active member's id, in the service's order (full path)
+	slots   []uint32   // the slots to write
 }
 
 // diffMembers makes d's backends the members of s: it references the new
