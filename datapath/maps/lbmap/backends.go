@@ -95,7 +95,7 @@ func (w *Writer) release(bes []*backend) error {
 // allocBackendID returns an unused backend id, going round the id space
 // so that a freed id is reused as late as possible.
 func (w *Writer) allocBackendID() (uint32, error) {
-	for range min(len(w.backends)+1, maxBackendID) {
+	for range min(w.backends.len()+1, maxBackendID) {
 		id := w.nextBackend
 		if id == 0 || id == maxBackendID {
 			id = 1
@@ -106,7 +106,7 @@ func (w *Writer) allocBackendID() (uint32, error) {
 			w.topBackend = id
 			return id, nil
 		}
-		if w.backends[id] == nil {
+		if w.backends.get(id) == nil {
 			return id, nil
 		}
 	}
@@ -180,7 +180,7 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 func (w *Writer) collect() error {
 	var errs []error
 	var unused []*backend
-	for _, be := range w.backends {
+	for be := range w.backends.all {
 		if len(be.refs) == 0 {
 			unused = append(unused, be)
 		}

@@ -276,8 +276,7 @@ func (w *Writer) presize(services, refs int) {
 	if len(w.services) == 0 {
 		w.services = make(map[addrKey]*serviceEntry, services)
 	}
-	if len(w.backends) == 0 {
-		w.backends = make(map[uint32]*backend, refs)
+	if w.backends.len() == 0 {
 		w.byAddr = make(map[addrKey]*backend, refs)
 	}
 	if len(w.revNATs) == 0 {

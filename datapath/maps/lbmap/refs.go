@@ -77,12 +77,12 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 		if len(w.slab) == 0 {
 			// Blocks grow with the writer: few blocks for an initial
 			// sync, little unused room.
-			w.slab = make([]backend, max(64, len(w.backends)/8))
+			w.slab = make([]backend, max(64, w.backends.len()/8))
 		}
 		be, w.slab = &w.slab[0], w.slab[1:]
 	}
 	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
-	w.backends[id] = be
+	w.backends.set(id, be)
 	w.byAddr[keyOf(addr)] = be
 	return be
 }
@@ -91,7 +91,7 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 // reuse.
 func (w *Writer) forget(be *backend) {
 	be.forgotten = true
-	delete(w.backends, be.id)
+	w.backends.del(be.id)
 	if k := keyOf(be.entry.addr); w.byAddr[k] == be {
 		delete(w.byAddr, k)
 	}

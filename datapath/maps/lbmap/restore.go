@@ -14,7 +14,7 @@ import (
 // allocators past the ids in use.
 func (w *Writer) restore() error {
 	w.services = map[addrKey]*serviceEntry{}
-	w.backends = map[uint32]*backend{}
+	w.backends = backendTable{}
 	w.byAddr = map[addrKey]*backend{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
@@ -37,7 +37,7 @@ func (w *Writer) restore() error {
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
-			if be := w.backends[id]; be != nil && slot <= rs.master.Count {
+			if be := w.backends.get(id); be != nil && slot <= rs.master.Count {
 				s.members = append(s.members, member{addr: keyOf(be.entry.addr), clusterID: be.entry.clusterID, id: id, be: be})
 				be.refs = be.refs.set(s.key, datapath.BackendActive)
 			}

@@ -45,7 +45,7 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    map[addrKey]*serviceEntry
-	backends    map[uint32]*backend  // by id
+	backends    backendTable         // by id
 	byAddr      map[addrKey]*backend // by address
 	free        []*backend           // records of deleted backends, for new ones
 	slab        []backend            // records not used yet
@@ -122,7 +122,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	defer w.mu.Unlock()
 	// The maps held nothing (the writer mirrors them): once the new
 	// frontends are written whole, nothing can be stale.
-	empty := len(w.services) == 0 && len(w.backends) == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
+	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var (
 		errs     []error
 		fresh    = make([]desired, 0, len(ds))
@@ -392,5 +392,5 @@ func (w *Writer) Stats() (frontends, backends int) {
 			frontends++
 		}
 	}
-	return frontends, len(w.backends)
+	return frontends, w.backends.len()
 }
