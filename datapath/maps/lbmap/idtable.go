@@ -6,14 +6,22 @@ package lbmap
 // other, and a lookup costs a small map's lookup (the pages', mostly in
 // cache) and one slot, where a map of 100,000 ids costs cache misses in
 // its groups on every insert, lookup and delete.
+//
+// A page left empty stays until empty pages are more than half of them
+// (and more than maxEmptyPages): a backend added and removed again at
+// the edge of the ids in use would otherwise make and drop a page each
+// time.
 type backendTable struct {
 	pages map[uint32]*idPage // by id >> idPageBits
 	n     int
+	empty int // pages with no record
 }
 
 const (
 	idPageBits = 9
 	idPageSize = 1 << idPageBits
+	// maxEmptyPages is how many empty pages stay in any case.
+	maxEmptyPages = 8
 )
 
 type idPage struct {
@@ -41,13 +49,16 @@ func (t *backendTable) set(id uint32, be *backend) {
 	}
 	slot := &p.bes[id&(idPageSize-1)]
 	if *slot == nil {
+		if p.n == 0 && t.empty > 0 {
+			t.empty--
+		}
 		p.n++
 		t.n++
 	}
 	*slot = be
 }
 
-// del removes the record of id; a page left empty goes.
+// del removes the record of id.
 func (t *backendTable) del(id uint32) {
 	p := t.pages[id>>idPageBits]
 	if p == nil || p.bes[id&(idPageSize-1)] == nil {
@@ -56,8 +67,17 @@ func (t *backendTable) del(id uint32) {
 	p.bes[id&(idPageSize-1)] = nil
 	p.n--
 	t.n--
-	if p.n == 0 {
-		delete(t.pages, id>>idPageBits)
+	if p.n > 0 {
+		return
+	}
+	t.empty++
+	if t.empty > maxEmptyPages && t.empty > len(t.pages)/2 {
+		for k, p := range t.pages {
+			if p.n == 0 {
+				delete(t.pages, k)
+			}
+		}
+		t.empty = 0
 	}
 }
 
