@@ -9,7 +9,6 @@ import "github.com/apiary-net/apiary/datapath"
 type keyBuf struct {
 	svc4 Service4Key
 	svc6 Service6Key
-	sv   ServiceValue
 	id   uint32
 	be4  Backend4Value
 	be6  Backend6Value
@@ -23,12 +22,6 @@ func (b *keyBuf) service(a datapath.L3n4Addr, slot uint16) any {
 	}
 	b.svc6 = service6Key(a, slot)
 	return &b.svc6
-}
-
-// serviceValue returns v.
-func (b *keyBuf) serviceValue(v ServiceValue) *ServiceValue {
-	b.sv = v
-	return &b.sv
 }
 
 // backendID returns id.

@@ -57,6 +57,7 @@ type Writer struct {
 	// reservedRevNAT are indexes picked for a write not yet done.
 	reservedRevNAT map[uint16]bool
 	scratch        upsertScratch
+	slotBatch      slotBatch
 	buf            keyBuf
 }
 
@@ -299,28 +300,33 @@ func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMat
 // writeSlots makes s's slots want and its master entry master: growing,
 // slots first; shrinking, the master's count first.
 func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue) error {
-	svcMap := w.m.services(s.frontend.Addr.Is4())
+	v4 := s.frontend.Addr.Is4()
+	svcMap := w.m.services(v4)
 	if len(want) > 0x7fff {
 		return fmt.Errorf("%d active backends, at most %d", len(want), 0x7fff)
 	}
-	for i, id := range want {
-		if i < len(s.slots) && s.slots[i] == id {
+	// The changed slots, in order, then the master entry, in batches.
+	b := &w.slotBatch
+	for i := 0; i <= len(want); i++ {
+		var slot uint16
+		var v ServiceValue
+		switch {
+		case i == len(want) && (!s.written || s.master != master):
+			v = master
+		case i == len(want) || i < len(s.slots) && s.slots[i] == want[i]:
 			continue
+		default:
+			slot, v = uint16(i+1), ServiceValue{BackendID: want[i], RevNATIndex: master.RevNATIndex}
 		}
-		if err := svcMap.Update(w.buf.service(s.frontend, uint16(i+1)), w.buf.serviceValue(ServiceValue{BackendID: id, RevNATIndex: master.RevNATIndex}), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("write backend slot %d: %w", i+1, err)
-		}
-		if i < len(s.slots) {
-			s.slots[i] = id
-		} else {
-			s.slots = append(s.slots, id)
+		if !b.add(s.frontend, slot, v) {
+			if err := w.flushSlots(s, svcMap, v4); err != nil {
+				return err
+			}
+			b.add(s.frontend, slot, v)
 		}
 	}
-	if !s.written || s.master != master {
-		if err := svcMap.Update(w.buf.service(s.frontend, 0), w.buf.serviceValue(master), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("write master entry: %w", err)
-		}
-		s.written, s.master = true, master
+	if err := w.flushSlots(s, svcMap, v4); err != nil {
+		return err
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
@@ -330,6 +336,29 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 		s.slots = s.slots[:last-1]
 	}
 	return nil
+}
+
+// flushSlots writes w.slotBatch, the changed slots and master entry of
+// s, and records in s what was written.
+func (w *Writer) flushSlots(s *serviceEntry, svcMap *ebpf.Map, v4 bool) error {
+	b := &w.slotBatch
+	n := b.n
+	done, err := b.write(svcMap, v4)
+	for k := range done {
+		slot, v := b.slots[k], b.v[k]
+		switch {
+		case slot == 0:
+			s.written, s.master = true, v
+		case int(slot) <= len(s.slots):
+			s.slots[slot-1] = v.BackendID
+		default: // slots past the end come in order
+			s.slots = append(s.slots, v.BackendID)
+		}
+	}
+	if err == nil && done != n {
+		err = fmt.Errorf("write backend slots: %d of %d written", done, n)
+	}
+	return err
 }
 
 // delete removes frontend fe: master, slots, rev-NAT entry, affinity
