@@ -2,6 +2,7 @@ package lbmap
 
 import (
 	"bytes"
+	"net/netip"
 
 	"github.com/apiary-net/apiary/datapath"
 )
@@ -42,3 +43,16 @@ func compareKeys(a, b addrKey) int {
 	}
 	return int(a.proto) - int(b.proto)
 }
+
+func (k addrKey) is4() bool { return k.v4 != 0 }
+
+// l3n4 returns the address k is the key of.
+func (k addrKey) l3n4() datapath.L3n4Addr {
+	a := netip.AddrFrom16(k.addr)
+	if k.is4() {
+		a = a.Unmap()
+	}
+	return datapath.L3n4Addr{Addr: a, Port: k.port, Proto: k.proto}
+}
+
+func (k addrKey) String() string { return k.l3n4().String() }

@@ -13,17 +13,17 @@ import (
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
-	be := w.byAddr[keyOf(b.addr)]
+	be := w.byAddr[b.key]
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {
 			return nil, err
 		}
-		be = w.newBackend(id, b.addr)
+		be = w.newBackend(id, b.key)
 	} else if be.unchangedSole(b, fe) {
 		return be, nil
 	}
-	e := backendEntry{addr: b.addr, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
+	e := backendEntry{addr: b.key, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
 	if err := w.writeBackend(be, e); err != nil {
 		if len(be.refs) == 0 && !be.written {
 			w.forget(be)
@@ -40,7 +40,7 @@ func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
 // path, which skips the other services' states and the writes' checks).
 func (be *backend) unchangedSole(b desiredBackend, fe addrKey) bool {
 	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
-		be.written && be.entry == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
+		be.written && be.entry == backendEntry{addr: b.key, state: b.state, clusterID: b.clusterID}
 }
 
 // writeBackend writes be's entry e unless the map holds it already.
@@ -48,7 +48,7 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 	if be.written && be.entry == e {
 		return nil
 	}
-	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
+	if err := w.m.backends(e.addr.is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("write backend %d (%s): %w", be.id, e.addr, err)
 	}
 	be.entry, be.written = e, true
@@ -82,7 +82,7 @@ func (w *Writer) release(bes []*backend) error {
 			continue
 		}
 		if be.written {
-			if derr := del(w.m.backends(be.entry.addr.Addr.Is4()), w.buf.backendID(id)); derr != nil {
+			if derr := del(w.m.backends(be.entry.addr.is4()), w.buf.backendID(id)); derr != nil {
 				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
 				continue
 			}

@@ -29,7 +29,7 @@ type bulkState struct {
 }
 
 // entry is the backend entry at addr createBulk writes.
-func (b bulkState) entry(addr datapath.L3n4Addr) backendEntry {
+func (b bulkState) entry(addr addrKey) backendEntry {
 	return backendEntry{addr: addr, state: b.state, clusterID: b.clusterID}
 }
 
@@ -86,13 +86,13 @@ func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
 	bw.touched = make([]*backend, 0, bw.refs)
 	for _, d := range ds {
 		for _, b := range d.backends {
-			be := w.byAddr[keyOf(b.addr)]
+			be := w.byAddr[b.key]
 			if be == nil {
 				id, err := w.allocBackendID()
 				if err != nil {
 					return fmt.Errorf("service %s: %w", d.frontend, err)
 				}
-				be = w.newBackend(id, b.addr)
+				be = w.newBackend(id, b.key)
 			}
 			if !be.bulk.touched {
 				be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
@@ -156,7 +156,7 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 		}
 		for k := range d.backends {
 			b := d.sorted(k)
-			s.members = append(s.members, member{addr: keyOf(b.addr), clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id, be: bes[d.pos(k)]})
+			s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id, be: bes[d.pos(k)]})
 		}
 		bes = bes[n:]
 		bw.plans = append(bw.plans, p)
@@ -177,7 +177,7 @@ func (w *Writer) batchBackends(bw *bulkWrite) {
 		if be.written && be.entry == e {
 			continue
 		}
-		if e.addr.Addr.Is4() {
+		if e.addr.is4() {
 			bw.be4.add(be.id, backend4Value(e))
 			bw.written4 = append(bw.written4, be)
 		} else {

@@ -32,7 +32,7 @@ func (b *keyBuf) backendID(id uint32) *uint32 {
 
 // backend returns e's value in its family's map.
 func (b *keyBuf) backend(e backendEntry) any {
-	if e.addr.Addr.Is4() {
+	if e.addr.is4() {
 		b.be4 = backend4Value(e)
 		return &b.be4
 	}

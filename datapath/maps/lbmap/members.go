@@ -64,7 +64,7 @@ func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 	i := 0
 	for k := range d.backends {
 		b := d.sorted(k)
-		key := keyOf(b.addr)
+		key := b.key
 		for i < len(old) && old[i].addr != key && compareKeys(old[i].addr, key) < 0 {
 			x.drop(old[i])
 			i++

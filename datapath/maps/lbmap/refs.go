@@ -69,7 +69,7 @@ const maxFreeBackends = 1024
 // frontend. It reuses a record a deleted backend left, or takes one from
 // a block (w.slab): a one-endpoint change allocates nothing, an initial
 // sync a few blocks.
-func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
+func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 	var be *backend
 	if n := len(w.free); n > 0 {
 		be, w.free = w.free[n-1], w.free[:n-1]
@@ -83,7 +83,7 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 	}
 	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
 	w.backends.set(id, be)
-	w.byAddr[keyOf(addr)] = be
+	w.byAddr[addr] = be
 	return be
 }
 
@@ -92,8 +92,8 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 func (w *Writer) forget(be *backend) {
 	be.forgotten = true
 	w.backends.del(be.id)
-	if k := keyOf(be.entry.addr); w.byAddr[k] == be {
-		delete(w.byAddr, k)
+	if w.byAddr[be.entry.addr] == be {
+		delete(w.byAddr, be.entry.addr)
 	}
 	if len(w.free) < maxFreeBackends {
 		w.free = append(w.free, be)

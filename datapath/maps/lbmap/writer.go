@@ -12,8 +12,10 @@ import (
 )
 
 // backendEntry is a backend as written in its family's backend map.
+// Its address is a key: no pointer for the GC to follow in 100,000
+// backend records.
 type backendEntry struct {
-	addr      datapath.L3n4Addr
+	addr      addrKey
 	state     datapath.BackendState
 	clusterID uint32
 }
