@@ -59,13 +59,13 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 // rewrites the state of those still used when it changed. A backend it
 // fails to delete stays until a reconcile (collect); one whose state it
 // fails to rewrite makes its frontends take the full path next.
-func (w *Writer) release(bes []*backend) error {
+func (w *Writer) release(ids []uint32) error {
 	var err error
-	for _, be := range bes {
-		if be.forgotten {
-			continue // listed twice
+	for _, id := range ids {
+		be := w.backends.get(id)
+		if be == nil {
+			continue
 		}
-		id := be.id
 		if len(be.refs) > 0 {
 			e := be.entry
 			e.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
@@ -179,10 +179,10 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 // affinity matches (the full reconciliation after a restart).
 func (w *Writer) collect() error {
 	var errs []error
-	var unused []*backend
+	var unused []uint32
 	for be := range w.backends.all {
 		if len(be.refs) == 0 {
-			unused = append(unused, be)
+			unused = append(unused, be.id)
 		}
 	}
 	errs = append(errs, w.release(unused))

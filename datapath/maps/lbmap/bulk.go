@@ -156,7 +156,7 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 		}
 		for k := range d.backends {
 			b := d.sorted(k)
-			s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id, be: bes[d.pos(k)]})
+			s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id})
 		}
 		bes = bes[n:]
 		bw.plans = append(bw.plans, p)

@@ -57,8 +57,6 @@ type backend struct {
 	entry   backendEntry
 	refs    backendRefs
 	bulk    bulkState // during createBulk
-	// forgotten: the record is in no map, free for a new backend.
-	forgotten bool
 }
 
 // maxFreeBackends bounds the records kept for reuse (a deleted service
@@ -90,7 +88,6 @@ func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 // forget removes be from the writer's maps and keeps its record for
 // reuse.
 func (w *Writer) forget(be *backend) {
-	be.forgotten = true
 	w.backends.del(be.id)
 	if w.byAddr[be.entry.addr] == be {
 		delete(w.byAddr, be.entry.addr)
@@ -100,7 +97,9 @@ func (w *Writer) forget(be *backend) {
 	}
 }
 
-// dropRef removes fe from the frontends of be.
-func dropRef(be *backend, fe addrKey) {
-	be.refs = be.refs.without(fe)
+// dropRef removes fe from the frontends of backend id.
+func (w *Writer) dropRef(id uint32, fe addrKey) {
+	if be := w.backends.get(id); be != nil {
+		be.refs = be.refs.without(fe)
+	}
 }

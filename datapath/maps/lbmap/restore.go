@@ -38,7 +38,7 @@ func (w *Writer) restore() error {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
 			if be := w.backends.get(id); be != nil && slot <= rs.master.Count {
-				s.members = append(s.members, member{addr: be.entry.addr, clusterID: be.entry.clusterID, id: id, be: be})
+				s.members = append(s.members, member{addr: be.entry.addr, clusterID: be.entry.clusterID, id: id})
 				be.refs = be.refs.set(s.key, datapath.BackendActive)
 			}
 		}

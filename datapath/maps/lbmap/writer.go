@@ -265,8 +265,8 @@ func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
 			}
 		}
 	}
-	for _, be := range x.gone {
-		dropRef(be, s.key)
+	for _, id := range x.gone {
+		w.dropRef(id, s.key)
 	}
 	s.keepMembers(x.next)
 	if e := w.release(x.gone); e != nil {
@@ -400,8 +400,8 @@ func (w *Writer) delete(key addrKey) error {
 	}
 	gone := w.scratch.gone[:0]
 	for _, m := range s.members {
-		dropRef(m.be, key)
-		gone = append(gone, m.be)
+		w.dropRef(m.id, key)
+		gone = append(gone, m.id)
 	}
 	w.scratch.gone = gone
 	delete(w.services, key)
