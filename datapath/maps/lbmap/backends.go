@@ -12,35 +12,35 @@ import (
 // reference makes b a backend of fe: its id (kept, or allocated), and its
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
-func (w *Writer) reference(b desiredBackend, fe datapath.L3n4Addr) (uint32, error) {
-	be := w.byAddr[b.addr]
+func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
+	be := w.byAddr[b.key]
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		be = w.newBackend(id, b.addr)
+		be = w.newBackend(id, b.key)
 	} else if be.unchangedSole(b, fe) {
-		return be.id, nil
+		return be, nil
 	}
-	e := backendEntry{addr: b.addr, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
+	e := backendEntry{addr: b.key, state: be.refs.best(fe, b.state), clusterID: b.clusterID}
 	if err := w.writeBackend(be, e); err != nil {
 		if len(be.refs) == 0 && !be.written {
 			w.forget(be)
 		}
-		return 0, err
+		return nil, err
 	}
 	be.refs = be.refs.set(fe, b.state)
-	return be.id, nil
+	return be, nil
 }
 
 // unchangedSole reports whether fe is the only service of be, with b's
 // state, and the entry written is b's: referencing it again changes
 // nothing (the common case of a service's unchanged backends on the full
 // path, which skips the other services' states and the writes' checks).
-func (be *backend) unchangedSole(b desiredBackend, fe datapath.L3n4Addr) bool {
+func (be *backend) unchangedSole(b desiredBackend, fe addrKey) bool {
 	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
-		be.written && be.entry == backendEntry{addr: b.addr, state: b.state, clusterID: b.clusterID}
+		be.written && be.entry == backendEntry{addr: b.key, state: b.state, clusterID: b.clusterID}
 }
 
 // writeBackend writes be's entry e unless the map holds it already.
@@ -48,7 +48,7 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 	if be.written && be.entry == e {
 		return nil
 	}
-	if err := w.m.backends(e.addr.Addr.Is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
+	if err := w.m.backends(e.addr.is4()).Update(w.buf.backendID(be.id), w.buf.backend(e), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("write backend %d (%s): %w", be.id, e.addr, err)
 	}
 	be.entry, be.written = e, true
@@ -62,13 +62,13 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 func (w *Writer) release(ids []uint32) error {
 	var err error
 	for _, id := range ids {
-		be := w.backends[id]
+		be := w.backends.get(id)
 		if be == nil {
 			continue
 		}
 		if len(be.refs) > 0 {
 			e := be.entry
-			e.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+			e.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
 			if werr := w.writeBackend(be, e); werr != nil {
 				err = errors.Join(err, werr)
 				// Its frontends' next upserts reference it again, so
@@ -82,7 +82,7 @@ func (w *Writer) release(ids []uint32) error {
 			continue
 		}
 		if be.written {
-			if derr := del(w.m.backends(be.entry.addr.Addr.Is4()), w.buf.backendID(id)); derr != nil {
+			if derr := del(w.m.backends(be.entry.addr.is4()), w.buf.backendID(id)); derr != nil {
 				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
 				continue
 			}
@@ -95,7 +95,7 @@ func (w *Writer) release(ids []uint32) error {
 // allocBackendID returns an unused backend id, going round the id space
 // so that a freed id is reused as late as possible.
 func (w *Writer) allocBackendID() (uint32, error) {
-	for range min(len(w.backends)+1, maxBackendID) {
+	for range min(w.backends.len()+1, maxBackendID) {
 		id := w.nextBackend
 		if id == 0 || id == maxBackendID {
 			id = 1
@@ -106,7 +106,7 @@ func (w *Writer) allocBackendID() (uint32, error) {
 			w.topBackend = id
 			return id, nil
 		}
-		if w.backends[id] == nil {
+		if w.backends.get(id) == nil {
 			return id, nil
 		}
 	}
@@ -180,9 +180,9 @@ func (w *Writer) addMatch(k AffinityMatchKey) {
 func (w *Writer) collect() error {
 	var errs []error
 	var unused []uint32
-	for id, be := range w.backends {
+	for be := range w.backends.all {
 		if len(be.refs) == 0 {
-			unused = append(unused, id)
+			unused = append(unused, be.id)
 		}
 	}
 	errs = append(errs, w.release(unused))

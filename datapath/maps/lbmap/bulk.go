@@ -29,7 +29,7 @@ type bulkState struct {
 }
 
 // entry is the backend entry at addr createBulk writes.
-func (b bulkState) entry(addr datapath.L3n4Addr) backendEntry {
+func (b bulkState) entry(addr addrKey) backendEntry {
 	return backendEntry{addr: addr, state: b.state, clusterID: b.clusterID}
 }
 
@@ -86,13 +86,13 @@ func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
 	bw.touched = make([]*backend, 0, bw.refs)
 	for _, d := range ds {
 		for _, b := range d.backends {
-			be := w.byAddr[b.addr]
+			be := w.byAddr[b.key]
 			if be == nil {
 				id, err := w.allocBackendID()
 				if err != nil {
 					return fmt.Errorf("service %s: %w", d.frontend, err)
 				}
-				be = w.newBackend(id, b.addr)
+				be = w.newBackend(id, b.key)
 			}
 			if !be.bulk.touched {
 				be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
@@ -142,11 +142,11 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 		n := len(d.backends)
 		s := blocks.next(d.frontend, n)
 		s.master.RevNATIndex = idx
-		w.services[d.frontend] = s
+		w.services[d.key] = s
 		p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
 		for i, b := range d.backends {
 			be := bes[i]
-			be.refs = be.refs.set(d.frontend, b.state)
+			be.refs = be.refs.set(d.key, b.state)
 			if b.state == datapath.BackendActive {
 				p.active = append(p.active, be.id)
 				if d.flags&FlagAffinity != 0 {
@@ -156,7 +156,7 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 		}
 		for k := range d.backends {
 			b := d.sorted(k)
-			s.members = append(s.members, member{addr: b.addr, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id})
+			s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id})
 		}
 		bes = bes[n:]
 		bw.plans = append(bw.plans, p)
@@ -171,13 +171,13 @@ func (w *Writer) batchBackends(bw *bulkWrite) {
 	bw.written4 = make([]*backend, 0, len(bw.touched))
 	for _, be := range bw.touched {
 		if be.bulk.others {
-			be.bulk.state = be.refs.best(datapath.L3n4Addr{}, datapath.BackendQuarantined)
+			be.bulk.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
 		}
 		e := be.bulk.entry(be.entry.addr)
 		if be.written && be.entry == e {
 			continue
 		}
-		if e.addr.Addr.Is4() {
+		if e.addr.is4() {
 			bw.be4.add(be.id, backend4Value(e))
 			bw.written4 = append(bw.written4, be)
 		} else {
@@ -274,11 +274,10 @@ func (w *Writer) writeBulkServices(bw *bulkWrite, services int) error {
 // references, so that they do not grow step by step.
 func (w *Writer) presize(services, refs int) {
 	if len(w.services) == 0 {
-		w.services = make(map[datapath.L3n4Addr]*serviceEntry, services)
+		w.services = make(map[addrKey]*serviceEntry, services)
 	}
-	if len(w.backends) == 0 {
-		w.backends = make(map[uint32]*backend, refs)
-		w.byAddr = make(map[datapath.L3n4Addr]*backend, refs)
+	if w.backends.len() == 0 {
+		w.byAddr = make(map[addrKey]*backend, refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)

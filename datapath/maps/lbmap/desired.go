@@ -14,6 +14,7 @@ import (
 // the order of a frontend's members.
 type desired struct {
 	frontend datapath.L3n4Addr
+	key      addrKey // the frontend's
 	flags    uint8
 	affinity uint32 // seconds
 	backends []desiredBackend
@@ -37,8 +38,10 @@ func (d *desired) sorted(k int) *desiredBackend {
 	return &d.backends[k]
 }
 
+// desiredBackend is a backend of a desired service, without pointers
+// (an initial sync parses 100,000 of them into one array).
 type desiredBackend struct {
-	addr      datapath.L3n4Addr
+	key       addrKey
 	state     datapath.BackendState
 	clusterID uint32
 }
@@ -68,7 +71,7 @@ func (d *desired) parse(svc datapath.LBService) error {
 	if !fe.Addr.IsValid() || fe.Addr.IsUnspecified() {
 		return fail("frontend address %v is not a valid address", fe.Addr)
 	}
-	fe.Addr = fe.Addr.Unmap()
+	fe.Addr = fe.Addr.Unmap().WithZone("") // the maps hold no zone
 	if fe.Port == 0 {
 		return fail("frontend port must not be 0")
 	}
@@ -82,7 +85,7 @@ func (d *desired) parse(svc datapath.LBService) error {
 	if svc.LocalOnly {
 		flags |= FlagLocal
 	}
-	d.frontend, d.flags, d.affinity = fe, flags, 0
+	d.frontend, d.key, d.flags, d.affinity = fe, keyOf(fe), flags, 0
 	if svc.SessionAffinityTimeout < 0 {
 		return fail("session affinity timeout %v is negative", svc.SessionAffinityTimeout)
 	}
@@ -112,7 +115,7 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 	for i := range bs {
 		b := &bs[i]
 		a := b.Addr
-		a.Addr = a.Addr.Unmap()
+		a.Addr = a.Addr.Unmap().WithZone("")
 		if a.Proto == 0 {
 			a.Proto = fe.Proto
 		}
@@ -128,10 +131,10 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 		case b.State > datapath.BackendQuarantined:
 			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
 		}
-		d.backends = append(d.backends, desiredBackend{addr: a, state: b.State, clusterID: b.ClusterID})
+		d.backends = append(d.backends, desiredBackend{key: keyOf(a), state: b.State, clusterID: b.ClusterID})
 	}
 	if dup := d.sortBackends(); dup >= 0 {
-		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].addr)
+		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].key)
 	}
 	return ""
 }
@@ -145,7 +148,7 @@ func (d *desired) sortBackends() int {
 	d.order = d.order[:0]
 	sorted := true
 	for k := 1; k < len(bs) && sorted; k++ {
-		sorted = compareL3n4(bs[k-1].addr, bs[k].addr) < 0
+		sorted = compareKeys(bs[k-1].key, bs[k].key) < 0
 	}
 	if sorted {
 		return -1
@@ -153,10 +156,10 @@ func (d *desired) sortBackends() int {
 	for i := range bs {
 		d.order = append(d.order, int32(i))
 	}
-	slices.SortStableFunc(d.order, func(a, b int32) int { return compareL3n4(bs[a].addr, bs[b].addr) })
+	slices.SortStableFunc(d.order, func(a, b int32) int { return compareKeys(bs[a].key, bs[b].key) })
 	dup := -1
 	for k := 1; k < len(d.order); k++ {
-		if i := int(d.order[k]); bs[d.order[k-1]].addr == bs[i].addr && (dup < 0 || i < dup) {
+		if i := int(d.order[k]); bs[d.order[k-1]].key == bs[i].key && (dup < 0 || i < dup) {
 			dup = i
 		}
 	}

@@ -48,7 +48,7 @@ func (m *Maps) Dump() ([]Service, error) {
 				continue
 			}
 			b := backends[id]
-			s.Slots = append(s.Slots, Slot{Slot: slot, BackendID: id, Backend: b.addr, State: b.state, ClusterID: b.clusterID})
+			s.Slots = append(s.Slots, Slot{Slot: slot, BackendID: id, Backend: b.addr.l3n4(), State: b.state, ClusterID: b.clusterID})
 		}
 		out = append(out, s)
 	}

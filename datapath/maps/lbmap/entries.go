@@ -40,7 +40,7 @@ func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 	default:
 		s = &serviceEntry{members: make([]member, 0, n), slots: make([]uint32, 0, n)}
 	}
-	s.frontend = fe
+	s.frontend, s.key = fe, keyOf(fe)
 	return s
 }
 
@@ -82,7 +82,7 @@ func (sb *serviceBlocks) next(fe datapath.L3n4Addr, n int) *serviceEntry {
 	default:
 		return newServiceEntry(fe, n)
 	}
-	s.frontend = fe
+	s.frontend, s.key = fe, keyOf(fe)
 	return s
 }
 

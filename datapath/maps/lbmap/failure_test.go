@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -124,4 +125,45 @@ func TestFailedSlotWriteThenRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMaps(t, "after removing the retried backend", root, m, map[string]datapath.LBService{"10.96.0.1:80": ab})
+}
+
+// TestFailedSlotBatchPartlyWritten: an upsert adding three backends to
+// a service whose map has room for two more entries writes the first
+// two slots and fails on the third, before the master entry: the count
+// stays. A revert deletes the slots and backends written; an upsert
+// that asks for the two slots that fit then only grows the count.
+func TestFailedSlotBatchPartlyWritten(t *testing.T) {
+	root, w, m := openSmall(t, map[string]uint32{lbmap.Services4Name: 6})
+	abc := svc("10.96.0.1:80", "10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80")
+	abcde := svc("10.96.0.1:80", "10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80", "10.0.1.4:80", "10.0.1.5:80")
+	abcdef := svc("10.96.0.1:80", "10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80", "10.0.1.4:80", "10.0.1.5:80", "10.0.1.6:80")
+	if err := w.UpsertService(abc); err != nil {
+		t.Fatal(err)
+	}
+	err := w.UpsertService(abcdef)
+	if err == nil {
+		t.Fatal("upsert of six slots into a services map of 6 entries succeeded")
+	}
+	if !strings.Contains(err.Error(), "slot 6") {
+		t.Errorf("error %q does not name slot 6", err)
+	}
+	got := dump(t, m)["10.96.0.1:80/TCP"]
+	if got.Count != 3 || len(got.Slots) != 5 {
+		t.Errorf("after the failed upsert: count %d with %d slots, want 3 with 5 (slots 4 and 5 written, the master not grown)", got.Count, len(got.Slots))
+	}
+	if err := w.UpsertService(abc); err != nil {
+		t.Fatalf("reverting: %v", err)
+	}
+	checkMaps(t, "after reverting", root, m, map[string]datapath.LBService{"10.96.0.1:80": abc})
+	if err := w.UpsertService(abcdef); err == nil {
+		t.Fatal("second upsert of six slots succeeded")
+	}
+	if err := w.UpsertService(abcde); err != nil {
+		t.Fatalf("upsert of the slots that fit: %v", err)
+	}
+	checkMaps(t, "after the slots that fit", root, m, map[string]datapath.LBService{"10.96.0.1:80": abcde})
+	if err := w.UpsertService(abc); err != nil {
+		t.Fatal(err)
+	}
+	checkMaps(t, "after shrinking back", root, m, map[string]datapath.LBService{"10.96.0.1:80": abc})
 }

@@ -9,7 +9,6 @@ import "github.com/apiary-net/apiary/datapath"
 type keyBuf struct {
 	svc4 Service4Key
 	svc6 Service6Key
-	sv   ServiceValue
 	id   uint32
 	be4  Backend4Value
 	be6  Backend6Value
@@ -25,12 +24,6 @@ func (b *keyBuf) service(a datapath.L3n4Addr, slot uint16) any {
 	return &b.svc6
 }
 
-// serviceValue returns v.
-func (b *keyBuf) serviceValue(v ServiceValue) *ServiceValue {
-	b.sv = v
-	return &b.sv
-}
-
 // backendID returns id.
 func (b *keyBuf) backendID(id uint32) *uint32 {
 	b.id = id
@@ -39,7 +32,7 @@ func (b *keyBuf) backendID(id uint32) *uint32 {
 
 // backend returns e's value in its family's map.
 func (b *keyBuf) backend(e backendEntry) any {
-	if e.addr.Addr.Is4() {
+	if e.addr.is4() {
 		b.be4 = backend4Value(e)
 		return &b.be4
 	}

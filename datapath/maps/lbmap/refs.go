@@ -9,12 +9,12 @@ import "github.com/apiary-net/apiary/datapath"
 type backendRefs []backendRef
 
 type backendRef struct {
-	frontend datapath.L3n4Addr
+	frontend addrKey
 	state    datapath.BackendState
 }
 
 // set records that fe uses the backend with state st.
-func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backendRefs {
+func (r backendRefs) set(fe addrKey, st datapath.BackendState) backendRefs {
 	for i := range r {
 		if r[i].frontend == fe {
 			r[i].state = st
@@ -25,7 +25,7 @@ func (r backendRefs) set(fe datapath.L3n4Addr, st datapath.BackendState) backend
 }
 
 // without returns r without fe.
-func (r backendRefs) without(fe datapath.L3n4Addr) backendRefs {
+func (r backendRefs) without(fe addrKey) backendRefs {
 	for i := range r {
 		if r[i].frontend == fe {
 			last := len(r) - 1
@@ -38,7 +38,7 @@ func (r backendRefs) without(fe datapath.L3n4Addr) backendRefs {
 
 // best returns the most active state any frontend but skip gives the
 // backend, or from when that is more active (Quarantined: none).
-func (r backendRefs) best(skip datapath.L3n4Addr, from datapath.BackendState) datapath.BackendState {
+func (r backendRefs) best(skip addrKey, from datapath.BackendState) datapath.BackendState {
 	for i := range r {
 		if r[i].frontend != skip && r[i].state < from {
 			from = r[i].state
@@ -67,7 +67,7 @@ const maxFreeBackends = 1024
 // frontend. It reuses a record a deleted backend left, or takes one from
 // a block (w.slab): a one-endpoint change allocates nothing, an initial
 // sync a few blocks.
-func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
+func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 	var be *backend
 	if n := len(w.free); n > 0 {
 		be, w.free = w.free[n-1], w.free[:n-1]
@@ -75,12 +75,12 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 		if len(w.slab) == 0 {
 			// Blocks grow with the writer: few blocks for an initial
 			// sync, little unused room.
-			w.slab = make([]backend, max(64, len(w.backends)/8))
+			w.slab = make([]backend, max(64, w.backends.len()/8))
 		}
 		be, w.slab = &w.slab[0], w.slab[1:]
 	}
 	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
-	w.backends[id] = be
+	w.backends.set(id, be)
 	w.byAddr[addr] = be
 	return be
 }
@@ -88,7 +88,7 @@ func (w *Writer) newBackend(id uint32, addr datapath.L3n4Addr) *backend {
 // forget removes be from the writer's maps and keeps its record for
 // reuse.
 func (w *Writer) forget(be *backend) {
-	delete(w.backends, be.id)
+	w.backends.del(be.id)
 	if w.byAddr[be.entry.addr] == be {
 		delete(w.byAddr, be.entry.addr)
 	}
@@ -98,8 +98,8 @@ func (w *Writer) forget(be *backend) {
 }
 
 // dropRef removes fe from the frontends of backend id.
-func (w *Writer) dropRef(id uint32, fe datapath.L3n4Addr) {
-	if be := w.backends[id]; be != nil {
+func (w *Writer) dropRef(id uint32, fe addrKey) {
+	if be := w.backends.get(id); be != nil {
 		be.refs = be.refs.without(fe)
 	}
 }

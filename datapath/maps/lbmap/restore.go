@@ -13,9 +13,9 @@ import (
 // the backends, rev-NAT entries and affinity matches, and sets the id
 // allocators past the ids in use.
 func (w *Writer) restore() error {
-	w.services = map[datapath.L3n4Addr]*serviceEntry{}
-	w.backends = map[uint32]*backend{}
-	w.byAddr = map[datapath.L3n4Addr]*backend{}
+	w.services = map[addrKey]*serviceEntry{}
+	w.backends = backendTable{}
+	w.byAddr = map[addrKey]*backend{}
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}
@@ -37,13 +37,13 @@ func (w *Writer) restore() error {
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id := rs.slots[slot]
 			s.slots = append(s.slots, id)
-			if be := w.backends[id]; be != nil && slot <= rs.master.Count {
+			if be := w.backends.get(id); be != nil && slot <= rs.master.Count {
 				s.members = append(s.members, member{addr: be.entry.addr, clusterID: be.entry.clusterID, id: id})
-				be.refs = be.refs.set(s.frontend, datapath.BackendActive)
+				be.refs = be.refs.set(s.key, datapath.BackendActive)
 			}
 		}
 		s.members = sortMembers(s.members)
-		w.services[s.frontend] = s
+		w.services[s.key] = s
 	}
 	for _, v4 := range []bool{true, false} {
 		var (

@@ -146,12 +146,12 @@ func service6Key(a datapath.L3n4Addr, slot uint16) Service6Key {
 
 // backend4Value returns IPv4 backend b's value.
 func backend4Value(b backendEntry) Backend4Value {
-	return Backend4Value{Address: b.addr.Addr.As4(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
+	return Backend4Value{Address: [4]byte(b.addr.addr[12:]), Port: netPort(b.addr.port), Proto: b.addr.proto, State: uint8(b.state), ClusterID: b.clusterID}
 }
 
 // backend6Value returns IPv6 backend b's value.
 func backend6Value(b backendEntry) Backend6Value {
-	return Backend6Value{Address: b.addr.Addr.As16(), Port: netPort(b.addr.Port), Proto: b.addr.Proto, State: uint8(b.state), ClusterID: b.clusterID}
+	return Backend6Value{Address: b.addr.addr, Port: netPort(b.addr.port), Proto: b.addr.proto, State: uint8(b.state), ClusterID: b.clusterID}
 }
 
 // revNATValue returns the rev-NAT value of frontend a.
@@ -171,12 +171,12 @@ func (k Service6Key) frontend() datapath.L3n4Addr {
 }
 
 func (v Backend4Value) entry() backendEntry {
-	return backendEntry{addr: datapath.L3n4Addr{Addr: netip.AddrFrom4(v.Address), Port: netPort(v.Port), Proto: v.Proto},
+	return backendEntry{addr: keyOf(datapath.L3n4Addr{Addr: netip.AddrFrom4(v.Address), Port: netPort(v.Port), Proto: v.Proto}),
 		state: datapath.BackendState(v.State), clusterID: v.ClusterID}
 }
 
 func (v Backend6Value) entry() backendEntry {
-	return backendEntry{addr: datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port), Proto: v.Proto},
+	return backendEntry{addr: keyOf(datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port), Proto: v.Proto}),
 		state: datapath.BackendState(v.State), clusterID: v.ClusterID}
 }
 

@@ -12,8 +12,10 @@ import (
 )
 
 // backendEntry is a backend as written in its family's backend map.
+// Its address is a key: no pointer for the GC to follow in 100,000
+// backend records.
 type backendEntry struct {
-	addr      datapath.L3n4Addr
+	addr      addrKey
 	state     datapath.BackendState
 	clusterID uint32
 }
@@ -28,6 +30,7 @@ type backendEntry struct {
 // frontend), the next upsert references every backend again.
 type serviceEntry struct {
 	frontend datapath.L3n4Addr
+	key      addrKey // the frontend's
 	written  bool
 	synced   bool
 	master   ServiceValue
@@ -43,11 +46,11 @@ type Writer struct {
 	m   *Maps
 
 	mu          sync.Mutex
-	services    map[datapath.L3n4Addr]*serviceEntry
-	backends    map[uint32]*backend            // by id
-	byAddr      map[datapath.L3n4Addr]*backend // by address
-	free        []*backend                     // records of deleted backends, for new ones
-	slab        []backend                      // records not used yet
+	services    map[addrKey]*serviceEntry
+	backends    backendTable         // by id
+	byAddr      map[addrKey]*backend // by address
+	free        []*backend           // records of deleted backends, for new ones
+	slab        []backend            // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
@@ -56,6 +59,7 @@ type Writer struct {
 	// reservedRevNAT are indexes picked for a write not yet done.
 	reservedRevNAT map[uint16]bool
 	scratch        upsertScratch
+	slotBatch      slotBatch
 	buf            keyBuf
 }
 
@@ -99,10 +103,10 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 // first, so the programs stop matching the frontend before anything it
 // points to is removed.
 func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
-	frontend.Addr = frontend.Addr.Unmap()
+	frontend.Addr = frontend.Addr.Unmap().WithZone("")
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.delete(frontend)
+	return w.delete(keyOf(frontend))
 }
 
 // ReconcileServices implements datapath.LBMapWriter: it validates every
@@ -119,13 +123,16 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// The maps held nothing (the writer mirrors them): once the new
+	// frontends are written whole, nothing can be stale.
+	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var (
 		errs     []error
 		fresh    = make([]desired, 0, len(ds))
 		existing []desired
 	)
 	for _, d := range ds {
-		if w.services[d.frontend] == nil {
+		if w.services[d.key] == nil {
 			fresh = append(fresh, d)
 		} else {
 			existing = append(existing, d)
@@ -138,11 +145,15 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 		errs = append(errs, err)
 	} else {
 		added += len(fresh)
+		if empty {
+			clear(w.reservedRevNAT)
+			return added, 0, nil
+		}
 	}
 	for i := range existing {
 		// The full path: every backend referenced again, so that a
 		// reconcile repairs what a failed write left.
-		w.services[existing[i].frontend].synced = false
+		w.services[existing[i].key].synced = false
 		isNew, err := w.upsert(&existing[i])
 		if err != nil {
 			errs = append(errs, err)
@@ -152,7 +163,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	clear(w.reservedRevNAT)
 	for fe := range w.services {
-		if want[fe] {
+		if _, ok := want[fe]; ok {
 			continue
 		}
 		if err := w.delete(fe); err != nil {
@@ -167,9 +178,9 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 
 // parseAll validates svcs (the backends of all in one array) and
 // returns them with the set of their frontends.
-func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool, error) {
+func parseAll(svcs []datapath.LBService) ([]desired, map[addrKey]struct{}, error) {
 	ds := make([]desired, len(svcs))
-	want := make(map[datapath.L3n4Addr]bool, len(svcs))
+	want := make(map[addrKey]struct{}, len(svcs))
 	n := 0
 	for _, svc := range svcs {
 		n += len(svc.Backends)
@@ -181,21 +192,21 @@ func parseAll(svcs []datapath.LBService) ([]desired, map[datapath.L3n4Addr]bool,
 		if err := d.parse(svc); err != nil {
 			return nil, nil, err
 		}
-		if want[d.frontend] {
+		if _, ok := want[d.key]; ok {
 			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
-		want[d.frontend] = true
+		want[d.key] = struct{}{}
 	}
 	return ds, want, nil
 }
 
 // upsert writes d; it reports whether the frontend was new.
 func (w *Writer) upsert(d *desired) (bool, error) {
-	s := w.services[d.frontend]
+	s := w.services[d.key]
 	isNew := s == nil || !s.written
 	if s == nil {
 		s = newServiceEntry(d.frontend, len(d.backends))
-		w.services[d.frontend] = s
+		w.services[d.key] = s
 	}
 	if s.master.RevNATIndex == 0 {
 		idx, err := w.allocRevNAT(d.frontend)
@@ -255,7 +266,7 @@ func (w *Writer) writeMembers(s *serviceEntry, d *desired, fast bool) error {
 		}
 	}
 	for _, id := range x.gone {
-		w.dropRef(id, s.frontend)
+		w.dropRef(id, s.key)
 	}
 	s.keepMembers(x.next)
 	if e := w.release(x.gone); e != nil {
@@ -291,28 +302,33 @@ func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMat
 // writeSlots makes s's slots want and its master entry master: growing,
 // slots first; shrinking, the master's count first.
 func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue) error {
-	svcMap := w.m.services(s.frontend.Addr.Is4())
+	v4 := s.frontend.Addr.Is4()
+	svcMap := w.m.services(v4)
 	if len(want) > 0x7fff {
 		return fmt.Errorf("%d active backends, at most %d", len(want), 0x7fff)
 	}
-	for i, id := range want {
-		if i < len(s.slots) && s.slots[i] == id {
+	// The changed slots, in order, then the master entry, in batches.
+	b := &w.slotBatch
+	for i := 0; i <= len(want); i++ {
+		var slot uint16
+		var v ServiceValue
+		switch {
+		case i == len(want) && (!s.written || s.master != master):
+			v = master
+		case i == len(want) || i < len(s.slots) && s.slots[i] == want[i]:
 			continue
+		default:
+			slot, v = uint16(i+1), ServiceValue{BackendID: want[i], RevNATIndex: master.RevNATIndex}
 		}
-		if err := svcMap.Update(w.buf.service(s.frontend, uint16(i+1)), w.buf.serviceValue(ServiceValue{BackendID: id, RevNATIndex: master.RevNATIndex}), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("write backend slot %d: %w", i+1, err)
-		}
-		if i < len(s.slots) {
-			s.slots[i] = id
-		} else {
-			s.slots = append(s.slots, id)
+		if !b.add(s.frontend, slot, v) {
+			if err := w.flushSlots(s, svcMap, v4); err != nil {
+				return err
+			}
+			b.add(s.frontend, slot, v)
 		}
 	}
-	if !s.written || s.master != master {
-		if err := svcMap.Update(w.buf.service(s.frontend, 0), w.buf.serviceValue(master), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("write master entry: %w", err)
-		}
-		s.written, s.master = true, master
+	if err := w.flushSlots(s, svcMap, v4); err != nil {
+		return err
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
@@ -324,13 +340,37 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 	return nil
 }
 
+// flushSlots writes w.slotBatch, the changed slots and master entry of
+// s, and records in s what was written.
+func (w *Writer) flushSlots(s *serviceEntry, svcMap *ebpf.Map, v4 bool) error {
+	b := &w.slotBatch
+	n := b.n
+	done, err := b.write(svcMap, v4)
+	for k := range done {
+		slot, v := b.slots[k], b.v[k]
+		switch {
+		case slot == 0:
+			s.written, s.master = true, v
+		case int(slot) <= len(s.slots):
+			s.slots[slot-1] = v.BackendID
+		default: // slots past the end come in order
+			s.slots = append(s.slots, v.BackendID)
+		}
+	}
+	if err == nil && done != n {
+		err = fmt.Errorf("write backend slots: %d of %d written", done, n)
+	}
+	return err
+}
+
 // delete removes frontend fe: master, slots, rev-NAT entry, affinity
 // matches, and the backends only it used.
-func (w *Writer) delete(fe datapath.L3n4Addr) error {
-	s := w.services[fe]
+func (w *Writer) delete(key addrKey) error {
+	s := w.services[key]
 	if s == nil {
 		return nil
 	}
+	fe := s.frontend
 	s.synced = false
 	svcMap := w.m.services(fe.Addr.Is4())
 	if err := del(svcMap, w.buf.service(fe, 0)); err != nil {
@@ -360,11 +400,11 @@ func (w *Writer) delete(fe datapath.L3n4Addr) error {
 	}
 	gone := w.scratch.gone[:0]
 	for _, m := range s.members {
-		w.dropRef(m.id, fe)
+		w.dropRef(m.id, key)
 		gone = append(gone, m.id)
 	}
 	w.scratch.gone = gone
-	delete(w.services, fe)
+	delete(w.services, key)
 	if e := w.release(gone); e != nil {
 		err = errors.Join(err, e)
 	}
@@ -383,5 +423,5 @@ func (w *Writer) Stats() (frontends, backends int) {
 			frontends++
 		}
 	}
-	return frontends, len(w.backends)
+	return frontends, w.backends.len()
 }

@@ -1,0 +1,58 @@
+package lbmap
+
+import (
+	"bytes"
+	"net/netip"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// addrKey is an address, port and protocol as the key of the writer's
+// Go maps (frontends, backends by address, a backend's frontends): 20
+// bytes without a pointer, hashed and compared as plain memory, where a
+// datapath.L3n4Addr (netip.Addr holds its zone as a pointer) is 32 bytes
+// hashed field by field. parse drops zones (the maps hold none), so two
+// addresses have the same key exactly when they are equal.
+type addrKey struct {
+	addr  [16]byte
+	port  uint16
+	proto uint8
+	v4    uint8
+}
+
+// keyOf returns a's key.
+func keyOf(a datapath.L3n4Addr) addrKey {
+	k := addrKey{addr: a.Addr.As16(), port: a.Port, proto: a.Proto}
+	if a.Addr.Is4() {
+		k.v4 = 1
+	}
+	return k
+}
+
+// compareKeys orders keys as compareL3n4 orders their addresses (without
+// zones): IPv4 before IPv6, then by address, port and protocol.
+func compareKeys(a, b addrKey) int {
+	if a.v4 != b.v4 {
+		return int(b.v4) - int(a.v4)
+	}
+	if c := bytes.Compare(a.addr[:], b.addr[:]); c != 0 {
+		return c
+	}
+	if a.port != b.port {
+		return int(a.port) - int(b.port)
+	}
+	return int(a.proto) - int(b.proto)
+}
+
+func (k addrKey) is4() bool { return k.v4 != 0 }
+
+// l3n4 returns the address k is the key of.
+func (k addrKey) l3n4() datapath.L3n4Addr {
+	a := netip.AddrFrom16(k.addr)
+	if k.is4() {
+		a = a.Unmap()
+	}
+	return datapath.L3n4Addr{Addr: a, Port: k.port, Proto: k.proto}
+}
+
+func (k addrKey) String() string { return k.l3n4().String() }

@@ -1,0 +1,64 @@
+package lbmap
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+
+	"github.com/apiary-net/apiary/datapath"
+)
+
+// TestAddrKeyOrder checks that address keys read back as their address,
+// are equal exactly when their addresses are and sort as the addresses
+// do: a frontend's members (by
+// key) merge against a service's backends (sorted by address).
+func TestAddrKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	addr := func() datapath.L3n4Addr {
+		// Few distinct values, so that equal and near addresses are common.
+		var a netip.Addr
+		if rng.IntN(2) == 0 {
+			a = netip.AddrFrom4([4]byte{10, 0, byte(rng.IntN(3)), byte(rng.IntN(3))})
+		} else {
+			var b [16]byte
+			b[0], b[14], b[15] = 0xfd, byte(rng.IntN(3)), byte(rng.IntN(3))
+			a = netip.AddrFrom16(b)
+		}
+		return datapath.L3n4Addr{Addr: a, Port: uint16(rng.IntN(3)) << 7, Proto: []uint8{datapath.ProtoTCP, datapath.ProtoUDP}[rng.IntN(2)]}
+	}
+	sign := func(c int) int { return min(max(c, -1), 1) }
+	for range 20000 {
+		a, b := addr(), addr()
+		ka, kb := keyOf(a), keyOf(b)
+		if ka.l3n4() != a || ka.String() != a.String() {
+			t.Fatalf("key of %s reads back as %s", a, ka.l3n4())
+		}
+		if (ka == kb) != (a == b) {
+			t.Fatalf("%s and %s: keys equal %v, addresses equal %v", a, b, ka == kb, a == b)
+		}
+		if got, want := sign(compareKeys(ka, kb)), sign(compareL3n4(a, b)); got != want {
+			t.Fatalf("%s vs %s: keys compare %d, addresses %d", a, b, got, want)
+		}
+	}
+}
+
+// TestParseDropsZone checks that a zoned backend address is the map's
+// address (which has no zone): listed with and without the zone it is a
+// duplicate.
+func TestParseDropsZone(t *testing.T) {
+	fe := datapath.L3n4Addr{Addr: netip.MustParseAddr("fd00::1"), Port: 80, Proto: datapath.ProtoTCP}
+	be := datapath.L3n4Addr{Addr: netip.MustParseAddr("fe80::1"), Port: 8080, Proto: datapath.ProtoTCP}
+	zoned := be
+	zoned.Addr = zoned.Addr.WithZone("eth0")
+	var d desired
+	err := d.parse(datapath.LBService{Frontend: fe, Backends: []datapath.LBBackend{{Addr: zoned}, {Addr: be}}})
+	if err == nil {
+		t.Fatal("a backend listed with and without a zone was accepted")
+	}
+	if err := d.parse(datapath.LBService{Frontend: fe, Backends: []datapath.LBBackend{{Addr: zoned}}}); err != nil {
+		t.Fatal(err)
+	}
+	if d.backends[0].key != keyOf(be) {
+		t.Fatalf("backend parsed as %s, want %s", d.backends[0].key, be)
+	}
+}

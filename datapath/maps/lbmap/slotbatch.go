@@ -1,0 +1,81 @@
+package lbmap
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
+)
+
+// slotBatchMax is how many service-map entries one slotBatch write
+// takes; more go in several writes, in order.
+const slotBatchMax = 32
+
+// slotBatch is the service-map writes of one upsert (its changed slots,
+// then its master entry) as one BPF_MAP_UPDATE_BATCH: the kernel
+// writes a batch's entries in order, so the programs still never see a
+// master entry whose count covers a slot not written yet, and a
+// one-endpoint change costs two syscalls (backend, then slot and
+// master), not three. The writer reuses it; the slices handed to
+// cilium/ebpf are boxed once per length (boxing a slice allocates).
+type slotBatch struct {
+	n     int
+	slots [slotBatchMax]uint16 // slot of each entry (0: master)
+	k4    [slotBatchMax]Service4Key
+	k6    [slotBatchMax]Service6Key
+	v     [slotBatchMax]ServiceValue
+	// Boxed k4[:n], k6[:n], v[:n] by n.
+	boxed4, boxed6, boxedV [slotBatchMax + 1]any
+}
+
+// add appends fe's slot with value v; false when the batch is full.
+func (b *slotBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) bool {
+	if b.n == slotBatchMax {
+		return false
+	}
+	if fe.Addr.Is4() {
+		b.k4[b.n] = service4Key(fe, slot)
+	} else {
+		b.k6[b.n] = service6Key(fe, slot)
+	}
+	b.slots[b.n], b.v[b.n] = slot, v
+	b.n++
+	return true
+}
+
+// write writes the batch into m (the map of fe's family) and empties
+// it; it returns how many entries, from the first, were written, and
+// an error naming the entry that failed.
+func (b *slotBatch) write(m *ebpf.Map, v4 bool) (int, error) {
+	n := b.n
+	b.n = 0
+	if n == 0 {
+		return 0, nil
+	}
+	keys := b.boxed6[n]
+	if v4 {
+		keys = b.boxed4[n]
+	}
+	if keys == nil {
+		if v4 {
+			b.boxed4[n] = b.k4[:n]
+			keys = b.boxed4[n]
+		} else {
+			b.boxed6[n] = b.k6[:n]
+			keys = b.boxed6[n]
+		}
+	}
+	if b.boxedV[n] == nil {
+		b.boxedV[n] = b.v[:n]
+	}
+	done, err := bpfmap.BatchUpdate(m, keys, b.boxedV[n])
+	if err != nil {
+		if slot := b.slots[min(done, n-1)]; slot != 0 {
+			return done, fmt.Errorf("write backend slot %d: %w", slot, err)
+		}
+		return done, fmt.Errorf("write master entry: %w", err)
+	}
+	return done, nil
+}
