@@ -4,8 +4,9 @@
 // smallest set of writes.
 //
 // Sources hand it a Service each: Kubernetes Services with their
-// EndpointSlices (FromKubernetes, fed by clustermesh/service/k8ssvc's
-// watcher, which already joins the two), the --lb-state-file of an agent
+// EndpointSlices (FromKubernetes; clustermesh/service/k8ssvc's watcher,
+// which joins the two, converts them with a Converter, which parses each
+// object version once), the --lb-state-file of an agent
 // without Kubernetes (same format as Cilium's), and the remote clusters'
 // backends of global services (SetRemoteBackends, from ClusterMesh's
 // service cache). Desired computes a service's frontends: ClusterIPs,
@@ -19,7 +20,10 @@
 // (after every source's initial sync) it writes nothing; Reconcile hands
 // the whole set to LBMapWriter.ReconcileServices, so a restarted agent
 // never empties a service. After it, a change of one source object
-// rewrites only the frontends whose LBService changed.
+// rewrites only the frontends whose LBService changed. An update
+// allocates little: Desired writes the backend lists into an arena the
+// manager reuses, and a changed frontend copies its list into its own
+// array.
 //
 // It sits in docs/design.md, Flow 5: services -> load-balancing maps. It
 // may import packages of cells, kvstore, policy and datapath, nothing of

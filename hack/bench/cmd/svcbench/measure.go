@@ -49,7 +49,7 @@ func measure(services, backends, changes, rounds int) (*results, error) {
 
 // round times both workloads on fresh maps, alternating which side goes
 // first.
-func (res *results) round(r int, dir string, in []input, want entries, ops []op, changes int, size uint32) error {
+func (res *results) round(r int, dir string, in []input, want entries, ops [][]op, changes int, size uint32) error {
 	s, err := newSide(dir, size)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (res *results) round(r int, dir string, in []input, want entries, ops []op,
 	res.sync[0], res.sync[1] = append(res.sync[0], ours), append(res.sync[1], theirs)
 	ours, theirs, err = paired(in, changes,
 		func(j int) error { return s.change(in, j) },
-		func(j int) error { return raw.apply(ops[3*j : 3*j+3]) })
+		func(j int) error { return raw.apply(ops[j]) })
 	if err = errors.Join(err, s.failed()); err != nil {
 		return fmt.Errorf("EndpointSlice changes: %w", err)
 	}
@@ -244,6 +244,12 @@ func (r *rawMaps) apply(ops []op) error {
 		o := &ops[i]
 		var err error
 		switch {
+		case o.pair:
+			var n int
+			n, err = r.svc.BatchUpdate(o.keys, o.vals, nil)
+			if err == nil && n != 2 {
+				err = fmt.Errorf("batch wrote %d of 2 entries", n)
+			}
 		case o.svc && o.del:
 			err = r.svc.Delete(&o.sk)
 		case o.svc:

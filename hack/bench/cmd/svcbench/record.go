@@ -22,13 +22,17 @@ type entries struct {
 }
 
 // op is one raw map write of a change: an update (del false) or delete
-// of a services entry (svc) or a backends entry.
+// of a services entry (svc) or a backends entry, or (pair) one batch
+// update of two services entries, a slot and then the master entry, as
+// the writer makes it.
 type op struct {
-	svc, del bool
-	sk       lbmap.Service4Key
-	sv       lbmap.ServiceValue
-	bk       uint32
-	bv       lbmap.Backend4Value
+	svc, del, pair bool
+	sk             lbmap.Service4Key
+	sv             lbmap.ServiceValue
+	keys           []lbmap.Service4Key // pair: slot, master
+	vals           []lbmap.ServiceValue
+	bk             uint32
+	bv             lbmap.Backend4Value
 }
 
 // record runs an initial sync and the changes through a manager, untimed,
@@ -37,7 +41,7 @@ type op struct {
 // backend, its slot and the master entry; for a removed one the master
 // entry, the slot (deleted) and the backend (deleted). It checks that
 // the maps hold every change.
-func record(dir string, in []input, b, changes int, size uint32) (entries, []op, error) {
+func record(dir string, in []input, b, changes int, size uint32) (entries, [][]op, error) {
 	s, err := newSide(dir, size)
 	if err != nil {
 		return entries{}, nil, err
@@ -60,7 +64,7 @@ func record(dir string, in []input, b, changes int, size uint32) (entries, []op,
 		return entries{}, nil, fmt.Errorf("after the initial sync the maps hold %d service entries (want %d), %d backends (want %d), %d rev-NAT entries (want %d)",
 			len(e.svcKeys), want, len(e.beKeys), len(in)*b, len(e.revKeys), len(in))
 	}
-	ops := make([]op, 0, 3*changes)
+	ops := make([][]op, 0, changes)
 	for j := range changes {
 		i := target(j, len(in))
 		if err := s.change(in, j); err != nil {
@@ -85,17 +89,18 @@ func record(dir string, in []input, b, changes int, size uint32) (entries, []op,
 			if int(mv.Count) != b+1 || bv.Address != backendIP(i, b).As4() {
 				return entries{}, nil, fmt.Errorf("change %d: service %d holds %d backends, slot %d %v; want %d and %v", j, i, mv.Count, b+1, bv.Address, b+1, backendIP(i, b))
 			}
-			ops = append(ops, op{bk: sv.BackendID, bv: bv}, op{svc: true, sk: slot, sv: sv}, op{svc: true, sk: master, sv: mv})
+			ops = append(ops, []op{{bk: sv.BackendID, bv: bv},
+				{svc: true, pair: true, keys: []lbmap.Service4Key{slot, master}, vals: []lbmap.ServiceValue{sv, mv}}})
 			continue
 		}
-		added := ops[len(ops)-3].bk
+		added := ops[len(ops)-1][0].bk
 		if int(mv.Count) != b {
 			return entries{}, nil, fmt.Errorf("change %d: service %d holds %d backends, want %d", j, i, mv.Count, b)
 		}
 		if err := s.maps[lbmap.Services4Name].Lookup(&slot, &sv); !errors.Is(err, ebpf.ErrKeyNotExist) {
 			return entries{}, nil, fmt.Errorf("change %d: service %d: slot %d still there (%v)", j, i, b+1, err)
 		}
-		ops = append(ops, op{svc: true, sk: master, sv: mv}, op{svc: true, del: true, sk: slot}, op{del: true, bk: added})
+		ops = append(ops, []op{{svc: true, sk: master, sv: mv}, {svc: true, del: true, sk: slot}, {del: true, bk: added}})
 	}
 	return e, ops, nil
 }
