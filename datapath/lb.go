@@ -97,6 +97,10 @@ type LBMapWriter interface {
 	UpsertService(svc LBService) error
 	// DeleteService removes a frontend; none is not an error.
 	DeleteService(frontend L3n4Addr) error
+	// Changes returns how many UpsertService and DeleteService calls
+	// changed what the datapath holds (a call that finds everything as
+	// asked writes nothing and counts nothing).
+	Changes() uint64
 	// ReconcileServices makes the maps hold exactly svcs: the full
 	// reconciliation after the initial sync, which removes what a
 	// previous run left behind while keeping ids of what stays, so

@@ -15,6 +15,7 @@ type countingWriter struct{ upserts, deletes int }
 
 func (w *countingWriter) UpsertService(datapath.LBService) error { w.upserts++; return nil }
 func (w *countingWriter) DeleteService(datapath.L3n4Addr) error  { w.deletes++; return nil }
+func (w *countingWriter) Changes() uint64                        { return uint64(w.upserts + w.deletes) }
 func (w *countingWriter) ReconcileServices(s []datapath.LBService) (int, int, error) {
 	return len(s), 0, nil
 }

@@ -20,10 +20,12 @@
 // (after every source's initial sync) it writes nothing; Reconcile hands
 // the whole set to LBMapWriter.ReconcileServices, so a restarted agent
 // never empties a service. After it, a change of one source object
-// rewrites only the frontends whose LBService changed. An update
-// allocates little: Desired writes the backend lists into an arena the
-// manager reuses, and a changed frontend copies its list into its own
-// array.
+// hands the writer the frontends of that service again, and the writer
+// (which must write only what changed, and counts the calls that did:
+// LBMapWriter.Changes) diffs them against what it wrote. The manager
+// keeps no backend list, so an update reads no old one: Desired writes
+// the lists into an arena the manager reuses, and Frontends computes
+// them again for the API.
 //
 // It sits in docs/design.md, Flow 5: services -> load-balancing maps. It
 // may import packages of cells, kvstore, policy and datapath, nothing of

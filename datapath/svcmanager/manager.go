@@ -20,12 +20,17 @@ const (
 	SourceFile       = "file"
 )
 
-// frontend is one desired frontend.
+// frontend is one desired frontend. Its backend list is not kept: the
+// writer keeps what it wrote and diffs against it, so an update reads no
+// old list; Frontends, Reconcile and RetryFailed compute the lists
+// again (lists).
 type frontend struct {
-	lb    datapath.LBService
-	owner svcKey // the service that has it
+	lb    datapath.LBService // Backends nil
+	owner svcKey             // the service that has it
 	id    uint32
 	dirty bool // a write of it failed; the retry writes it again
+	// backends counts its backends, remote those of other clusters.
+	backends, remote int
 }
 
 // svcKey names a service of a source; struct keys, not joined strings,
@@ -69,8 +74,8 @@ type Manager struct {
 	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
 	nextID   uint32
 	stats    Stats
-	// arena holds the backend lists of the Desired call of recompute;
-	// a frontend that changed copies its list into its own array.
+	// arena holds the backend lists of the Desired call of recompute,
+	// handed to the writer (which copies what it keeps).
 	arena []datapath.LBBackend
 	now   func() time.Time
 
@@ -193,10 +198,10 @@ func (m *Manager) SetNode(n Node) {
 }
 
 // recompute computes the frontends of e, the service at k, again and
-// writes those that changed; m.mu is held. A frontend e already has is
-// found by a walk of both sorted lists, not in m.desired, and nothing is
-// allocated for the frontends it keeps: a one-endpoint change costs the
-// Desired call and one comparison per frontend.
+// hands each to the writer, which writes what changed; m.mu is held. A
+// frontend e already has is found by a walk of both sorted lists, not in
+// m.desired, and nothing is allocated for the frontends it keeps: a
+// one-endpoint change costs the Desired call and the writer's diff.
 func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
@@ -237,15 +242,15 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 			}
 			owned = append(owned, fe)
 		}
-		if !fe.dirty && Equal(fe.lb, *lb) {
-			continue
-		}
-		// The frontend's array is its own (the writer copies what it
-		// keeps, Frontends hands out copies): it is reused.
-		bes := fe.lb.Backends
 		fe.lb = *lb
-		fe.lb.Backends = append(bes[:0], lb.Backends...)
-		m.upsert(fe)
+		fe.lb.Backends = nil // the arena's
+		fe.backends, fe.remote = len(lb.Backends), 0
+		for i := range lb.Backends {
+			if lb.Backends[i].ClusterID != 0 {
+				fe.remote++
+			}
+		}
+		m.upsert(fe, *lb)
 	}
 	if !copied {
 		owned = e.owned[:same]
@@ -303,18 +308,35 @@ func (m *Manager) dropLost(k svcKey, want []datapath.LBService, owned []*fronten
 	}
 }
 
-// upsert writes fe when the initial reconcile is done.
-func (m *Manager) upsert(fe *frontend) {
+// upsert writes fe, whose backends are lb's, when the initial reconcile
+// is done.
+func (m *Manager) upsert(fe *frontend, lb datapath.LBService) {
 	fe.dirty = false
 	if m.writer == nil || !m.stats.Reconciled {
 		return
 	}
-	if err := m.writer.UpsertService(fe.lb); err != nil {
+	before := m.writer.Changes()
+	if err := m.writer.UpsertService(lb); err != nil {
 		fe.dirty = true
-		m.failed(fmt.Errorf("upsert service %s (%s): %w", fe.lb.Frontend, fe.lb.Name, err))
+		m.failed(fmt.Errorf("upsert service %s (%s): %w", lb.Frontend, lb.Name, err))
 		return
 	}
-	m.stats.Upserts++
+	if m.writer.Changes() != before {
+		m.stats.Upserts++
+	}
+}
+
+// lists returns the frontends the service at k has, with their backend
+// lists: Desired's output for the frontends it owns. m.mu is held.
+func (m *Manager) lists(k svcKey, e *entry) []datapath.LBService {
+	if e == nil || e.svc == nil {
+		return nil
+	}
+	out := desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, nil)
+	return slices.DeleteFunc(out, func(lb datapath.LBService) bool {
+		fe := m.desired[lb.Frontend]
+		return fe == nil || fe.owner != k
+	})
 }
 
 // remove deletes a frontend from the datapath.
@@ -322,24 +344,19 @@ func (m *Manager) remove(addr datapath.L3n4Addr) {
 	if m.writer == nil || !m.stats.Reconciled {
 		return
 	}
+	before := m.writer.Changes()
 	if err := m.writer.DeleteService(addr); err != nil {
 		m.stats.pendingDeletes = append(m.stats.pendingDeletes, addr)
 		m.failed(fmt.Errorf("delete service %s: %w", addr, err))
 		return
 	}
-	m.stats.Deletes++
+	if m.writer.Changes() != before {
+		m.stats.Deletes++
+	}
 }
 
 func (m *Manager) failed(err error) {
 	m.stats.LastError, m.stats.LastErrorTime = err, m.now()
 	m.stats.Failures++
 	m.log.Warn("Unable to write the load-balancing maps", "error", err)
-}
-
-// Equal reports whether a and b are the same frontend with the same
-// backends and settings.
-func Equal(a, b datapath.LBService) bool {
-	return a.Frontend == b.Frontend && a.Type == b.Type && a.Name == b.Name &&
-		a.SessionAffinityTimeout == b.SessionAffinityTimeout && a.LocalOnly == b.LocalOnly &&
-		slices.Equal(a.Backends, b.Backends)
 }

@@ -21,9 +21,10 @@ type Stats struct {
 	// with what it added and removed.
 	Reconciled                       bool
 	ReconcileAdded, ReconcileRemoved int
-	// Upserts and Deletes are the writes since; Failures the failed
-	// writes, the last one's error and time; Pending the frontends a
-	// retry must write again.
+	// Upserts and Deletes are the writes since (calls that changed
+	// what the datapath holds, by the writer's Changes); Failures the
+	// failed writes, the last one's error and time; Pending the
+	// frontends a retry must write again.
 	Upserts, Deletes, Failures int
 	Pending                    int
 	LastError                  error
@@ -48,10 +49,7 @@ func (m *Manager) Reconcile() error {
 		return nil
 	}
 	all := m.sortedLocked()
-	svcs := make([]datapath.LBService, len(all))
-	for i, fe := range all {
-		svcs[i] = fe.lb
-	}
+	svcs := m.allLists()
 	added, removed, err := m.writer.ReconcileServices(svcs)
 	if err != nil {
 		err = fmt.Errorf("reconcile %d services: %w", len(svcs), err)
@@ -88,8 +86,15 @@ func (m *Manager) RetryFailed() error {
 		}
 	}
 	for _, fe := range m.sortedLocked() {
-		if fe.dirty {
-			if m.upsert(fe); fe.dirty {
+		if !fe.dirty {
+			continue
+		}
+		e := m.services[fe.owner]
+		for _, lb := range m.lists(fe.owner, e) {
+			if lb.Frontend != fe.lb.Frontend {
+				continue
+			}
+			if m.upsert(fe, lb); fe.dirty {
 				errs = append(errs, m.stats.LastError)
 			}
 		}
@@ -125,12 +130,8 @@ func (m *Manager) Stats() Stats {
 	st.pendingDeletes = nil
 	st.Services, st.Frontends, st.Pending = len(m.services), len(m.desired), m.pendingLocked()
 	for _, fe := range m.desired {
-		st.Backends += len(fe.lb.Backends)
-		for _, be := range fe.lb.Backends {
-			if be.ClusterID != 0 {
-				st.RemoteBackends++
-			}
-		}
+		st.Backends += fe.backends
+		st.RemoteBackends += fe.remote
 	}
 	st.Warnings = map[string][]string{}
 	for k, e := range m.services {
@@ -154,17 +155,29 @@ type Entry struct {
 }
 
 // Frontends returns the desired frontends, sorted by service name, then
-// frontend.
+// frontend. Their backend lists are computed again (the manager does not
+// keep them).
 func (m *Manager) Frontends() []Entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := m.sortedLocked()
-	out := make([]Entry, len(all))
-	for i, fe := range all {
-		lb := fe.lb
-		lb.Backends = slices.Clone(lb.Backends)
-		out[i] = Entry{ID: fe.id, LBService: lb}
+	lbs := m.allLists()
+	out := make([]Entry, len(lbs))
+	for i, lb := range lbs {
+		out[i] = Entry{ID: m.desired[lb.Frontend].id, LBService: lb}
 	}
+	return out
+}
+
+// allLists returns every desired frontend with its backends, sorted by
+// service name, then frontend; m.mu is held.
+func (m *Manager) allLists() []datapath.LBService {
+	out := make([]datapath.LBService, 0, len(m.desired))
+	for k, e := range m.services {
+		out = append(out, m.lists(k, e)...)
+	}
+	slices.SortFunc(out, func(a, b datapath.LBService) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), compareAddr(a.Frontend, b.Frontend))
+	})
 	return out
 }
 

@@ -60,8 +60,10 @@ func (c *Config) Validate() error {
 // printer writes whole lines for the listener and the endpoint table,
 // which run on different goroutines.
 type printer struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	services map[datapath.L3n4Addr]string // frontend -> its line as printed
+	changes  uint64
 }
 
 func (p *printer) printf(format string, args ...any) {
@@ -86,7 +88,9 @@ func (p *printer) OnIPCacheChanged(_ ipcache.Revision, changes []ipcache.Change)
 }
 
 // UpsertService implements datapath.LBMapWriter: a BPF datapath would
-// write the frontend's service entries and its backends here.
+// write the frontend's service entries and its backends here. A frontend
+// printed as it is now is not printed again (as a BPF datapath writes
+// only what changed).
 func (p *printer) UpsertService(svc datapath.LBService) error {
 	backends := make([]string, 0, len(svc.Backends))
 	for _, be := range svc.Backends {
@@ -96,14 +100,43 @@ func (p *printer) UpsertService(svc datapath.LBService) error {
 		}
 		backends = append(backends, b)
 	}
-	p.printf("service: %s %s (%s) -> [%s]", svc.Frontend, svc.Type, svc.Name, strings.Join(backends, ", "))
+	line := fmt.Sprintf("service: %s %s (%s) -> [%s]", svc.Frontend, svc.Type, svc.Name, strings.Join(backends, ", "))
+	p.mu.Lock()
+	if p.services == nil {
+		p.services = map[datapath.L3n4Addr]string{}
+	}
+	same := p.services[svc.Frontend] == line
+	p.services[svc.Frontend] = line
+	if !same {
+		p.changes++
+	}
+	p.mu.Unlock()
+	if !same {
+		p.printf("%s", line)
+	}
 	return nil
 }
 
 // DeleteService implements datapath.LBMapWriter.
 func (p *printer) DeleteService(fe datapath.L3n4Addr) error {
-	p.printf("service: %s deleted", fe)
+	p.mu.Lock()
+	_, ok := p.services[fe]
+	delete(p.services, fe)
+	if ok {
+		p.changes++
+	}
+	p.mu.Unlock()
+	if ok {
+		p.printf("service: %s deleted", fe)
+	}
 	return nil
+}
+
+// Changes implements datapath.LBMapWriter.
+func (p *printer) Changes() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changes
 }
 
 // ReconcileServices implements datapath.LBMapWriter: the initial write

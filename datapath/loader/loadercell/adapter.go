@@ -195,6 +195,16 @@ func (d *Datapath) UpsertService(svc datapath.LBService) error {
 	return w.UpsertService(svc)
 }
 
+// Changes implements datapath.LBMapWriter (0 before the datapath
+// started).
+func (d *Datapath) Changes() uint64 {
+	w, err := d.lbWriter()
+	if err != nil {
+		return 0
+	}
+	return w.Changes()
+}
+
 // DeleteService implements datapath.LBMapWriter.
 func (d *Datapath) DeleteService(frontend datapath.L3n4Addr) error {
 	w, err := d.lbWriter()

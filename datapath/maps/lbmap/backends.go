@@ -52,6 +52,7 @@ func (w *Writer) writeBackend(be *backend, e backendEntry) error {
 		return fmt.Errorf("write backend %d (%s): %w", be.id, e.addr, err)
 	}
 	be.entry, be.written = e, true
+	w.wrote++
 	return nil
 }
 
@@ -82,7 +83,7 @@ func (w *Writer) release(ids []uint32) error {
 			continue
 		}
 		if be.written {
-			if derr := del(w.m.backends(be.entry.addr.is4()), w.buf.backendID(id)); derr != nil {
+			if derr := w.del(w.m.backends(be.entry.addr.is4()), w.buf.backendID(id)); derr != nil {
 				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
 				continue
 			}
@@ -124,6 +125,7 @@ func (w *Writer) allocRevNAT(fe datapath.L3n4Addr) (uint16, error) {
 		return 0, fmt.Errorf("service %s: write rev-NAT %d: %w", fe, idx, err)
 	}
 	w.revNATs[idx] = datapath.L3n4Addr{Addr: fe.Addr, Port: fe.Port}
+	w.wrote++
 	return idx, nil
 }
 
@@ -154,11 +156,12 @@ func (w *Writer) putMatch(k AffinityMatchKey) error {
 		return fmt.Errorf("write affinity match of backend %d: %w", k.BackendID, err)
 	}
 	w.addMatch(k)
+	w.wrote++
 	return nil
 }
 
 func (w *Writer) deleteMatch(k AffinityMatchKey) error {
-	if err := del(w.m.match, &k); err != nil {
+	if err := w.del(w.m.match, &k); err != nil {
 		return fmt.Errorf("delete affinity match of backend %d: %w", k.BackendID, err)
 	}
 	delete(w.matches[k.RevNATIndex], k.BackendID)
@@ -195,7 +198,7 @@ func (w *Writer) collect() error {
 			continue
 		}
 		key := idx // escapes: allocated only for the entries deleted
-		if err := del(w.m.revNAT(fe.Addr.Is4()), &key); err != nil {
+		if err := w.del(w.m.revNAT(fe.Addr.Is4()), &key); err != nil {
 			errs = append(errs, fmt.Errorf("delete rev-NAT %d: %w", idx, err))
 			continue
 		}

@@ -384,3 +384,23 @@ func TestReconcileFromEmptyEqualsUpserts(t *testing.T) {
 		t.Errorf("after shrinking web: %+v, %d backends; want 1 slot, 4 backends (10.0.1.3 gone, 10.0.1.2 kept for shared)", got, countBackends(t, bulkM))
 	}
 }
+
+// TestChanges: an upsert or delete that writes a map entry counts; one
+// that finds the maps as asked does not.
+func TestChanges(t *testing.T) {
+	w, _ := open(t, bpfmaptest.Root(t))
+	step := func(what string, fn func() error, want uint64) {
+		t.Helper()
+		if err := fn(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := w.Changes(); got != want {
+			t.Errorf("after %s: Changes = %d, want %d", what, got, want)
+		}
+	}
+	step("a new service", func() error { return w.UpsertService(svc("10.96.0.10:80", "10.0.1.1:8080")) }, 1)
+	step("the same again", func() error { return w.UpsertService(svc("10.96.0.10:80", "10.0.1.1:8080")) }, 1)
+	step("a backend terminating", func() error { return w.UpsertService(svc("10.96.0.10:80", "~10.0.1.1:8080")) }, 2)
+	step("a frontend never written deleted", func() error { return w.DeleteService(l3n4("10.96.0.11:80", datapath.ProtoTCP)) }, 2)
+	step("the service deleted", func() error { return w.DeleteService(l3n4("10.96.0.10:80", datapath.ProtoTCP)) }, 3)
+}

@@ -96,9 +96,14 @@ func (m *Maps) revNAT(v4 bool) *ebpf.Map {
 	return m.rev6
 }
 
-// del deletes key from em; a missing key is not an error.
-func del(em *ebpf.Map, key any) error {
-	if err := em.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+// del deletes key from em; a missing key is not an error. It counts
+// the deletion in w.wrote.
+func (w *Writer) del(em *ebpf.Map, key any) error {
+	err := em.Delete(key)
+	switch {
+	case err == nil:
+		w.wrote++
+	case !errors.Is(err, ebpf.ErrKeyNotExist):
 		return err
 	}
 	return nil

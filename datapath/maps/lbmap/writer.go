@@ -60,6 +60,9 @@ type Writer struct {
 	reservedRevNAT map[uint16]bool
 	scratch        upsertScratch
 	slotBatch      slotBatch
+	// wrote counts the entries written or deleted; changes the
+	// UpsertService and DeleteService calls that wrote any (Changes).
+	wrote, changes uint64
 	buf            keyBuf
 }
 
@@ -94,9 +97,21 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	if err := d.parse(svc); err != nil {
 		return err
 	}
+	before := w.wrote
 	_, err := w.upsert(d)
 	clear(w.reservedRevNAT)
+	if w.wrote != before {
+		w.changes++
+	}
 	return err
+}
+
+// Changes implements datapath.LBMapWriter: the UpsertService and
+// DeleteService calls that wrote or deleted a map entry.
+func (w *Writer) Changes() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes
 }
 
 // DeleteService implements datapath.LBMapWriter: the master entry goes
@@ -106,7 +121,12 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 	frontend.Addr = frontend.Addr.Unmap().WithZone("")
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.delete(keyOf(frontend))
+	before := w.wrote
+	err := w.delete(keyOf(frontend))
+	if w.wrote != before {
+		w.changes++
+	}
+	return err
 }
 
 // ReconcileServices implements datapath.LBMapWriter: it validates every
@@ -332,7 +352,7 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
-		if err := del(svcMap, w.buf.service(s.frontend, uint16(last))); err != nil {
+		if err := w.del(svcMap, w.buf.service(s.frontend, uint16(last))); err != nil {
 			return fmt.Errorf("delete backend slot %d: %w", last, err)
 		}
 		s.slots = s.slots[:last-1]
@@ -346,6 +366,7 @@ func (w *Writer) flushSlots(s *serviceEntry, svcMap *ebpf.Map, v4 bool) error {
 	b := &w.slotBatch
 	n := b.n
 	done, err := b.write(svcMap, v4)
+	w.wrote += uint64(done)
 	for k := range done {
 		slot, v := b.slots[k], b.v[k]
 		switch {
@@ -373,14 +394,14 @@ func (w *Writer) delete(key addrKey) error {
 	fe := s.frontend
 	s.synced = false
 	svcMap := w.m.services(fe.Addr.Is4())
-	if err := del(svcMap, w.buf.service(fe, 0)); err != nil {
+	if err := w.del(svcMap, w.buf.service(fe, 0)); err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
 	s.written = false
 	s.master.Count = 0
 	for len(s.slots) > 0 {
 		last := len(s.slots)
-		if err := del(svcMap, w.buf.service(fe, uint16(last))); err != nil {
+		if err := w.del(svcMap, w.buf.service(fe, uint16(last))); err != nil {
 			return fmt.Errorf("delete service %s: slot %d: %w", fe, last, err)
 		}
 		s.slots = s.slots[:last-1]
@@ -393,7 +414,7 @@ func (w *Writer) delete(key addrKey) error {
 		}
 	}
 	if rev != 0 {
-		if derr := del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
+		if derr := w.del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
 			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, derr)
 		}
 		delete(w.revNATs, rev)

@@ -1,6 +1,7 @@
 // Package svcmanagertest is a fake datapath.LBMapWriter for the service
-// manager's tests: it records every call and keeps the frontends it was
-// given, as the BPF maps would.
+// manager's tests: it records every call that changes what it holds and
+// keeps the frontends it was given, as the BPF maps would (an upsert of
+// a frontend as it holds it is no write).
 package svcmanagertest
 
 import (
@@ -22,6 +23,7 @@ type Writer struct {
 	calls   []string
 	maps    map[datapath.L3n4Addr]datapath.LBService
 	failing bool
+	changes uint64
 }
 
 var _ datapath.LBMapWriter = (*Writer)(nil)
@@ -36,29 +38,54 @@ func (w *Writer) SetFailing(failing bool) {
 	w.failing = failing
 }
 
-// UpsertService records "upsert <Render(svc)>".
+// UpsertService records "upsert <Render(svc)>" unless it holds svc as
+// it is.
 func (w *Writer) UpsertService(svc datapath.LBService) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if cur, ok := w.maps[svc.Frontend]; ok && !w.failing && sameService(cur, svc) {
+		return nil
+	}
 	w.calls = append(w.calls, "upsert "+Render(svc))
 	if w.failing {
 		return ErrFull
 	}
 	svc.Backends = slices.Clone(svc.Backends) // the caller's array: it may reuse it
 	w.maps[svc.Frontend] = svc
+	w.changes++
 	return nil
 }
 
-// DeleteService records "delete <frontend>".
+// sameService compares what the maps hold of a frontend.
+func sameService(a, b datapath.LBService) bool {
+	return a.Frontend == b.Frontend && a.Type == b.Type && a.SessionAffinityTimeout == b.SessionAffinityTimeout &&
+		a.LocalOnly == b.LocalOnly && slices.EqualFunc(a.Backends, b.Backends, func(x, y datapath.LBBackend) bool {
+		return x.Addr == y.Addr && x.ClusterID == y.ClusterID && x.State == y.State
+	})
+}
+
+// DeleteService records "delete <frontend>" unless it holds no such
+// frontend.
 func (w *Writer) DeleteService(fe datapath.L3n4Addr) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if _, ok := w.maps[fe]; !ok && !w.failing {
+		return nil
+	}
 	w.calls = append(w.calls, "delete "+fe.String())
 	if w.failing {
 		return ErrFull
 	}
 	delete(w.maps, fe)
+	w.changes++
 	return nil
+}
+
+// Changes implements datapath.LBMapWriter.
+func (w *Writer) Changes() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes
 }
 
 // ReconcileServices records "reconcile <n>" and holds exactly svcs.
