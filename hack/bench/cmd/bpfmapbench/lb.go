@@ -12,6 +12,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 // lbServices returns n ClusterIP services of b backends each; backends
@@ -77,32 +78,25 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 		defer m.Close()
 		rawMaps[name] = m
 	}
-	var (
-		svcKeys  []lbmap.Service4Key
-		svcVals  []lbmap.ServiceValue
-		beKeys   []uint32
-		beVals   []lbmap.Backend4Value
-		revKeys  []uint16
-		revVals  []lbmap.RevNAT4Value
-		backends = map[datapath.L3n4Addr]uint32{}
-	)
+	var e bench.LBEntries4
+	backends := map[datapath.L3n4Addr]uint32{}
 	for i, s := range svcs {
 		rev := uint16(i + 1)
 		fe := s.Frontend.Addr.As4()
-		revKeys, revVals = append(revKeys, rev), append(revVals, lbmap.RevNAT4Value{Address: fe, Port: port(80)})
+		e.RevKeys, e.RevVals = append(e.RevKeys, rev), append(e.RevVals, lbmap.RevNAT4Value{Address: fe, Port: port(80)})
 		for j, be := range s.Backends {
 			id, ok := backends[be.Addr]
 			if !ok {
 				id = uint32(len(backends) + 1)
 				backends[be.Addr] = id
-				beKeys = append(beKeys, id)
-				beVals = append(beVals, lbmap.Backend4Value{Address: be.Addr.Addr.As4(), Port: port(8080), Proto: 6})
+				e.BeKeys = append(e.BeKeys, id)
+				e.BeVals = append(e.BeVals, lbmap.Backend4Value{Address: be.Addr.Addr.As4(), Port: port(8080), Proto: 6})
 			}
-			svcKeys = append(svcKeys, lbmap.Service4Key{Address: fe, Dport: port(80), BackendSlot: uint16(j + 1), Proto: 6})
-			svcVals = append(svcVals, lbmap.ServiceValue{BackendID: id, RevNATIndex: rev})
+			e.SvcKeys = append(e.SvcKeys, lbmap.Service4Key{Address: fe, Dport: port(80), BackendSlot: uint16(j + 1), Proto: 6})
+			e.SvcVals = append(e.SvcVals, lbmap.ServiceValue{BackendID: id, RevNATIndex: rev})
 		}
-		svcKeys = append(svcKeys, lbmap.Service4Key{Address: fe, Dport: port(80), Proto: 6})
-		svcVals = append(svcVals, lbmap.ServiceValue{Count: uint16(len(s.Backends)), RevNATIndex: rev})
+		e.SvcKeys = append(e.SvcKeys, lbmap.Service4Key{Address: fe, Dport: port(80), Proto: 6})
+		e.SvcVals = append(e.SvcVals, lbmap.ServiceValue{Count: uint16(len(s.Backends)), RevNATIndex: rev})
 	}
 	runOurs := func() error {
 		start := time.Now()
@@ -112,13 +106,7 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 	}
 	runRaw := func() error {
 		start := time.Now()
-		err := rawUpdate(rawMaps[lbmap.Backends4Name], beKeys, beVals)
-		if err == nil {
-			err = rawUpdate(rawMaps[lbmap.RevNAT4Name], revKeys, revVals)
-		}
-		if err == nil {
-			err = rawUpdate(rawMaps[lbmap.Services4Name], svcKeys, svcVals)
-		}
+		err := e.Write(rawMaps[lbmap.Backends4Name], rawMaps[lbmap.RevNAT4Name], rawMaps[lbmap.Services4Name])
 		raw = time.Since(start)
 		return err
 	}

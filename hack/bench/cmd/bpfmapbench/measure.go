@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -122,7 +121,7 @@ func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err er
 	}
 	runRaw := func() error {
 		start := time.Now()
-		err := rawUpdate(rm, keys, values)
+		err := bench.RawUpdate(rm, keys, values)
 		raw = time.Since(start)
 		return err
 	}
@@ -139,20 +138,6 @@ func inOrder(round int, a, b func() error) error {
 		return err
 	}
 	return b()
-}
-
-// rawUpdate writes keys[i] -> values[i] the fastest raw way: one batch
-// update, or one update per entry where the map type has no batch op.
-func rawUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
-	if _, err := m.BatchUpdate(keys, values, nil); !errors.Is(err, ebpf.ErrNotSupported) {
-		return err
-	}
-	for i := range keys {
-		if err := m.Update(&keys[i], &values[i], ebpf.UpdateAny); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // policyRound writes an n-key state with Sync and with raw updates, then
@@ -196,7 +181,7 @@ func policyRound(dir string, n int) (syncOurs, syncRaw, oneOurs, oneRaw time.Dur
 	}
 	defer rm.Close()
 	start = time.Now()
-	if err := rawUpdate(rm, keys, values); err != nil {
+	if err := bench.RawUpdate(rm, keys, values); err != nil {
 		return 0, 0, 0, 0, err
 	}
 	syncRaw = time.Since(start)

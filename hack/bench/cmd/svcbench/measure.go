@@ -49,7 +49,7 @@ func measure(services, backends, changes, rounds int) (*results, error) {
 
 // round times both workloads on fresh maps, alternating which side goes
 // first.
-func (res *results) round(r int, dir string, in []input, want entries, ops [][]op, changes int, size uint32) error {
+func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, ops [][]op, changes int, size uint32) error {
 	s, err := newSide(dir, size)
 	if err != nil {
 		return err
@@ -63,7 +63,10 @@ func (res *results) round(r int, dir string, in []input, want entries, ops [][]o
 	var ours, theirs sample
 	err = inOrder(r,
 		func() (err error) { ours, err = timed(func() error { return s.sync(in) }); return err },
-		func() (err error) { theirs, err = timed(func() error { return raw.sync(want) }); return err })
+		func() (err error) {
+			theirs, err = timed(func() error { return want.Write(raw.be, raw.rev, raw.svc) })
+			return err
+		})
 	if err != nil {
 		return fmt.Errorf("initial sync: %w", err)
 	}
@@ -221,21 +224,6 @@ func newRawMaps(size uint32) (*rawMaps, error) {
 		}
 	}
 	return r, nil
-}
-
-// sync writes e in the order the writer keeps (backends, rev-NAT
-// entries, then slots and master entries), one batch update per map.
-func (r *rawMaps) sync(e entries) error {
-	if _, err := r.be.BatchUpdate(e.beKeys, e.beVals, nil); err != nil {
-		return fmt.Errorf("write backends: %w", err)
-	}
-	if _, err := r.rev.BatchUpdate(e.revKeys, e.revVals, nil); err != nil {
-		return fmt.Errorf("write rev-NAT entries: %w", err)
-	}
-	if _, err := r.svc.BatchUpdate(e.svcKeys, e.svcVals, nil); err != nil {
-		return fmt.Errorf("write services: %w", err)
-	}
-	return nil
 }
 
 // apply makes the recorded writes of the changes.

@@ -8,18 +8,8 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+	"github.com/apiary-net/apiary/hack/bench"
 )
-
-// entries are the IPv4 load-balancing maps' contents after an initial
-// sync, for the raw side's batch updates.
-type entries struct {
-	svcKeys []lbmap.Service4Key
-	svcVals []lbmap.ServiceValue
-	beKeys  []uint32
-	beVals  []lbmap.Backend4Value
-	revKeys []uint16
-	revVals []lbmap.RevNAT4Value
-}
 
 // op is one raw map write of a change: an update (del false) or delete
 // of a services entry (svc) or a backends entry, or (pair) one batch
@@ -41,34 +31,34 @@ type op struct {
 // backend, its slot and the master entry; for a removed one the master
 // entry, the slot (deleted) and the backend (deleted). It checks that
 // the maps hold every change.
-func record(dir string, in []input, b, changes int, size uint32) (entries, [][]op, error) {
+func record(dir string, in []input, b, changes int, size uint32) (bench.LBEntries4, [][]op, error) {
 	s, err := newSide(dir, size)
 	if err != nil {
-		return entries{}, nil, err
+		return bench.LBEntries4{}, nil, err
 	}
 	defer s.close()
 	if err := s.sync(in); err != nil {
-		return entries{}, nil, err
+		return bench.LBEntries4{}, nil, err
 	}
-	var e entries
-	if e.svcKeys, e.svcVals, err = dump[lbmap.Service4Key, lbmap.ServiceValue](s.maps[lbmap.Services4Name]); err != nil {
-		return entries{}, nil, err
+	var e bench.LBEntries4
+	if e.SvcKeys, e.SvcVals, err = dump[lbmap.Service4Key, lbmap.ServiceValue](s.maps[lbmap.Services4Name]); err != nil {
+		return bench.LBEntries4{}, nil, err
 	}
-	if e.beKeys, e.beVals, err = dump[uint32, lbmap.Backend4Value](s.maps[lbmap.Backends4Name]); err != nil {
-		return entries{}, nil, err
+	if e.BeKeys, e.BeVals, err = dump[uint32, lbmap.Backend4Value](s.maps[lbmap.Backends4Name]); err != nil {
+		return bench.LBEntries4{}, nil, err
 	}
-	if e.revKeys, e.revVals, err = dump[uint16, lbmap.RevNAT4Value](s.maps[lbmap.RevNAT4Name]); err != nil {
-		return entries{}, nil, err
+	if e.RevKeys, e.RevVals, err = dump[uint16, lbmap.RevNAT4Value](s.maps[lbmap.RevNAT4Name]); err != nil {
+		return bench.LBEntries4{}, nil, err
 	}
-	if want := len(in) * (b + 1); len(e.svcKeys) != want || len(e.beKeys) != len(in)*b || len(e.revKeys) != len(in) {
-		return entries{}, nil, fmt.Errorf("after the initial sync the maps hold %d service entries (want %d), %d backends (want %d), %d rev-NAT entries (want %d)",
-			len(e.svcKeys), want, len(e.beKeys), len(in)*b, len(e.revKeys), len(in))
+	if want := len(in) * (b + 1); len(e.SvcKeys) != want || len(e.BeKeys) != len(in)*b || len(e.RevKeys) != len(in) {
+		return bench.LBEntries4{}, nil, fmt.Errorf("after the initial sync the maps hold %d service entries (want %d), %d backends (want %d), %d rev-NAT entries (want %d)",
+			len(e.SvcKeys), want, len(e.BeKeys), len(in)*b, len(e.RevKeys), len(in))
 	}
 	ops := make([][]op, 0, changes)
 	for j := range changes {
 		i := target(j, len(in))
 		if err := s.change(in, j); err != nil {
-			return entries{}, nil, err
+			return bench.LBEntries4{}, nil, err
 		}
 		fe := clusterIP(i).As4()
 		master := lbmap.Service4Key{Address: fe, Dport: port(80), Proto: 6}
@@ -76,18 +66,18 @@ func record(dir string, in []input, b, changes int, size uint32) (entries, [][]o
 		slot.BackendSlot = uint16(b + 1)
 		var mv, sv lbmap.ServiceValue
 		if err := s.maps[lbmap.Services4Name].Lookup(&master, &mv); err != nil {
-			return entries{}, nil, fmt.Errorf("change %d: service %d: %w", j, i, err)
+			return bench.LBEntries4{}, nil, fmt.Errorf("change %d: service %d: %w", j, i, err)
 		}
 		if j%2 == 0 { // added
 			var bv lbmap.Backend4Value
 			if err := s.maps[lbmap.Services4Name].Lookup(&slot, &sv); err != nil {
-				return entries{}, nil, fmt.Errorf("change %d: service %d: slot %d: %w", j, i, b+1, err)
+				return bench.LBEntries4{}, nil, fmt.Errorf("change %d: service %d: slot %d: %w", j, i, b+1, err)
 			}
 			if err := s.maps[lbmap.Backends4Name].Lookup(&sv.BackendID, &bv); err != nil {
-				return entries{}, nil, fmt.Errorf("change %d: backend %d: %w", j, sv.BackendID, err)
+				return bench.LBEntries4{}, nil, fmt.Errorf("change %d: backend %d: %w", j, sv.BackendID, err)
 			}
 			if int(mv.Count) != b+1 || bv.Address != backendIP(i, b).As4() {
-				return entries{}, nil, fmt.Errorf("change %d: service %d holds %d backends, slot %d %v; want %d and %v", j, i, mv.Count, b+1, bv.Address, b+1, backendIP(i, b))
+				return bench.LBEntries4{}, nil, fmt.Errorf("change %d: service %d holds %d backends, slot %d %v; want %d and %v", j, i, mv.Count, b+1, bv.Address, b+1, backendIP(i, b))
 			}
 			ops = append(ops, []op{{bk: sv.BackendID, bv: bv},
 				{svc: true, pair: true, keys: []lbmap.Service4Key{slot, master}, vals: []lbmap.ServiceValue{sv, mv}}})
@@ -95,10 +85,10 @@ func record(dir string, in []input, b, changes int, size uint32) (entries, [][]o
 		}
 		added := ops[len(ops)-1][0].bk
 		if int(mv.Count) != b {
-			return entries{}, nil, fmt.Errorf("change %d: service %d holds %d backends, want %d", j, i, mv.Count, b)
+			return bench.LBEntries4{}, nil, fmt.Errorf("change %d: service %d holds %d backends, want %d", j, i, mv.Count, b)
 		}
 		if err := s.maps[lbmap.Services4Name].Lookup(&slot, &sv); !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return entries{}, nil, fmt.Errorf("change %d: service %d: slot %d still there (%v)", j, i, b+1, err)
+			return bench.LBEntries4{}, nil, fmt.Errorf("change %d: service %d: slot %d still there (%v)", j, i, b+1, err)
 		}
 		ops = append(ops, []op{{svc: true, sk: master, sv: mv}, {svc: true, del: true, sk: slot}, {del: true, bk: added}})
 	}
