@@ -115,7 +115,6 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		start := len(*arena)
 		*arena = slices.Grow(*arena, n)
 		out = (*arena)[start : start : start+n]
-		defer func() { *arena = (*arena)[:start+len(out)] }()
 	}
 	if useLocal {
 		out = appendStates(out, svc.Backends, isLocal, ready == 0)
@@ -128,6 +127,9 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		// A backend listed twice (two slices) is kept once, in its best
 		// state.
 		out = slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
+	}
+	if arena != nil { // out is the arena's tail
+		*arena = (*arena)[:len(*arena)+len(out)]
 	}
 	return out
 }

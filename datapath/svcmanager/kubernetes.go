@@ -81,21 +81,10 @@ func ServiceAffinity(svc *corev1.Service) (Affinity, error) {
 // EndpointSlices (label kubernetes.io/service-name), or nil for a service
 // the datapath does not balance (ExternalName). Headless services
 // (clusterIP None or the headless annotation) have no frontends.
-// Unparsable addresses are skipped and named in Warnings. A Converter
-// does the same and parses each object once.
+// Unparsable addresses are skipped and named in Warnings. A watcher
+// keeps a Converter, which does the same and parses each object once.
 func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
-	s := serviceOf(svc)
-	if s == nil {
-		return nil
-	}
-	for _, sl := range eps {
-		if bes := backends(sl, &s.Warnings, nil); s.Backends == nil {
-			s.Backends = bes // the common case, one slice: no copy
-		} else {
-			s.Backends = append(s.Backends, bes...)
-		}
-	}
-	return s
+	return NewConverter().Convert(svc, eps)
 }
 
 // serviceOf is the Service of svc without backends (nil: not balanced).
@@ -198,8 +187,8 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 // serving terminating ones and terminating ones (kept for their
 // connections); endpoints neither ready nor terminating are left out, as
 // kube-proxy does. A port without a number (all ports) serves nothing.
-// names, when not nil, returns a shared one-name list for a port name
-// (the Converter's), so that a slice allocates no list per port.
+// names returns a shared one-name list for a port name (the
+// Converter's), so that a slice allocates no list per port.
 func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
@@ -230,7 +219,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 		}
 		switch {
 		case p.Name == nil || *p.Name == "":
-		case len(ports[i].names) == 0 && names != nil:
+		case len(ports[i].names) == 0:
 			ports[i].names = names(*p.Name)[:1:1] // a second name copies it
 		default:
 			ports[i].names = append(ports[i].names, *p.Name)

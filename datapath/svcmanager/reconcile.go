@@ -48,7 +48,6 @@ func (m *Manager) Reconcile() error {
 		m.stats.Reconciled = true
 		return nil
 	}
-	all := m.sortedLocked()
 	svcs := m.allLists()
 	added, removed, err := m.writer.ReconcileServices(svcs)
 	if err != nil {
@@ -56,7 +55,7 @@ func (m *Manager) Reconcile() error {
 		m.failed(err)
 		return err
 	}
-	for _, fe := range all {
+	for _, fe := range m.desired {
 		fe.dirty = false
 	}
 	m.stats.pendingDeletes, m.stats.LastError = nil, nil
