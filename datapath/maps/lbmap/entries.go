@@ -24,19 +24,26 @@ type largeServiceBlock struct {
 	slots   [largeBlock]uint32
 }
 
+// entry returns the block's entry, its members and slots in the block.
+func (b *smallServiceBlock) entry() *serviceEntry {
+	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
+	return &b.s
+}
+
+func (b *largeServiceBlock) entry() *serviceEntry {
+	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
+	return &b.s
+}
+
 // newServiceEntry returns an entry for frontend fe with room for n
 // backends.
 func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 	var s *serviceEntry
 	switch {
 	case n <= smallBlock:
-		b := new(smallServiceBlock)
-		s = &b.s
-		s.members, s.slots = b.members[:0], b.slots[:0]
+		s = new(smallServiceBlock).entry()
 	case n <= largeBlock:
-		b := new(largeServiceBlock)
-		s = &b.s
-		s.members, s.slots = b.members[:0], b.slots[:0]
+		s = new(largeServiceBlock).entry()
 	default:
 		s = &serviceEntry{members: make([]member, 0, n), slots: make([]uint32, 0, n)}
 	}
@@ -70,15 +77,11 @@ func (sb *serviceBlocks) next(fe datapath.L3n4Addr, n int) *serviceEntry {
 	var s *serviceEntry
 	switch {
 	case n <= smallBlock && len(sb.small) > 0:
-		b := &sb.small[0]
+		s = sb.small[0].entry()
 		sb.small = sb.small[1:]
-		s = &b.s
-		s.members, s.slots = b.members[:0], b.slots[:0]
 	case n > smallBlock && n <= largeBlock && len(sb.large) > 0:
-		b := &sb.large[0]
+		s = sb.large[0].entry()
 		sb.large = sb.large[1:]
-		s = &b.s
-		s.members, s.slots = b.members[:0], b.slots[:0]
 	default:
 		return newServiceEntry(fe, n)
 	}

@@ -34,6 +34,7 @@ type upsertScratch struct {
 	joining []joiner // members that become active
 	active  []uint32 // every active member's id, in the service's order (full path)
 	slots   []uint32 // the slots to write
+	fresh   []uint32 // the joining ids, in the service's order (changedSlots)
 }
 
 // diffMembers makes d's backends the members of s: it references the new

@@ -82,18 +82,11 @@ func (x *upsertScratch) changedSlots(old []uint32) []uint32 {
 	if len(x.joining) > 1 {
 		slices.SortFunc(x.joining, func(a, b joiner) int { return int(a.pos) - int(b.pos) })
 	}
-	hole := 0
+	x.fresh = x.fresh[:0]
 	for _, j := range x.joining {
-		for hole < len(out) && out[hole] != 0 {
-			hole++
-		}
-		if hole < len(out) {
-			out[hole] = j.id
-		} else {
-			out = append(out, j.id)
-		}
+		x.fresh = append(x.fresh, j.id)
 	}
-	out = fillSlots(out, nil)
+	out = fillSlots(out, x.fresh)
 	x.slots = out
 	return out
 }
