@@ -110,7 +110,7 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 		raw = time.Since(start)
 		return err
 	}
-	if err := inOrder(round, runOurs, runRaw); err != nil {
+	if err := bench.InOrder(round, runOurs, runRaw); err != nil {
 		return 0, 0, 0, 0, fmt.Errorf("write %d services: %w", n, err)
 	}
 	oneOurs, oneRaw, err = lbOneChange(w, rawMaps, svcs[0])

@@ -125,19 +125,7 @@ func ipcacheRound(round int, dir string, n int) (ours, raw time.Duration, err er
 		raw = time.Since(start)
 		return err
 	}
-	return ours, raw, inOrder(round, runOurs, runRaw)
-}
-
-// inOrder runs a then b in even rounds, b then a in odd ones, so that
-// neither always meets the colder kernel and allocator state.
-func inOrder(round int, a, b func() error) error {
-	if round%2 == 1 {
-		a, b = b, a
-	}
-	if err := a(); err != nil {
-		return err
-	}
-	return b()
+	return ours, raw, bench.InOrder(round, runOurs, runRaw)
 }
 
 // policyRound writes an n-key state with Sync and with raw updates, then

@@ -61,7 +61,7 @@ func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, 
 	}
 	defer raw.close()
 	var ours, theirs sample
-	err = inOrder(r,
+	err = bench.InOrder(r,
 		func() (err error) { ours, err = timed(func() error { return s.sync(in) }); return err },
 		func() (err error) {
 			theirs, err = timed(func() error { return want.Write(raw.be, raw.rev, raw.svc) })
@@ -189,18 +189,6 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// inOrder runs a then b in even rounds, b then a in odd ones, so that
-// neither always meets the colder kernel and allocator state.
-func inOrder(round int, a, b func() error) error {
-	if round%2 == 1 {
-		a, b = b, a
-	}
-	if err := a(); err != nil {
-		return err
-	}
-	return b()
 }
 
 // rawMaps are unpinned maps of the lbmap writer's specs, written with
