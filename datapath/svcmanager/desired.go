@@ -17,19 +17,20 @@ import (
 // result is sorted by frontend, each frontend's backends by cluster and
 // address, so that equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
-	return desired(svc, svc.NamespacedName(), remote, node, nil)
+	return desired(svc, svc.NamespacedName(), remote, node, nil, nil)
 }
 
 // desired is Desired with the service's name given (the manager keeps
 // it, so that an update does not build it again) and, when arena is not
 // nil, the backend lists appended to *arena, which the manager reuses
 // from one update to the next: the lists are valid until its next use.
-func desired(svc *Service, name string, remote []Backend, node Node, arena *[]datapath.LBBackend) []datapath.LBService {
+// The frontends are appended to out (the manager's room, else nil).
+func desired(svc *Service, name string, remote []Backend, node Node, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
 	fes := svc.Frontends
 	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
 		fes = expand(fes, node)
 	}
-	out := make([]datapath.LBService, 0, len(fes))
+	out = slices.Grow(out[:0], len(fes))
 	for _, fe := range fes {
 		local := localOnly(svc, fe.Type)
 		out = append(out, datapath.LBService{
@@ -76,27 +77,66 @@ func localOnly(svc *Service, t datapath.ServiceType) bool {
 	return svc.ExtLocal
 }
 
-// matches reports whether be serves fe: same family and protocol, and
-// the port name when both have one.
-func matches(be *Backend, fe Frontend) bool {
-	if be.Addr.Addr.Is4() != fe.Addr.Addr.Is4() || be.Addr.Proto != fe.Addr.Proto {
-		return false
-	}
-	return fe.PortName == "" || len(be.PortNames) == 0 || slices.Contains(be.PortNames, fe.PortName)
+// picker decides which of a service's backends a frontend takes: same
+// family and protocol, the port name when both have one, and with a
+// Local traffic policy this node's only. A backend's port-name list is
+// shared by the backends of one slice port (Converter), so the answer
+// for the last list checked is kept: most backends cost no string
+// comparison.
+type picker struct {
+	is4      bool
+	proto    uint8
+	name     string // the frontend's port name ("": any)
+	local    bool
+	node     string
+	lastList *string // the first element of the last port-name list checked
+	lastLen  int
+	lastOK   bool
 }
 
-// selectBackends picks fe's backends and their states, in two passes
-// over the service's backends (count, then convert) and without copies
-// of them: the cost of an endpoint change stays that of one list.
-func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
-	isLocal := func(be *Backend) bool {
-		// Backends without a node name count as local, as in Cilium.
-		return matches(be, fe) && (!local || be.NodeName == "" || be.NodeName == node.Name)
+func newPicker(fe Frontend, node Node, local bool) picker {
+	return picker{is4: fe.Addr.Addr.Is4(), proto: fe.Addr.Proto, name: fe.PortName, local: local, node: node.Name}
+}
+
+// takes reports whether be serves the frontend; onNode: the Local
+// policy applies (remote backends are never on this node).
+func (p *picker) takes(be *Backend, onNode bool) bool {
+	if be.Addr.Addr.Is4() != p.is4 || be.Addr.Proto != p.proto {
+		return false
 	}
-	isRemote := func(be *Backend) bool { return matches(be, fe) }
+	if p.name != "" && len(be.PortNames) > 0 {
+		if first := &be.PortNames[0]; first != p.lastList || len(be.PortNames) != p.lastLen {
+			p.lastList, p.lastLen, p.lastOK = first, len(be.PortNames), slices.Contains(be.PortNames, p.name)
+		}
+		if !p.lastOK {
+			return false
+		}
+	}
+	// Backends without a node name count as local, as in Cilium.
+	return !onNode || be.NodeName == "" || be.NodeName == p.node
+}
+
+// selectBackends picks fe's backends and their states without copies of
+// the service's backends: one pass for a frontend that takes this
+// cluster's backends only (pickLocal), else two (count, then convert).
+func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
+	p := newPicker(fe, node, local)
+	global := svc.Global && !local // remote backends are never on this node
+	if !global && svc.Affinity != AffinityRemote {
+		return p.pickLocal(svc.Backends, arena)
+	}
+	return p.pickTwoPass(svc, remote, global, arena)
+}
+
+// pickTwoPass is selectBackends for any frontend: it counts the local
+// and (global: remote) backends fe takes, chooses per the affinity, then
+// converts the chosen ones.
+func (p *picker) pickTwoPass(svc *Service, remote []Backend, global bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
+	local := p.local
+	isLocal := func(be *Backend) bool { return p.takes(be, local) }
+	isRemote := func(be *Backend) bool { return p.takes(be, false) }
 	locals := tally(svc.Backends, isLocal)
 	var remotes counts
-	global := svc.Global && !local // remote backends are never on this node
 	if global {
 		remotes = tally(remote, isRemote)
 	}
@@ -123,15 +163,72 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 		out = appendStates(out, remote, isRemote, ready == 0)
 	}
 	if !strictlySorted(out) { // the common case: sorted already, one slice
-		slices.SortFunc(out, compareBackends)
-		// A backend listed twice (two slices) is kept once, in its best
-		// state.
-		out = slices.CompactFunc(out, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
+		out = sortBackends(out)
 	}
 	if arena != nil { // out is the arena's tail
 		*arena = (*arena)[:len(*arena)+len(out)]
 	}
 	return out
+}
+
+// pickLocal is selectBackends for a frontend of this cluster's backends
+// only, in one pass: serving terminating backends are written
+// terminating and made active afterwards when none taken is ready (the
+// rare case), and the order is checked as the list is built.
+func (p *picker) pickLocal(bes []Backend, arena *[]datapath.LBBackend) []datapath.LBBackend {
+	var out []datapath.LBBackend
+	start := 0
+	if arena != nil {
+		out, start = *arena, len(*arena)
+	} else {
+		out = make([]datapath.LBBackend, 0, len(bes)) // at most all: one allocation
+	}
+	ready, serving, sorted := 0, 0, true
+	for i := range bes {
+		be := &bes[i]
+		if !p.takes(be, p.local) {
+			continue
+		}
+		st := datapath.BackendTerminating
+		switch be.Condition {
+		case Ready:
+			st = datapath.BackendActive
+			ready++
+		case ServingTerminating:
+			serving++
+		}
+		if n := len(out); sorted && n > start {
+			prev := &out[n-1]
+			sorted = prev.ClusterID < be.ClusterID || prev.ClusterID == be.ClusterID && compareAddr(prev.Addr, be.Addr) < 0
+		}
+		out = append(out, datapath.LBBackend{Addr: be.Addr, ClusterID: be.ClusterID, State: st, NodeName: be.NodeName})
+	}
+	list := out[start:len(out):len(out)]
+	if ready == 0 && serving > 0 { // no ready backend: the serving terminating ones take new connections
+		k := 0
+		for i := range bes {
+			if be := &bes[i]; p.takes(be, p.local) {
+				if be.Condition == ServingTerminating {
+					list[k].State = datapath.BackendActive
+				}
+				k++
+			}
+		}
+	}
+	if !sorted {
+		list = sortBackends(list)
+	}
+	if arena != nil {
+		*arena = out[:start+len(list)]
+	}
+	return list
+}
+
+// sortBackends sorts bes by compareBackends and keeps a backend listed
+// twice (two slices) once, in its best state.
+func sortBackends(bes []datapath.LBBackend) []datapath.LBBackend {
+	slices.SortFunc(bes, compareBackends)
+	return slices.CompactFunc(bes, func(a, b datapath.LBBackend) bool { return a.ClusterID == b.ClusterID && a.Addr == b.Addr })
 }
 
 // counts are the backends one side (local or remote) offers a frontend.

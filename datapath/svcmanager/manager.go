@@ -77,7 +77,11 @@ type Manager struct {
 	// arena holds the backend lists of the Desired call of recompute,
 	// handed to the writer (which copies what it keeps).
 	arena []datapath.LBBackend
-	now   func() time.Time
+	// want is recompute's room for the frontends Desired returns (nil
+	// while a recompute uses it: a nested one, handOver's, makes its
+	// own).
+	want []datapath.LBService
+	now  func() time.Time
 
 	// notifyMu serialises the changes of services with their delivery
 	// to the observers (Observe), in order.
@@ -206,7 +210,9 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
 		m.arena = m.arena[:0]
-		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, &m.arena)
+		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, m.want, &m.arena)
+		m.want = nil
+		defer func() { m.want = want[:0] }()
 	}
 	// owned is e.owned while the frontends kept are its prefix; a copy
 	// from the first difference on.
@@ -332,7 +338,7 @@ func (m *Manager) lists(k svcKey, e *entry) []datapath.LBService {
 	if e == nil || e.svc == nil {
 		return nil
 	}
-	out := desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, nil)
+	out := desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, nil, nil)
 	return slices.DeleteFunc(out, func(lb datapath.LBService) bool {
 		fe := m.desired[lb.Frontend]
 		return fe == nil || fe.owner != k
