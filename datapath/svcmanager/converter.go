@@ -6,19 +6,19 @@ import (
 )
 
 // Converter is FromKubernetes for a watcher: it keeps what it parsed of
-// each Service and EndpointSlice, so that a change of one slice parses
-// that slice only, not the Service and its other slices again (a
-// service of 1,000 endpoints has ten slices or more). An object counts
-// as seen when it is the same object (informers hand out one object per
-// version and never change it) with the same non-empty resourceVersion;
-// objects without one are parsed every time. Not safe for concurrent
-// use: the watcher that owns it calls it from its one goroutine.
+// each Service and of the EndpointSlices it was last given with it, so
+// that a change of one slice parses that slice only, not the Service and
+// its other slices again (a service of 1,000 endpoints has ten slices or
+// more). An object counts as seen when it is the same object (informers
+// hand out one object per version and never change it) with the same
+// non-empty resourceVersion; objects without one are parsed every time.
+// What a change reads is kept in one record per Service: the parsed
+// Service and its slices, found by the Service object itself. Not safe
+// for concurrent use: the watcher that owns it calls it from its one
+// goroutine.
 type Converter struct {
-	// services are found by the object itself: a change of a slice then
-	// reads nothing of its Service but what the manager needs.
-	services map[*corev1.Service]*Service // nil: not balanced
+	services map[*corev1.Service]*convertedService
 	names    map[objectKey]*corev1.Service
-	slices   map[objectKey]*convertedSlice // changed in place: one lookup per change
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
@@ -26,7 +26,18 @@ type Converter struct {
 
 type objectKey struct{ namespace, name string }
 
+// convertedService is a Service as parsed (base: nil when not balanced)
+// with the slices of the last Convert call; one is their room when
+// there is one slice (the common case: no second allocation).
+type convertedService struct {
+	base   *Service
+	slices []convertedSlice
+	one    [1]convertedSlice
+	ref    serviceRef // of every Service made of this object
+}
+
 type convertedSlice struct {
+	name     string // obj's, read without reading obj
 	obj      *discoveryv1.EndpointSlice
 	backends []Backend // never changed: a Service shares it
 	warnings []string
@@ -34,20 +45,24 @@ type convertedSlice struct {
 
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
-	return &Converter{services: map[*corev1.Service]*Service{}, names: map[objectKey]*corev1.Service{},
-		slices: map[objectKey]*convertedSlice{}, portNames: map[string][]string{}}
+	return &Converter{services: map[*corev1.Service]*convertedService{}, names: map[objectKey]*corev1.Service{},
+		portNames: map[string][]string{}}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
-// the objects it has not seen.
+// the objects it has not seen. eps are all the slices of svc: the
+// converter keeps those and forgets the slices it had before that are
+// not among them.
 func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
-	base := c.service(svc)
-	if base == nil {
+	rec := c.service(svc)
+	if rec.base == nil {
 		return nil
 	}
+	base := rec.base
 	s := *base
 	if len(eps) == 1 { // the common case: no copy of the backends
-		p := c.slice(eps[0])
+		p := c.slice(rec, eps[0])
+		c.prune(rec, eps)
 		s.Backends = p.backends // shared: nobody changes a Service's backends
 		if len(p.warnings) > 0 {
 			s.Warnings = append(append([]string(nil), base.Warnings...), p.warnings...)
@@ -57,9 +72,10 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	n := 0
 	parts := make([]convertedSlice, len(eps))
 	for i, sl := range eps {
-		parts[i] = c.slice(sl)
+		parts[i] = c.slice(rec, sl)
 		n += len(parts[i].backends)
 	}
+	c.prune(rec, eps)
 	if n > 0 {
 		s.Backends = make([]Backend, 0, n)
 	}
@@ -74,52 +90,107 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	return &s
 }
 
-// ForgetService drops what the converter keeps of a deleted Service.
+// ForgetService drops what the converter keeps of a deleted Service and
+// its slices.
 func (c *Converter) ForgetService(namespace, name string) {
 	k := objectKey{namespace, name}
 	delete(c.services, c.names[k])
 	delete(c.names, k)
 }
 
-// ForgetSlice drops what the converter keeps of a deleted EndpointSlice.
-func (c *Converter) ForgetSlice(namespace, name string) {
-	delete(c.slices, objectKey{namespace, name})
-}
-
 // Len returns how many Services and EndpointSlices the converter keeps.
-func (c *Converter) Len() (services, slices int) { return len(c.names), len(c.slices) }
-
-func (c *Converter) service(svc *corev1.Service) *Service {
-	if s, ok := c.services[svc]; ok {
-		return s // kept only with a resourceVersion
+func (c *Converter) Len() (services, slices int) {
+	for _, rec := range c.services {
+		slices += len(rec.slices)
 	}
-	s := serviceOf(svc)
-	if svc.ResourceVersion != "" {
-		k := objectKey{svc.Namespace, svc.Name}
-		delete(c.services, c.names[k]) // the version before
-		c.names[k] = svc
-		c.services[svc] = s
-	}
-	return s
+	return len(c.names), slices
 }
 
-func (c *Converter) slice(sl *discoveryv1.EndpointSlice) convertedSlice {
-	k := objectKey{sl.Namespace, sl.Name}
-	cur := c.slices[k]
-	if cur != nil && cur.obj == sl {
-		return *cur // kept only with a resourceVersion
+// service returns the record of svc: the kept one, or a new one that
+// takes over the slices of the version before (a record not kept when
+// svc has no resourceVersion).
+func (c *Converter) service(svc *corev1.Service) *convertedService {
+	if rec, ok := c.services[svc]; ok {
+		return rec // kept only with a resourceVersion
 	}
-	cs := convertedSlice{obj: sl}
+	rec := &convertedService{base: serviceOf(svc)}
+	if svc.ResourceVersion == "" {
+		return rec
+	}
+	if rec.base != nil {
+		rec.base.ref = &rec.ref
+	}
+	k := objectKey{svc.Namespace, svc.Name}
+	if prev := c.services[c.names[k]]; prev != nil {
+		if rec.base != nil { // a service not balanced keeps no slices
+			rec.keep(prev.slices)
+		}
+		delete(c.services, c.names[k])
+	}
+	c.names[k] = svc
+	c.services[svc] = rec
+	return rec
+}
+
+// keep makes sls the slices of rec.
+func (rec *convertedService) keep(sls []convertedSlice) {
+	if len(sls) <= 1 {
+		rec.slices = rec.one[:copy(rec.one[:], sls)]
+		return
+	}
+	rec.slices = append([]convertedSlice(nil), sls...)
+}
+
+// slice returns the parsed sl, parsing it unless rec has seen it; a
+// parsed slice with a resourceVersion takes the place of the version
+// before in rec (found by name).
+func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) convertedSlice {
+	i := 0
+	for i < len(rec.slices) && rec.slices[i].obj != sl && rec.slices[i].name != sl.Name {
+		i++
+	}
+	if i < len(rec.slices) && rec.slices[i].obj == sl {
+		return rec.slices[i] // kept only with a resourceVersion
+	}
+	cs := convertedSlice{name: sl.Name, obj: sl}
 	cs.backends = backends(sl, &cs.warnings, c.portName)
 	cs.backends = cs.backends[:len(cs.backends):len(cs.backends)] // an append by a caller copies
 	switch {
 	case sl.ResourceVersion == "":
-	case cur != nil:
-		*cur = cs
+	case i < len(rec.slices):
+		rec.slices[i] = cs
+	case len(rec.slices) == 0:
+		rec.slices = rec.one[:1]
+		rec.one[0] = cs
 	default:
-		c.slices[k] = &cs
+		rec.slices = append(rec.slices[:len(rec.slices):len(rec.slices)], cs)
 	}
 	return cs
+}
+
+// prune drops the slices of rec that are not among eps (deleted, or
+// moved to another service).
+func (c *Converter) prune(rec *convertedService, eps []*discoveryv1.EndpointSlice) {
+	among := func(cs *convertedSlice) bool {
+		for _, sl := range eps {
+			if sl == cs.obj || sl.Name == cs.name {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range rec.slices {
+		if !among(&rec.slices[i]) {
+			var kept []convertedSlice
+			for j := range rec.slices {
+				if among(&rec.slices[j]) {
+					kept = append(kept, rec.slices[j])
+				}
+			}
+			rec.keep(kept)
+			return
+		}
+	}
 }
 
 // portName returns the shared list of the one port name n.

@@ -12,8 +12,9 @@ import (
 // TestConverter: the converter returns what FromKubernetes returns; an
 // object seen before (same object, resourceVersion set) is not parsed
 // again, a new version is; objects without a resourceVersion are parsed
-// every time; joining two slices never writes into a kept one; Forget
-// drops what was kept.
+// every time; joining two slices never writes into a kept one; the
+// slices of the last call are kept, the others dropped; Forget drops
+// what was kept of a Service.
 func TestConverter(t *testing.T) {
 	c := svcmanager.NewConverter()
 	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
@@ -61,11 +62,32 @@ func TestConverter(t *testing.T) {
 	if &p1.Backends[0] == &p2.Backends[0] {
 		t.Error("a slice without resourceVersion was kept")
 	}
+	if s, sl := c.Len(); s != 1 || sl != 0 {
+		t.Errorf("kept %d services, %d slices; want 1, 0 (web; web-c has no resourceVersion)", s, sl)
+	}
+	c.Convert(svc2, []*discoveryv1.EndpointSlice{a2, b})
 	if s, sl := c.Len(); s != 1 || sl != 2 {
 		t.Errorf("kept %d services, %d slices; want 1, 2 (web; web-a, web-b)", s, sl)
 	}
-	c.ForgetSlice("default", "web-a")
-	c.ForgetSlice("default", "web-b")
+	check2 := func(what string, eps ...*discoveryv1.EndpointSlice) {
+		t.Helper()
+		if got, want := c.Convert(svc2, eps), svcmanager.FromKubernetes(svc2, eps); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Convert = %+v, want %+v", what, got, want)
+		}
+	}
+	check2("web-b gone", a2)
+	if _, sl := c.Len(); sl != 1 {
+		t.Errorf("kept %d slices after web-b went, want 1", sl)
+	}
+	check2("web-b back", b, a2)
+	check2("web-a gone", b)
+	if _, sl := c.Len(); sl != 1 {
+		t.Errorf("kept %d slices after web-a went, want 1", sl)
+	}
+	check2("none")
+	if _, sl := c.Len(); sl != 0 {
+		t.Errorf("kept %d slices with none given, want 0", sl)
+	}
 	c.ForgetService("default", "web")
 	if s, sl := c.Len(); s != 0 || sl != 0 {
 		t.Errorf("after Forget: kept %d services, %d slices", s, sl)

@@ -237,7 +237,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			node = *ep.NodeName
 		}
 		for j, addr := range ep.Addresses {
-			a, err := netip.ParseAddr(addr)
+			a, err := parseAddr(addr)
 			if err != nil {
 				*warnings = append(*warnings, fmt.Sprintf("EndpointSlice %s: endpoints[%d].addresses[%d]: %q is not an IP address", sl.Name, i, j, addr))
 				continue

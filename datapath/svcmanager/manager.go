@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -58,6 +59,18 @@ type entry struct {
 	svc   *Service // nil while its deletion is being written
 	name  string
 	owned []*frontend
+	gone  bool // deleted from the manager: a serviceRef to it is stale
+}
+
+// serviceRef takes a manager from a Service to its entry without a
+// lookup by name. The Converter gives the Services it makes of one
+// Kubernetes Service object one ref; the first manager to upsert one
+// claims it (owner) and keeps its entry there, under its lock. Services
+// made otherwise have none.
+type serviceRef struct {
+	owner  atomic.Pointer[Manager]
+	source string // the owner's, under its lock
+	e      *entry
 }
 
 // Manager holds the desired frontends of every service and writes their
@@ -115,19 +128,47 @@ func (m *Manager) Upsert(source string, svc *Service) {
 // set makes svc (nil: none) the service at k and writes what changed;
 // m.mu is held.
 func (m *Manager) set(k svcKey, svc *Service) {
-	e := m.services[k]
+	e := m.entryOf(k, svc)
 	if e == nil {
 		if svc == nil {
 			return
 		}
 		e = &entry{name: k.namespace + "/" + k.name}
 		m.services[k] = e
+		m.claim(k, svc, e)
 	}
 	m.record(k, e.svc, svc)
 	e.svc = svc
 	m.recompute(k, e)
 	if svc == nil {
 		delete(m.services, k)
+		e.gone = true
+	}
+}
+
+// entryOf returns the entry at k (nil: none): the one svc's ref points
+// to when this manager claimed the ref for k's source, else the one in
+// m.services (which the ref then points to). m.mu is held.
+func (m *Manager) entryOf(k svcKey, svc *Service) *entry {
+	if svc != nil && svc.ref != nil && svc.ref.owner.Load() == m && svc.ref.source == k.source &&
+		svc.ref.e != nil && !svc.ref.e.gone {
+		return svc.ref.e
+	}
+	e := m.services[k]
+	if e != nil {
+		m.claim(k, svc, e)
+	}
+	return e
+}
+
+// claim points svc's ref to e, the entry at k, when the ref is this
+// manager's or nobody's.
+func (m *Manager) claim(k svcKey, svc *Service, e *entry) {
+	if svc == nil || svc.ref == nil {
+		return
+	}
+	if r := svc.ref; r.owner.Load() == m || r.owner.CompareAndSwap(nil, m) {
+		r.source, r.e = k.source, e
 	}
 }
 

@@ -2,6 +2,7 @@ package svcmanager_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
@@ -260,5 +262,74 @@ func TestManagerFrontendsChange(t *testing.T) {
 	checkCalls(t, w, "the same again")
 	if fes := m.Frontends(); len(fes) != 1 || fes[0].Frontend.Port != 82 {
 		t.Errorf("Frontends = %+v, want port 82 only", fes)
+	}
+}
+
+// TestManagerServiceRef: the Services a Converter makes of one object
+// take the manager that claimed them straight to their entry; another
+// manager, another source, a deletion and a new version still find the
+// right one.
+func TestManagerServiceRef(t *testing.T) {
+	conv := svcmanager.NewConverter()
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+	svc.ResourceVersion = "1"
+	version := 1
+	sl := func(eps ...string) *discoveryv1.EndpointSlice {
+		s := slice("web-a", map[string]int32{"http": 8080}, eps...)
+		version++
+		s.ResourceVersion = fmt.Sprint(version)
+		return s
+	}
+	one, other := newFakeWriter(), newFakeWriter()
+	m1 := svcmanager.New(one, node, slog.New(slog.DiscardHandler))
+	m2 := svcmanager.New(other, node, slog.New(slog.DiscardHandler))
+	for _, m := range []*svcmanager.Manager{m1, m2} {
+		if err := m.Reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fe := datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.10"), Port: 80, Proto: datapath.ProtoTCP}
+	want := func(what string, w *fakeWriter, backends string) {
+		t.Helper()
+		if got := renderGet(w, fe); got != "10.96.0.10:80/TCP ClusterIP -> "+backends {
+			t.Errorf("%s: writer holds %q, want backends %s", what, got, backends)
+		}
+	}
+	upsert := func(source string, s *discoveryv1.EndpointSlice, ms ...*svcmanager.Manager) {
+		x := conv.Convert(svc, []*discoveryv1.EndpointSlice{s})
+		for _, m := range ms {
+			m.Upsert(source, x)
+		}
+	}
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.1"), m1, m2)
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.1", "10.0.1.2"), m1, m2)
+	want("both managers, a change", one, "10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)")
+	want("both managers, a change", other, "10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)")
+
+	m1.Delete(svcmanager.SourceKubernetes, "default/web")
+	if got, ok := one.Get(fe); ok {
+		t.Errorf("after the deletion the writer holds %s", render(got))
+	}
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.3"), m1)
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.3", "10.0.1.4"), m1)
+	want("back after a deletion", one, "10.0.1.3:8080/TCP(active) 10.0.1.4:8080/TCP(active)")
+	if st := m1.Stats(); st.Services != 1 || st.Frontends != 1 || st.Backends != 2 {
+		t.Errorf("after the deletion and back: %d services, %d frontends, %d backends; want 1, 1, 2", st.Services, st.Frontends, st.Backends)
+	}
+
+	// The same object from the state file: its own entry, the other
+	// source's untouched (the frontend stays with the first).
+	upsert(svcmanager.SourceFile, sl("10.0.1.9"), m1)
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.5"), m1)
+	want("k8s after the file's", one, "10.0.1.5:8080/TCP(active)")
+	m1.Delete(svcmanager.SourceKubernetes, "default/web")
+	want("the file's after k8s left", one, "10.0.1.9:8080/TCP(active)")
+
+	svc = k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+	svc.ResourceVersion = "100"
+	upsert(svcmanager.SourceKubernetes, sl("10.0.1.6"), m2)
+	want("a new version of the Service", other, "10.0.1.6:8080/TCP(active)")
+	if st := m2.Stats(); st.Services != 1 || st.Backends != 1 {
+		t.Errorf("m2: %d services, %d backends; want 1, 1", st.Services, st.Backends)
 	}
 }

@@ -83,6 +83,8 @@ type Service struct {
 	// Warnings are the parts of the source object that were ignored,
 	// each naming its field.
 	Warnings []string
+
+	ref *serviceRef // the Converter's, for the manager
 }
 
 // NamespacedName is namespace/name.

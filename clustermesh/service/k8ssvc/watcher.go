@@ -120,7 +120,6 @@ func (w *watcher) sliceDelete(key k8s.Key) {
 	}
 	delete(w.owner, key)
 	delete(w.slices[svc], key.Name)
-	w.conv.ForgetSlice(key.Namespace, key.Name)
 	if len(w.slices[svc]) == 0 {
 		delete(w.slices, svc)
 	}

@@ -1,0 +1,44 @@
+package svcmanager
+
+import "net/netip"
+
+// parseAddr is netip.ParseAddr, a few times faster for the dotted IPv4
+// addresses most EndpointSlices hold: anything else, and anything the
+// fast path is not sure of, goes to netip.ParseAddr.
+func parseAddr(s string) (netip.Addr, error) {
+	if a, ok := parseIPv4(s); ok {
+		return a, nil
+	}
+	return netip.ParseAddr(s)
+}
+
+// parseIPv4 parses four decimal fields of 0-255 without leading zeros,
+// separated by dots; ok is false for anything else.
+func parseIPv4(s string) (a netip.Addr, ok bool) {
+	var b [4]byte
+	field, digits, val := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits > 0 && val == 0 { // a leading zero
+				return a, false
+			}
+			val = val*10 + int(c-'0')
+			if val > 255 {
+				return a, false
+			}
+			digits++
+		case c == '.' && digits > 0 && field < 3:
+			b[field] = byte(val)
+			field, digits, val = field+1, 0, 0
+		default:
+			return a, false
+		}
+	}
+	if field != 3 || digits == 0 {
+		return a, false
+	}
+	b[3] = byte(val)
+	return netip.AddrFrom4(b), true
+}
