@@ -30,7 +30,8 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
 		fes = expand(fes, node)
 	}
-	out = slices.Grow(out[:0], len(fes))
+	start := len(out)
+	out = slices.Grow(out, len(fes))
 	for _, fe := range fes {
 		local := localOnly(svc, fe.Type)
 		out = append(out, datapath.LBService{
@@ -39,11 +40,13 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 			Backends: selectBackends(svc, fe, remote, node, local, arena),
 		})
 	}
+	mine := out[start:]
 	cmpFrontend := func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) }
-	if !slices.IsSortedFunc(out, cmpFrontend) {
-		slices.SortStableFunc(out, cmpFrontend)
+	if !slices.IsSortedFunc(mine, cmpFrontend) {
+		slices.SortStableFunc(mine, cmpFrontend)
 	}
-	return slices.CompactFunc(out, func(a, b datapath.LBService) bool { return a.Frontend == b.Frontend })
+	mine = slices.CompactFunc(mine, func(a, b datapath.LBService) bool { return a.Frontend == b.Frontend })
+	return out[:start+len(mine)]
 }
 
 // expand returns the frontends with each NodePort one of the unspecified

@@ -373,17 +373,26 @@ func (m *Manager) upsert(fe *frontend, lb datapath.LBService) {
 	}
 }
 
-// lists returns the frontends the service at k has, with their backend
-// lists: Desired's output for the frontends it owns. m.mu is held.
-func (m *Manager) lists(k svcKey, e *entry) []datapath.LBService {
-	if e == nil || e.svc == nil {
-		return nil
+// lists appends to out the frontends the service at k has, with their
+// backend lists: Desired's output for the frontends it owns (e.owned,
+// a subsequence of it), the lists appended to *arena (nil: each its
+// own). m.mu is held.
+func (m *Manager) lists(k svcKey, e *entry, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
+	if e == nil || e.svc == nil || len(e.owned) == 0 {
+		return out
 	}
-	out := desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, nil, nil)
-	return slices.DeleteFunc(out, func(lb datapath.LBService) bool {
-		fe := m.desired[lb.Frontend]
-		return fe == nil || fe.owner != k
-	})
+	start := len(out)
+	out = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, out, arena)
+	kept, p := out[start:start], 0
+	for _, lb := range out[start:] {
+		for p < len(e.owned) && compareAddr(e.owned[p].lb.Frontend, lb.Frontend) < 0 {
+			p++
+		}
+		if p < len(e.owned) && e.owned[p].lb.Frontend == lb.Frontend {
+			kept = append(kept, lb)
+		}
+	}
+	return out[:start+len(kept)]
 }
 
 // remove deletes a frontend from the datapath.

@@ -89,7 +89,7 @@ func (m *Manager) RetryFailed() error {
 			continue
 		}
 		e := m.services[fe.owner]
-		for _, lb := range m.lists(fe.owner, e) {
+		for _, lb := range m.lists(fe.owner, e, nil, nil) {
 			if lb.Frontend != fe.lb.Frontend {
 				continue
 			}
@@ -168,16 +168,37 @@ func (m *Manager) Frontends() []Entry {
 }
 
 // allLists returns every desired frontend with its backends, sorted by
-// service name, then frontend; m.mu is held.
+// service name, then frontend; m.mu is held. The lists share one array
+// sized from the frontends' counts.
 func (m *Manager) allLists() []datapath.LBService {
-	out := make([]datapath.LBService, 0, len(m.desired))
-	for k, e := range m.services {
-		out = append(out, m.lists(k, e)...)
+	n := 0
+	for _, fe := range m.desired {
+		n += fe.backends
 	}
-	slices.SortFunc(out, func(a, b datapath.LBService) int {
+	arena := make([]datapath.LBBackend, 0, n)
+	entries := make([]svcEntry, 0, len(m.services))
+	for k, e := range m.services {
+		entries = append(entries, svcEntry{k, e})
+	}
+	slices.SortFunc(entries, func(a, b svcEntry) int { return cmp.Compare(a.e.name, b.e.name) })
+	out := make([]datapath.LBService, 0, len(m.desired))
+	for _, x := range entries {
+		out = m.lists(x.k, x.e, out, &arena)
+	}
+	// Two sources' services of one name: their frontends interleave.
+	byNameFrontend := func(a, b datapath.LBService) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), compareAddr(a.Frontend, b.Frontend))
-	})
+	}
+	if !slices.IsSortedFunc(out, byNameFrontend) {
+		slices.SortFunc(out, byNameFrontend)
+	}
 	return out
+}
+
+// svcEntry is a service's key with its entry.
+type svcEntry struct {
+	k svcKey
+	e *entry
 }
 
 // sortedLocked returns the desired frontends sorted by name, then
