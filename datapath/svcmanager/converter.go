@@ -30,7 +30,8 @@ type objectKey struct{ namespace, name string }
 // with the slices of the last Convert call; one is their room when
 // there is one slice (the common case: no second allocation).
 type convertedService struct {
-	base   *Service
+	base   *Service // &svc, or nil
+	svc    Service
 	slices []convertedSlice
 	one    [1]convertedSlice
 	ref    serviceRef // of every Service made of this object
@@ -113,7 +114,10 @@ func (c *Converter) service(svc *corev1.Service) *convertedService {
 	if rec, ok := c.services[svc]; ok {
 		return rec // kept only with a resourceVersion
 	}
-	rec := &convertedService{base: serviceOf(svc)}
+	rec := &convertedService{}
+	if serviceOf(svc, &rec.svc) {
+		rec.base = &rec.svc // one object with the record: a change reads one
+	}
 	if svc.ResourceVersion == "" {
 		return rec
 	}

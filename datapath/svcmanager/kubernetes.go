@@ -87,12 +87,13 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 	return NewConverter().Convert(svc, eps)
 }
 
-// serviceOf is the Service of svc without backends (nil: not balanced).
-func serviceOf(svc *corev1.Service) *Service {
+// serviceOf sets *s to the Service of svc without backends; false: not
+// balanced.
+func serviceOf(svc *corev1.Service, s *Service) bool {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil
+		return false
 	}
-	s := &Service{Namespace: svc.Namespace, Name: svc.Name,
+	*s = Service{Namespace: svc.Namespace, Name: svc.Name,
 		ExtLocal: svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal,
 		IntLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
 		Global:   IsGlobal(svc), Shared: IsShared(svc),
@@ -110,7 +111,7 @@ func serviceOf(svc *corev1.Service) *Service {
 	if _, headless := svc.Annotations[AnnotationHeadless]; !headless {
 		s.Frontends = frontends(svc, &s.Warnings)
 	}
-	return s
+	return true
 }
 
 // frontends are the ClusterIPs, NodePorts, external IPs and

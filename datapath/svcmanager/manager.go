@@ -60,6 +60,23 @@ type entry struct {
 	name  string
 	owned []*frontend
 	gone  bool // deleted from the manager: a serviceRef to it is stale
+	// first is the room of its first frontend (most services have
+	// one), ownedRoom that of owned when it was empty: an update then
+	// reads one object, not three.
+	first     frontend
+	firstUsed bool
+	ownedRoom [1]*frontend
+}
+
+// newFrontend returns a new frontend of e, at k, with id: e.first when
+// free.
+func (e *entry) newFrontend(k svcKey, id uint32) *frontend {
+	if e.firstUsed {
+		return &frontend{owner: k, id: id}
+	}
+	e.firstUsed = true
+	e.first = frontend{owner: k, id: id}
+	return &e.first
 }
 
 // serviceRef takes a manager from a Service to its entry without a
@@ -279,12 +296,17 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 		case !copied && same < len(e.owned) && e.owned[same] == fe && fe != nil:
 			same++
 		case !copied:
-			owned, copied = append(make([]*frontend, 0, len(want)), e.owned[:same]...), true
+			if len(e.owned) == 0 && len(want) <= len(e.ownedRoom) {
+				owned = e.ownedRoom[:0]
+			} else {
+				owned = append(make([]*frontend, 0, len(want)), e.owned[:same]...)
+			}
+			copied = true
 			fallthrough
 		default:
 			if fe == nil {
 				m.nextID++
-				fe = &frontend{owner: k, id: m.nextID}
+				fe = e.newFrontend(k, m.nextID)
 				m.desired[lb.Frontend] = fe
 			}
 			owned = append(owned, fe)
@@ -306,9 +328,13 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	e.owned = owned
 	for _, fe := range old {
 		if !has(owned, fe.lb.Frontend) {
-			delete(m.desired, fe.lb.Frontend)
-			m.remove(fe.lb.Frontend)
-			m.handOver(fe.lb.Frontend)
+			addr := fe.lb.Frontend
+			delete(m.desired, addr)
+			if fe == &e.first {
+				e.firstUsed = false
+			}
+			m.remove(addr)
+			m.handOver(addr)
 		}
 	}
 	if len(m.lost) > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -331,5 +332,66 @@ func TestManagerServiceRef(t *testing.T) {
 	want("a new version of the Service", other, "10.0.1.6:8080/TCP(active)")
 	if st := m2.Stats(); st.Services != 1 || st.Backends != 1 {
 		t.Errorf("m2: %d services, %d backends; want 1, 1", st.Services, st.Backends)
+	}
+}
+
+// TestManagerRandomFrontends: services whose frontends move between
+// addresses and ports, collide with each other's and go away, in random
+// order, with each change converted as the watcher converts it. After
+// every change the writer holds exactly what Frontends says and no
+// frontend twice: frontends kept in an entry's own room are never
+// handed out while still in use.
+func TestManagerRandomFrontends(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	conv := svcmanager.NewConverter()
+	rv := 0
+	for step := range 3000 {
+		name := fmt.Sprintf("svc-%d", r.IntN(6))
+		if r.IntN(6) == 0 {
+			conv.ForgetService("default", name)
+			m.Delete(svcmanager.SourceKubernetes, "default/"+name)
+		} else {
+			var ips []string
+			for range 1 + r.IntN(2) {
+				ips = append(ips, fmt.Sprintf("10.96.0.%d", 1+r.IntN(4)))
+			}
+			var ports []string
+			for _, p := range []string{"http:80:http", "dns:53:dns/UDP", "web:81:http"} {
+				if r.IntN(2) == 0 {
+					ports = append(ports, p)
+				}
+			}
+			svc := k8sService(name, ips[:1], ports...)
+			rv++
+			svc.ResourceVersion = fmt.Sprint(rv)
+			var eps []string
+			for j := range r.IntN(4) {
+				eps = append(eps, fmt.Sprintf("10.0.%d.%d", r.IntN(3), j+1))
+			}
+			sl := slice(name+"-a", map[string]int32{"http": 8080, "dns/UDP": 5353}, eps...)
+			rv++
+			sl.ResourceVersion = fmt.Sprint(rv)
+			if x := conv.Convert(svc, []*discoveryv1.EndpointSlice{sl}); x != nil {
+				m.Upsert(svcmanager.SourceKubernetes, x)
+			}
+		}
+		var want []string
+		for _, e := range m.Frontends() {
+			want = append(want, render(e.LBService))
+		}
+		slices.Sort(want)
+		got := w.Dump()
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("step %d: the writer holds\n%s\nthe manager wants\n%s", step, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if st := m.Stats(); st.Failures > 0 {
+			t.Fatalf("step %d: %v", step, st.LastError)
+		}
 	}
 }
