@@ -35,6 +35,8 @@ type convertedService struct {
 	slices []convertedSlice
 	one    [1]convertedSlice
 	ref    serviceRef // of every Service made of this object
+	// feRoom holds svc's frontends when they are few: read with it.
+	feRoom [2]Frontend
 }
 
 type convertedSlice struct {
@@ -115,7 +117,7 @@ func (c *Converter) service(svc *corev1.Service) *convertedService {
 		return rec // kept only with a resourceVersion
 	}
 	rec := &convertedService{}
-	if serviceOf(svc, &rec.svc) {
+	if serviceOf(svc, &rec.svc, rec.feRoom[:]) {
 		rec.base = &rec.svc // one object with the record: a change reads one
 	}
 	if svc.ResourceVersion == "" {

@@ -87,9 +87,9 @@ func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Serv
 	return NewConverter().Convert(svc, eps)
 }
 
-// serviceOf sets *s to the Service of svc without backends; false: not
-// balanced.
-func serviceOf(svc *corev1.Service, s *Service) bool {
+// serviceOf sets *s to the Service of svc without backends, its
+// frontends appended to room[:0]; false: not balanced.
+func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return false
 	}
@@ -109,15 +109,14 @@ func serviceOf(svc *corev1.Service, s *Service) bool {
 		}
 	}
 	if _, headless := svc.Annotations[AnnotationHeadless]; !headless {
-		s.Frontends = frontends(svc, &s.Warnings)
+		s.Frontends = slices.Clip(frontends(svc, &s.Warnings, room[:0])) // an append by a caller copies
 	}
 	return true
 }
 
-// frontends are the ClusterIPs, NodePorts, external IPs and
+// frontends appends to out the ClusterIPs, NodePorts, external IPs and
 // LoadBalancer ingress IPs of svc, each with every port.
-func frontends(svc *corev1.Service, warnings *[]string) []Frontend {
-	var out []Frontend
+func frontends(svc *corev1.Service, warnings *[]string, out []Frontend) []Frontend {
 	add := func(field string, i int, ip string, t datapath.ServiceType) {
 		a, err := netip.ParseAddr(ip)
 		if err != nil {
