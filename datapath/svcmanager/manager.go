@@ -111,6 +111,8 @@ type Manager struct {
 	// while a recompute uses it: a nested one, handOver's, makes its
 	// own).
 	want []datapath.LBService
+	// writerChanges is the writer's Changes count after the last write.
+	writerChanges uint64
 	now  func() time.Time
 
 	// notifyMu serialises the changes of services with their delivery
@@ -138,8 +140,11 @@ func (m *Manager) Upsert(source string, svc *Service) {
 	defer m.notifyMu.Unlock()
 	m.mu.Lock()
 	m.set(svcKey{source: source, namespace: svc.Namespace, name: svc.Name}, svc)
+	changed := len(m.changes) > 0
 	m.mu.Unlock()
-	m.notify()
+	if changed {
+		m.notify()
+	}
 }
 
 // set makes svc (nil: none) the service at k and writes what changed;
@@ -388,13 +393,14 @@ func (m *Manager) upsert(fe *frontend, lb datapath.LBService) {
 	if m.writer == nil || !m.stats.Reconciled {
 		return
 	}
-	before := m.writer.Changes()
-	if err := m.writer.UpsertService(lb); err != nil {
+	err := m.writer.UpsertService(lb)
+	wrote := m.wrote()
+	if err != nil {
 		fe.dirty = true
 		m.failed(fmt.Errorf("upsert service %s (%s): %w", lb.Frontend, lb.Name, err))
 		return
 	}
-	if m.writer.Changes() != before {
+	if wrote {
 		m.stats.Upserts++
 	}
 }
@@ -426,15 +432,25 @@ func (m *Manager) remove(addr datapath.L3n4Addr) {
 	if m.writer == nil || !m.stats.Reconciled {
 		return
 	}
-	before := m.writer.Changes()
-	if err := m.writer.DeleteService(addr); err != nil {
+	err := m.writer.DeleteService(addr)
+	wrote := m.wrote()
+	if err != nil {
 		m.stats.pendingDeletes = append(m.stats.pendingDeletes, addr)
 		m.failed(fmt.Errorf("delete service %s: %w", addr, err))
 		return
 	}
-	if m.writer.Changes() != before {
+	if wrote {
 		m.stats.Deletes++
 	}
+}
+
+// wrote reports whether the writer changed the maps since the last
+// call (its Changes count moved; the manager is its only user).
+func (m *Manager) wrote() bool {
+	n := m.writer.Changes()
+	moved := n != m.writerChanges
+	m.writerChanges = n
+	return moved
 }
 
 func (m *Manager) failed(err error) {

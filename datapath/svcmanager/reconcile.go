@@ -50,6 +50,7 @@ func (m *Manager) Reconcile() error {
 	}
 	svcs := m.allLists()
 	added, removed, err := m.writer.ReconcileServices(svcs)
+	m.writerChanges = m.writer.Changes()
 	if err != nil {
 		err = fmt.Errorf("reconcile %d services: %w", len(svcs), err)
 		m.failed(err)
