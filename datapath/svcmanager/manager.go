@@ -113,7 +113,7 @@ type Manager struct {
 	want []datapath.LBService
 	// writerChanges is the writer's Changes count after the last write.
 	writerChanges uint64
-	now  func() time.Time
+	now           func() time.Time
 
 	// notifyMu serialises the changes of services with their delivery
 	// to the observers (Observe), in order.
