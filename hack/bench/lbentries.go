@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 
@@ -38,15 +39,29 @@ func (e *LBEntries4) Write(backends, revNAT, services *ebpf.Map) error {
 }
 
 // RawUpdate writes keys[i] -> values[i] the fastest raw way: one batch
-// update, or one update per entry where the kernel has no batch updates.
+// update of the slices' memory (Raw), or one update per entry where the
+// kernel has no batch updates.
 func RawUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
-	if _, err := m.BatchUpdate(keys, values, nil); !errors.Is(err, ebpf.ErrNotSupported) {
+	if _, err := m.BatchUpdate(Raw[K](keys), Raw[V](values), nil); !errors.Is(err, ebpf.ErrNotSupported) {
 		return err
 	}
 	for i := range keys {
-		if err := m.Update(&keys[i], &values[i], ebpf.UpdateAny); err != nil {
+		if err := m.Update(unsafe.Pointer(&keys[i]), unsafe.Pointer(&values[i]), ebpf.UpdateAny); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Raw is a slice of keys or values that cilium/ebpf takes as the bytes
+// of its backing array (an encoding.BinaryMarshaler, not copied):
+// without the layout checks it makes of a typed slice on every call,
+// the cheapest way to hand it a batch, as the lbmap writer does. T must
+// be plain memory of the map's key or value size (lbmap's types are).
+type Raw[T any] []T
+
+// MarshalBinary returns the bytes of s's elements.
+func (s Raw[T]) MarshalBinary() ([]byte, error) {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero))), nil
 }

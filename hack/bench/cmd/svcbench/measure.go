@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -219,21 +220,22 @@ func (r *rawMaps) apply(ops []op) error {
 	for i := range ops {
 		o := &ops[i]
 		var err error
+		// Keys and values as raw memory, as the writer hands them.
 		switch {
 		case o.pair:
 			var n int
-			n, err = r.svc.BatchUpdate(o.keys, o.vals, nil)
+			n, err = r.svc.BatchUpdate(bench.Raw[lbmap.Service4Key](o.keys), bench.Raw[lbmap.ServiceValue](o.vals), nil)
 			if err == nil && n != 2 {
 				err = fmt.Errorf("batch wrote %d of 2 entries", n)
 			}
 		case o.svc && o.del:
-			err = r.svc.Delete(&o.sk)
+			err = r.svc.Delete(unsafe.Pointer(&o.sk))
 		case o.svc:
-			err = r.svc.Update(&o.sk, &o.sv, ebpf.UpdateAny)
+			err = r.svc.Update(unsafe.Pointer(&o.sk), unsafe.Pointer(&o.sv), ebpf.UpdateAny)
 		case o.del:
-			err = r.be.Delete(&o.bk)
+			err = r.be.Delete(unsafe.Pointer(&o.bk))
 		default:
-			err = r.be.Update(&o.bk, &o.bv, ebpf.UpdateAny)
+			err = r.be.Update(unsafe.Pointer(&o.bk), unsafe.Pointer(&o.bv), ebpf.UpdateAny)
 		}
 		if err != nil {
 			return fmt.Errorf("raw write %d: %w", i, err)
