@@ -35,6 +35,10 @@ type convertedService struct {
 	slices []convertedSlice
 	one    [1]convertedSlice
 	ref    serviceRef // of every Service made of this object
+	// warnings counts svc's own warnings (the Service's, before any
+	// slice's); handedOut: svc was returned, and never changes again.
+	warnings  int
+	handedOut bool
 	// feRoom holds svc's frontends when they are few: read with it.
 	feRoom [2]Frontend
 }
@@ -61,16 +65,17 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	if rec.base == nil {
 		return nil
 	}
-	base := rec.base
-	s := *base
-	if len(eps) == 1 { // the common case: no copy of the backends
+	s := rec.out()
+	baseWarnings := rec.svc.Warnings[:rec.warnings:rec.warnings] // an append copies
+	if len(eps) == 1 {                                           // the common case: no copy of the backends
 		p := c.slice(rec, eps[0])
 		c.prune(rec, eps)
 		s.Backends = p.backends // shared: nobody changes a Service's backends
+		s.Warnings = baseWarnings
 		if len(p.warnings) > 0 {
-			s.Warnings = append(append([]string(nil), base.Warnings...), p.warnings...)
+			s.Warnings = append(baseWarnings, p.warnings...)
 		}
-		return &s
+		return s
 	}
 	n := 0
 	parts := make([]convertedSlice, len(eps))
@@ -79,10 +84,11 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 		n += len(parts[i].backends)
 	}
 	c.prune(rec, eps)
+	s.Backends = nil
 	if n > 0 {
 		s.Backends = make([]Backend, 0, n)
 	}
-	s.Warnings = append([]string(nil), base.Warnings...)
+	s.Warnings = baseWarnings
 	for _, p := range parts {
 		s.Backends = append(s.Backends, p.backends...)
 		s.Warnings = append(s.Warnings, p.warnings...)
@@ -90,6 +96,18 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	if len(s.Warnings) == 0 {
 		s.Warnings = nil
 	}
+	return s
+}
+
+// out returns the Service a Convert of rec returns: the record's own the
+// first time (nobody has it yet: an initial sync allocates no copy),
+// then a copy of it, since a Service handed out never changes.
+func (rec *convertedService) out() *Service {
+	if !rec.handedOut {
+		rec.handedOut = true
+		return &rec.svc
+	}
+	s := rec.svc
 	return &s
 }
 
@@ -119,6 +137,7 @@ func (c *Converter) service(svc *corev1.Service) *convertedService {
 	rec := &convertedService{}
 	if serviceOf(svc, &rec.svc, rec.feRoom[:]) {
 		rec.base = &rec.svc // one object with the record: a change reads one
+		rec.warnings = len(rec.svc.Warnings)
 	}
 	if svc.ResourceVersion == "" {
 		return rec
