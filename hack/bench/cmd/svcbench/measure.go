@@ -142,7 +142,10 @@ var sink int
 
 // touch reads every field of sl that the control plane reads.
 func touch(sl *discoveryv1.EndpointSlice) {
-	n := len(sl.Name) + len(sl.AddressType)
+	n := len(sl.Name) + len(sl.ResourceVersion) + len(sl.AddressType)
+	for k := range len(sl.Name) {
+		n += int(sl.Name[k])
+	}
 	for i := range sl.Ports {
 		p := &sl.Ports[i]
 		if p.Port != nil {
