@@ -1,6 +1,8 @@
 package svcmanager
 
 import (
+	"hash/maphash"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
@@ -22,6 +24,7 @@ type Converter struct {
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
+	seed      maphash.Seed // of the slice names' hashes
 }
 
 type objectKey struct{ namespace, name string }
@@ -45,6 +48,7 @@ type convertedService struct {
 
 type convertedSlice struct {
 	name     string // obj's, read without reading obj
+	hash     uint64 // of name: a change finds its slice without reading the old name
 	obj      *discoveryv1.EndpointSlice
 	backends []Backend // never changed: a Service shares it
 	warnings []string
@@ -53,7 +57,7 @@ type convertedSlice struct {
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
 	return &Converter{services: map[*corev1.Service]*convertedService{}, names: map[objectKey]*corev1.Service{},
-		portNames: map[string][]string{}}
+		portNames: map[string][]string{}, seed: maphash.MakeSeed()}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
@@ -170,14 +174,17 @@ func (rec *convertedService) keep(sls []convertedSlice) {
 // parsed slice with a resourceVersion takes the place of the version
 // before in rec (found by name).
 func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) convertedSlice {
+	// By object, else by the name's hash: a slice taken for another of
+	// the same hash (never seen in practice) is only parsed again.
+	h := maphash.String(c.seed, sl.Name)
 	i := 0
-	for i < len(rec.slices) && rec.slices[i].obj != sl && rec.slices[i].name != sl.Name {
+	for i < len(rec.slices) && rec.slices[i].obj != sl && rec.slices[i].hash != h {
 		i++
 	}
 	if i < len(rec.slices) && rec.slices[i].obj == sl {
 		return rec.slices[i] // kept only with a resourceVersion
 	}
-	cs := convertedSlice{name: sl.Name, obj: sl}
+	cs := convertedSlice{name: sl.Name, hash: h, obj: sl}
 	cs.backends = backends(sl, &cs.warnings, c.portName)
 	cs.backends = cs.backends[:len(cs.backends):len(cs.backends)] // an append by a caller copies
 	switch {
