@@ -2,7 +2,6 @@ package svcmanager
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -118,7 +117,7 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 // LoadBalancer ingress IPs of svc, each with every port.
 func frontends(svc *corev1.Service, warnings *[]string, out []Frontend) []Frontend {
 	add := func(field string, i int, ip string, t datapath.ServiceType) {
-		a, err := netip.ParseAddr(ip)
+		a, err := parseAddr(ip)
 		if err != nil {
 			*warnings = append(*warnings, fmt.Sprintf("%s[%d]: %q is not an IP address", field, i, ip))
 			return
@@ -172,7 +171,7 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 	}
 	if len(out) == 0 {
 		for _, ip := range clusterIPs {
-			if a, err := netip.ParseAddr(ip); err == nil {
+			if a, err := parseAddr(ip); err == nil {
 				out = append(out, a.Unmap().Is4())
 			}
 		}
