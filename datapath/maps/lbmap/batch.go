@@ -26,7 +26,7 @@ func (b *batch[K, V]) add(k K, v V) {
 // write writes the batch; it returns how many entries, from the first,
 // were written.
 func (b *batch[K, V]) write(m *ebpf.Map) (int, error) {
-	return bpfmap.BatchUpdate(m, b.keys, b.values)
+	return bpfmap.BatchUpdate(m, rawSlice[K](b.keys), rawSlice[V](b.values))
 }
 
 // svcBatch are service-map writes of both families.
