@@ -72,11 +72,13 @@ func (w *Writer) createBulk(ds []desired) error {
 	if err := w.planBulk(&bw, ds); err != nil {
 		return err
 	}
-	w.batchBackends(&bw)
+	if err := w.writeBackends(&bw); err != nil {
+		return err
+	}
 	if err := w.writeBulk(&bw); err != nil {
 		return err
 	}
-	return w.writeBulkServices(&bw, len(ds))
+	return w.writeBulkServices(&bw)
 }
 
 // resolveBulk finds or allocates the backend of every reference of ds,
@@ -164,11 +166,12 @@ func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
 	return nil
 }
 
-// batchBackends puts in the batches the backend entries that are new or
-// change.
-func (w *Writer) batchBackends(bw *bulkWrite) {
-	bw.be4.presize(len(bw.touched))
-	bw.written4 = make([]*backend, 0, len(bw.touched))
+// writeBackends writes, in chunks, the backend entries of createBulk
+// that are new or change, and records what was written.
+func (w *Writer) writeBackends(bw *bulkWrite) error {
+	n := min(len(bw.touched), bulkChunk)
+	bw.be4.presize(n)
+	bw.written4 = make([]*backend, 0, n)
 	for _, be := range bw.touched {
 		if be.bulk.others {
 			be.bulk.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
@@ -184,31 +187,47 @@ func (w *Writer) batchBackends(bw *bulkWrite) {
 			bw.be6.add(be.id, backend6Value(e))
 			bw.written6 = append(bw.written6, be)
 		}
+		if err := w.flushBackends(bw, false); err != nil {
+			return err
+		}
 	}
+	return w.flushBackends(bw, true)
 }
 
-// writeBulk writes the backends, rev-NAT entries and affinity matches of
-// createBulk and records what was written.
-func (w *Writer) writeBulk(bw *bulkWrite) error {
+// flushBackends writes a family's backend batch when it holds a chunk
+// (all: whatever it holds), records what was written and empties it.
+func (w *Writer) flushBackends(bw *bulkWrite, all bool) error {
 	for _, b := range []struct {
 		batch   *batch[uint32, Backend4Value]
 		batch6  *batch[uint32, Backend6Value]
-		written []*backend
-	}{{batch: &bw.be4, written: bw.written4}, {batch6: &bw.be6, written: bw.written6}} {
+		written *[]*backend
+	}{{batch: &bw.be4, written: &bw.written4}, {batch6: &bw.be6, written: &bw.written6}} {
 		var n int
 		var err error
-		if b.batch != nil {
+		switch {
+		case b.batch != nil && (all || b.batch.full()):
 			n, err = b.batch.write(w.m.be4)
-		} else {
+			b.batch.reset()
+		case b.batch6 != nil && (all || b.batch6.full()):
 			n, err = b.batch6.write(w.m.be6)
+			b.batch6.reset()
+		default:
+			continue
 		}
-		for _, be := range b.written[:n] {
+		for _, be := range (*b.written)[:n] {
 			be.entry, be.written = be.bulk.entry(be.entry.addr), true
 		}
+		*b.written = (*b.written)[:0]
 		if err != nil {
 			return fmt.Errorf("write backends: %w", err)
 		}
 	}
+	return nil
+}
+
+// writeBulk writes the rev-NAT entries and affinity matches of
+// createBulk and records what was written.
+func (w *Writer) writeBulk(bw *bulkWrite) error {
 	for _, r := range []struct {
 		m    *ebpf.Map
 		keys []uint16
@@ -237,29 +256,37 @@ func (w *Writer) writeBulk(bw *bulkWrite) error {
 }
 
 // writeBulkServices writes the slots, then the master entries, of the
-// plans; services is their number.
-func (w *Writer) writeBulkServices(bw *bulkWrite, services int) error {
-	// Sized for IPv4 frontends, the common case: the batches do not grow
-	// step by step (an initial sync's slots are most of its entries).
+// plans, in chunks.
+func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 	var slots, masters svcBatch
-	slots.v4.presize(bw.refs)
-	masters.v4.presize(services)
+	slots.presize()
+	masters.presize()
 	for _, p := range bw.plans {
 		if len(p.active) > 0x7fff {
 			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)
 		}
+	}
+	for _, p := range bw.plans {
 		for i, id := range p.active {
 			slots.add(p.s.frontend, uint16(i+1), ServiceValue{BackendID: id, RevNATIndex: p.s.master.RevNATIndex})
+			if err := slots.flush(w.m, false); err != nil {
+				return fmt.Errorf("write backend slots: %w", err)
+			}
 		}
-		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
 	}
-	if err := slots.write(w.m); err != nil {
+	if err := slots.flush(w.m, true); err != nil {
 		return fmt.Errorf("write backend slots: %w", err)
 	}
 	for _, p := range bw.plans {
 		p.s.slots = p.active
 	}
-	if err := masters.write(w.m); err != nil {
+	for _, p := range bw.plans {
+		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
+		if err := masters.flush(w.m, false); err != nil {
+			return fmt.Errorf("write master entries: %w", err)
+		}
+	}
+	if err := masters.flush(w.m, true); err != nil {
 		return fmt.Errorf("write master entries: %w", err)
 	}
 	for _, p := range bw.plans {

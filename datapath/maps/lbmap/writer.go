@@ -146,18 +146,8 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	// The maps held nothing (the writer mirrors them): once the new
 	// frontends are written whole, nothing can be stale.
 	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
-	var (
-		errs     []error
-		fresh    = make([]desired, 0, len(ds))
-		existing []desired
-	)
-	for _, d := range ds {
-		if w.services[d.key] == nil {
-			fresh = append(fresh, d)
-		} else {
-			existing = append(existing, d)
-		}
-	}
+	var errs []error
+	fresh, existing := w.splitFresh(ds)
 	// The new frontends first, in batches, so that a backend an existing
 	// frontend drops but a new one takes is kept, not deleted and made
 	// again.
@@ -194,6 +184,23 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	errs = append(errs, w.collect())
 	return added, removed, errors.Join(errs...)
+}
+
+// splitFresh returns the services of ds whose frontends the writer does
+// not hold, and the others, in ds's room (no copy of 10,000 services in
+// an initial sync, where all are new).
+func (w *Writer) splitFresh(ds []desired) (fresh, existing []desired) {
+	if len(w.services) == 0 {
+		return ds, nil
+	}
+	i := 0
+	for k := range ds {
+		if w.services[ds[k].key] == nil {
+			ds[i], ds[k] = ds[k], ds[i]
+			i++
+		}
+	}
+	return ds[:i], ds[i:]
 }
 
 // parseAll validates svcs (the backends of all in one array) and
