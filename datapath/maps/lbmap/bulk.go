@@ -24,7 +24,6 @@ type bulkState struct {
 	touched   bool
 	others    bool
 	state     datapath.BackendState
-	uses      int32
 	clusterID uint32
 }
 
@@ -35,10 +34,13 @@ func (b bulkState) entry(addr addrKey) backendEntry {
 
 // bulkWrite is one createBulk: the batches and what they are made of.
 type bulkWrite struct {
-	refs    int        // references of all frontends to their backends
-	bes     []*backend // the backend of each reference, in the frontends' order
 	touched []*backend // each backend referenced, once
 	plans   []plan
+	blocks  serviceBlocks
+	// refs is room for the references of new backends, one each (a
+	// backend several new frontends share grows its own).
+	refs    []backendRef
+	ids     []uint32 // the backend ids of the frontend being planned
 	rev4    batch[uint16, RevNAT4Value]
 	rev6    batch[uint16, RevNAT6Value]
 	be4     batch[uint32, Backend4Value]
@@ -48,121 +50,123 @@ type bulkWrite struct {
 	written4, written6 []*backend
 }
 
-// createBulk writes ds, frontends the maps do not hold, in batches that
-// keep the write order of upsert across all of them: every backend, then
-// every rev-NAT entry and affinity match, then every slot, then every
-// master entry (the programs match a frontend only once its master entry
-// is there). It is the initial sync's path: a batch costs about one
-// syscall where upsert makes one per entry, and the writer's records
-// (members, slots, references) come from a few arrays sized up front.
-func (w *Writer) createBulk(ds []desired) error {
+// createBulk writes the services svcs[i] for i in fresh, frontends the
+// maps do not hold (checked by checkAll), in batches that keep the write
+// order of upsert across all of them: every backend, then every rev-NAT
+// entry and affinity match, then every slot, then every master entry
+// (the programs match a frontend only once its master entry is there).
+// It is the initial sync's path: a batch costs about one syscall where
+// upsert makes one per entry, and the writer's records (members, slots,
+// references) come from a few arrays sized up front.
+func (w *Writer) createBulk(svcs []datapath.LBService, fresh []int32) error {
 	var bw bulkWrite
-	for _, d := range ds {
-		bw.refs += len(d.backends)
+	refs := 0
+	sizes := make([]int, len(fresh))
+	for k, i := range fresh {
+		sizes[k] = len(svcs[i].Backends)
+		refs += sizes[k]
 	}
-	w.presize(len(ds), bw.refs)
-	defer func() {
-		for _, be := range bw.touched {
-			be.bulk = bulkState{}
-		}
-	}()
-	if err := w.resolveBulk(&bw, ds); err != nil {
-		return err
+	w.presize(len(fresh), refs)
+	bw.blocks.presize(sizes)
+	bw.refs = make([]backendRef, refs)
+	bw.touched = make([]*backend, 0, refs)
+	bw.plans = make([]plan, 0, len(fresh))
+	err := w.writeAll(&bw, svcs, fresh)
+	for _, be := range bw.touched {
+		be.bulk = bulkState{}
 	}
-	if err := w.planBulk(&bw, ds); err != nil {
-		return err
-	}
-	if err := w.writeBackends(&bw); err != nil {
-		return err
-	}
-	if err := w.writeBulk(&bw); err != nil {
-		return err
-	}
-	return w.writeBulkServices(&bw)
-}
-
-// resolveBulk finds or allocates the backend of every reference of ds,
-// then gives every backend room for its new references in one array.
-func (w *Writer) resolveBulk(bw *bulkWrite, ds []desired) error {
-	bw.bes = make([]*backend, 0, bw.refs)
-	bw.touched = make([]*backend, 0, bw.refs)
-	for _, d := range ds {
-		for _, b := range d.backends {
-			be := w.byAddr[b.key]
-			if be == nil {
-				id, err := w.allocBackendID()
-				if err != nil {
-					return fmt.Errorf("service %s: %w", d.frontend, err)
-				}
-				be = w.newBackend(id, b.key)
+	if err != nil {
+		// A frontend whose rev-NAT entry was not written gets one on
+		// its next upsert.
+		for _, p := range bw.plans {
+			if _, ok := w.revNATs[p.s.master.RevNATIndex]; !ok {
+				p.s.master.RevNATIndex = 0
 			}
-			if !be.bulk.touched {
-				be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
-				bw.touched = append(bw.touched, be)
-			}
-			be.bulk.uses++
-			be.bulk.state, be.bulk.clusterID = min(be.bulk.state, b.state), b.clusterID
-			bw.bes = append(bw.bes, be)
 		}
 	}
-	room := 0
-	for _, be := range bw.touched {
-		room += len(be.refs) + int(be.bulk.uses)
-	}
-	refs := make([]backendRef, room)
-	for _, be := range bw.touched {
-		n := len(be.refs) + int(be.bulk.uses)
-		be.refs, refs = append(refs[:0:n], be.refs...), refs[n:]
-	}
-	return nil
+	return err
 }
 
-// planBulk makes the writer's entry of every frontend of ds (rev-NAT
-// index, members, references) and its active backends and affinity
-// matches.
-func (w *Writer) planBulk(bw *bulkWrite, ds []desired) error {
-	bw.plans = make([]plan, 0, len(ds))
-	// The entries (with their members and slots) of all frontends from
-	// an array per block size, not three allocations per frontend.
-	var blocks serviceBlocks
-	sizes := make([]int, len(ds))
-	for i := range ds {
-		sizes[i] = len(ds[i].backends)
-	}
-	blocks.presize(sizes)
-	bes := bw.bes
-	for _, d := range ds {
-		idx, err := w.pickRevNAT(d.frontend)
-		if err != nil {
+// writeAll plans the frontends of createBulk and writes them.
+func (w *Writer) writeAll(bw *bulkWrite, svcs []datapath.LBService, fresh []int32) error {
+	d := &w.scratch.in
+	for _, i := range fresh {
+		if err := d.parse(svcs[i]); err != nil { // checked: does not fail
 			return err
 		}
-		if d.frontend.Addr.Is4() {
-			bw.rev4.add(idx, RevNAT4Value{Address: d.frontend.Addr.As4(), Port: netPort(d.frontend.Port)})
-		} else {
-			bw.rev6.add(idx, RevNAT6Value{Address: d.frontend.Addr.As16(), Port: netPort(d.frontend.Port)})
+		if err := w.planService(bw, d); err != nil {
+			return err
 		}
-		n := len(d.backends)
-		s := blocks.next(d.frontend, n)
-		s.master.RevNATIndex = idx
-		w.services[d.key] = s
-		p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
-		for i, b := range d.backends {
-			be := bes[i]
-			be.refs = be.refs.set(d.key, b.state)
-			if b.state == datapath.BackendActive {
-				p.active = append(p.active, be.id)
-				if d.flags&FlagAffinity != 0 {
-					bw.matches.add(AffinityMatchKey{BackendID: be.id, RevNATIndex: idx}, 1)
-				}
+	}
+	if err := w.writeBackends(bw); err != nil {
+		return err
+	}
+	if err := w.writeBulk(bw); err != nil {
+		return err
+	}
+	return w.writeBulkServices(bw)
+}
+
+// resolve returns the backend of b for createBulk, found or allocated,
+// and gathers its bulk state.
+func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
+	be := w.byAddr[b.key]
+	if be == nil {
+		id, err := w.allocBackendID()
+		if err != nil {
+			return nil, err
+		}
+		be = w.newBackend(id, b.key)
+		if cap(be.refs) == 0 && len(bw.refs) > 0 {
+			be.refs, bw.refs = bw.refs[:0:1], bw.refs[1:]
+		}
+	}
+	if !be.bulk.touched {
+		be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
+		bw.touched = append(bw.touched, be)
+	}
+	be.bulk.state, be.bulk.clusterID = min(be.bulk.state, b.state), b.clusterID
+	return be, nil
+}
+
+// planService makes the writer's entry of new frontend d (rev-NAT
+// index, members, references to its backends, found or allocated) and
+// its active backends and affinity matches.
+func (w *Writer) planService(bw *bulkWrite, d *desired) error {
+	idx, err := w.pickRevNAT(d.frontend)
+	if err != nil {
+		return err
+	}
+	if d.frontend.Addr.Is4() {
+		bw.rev4.add(idx, RevNAT4Value{Address: d.frontend.Addr.As4(), Port: netPort(d.frontend.Port)})
+	} else {
+		bw.rev6.add(idx, RevNAT6Value{Address: d.frontend.Addr.As16(), Port: netPort(d.frontend.Port)})
+	}
+	s := bw.blocks.next(d.frontend, len(d.backends))
+	s.master.RevNATIndex = idx
+	w.services[d.key] = s
+	p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
+	bw.ids = bw.ids[:0]
+	for i := range d.backends {
+		b := &d.backends[i]
+		be, err := w.resolve(bw, b)
+		if err != nil {
+			return fmt.Errorf("service %s: %w", d.frontend, err)
+		}
+		be.refs = be.refs.set(d.key, b.state)
+		bw.ids = append(bw.ids, be.id)
+		if b.state == datapath.BackendActive {
+			p.active = append(p.active, be.id)
+			if d.flags&FlagAffinity != 0 {
+				bw.matches.add(AffinityMatchKey{BackendID: be.id, RevNATIndex: idx}, 1)
 			}
 		}
-		for k := range d.backends {
-			b := d.sorted(k)
-			s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bes[d.pos(k)].id})
-		}
-		bes = bes[n:]
-		bw.plans = append(bw.plans, p)
 	}
+	for k := range d.backends {
+		b := d.sorted(k)
+		s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bw.ids[d.pos(k)]})
+	}
+	bw.plans = append(bw.plans, p)
 	return nil
 }
 

@@ -137,7 +137,7 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // refers to. added counts frontends that were not in the maps, removed
 // those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	ds, want, err := parseAll(svcs)
+	keys, want, err := checkAll(svcs)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -147,11 +147,11 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	// frontends are written whole, nothing can be stale.
 	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var errs []error
-	fresh, existing := w.splitFresh(ds)
+	fresh, existing := w.splitFresh(keys)
 	// The new frontends first, in batches, so that a backend an existing
 	// frontend drops but a new one takes is kept, not deleted and made
 	// again.
-	if err := w.createBulk(fresh); err != nil {
+	if err := w.createBulk(svcs, fresh); err != nil {
 		errs = append(errs, err)
 	} else {
 		added += len(fresh)
@@ -160,11 +160,16 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 			return added, 0, nil
 		}
 	}
-	for i := range existing {
+	d := &w.scratch.in
+	for _, i := range existing {
+		if err := d.parse(svcs[i]); err != nil { // checked: does not fail
+			errs = append(errs, err)
+			continue
+		}
 		// The full path: every backend referenced again, so that a
 		// reconcile repairs what a failed write left.
-		w.services[existing[i].key].synced = false
-		isNew, err := w.upsert(&existing[i])
+		w.services[d.key].synced = false
+		isNew, err := w.upsert(d)
 		if err != nil {
 			errs = append(errs, err)
 		} else if isNew {
@@ -186,36 +191,29 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	return added, removed, errors.Join(errs...)
 }
 
-// splitFresh returns the services of ds whose frontends the writer does
-// not hold, and the others, in ds's room (no copy of 10,000 services in
-// an initial sync, where all are new).
-func (w *Writer) splitFresh(ds []desired) (fresh, existing []desired) {
-	if len(w.services) == 0 {
-		return ds, nil
-	}
-	i := 0
-	for k := range ds {
-		if w.services[ds[k].key] == nil {
-			ds[i], ds[k] = ds[k], ds[i]
-			i++
+// splitFresh returns the indexes of the frontends of keys the writer
+// does not hold, and of the others.
+func (w *Writer) splitFresh(keys []addrKey) (fresh, existing []int32) {
+	fresh = make([]int32, 0, len(keys))
+	for i, k := range keys {
+		if len(w.services) == 0 || w.services[k] == nil {
+			fresh = append(fresh, int32(i))
+		} else {
+			existing = append(existing, int32(i))
 		}
 	}
-	return ds[:i], ds[i:]
+	return fresh, existing
 }
 
-// parseAll validates svcs (the backends of all in one array) and
-// returns them with the set of their frontends.
-func parseAll(svcs []datapath.LBService) ([]desired, map[addrKey]struct{}, error) {
-	ds := make([]desired, len(svcs))
+// checkAll validates svcs and returns the key of each frontend, and
+// their set. It keeps nothing of their backends: the writer parses each
+// service again where it writes it (cheaper than an initial sync's
+// 100,000 backends held in one array meanwhile).
+func checkAll(svcs []datapath.LBService) ([]addrKey, map[addrKey]struct{}, error) {
+	keys := make([]addrKey, len(svcs))
 	want := make(map[addrKey]struct{}, len(svcs))
-	n := 0
-	for _, svc := range svcs {
-		n += len(svc.Backends)
-	}
-	backends := make([]desiredBackend, n)
+	var d desired
 	for i, svc := range svcs {
-		d := &ds[i]
-		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
 		if err := d.parse(svc); err != nil {
 			return nil, nil, err
 		}
@@ -223,8 +221,9 @@ func parseAll(svcs []datapath.LBService) ([]desired, map[addrKey]struct{}, error
 			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
 		want[d.key] = struct{}{}
+		keys[i] = d.key
 	}
-	return ds, want, nil
+	return keys, want, nil
 }
 
 // upsert writes d; it reports whether the frontend was new.
