@@ -38,6 +38,15 @@ func compareKeys(a, b addrKey) int {
 	return orderOf(&a.addr, a.port, a.proto).compare(orderOf(&b.addr, b.port, b.proto))
 }
 
+// keyLess reports whether compareKeys(*a, *b) < 0, reading the keys
+// where they are.
+func keyLess(a, b *addrKey) bool {
+	if a.v4 != b.v4 {
+		return a.v4 > b.v4
+	}
+	return orderOf(&a.addr, a.port, a.proto).less(orderOf(&b.addr, b.port, b.proto))
+}
+
 // keyOrder is a key's place in the order of compareKeys among the keys
 // of one family, as three numbers (two big-endian halves of the
 // address, then port and protocol): cheaper to compare than the bytes.

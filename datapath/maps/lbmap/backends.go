@@ -12,7 +12,7 @@ import (
 // reference makes b a backend of fe: its id (kept, or allocated), and its
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
-func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
+func (w *Writer) reference(b *desiredBackend, fe addrKey) (*backend, error) {
 	be := w.byAddr[b.key]
 	if be == nil {
 		id, err := w.allocBackendID()
@@ -38,7 +38,7 @@ func (w *Writer) reference(b desiredBackend, fe addrKey) (*backend, error) {
 // state, and the entry written is b's: referencing it again changes
 // nothing (the common case of a service's unchanged backends on the full
 // path, which skips the other services' states and the writes' checks).
-func (be *backend) unchangedSole(b desiredBackend, fe addrKey) bool {
+func (be *backend) unchangedSole(b *desiredBackend, fe addrKey) bool {
 	return len(be.refs) == 1 && be.refs[0].frontend == fe && be.refs[0].state == b.state &&
 		be.written && be.entry == backendEntry{addr: b.key, state: b.state, clusterID: b.clusterID}
 }

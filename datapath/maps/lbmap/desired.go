@@ -2,6 +2,7 @@ package lbmap
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -125,7 +126,10 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 	d.backends = d.backends[:len(bs)]
 	d.order = d.order[:0]
 	sorted := true
-	var prev keyOrder
+	var (
+		prevIP   netip.Addr
+		prevTail uint32
+	)
 	for i := range bs {
 		b := &bs[i]
 		ip := b.Addr.Addr.Unmap().WithZone("")
@@ -137,16 +141,18 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 			b.State > datapath.BackendQuarantined {
 			return badBackend(fe, i, b)
 		}
-		a16 := ip.As16()
 		db := &d.backends[i]
-		db.key.addr = a16
+		db.key.addr = ip.As16()
 		db.key.port, db.key.proto, db.key.v4 = b.Addr.Port, proto, d.key.v4
 		db.state, db.clusterID = b.State, b.ClusterID
-		if sorted {
-			o := orderOf(&a16, b.Addr.Port, proto)
-			sorted = i == 0 || prev.less(o)
-			prev = o
+		// The order of compareKeys, from the address in registers (not
+		// the key just stored: reading it back stalls).
+		tail := uint32(b.Addr.Port)<<8 | uint32(proto)
+		if sorted && i > 0 {
+			c := prevIP.Compare(ip)
+			sorted = c < 0 || c == 0 && prevTail < tail
 		}
+		prevIP, prevTail = ip, tail
 	}
 	if sorted {
 		return ""
