@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/apiary-net/apiary/datapath"
 )
@@ -60,5 +61,22 @@ func TestParseDropsZone(t *testing.T) {
 	}
 	if d.backends[0].key != keyOf(be) {
 		t.Fatalf("backend parsed as %s, want %s", d.backends[0].key, be)
+	}
+}
+
+// TestRecordSizes: the records an initial sync makes 100,000 of keep
+// their size (a field added in the wrong place pads them).
+func TestRecordSizes(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"backend", unsafe.Sizeof(backend{}), 64},
+		{"member", unsafe.Sizeof(member{}), 32},
+		{"addrKey", unsafe.Sizeof(addrKey{}), 20},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s is %d bytes, want %d", tt.name, tt.got, tt.want)
+		}
 	}
 }

@@ -20,16 +20,16 @@ type plan struct {
 // how many new frontends use it, the most active state they give it (the
 // state of all its frontends when others referred to it before) and the
 // cluster the last one gives it.
+// (The cluster is the record's bulkCluster: the record stays 64 bytes.)
 type bulkState struct {
-	touched   bool
-	others    bool
-	state     datapath.BackendState
-	clusterID uint32
+	touched bool
+	others  bool
+	state   datapath.BackendState
 }
 
-// entry is the backend entry at addr createBulk writes.
-func (b bulkState) entry(addr addrKey) backendEntry {
-	return backendEntry{addr: addr, state: b.state, clusterID: b.clusterID}
+// bulkEntry is the backend entry createBulk writes for be.
+func (be *backend) bulkEntry() backendEntry {
+	return backendEntry{addr: be.entry.addr, state: be.bulk.state, clusterID: be.bulkCluster}
 }
 
 // bulkWrite is one createBulk: the batches and what they are made of.
@@ -125,7 +125,7 @@ func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
 		be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
 		bw.touched = append(bw.touched, be)
 	}
-	be.bulk.state, be.bulk.clusterID = min(be.bulk.state, b.state), b.clusterID
+	be.bulk.state, be.bulkCluster = min(be.bulk.state, b.state), b.clusterID
 	return be, nil
 }
 
@@ -180,7 +180,7 @@ func (w *Writer) writeBackends(bw *bulkWrite) error {
 		if be.bulk.others {
 			be.bulk.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
 		}
-		e := be.bulk.entry(be.entry.addr)
+		e := be.bulkEntry()
 		if be.written && be.entry == e {
 			continue
 		}
@@ -219,7 +219,7 @@ func (w *Writer) flushBackends(bw *bulkWrite, all bool) error {
 			continue
 		}
 		for _, be := range (*b.written)[:n] {
-			be.entry, be.written = be.bulk.entry(be.entry.addr), true
+			be.entry, be.written = be.bulkEntry(), true
 		}
 		*b.written = (*b.written)[:0]
 		if err != nil {
