@@ -13,7 +13,7 @@ import (
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b *desiredBackend, fe addrKey) (*backend, error) {
-	be := w.byAddr[b.key]
+	be := w.byAddr.get(&b.key)
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {

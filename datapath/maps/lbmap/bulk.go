@@ -110,7 +110,7 @@ func (w *Writer) writeAll(bw *bulkWrite, svcs []datapath.LBService, fresh []int3
 // resolve returns the backend of b for createBulk, found or allocated,
 // and gathers its bulk state.
 func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
-	be := w.byAddr[b.key]
+	be := w.byAddr.get(&b.key)
 	if be == nil {
 		id, err := w.allocBackendID()
 		if err != nil {
@@ -308,7 +308,7 @@ func (w *Writer) presize(services, refs int) {
 		w.services = make(map[addrKey]*serviceEntry, services)
 	}
 	if w.backends.len() == 0 {
-		w.byAddr = make(map[addrKey]*backend, refs)
+		w.byAddr.reset(refs)
 	}
 	if len(w.revNATs) == 0 {
 		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)

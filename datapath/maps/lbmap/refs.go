@@ -85,7 +85,7 @@ func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 	}
 	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
 	w.backends.set(id, be)
-	w.byAddr[addr] = be
+	w.byAddr.set(&addr, be)
 	return be
 }
 
@@ -93,9 +93,7 @@ func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 // reuse.
 func (w *Writer) forget(be *backend) {
 	w.backends.del(be.id)
-	if w.byAddr[be.entry.addr] == be {
-		delete(w.byAddr, be.entry.addr)
-	}
+	w.byAddr.del(&be.entry.addr, be)
 	if len(w.free) < maxFreeBackends {
 		w.free = append(w.free, be)
 	}

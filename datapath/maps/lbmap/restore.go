@@ -15,7 +15,7 @@ import (
 func (w *Writer) restore() error {
 	w.services = map[addrKey]*serviceEntry{}
 	w.backends = backendTable{}
-	w.byAddr = map[addrKey]*backend{}
+	w.byAddr.reset(0)
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}

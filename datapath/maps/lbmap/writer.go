@@ -47,10 +47,10 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    map[addrKey]*serviceEntry
-	backends    backendTable         // by id
-	byAddr      map[addrKey]*backend // by address
-	free        []*backend           // records of deleted backends, for new ones
-	slab        []backend            // records not used yet
+	backends    backendTable // by id
+	byAddr      addrIndex    // by address
+	free        []*backend   // records of deleted backends, for new ones
+	slab        []backend    // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
