@@ -51,7 +51,7 @@ func TestAddrKeyOrder(t *testing.T) {
 // deleting a record leaves another one at the same address.
 func TestAddrIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var x addrIndex
+	var x addrIndex[*backend]
 	x.reset(0)
 	want := map[addrKey]*backend{}
 	for i := range 50000 {

@@ -75,7 +75,7 @@ func (w *Writer) release(ids []uint32) error {
 				// Its frontends' next upserts reference it again, so
 				// one of them rewrites the state.
 				for _, r := range be.refs {
-					if s := w.services[r.frontend]; s != nil {
+					if s := w.services.get(&r.frontend); s != nil {
 						s.synced = false
 					}
 				}
@@ -189,8 +189,8 @@ func (w *Writer) collect() error {
 		}
 	}
 	errs = append(errs, w.release(unused))
-	owned := make(map[uint16]*serviceEntry, len(w.services))
-	for _, s := range w.services {
+	owned := make(map[uint16]*serviceEntry, w.services.len())
+	for s := range w.services.all {
 		owned[s.master.RevNATIndex] = s
 	}
 	for idx, fe := range w.revNATs {

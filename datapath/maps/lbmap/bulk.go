@@ -144,7 +144,7 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 	}
 	s := bw.blocks.next(d.frontend, len(d.backends))
 	s.master.RevNATIndex = idx
-	w.services[d.key] = s
+	w.services.set(&d.key, s)
 	p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
 	bw.ids = bw.ids[:0]
 	for i := range d.backends {
@@ -304,8 +304,8 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 // on empty maps) large enough for services frontends and refs backend
 // references, so that they do not grow step by step.
 func (w *Writer) presize(services, refs int) {
-	if len(w.services) == 0 {
-		w.services = make(map[addrKey]*serviceEntry, services)
+	if w.services.len() == 0 {
+		w.services.reset(services)
 	}
 	if w.backends.len() == 0 {
 		w.byAddr.reset(refs)

@@ -13,7 +13,7 @@ import (
 // the backends, rev-NAT entries and affinity matches, and sets the id
 // allocators past the ids in use.
 func (w *Writer) restore() error {
-	w.services = map[addrKey]*serviceEntry{}
+	w.services.reset(0)
 	w.backends = backendTable{}
 	w.byAddr.reset(0)
 	w.revNATs = map[uint16]datapath.L3n4Addr{}
@@ -43,7 +43,7 @@ func (w *Writer) restore() error {
 			}
 		}
 		s.members = sortMembers(s.members)
-		w.services[s.key] = s
+		w.services.set(&s.key, s)
 	}
 	for _, v4 := range []bool{true, false} {
 		var (

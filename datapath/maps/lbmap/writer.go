@@ -46,11 +46,11 @@ type Writer struct {
 	m   *Maps
 
 	mu          sync.Mutex
-	services    map[addrKey]*serviceEntry
-	backends    backendTable // by id
-	byAddr      addrIndex    // by address
-	free        []*backend   // records of deleted backends, for new ones
-	slab        []backend    // records not used yet
+	services    addrIndex[*serviceEntry]
+	backends    backendTable        // by id
+	byAddr      addrIndex[*backend] // by address
+	free        []*backend          // records of deleted backends, for new ones
+	slab        []backend           // records not used yet
 	revNATs     map[uint16]datapath.L3n4Addr
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
@@ -145,7 +145,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	defer w.mu.Unlock()
 	// The maps held nothing (the writer mirrors them): once the new
 	// frontends are written whole, nothing can be stale.
-	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
+	empty := w.services.len() == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var errs []error
 	fresh, existing := w.splitFresh(keys)
 	// The new frontends first, in batches, so that a backend an existing
@@ -168,7 +168,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 		}
 		// The full path: every backend referenced again, so that a
 		// reconcile repairs what a failed write left.
-		w.services[d.key].synced = false
+		w.services.get(&d.key).synced = false
 		isNew, err := w.upsert(d)
 		if err != nil {
 			errs = append(errs, err)
@@ -177,11 +177,11 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 		}
 	}
 	clear(w.reservedRevNAT)
-	for fe := range w.services {
-		if _, ok := want[fe]; ok {
+	for s := range w.services.all {
+		if want.get(&s.key) {
 			continue
 		}
-		if err := w.delete(fe); err != nil {
+		if err := w.delete(s.key); err != nil {
 			errs = append(errs, err)
 		} else {
 			removed++
@@ -195,8 +195,8 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 // does not hold, and of the others.
 func (w *Writer) splitFresh(keys []addrKey) (fresh, existing []int32) {
 	fresh = make([]int32, 0, len(keys))
-	for i, k := range keys {
-		if len(w.services) == 0 || w.services[k] == nil {
+	for i := range keys {
+		if w.services.len() == 0 || w.services.get(&keys[i]) == nil {
 			fresh = append(fresh, int32(i))
 		} else {
 			existing = append(existing, int32(i))
@@ -209,18 +209,19 @@ func (w *Writer) splitFresh(keys []addrKey) (fresh, existing []int32) {
 // their set. It keeps nothing of their backends: the writer parses each
 // service again where it writes it (cheaper than an initial sync's
 // 100,000 backends held in one array meanwhile).
-func checkAll(svcs []datapath.LBService) ([]addrKey, map[addrKey]struct{}, error) {
+func checkAll(svcs []datapath.LBService) ([]addrKey, addrIndex[bool], error) {
 	keys := make([]addrKey, len(svcs))
-	want := make(map[addrKey]struct{}, len(svcs))
+	var want addrIndex[bool]
+	want.reset(len(svcs))
 	var d desired
 	for i, svc := range svcs {
 		if err := d.parse(svc); err != nil {
-			return nil, nil, err
+			return nil, want, err
 		}
-		if _, ok := want[d.key]; ok {
-			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+		if want.get(&d.key) {
+			return nil, want, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
-		want[d.key] = struct{}{}
+		want.set(&d.key, true)
 		keys[i] = d.key
 	}
 	return keys, want, nil
@@ -228,11 +229,11 @@ func checkAll(svcs []datapath.LBService) ([]addrKey, map[addrKey]struct{}, error
 
 // upsert writes d; it reports whether the frontend was new.
 func (w *Writer) upsert(d *desired) (bool, error) {
-	s := w.services[d.key]
+	s := w.services.get(&d.key)
 	isNew := s == nil || !s.written
 	if s == nil {
 		s = newServiceEntry(d.frontend, len(d.backends))
-		w.services[d.key] = s
+		w.services.set(&d.key, s)
 	}
 	if s.master.RevNATIndex == 0 {
 		idx, err := w.allocRevNAT(d.frontend)
@@ -393,7 +394,7 @@ func (w *Writer) flushSlots(s *serviceEntry, svcMap *ebpf.Map, v4 bool) error {
 // delete removes frontend fe: master, slots, rev-NAT entry, affinity
 // matches, and the backends only it used.
 func (w *Writer) delete(key addrKey) error {
-	s := w.services[key]
+	s := w.services.get(&key)
 	if s == nil {
 		return nil
 	}
@@ -431,7 +432,7 @@ func (w *Writer) delete(key addrKey) error {
 		gone = append(gone, m.id)
 	}
 	w.scratch.gone = gone
-	delete(w.services, key)
+	w.services.del(&key, s)
 	if e := w.release(gone); e != nil {
 		err = errors.Join(err, e)
 	}
@@ -445,7 +446,7 @@ func (w *Writer) delete(key addrKey) error {
 func (w *Writer) Stats() (frontends, backends int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, s := range w.services {
+	for s := range w.services.all {
 		if s.written {
 			frontends++
 		}
