@@ -124,7 +124,7 @@ func (w *Writer) allocRevNAT(fe datapath.L3n4Addr) (uint16, error) {
 	if err := w.m.revNAT(fe.Addr.Is4()).Update(&idx, revNATValue(fe), ebpf.UpdateAny); err != nil {
 		return 0, fmt.Errorf("service %s: write rev-NAT %d: %w", fe, idx, err)
 	}
-	w.revNATs[idx] = datapath.L3n4Addr{Addr: fe.Addr, Port: fe.Port}
+	w.revNATs[idx] = fe.Addr.Is4()
 	w.wrote++
 	return idx, nil
 }
@@ -193,12 +193,12 @@ func (w *Writer) collect() error {
 	for s := range w.services.all {
 		owned[s.master.RevNATIndex] = s
 	}
-	for idx, fe := range w.revNATs {
+	for idx, v4 := range w.revNATs {
 		if owned[idx] != nil {
 			continue
 		}
 		key := idx // escapes: allocated only for the entries deleted
-		if err := w.del(w.m.revNAT(fe.Addr.Is4()), &key); err != nil {
+		if err := w.del(w.m.revNAT(v4), &key); err != nil {
 			errs = append(errs, fmt.Errorf("delete rev-NAT %d: %w", idx, err))
 			continue
 		}

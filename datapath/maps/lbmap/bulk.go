@@ -34,7 +34,11 @@ func (be *backend) bulkEntry() backendEntry {
 
 // bulkWrite is one createBulk: the batches and what they are made of.
 type bulkWrite struct {
-	touched []*backend // each backend referenced, once
+	// touched are the backends referenced, each once; when the writer
+	// held none before (fromEmpty), they are all its backends, not
+	// listed (100,000 pointers in an initial sync).
+	touched   []*backend
+	fromEmpty bool
 	plans   []plan
 	blocks  serviceBlocks
 	// refs is room for the references of new backends, one each (a
@@ -69,10 +73,13 @@ func (w *Writer) createBulk(svcs []datapath.LBService, fresh []int32) error {
 	w.presize(len(fresh), refs)
 	bw.blocks.presize(sizes)
 	bw.refs = make([]backendRef, refs)
-	bw.touched = make([]*backend, 0, refs)
+	bw.fromEmpty = w.backends.len() == 0
+	if !bw.fromEmpty {
+		bw.touched = make([]*backend, 0, refs)
+	}
 	bw.plans = make([]plan, 0, len(fresh))
 	err := w.writeAll(&bw, svcs, fresh)
-	for _, be := range bw.touched {
+	for be := range bw.allTouched(w) {
 		be.bulk = bulkState{}
 	}
 	if err != nil {
@@ -107,6 +114,20 @@ func (w *Writer) writeAll(bw *bulkWrite, svcs []datapath.LBService, fresh []int3
 	return w.writeBulkServices(bw)
 }
 
+// allTouched yields the backends createBulk referenced.
+func (bw *bulkWrite) allTouched(w *Writer) func(yield func(*backend) bool) {
+	if bw.fromEmpty {
+		return w.backends.all
+	}
+	return func(yield func(*backend) bool) {
+		for _, be := range bw.touched {
+			if !yield(be) {
+				return
+			}
+		}
+	}
+}
+
 // resolve returns the backend of b for createBulk, found or allocated,
 // and gathers its bulk state.
 func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
@@ -123,7 +144,9 @@ func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
 	}
 	if !be.bulk.touched {
 		be.bulk = bulkState{touched: true, state: datapath.BackendQuarantined, others: len(be.refs) > 0}
-		bw.touched = append(bw.touched, be)
+		if !bw.fromEmpty {
+			bw.touched = append(bw.touched, be)
+		}
 	}
 	be.bulk.state, be.bulkCluster = min(be.bulk.state, b.state), b.clusterID
 	return be, nil
@@ -173,10 +196,14 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 // writeBackends writes, in chunks, the backend entries of createBulk
 // that are new or change, and records what was written.
 func (w *Writer) writeBackends(bw *bulkWrite) error {
-	n := min(len(bw.touched), bulkChunk)
+	n := len(bw.touched)
+	if bw.fromEmpty {
+		n = w.backends.len()
+	}
+	n = min(n, bulkChunk)
 	bw.be4.presize(n)
 	bw.written4 = make([]*backend, 0, n)
-	for _, be := range bw.touched {
+	for be := range bw.allTouched(w) {
 		if be.bulk.others {
 			be.bulk.state = be.refs.best(addrKey{}, datapath.BackendQuarantined)
 		}
@@ -235,15 +262,15 @@ func (w *Writer) writeBulk(bw *bulkWrite) error {
 	for _, r := range []struct {
 		m    *ebpf.Map
 		keys []uint16
-		fes  func(i int) datapath.L3n4Addr
+		v4   bool
 		b    interface{ write(*ebpf.Map) (int, error) }
 	}{
-		{w.m.rev4, bw.rev4.keys, func(i int) datapath.L3n4Addr { return bw.rev4.values[i].frontend() }, &bw.rev4},
-		{w.m.rev6, bw.rev6.keys, func(i int) datapath.L3n4Addr { return bw.rev6.values[i].frontend() }, &bw.rev6},
+		{w.m.rev4, bw.rev4.keys, true, &bw.rev4},
+		{w.m.rev6, bw.rev6.keys, false, &bw.rev6},
 	} {
 		n, err := r.b.write(r.m)
-		for i, idx := range r.keys[:n] {
-			w.revNATs[idx] = r.fes(i)
+		for _, idx := range r.keys[:n] {
+			w.revNATs[idx] = r.v4
 		}
 		if err != nil {
 			return fmt.Errorf("write rev-NAT entries: %w", err)
@@ -311,6 +338,6 @@ func (w *Writer) presize(services, refs int) {
 		w.byAddr.reset(refs)
 	}
 	if len(w.revNATs) == 0 {
-		w.revNATs = make(map[uint16]datapath.L3n4Addr, services)
+		w.revNATs = make(map[uint16]bool, services)
 	}
 }

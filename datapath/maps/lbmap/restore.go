@@ -16,7 +16,7 @@ func (w *Writer) restore() error {
 	w.services.reset(0)
 	w.backends = backendTable{}
 	w.byAddr.reset(0)
-	w.revNATs = map[uint16]datapath.L3n4Addr{}
+	w.revNATs = map[uint16]bool{}
 	w.matches = map[uint16]map[uint32]bool{}
 	w.reservedRevNAT = map[uint16]bool{}
 	svcs, err := w.m.readServices()
@@ -54,9 +54,9 @@ func (w *Writer) restore() error {
 		it := w.m.revNAT(v4).Iterate()
 		for v4 && it.Next(&idx, &r4) || !v4 && it.Next(&idx, &r6) {
 			if v4 {
-				w.revNATs[idx] = r4.frontend()
+				w.revNATs[idx] = true
 			} else {
-				w.revNATs[idx] = r6.frontend()
+				w.revNATs[idx] = false
 			}
 			w.nextRevNAT = max(w.nextRevNAT, idx+1)
 		}

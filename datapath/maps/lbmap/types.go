@@ -179,11 +179,3 @@ func (v Backend6Value) entry() backendEntry {
 	return backendEntry{addr: keyOf(datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port), Proto: v.Proto}),
 		state: datapath.BackendState(v.State), clusterID: v.ClusterID}
 }
-
-func (v RevNAT4Value) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom4(v.Address), Port: netPort(v.Port)}
-}
-
-func (v RevNAT6Value) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port)}
-}

@@ -47,11 +47,11 @@ type Writer struct {
 
 	mu          sync.Mutex
 	services    addrIndex[*serviceEntry]
-	backends    backendTable        // by id
-	byAddr      addrIndex[*backend] // by address
-	free        []*backend          // records of deleted backends, for new ones
-	slab        []backend           // records not used yet
-	revNATs     map[uint16]datapath.L3n4Addr
+	backends    backendTable               // by id
+	byAddr      addrIndex[*backend]        // by address
+	free        []*backend                 // records of deleted backends, for new ones
+	slab        []backend                  // records not used yet
+	revNATs     map[uint16]bool            // rev-NAT index -> its entry is in the IPv4 map (else IPv6)
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
 	topBackend  uint32 // no backend id above it was ever used
