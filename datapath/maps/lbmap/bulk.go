@@ -39,8 +39,8 @@ type bulkWrite struct {
 	// listed (100,000 pointers in an initial sync).
 	touched   []*backend
 	fromEmpty bool
-	plans   []plan
-	blocks  serviceBlocks
+	plans     []plan
+	blocks    serviceBlocks
 	// refs is room for the references of new backends, one each (a
 	// backend several new frontends share grows its own).
 	refs    []backendRef
