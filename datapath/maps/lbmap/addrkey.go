@@ -29,6 +29,13 @@ func keyOf(a datapath.L3n4Addr) addrKey {
 	return k
 }
 
+// frontendKey returns the key of frontend fe as parse makes it (no
+// IPv4-mapped address, no zone).
+func frontendKey(fe datapath.L3n4Addr) addrKey {
+	fe.Addr = fe.Addr.Unmap().WithZone("")
+	return keyOf(fe)
+}
+
 // compareKeys orders keys as compareL3n4 orders their addresses (without
 // zones): IPv4 before IPv6, then by address, port and protocol.
 func compareKeys(a, b addrKey) int {

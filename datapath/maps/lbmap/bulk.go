@@ -8,13 +8,18 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 )
 
-// plan is a new frontend of createBulk.
+// plan is a new frontend of createBulk: its entry, whose slots' room
+// holds its n active backend ids, and its master entry's flags and
+// affinity timeout.
 type plan struct {
-	s      *serviceEntry
-	active []uint32
-	flags  uint8
-	secs   uint32
+	s     *serviceEntry
+	n     int32
+	secs  uint32
+	flags uint8
 }
+
+// active returns the ids of p's active backends.
+func (p *plan) active() []uint32 { return p.s.slots[:p.n] }
 
 // bulkState is what createBulk gathers about a backend it references:
 // how many new frontends use it, the most active state they give it (the
@@ -65,10 +70,10 @@ type bulkWrite struct {
 func (w *Writer) createBulk(svcs []datapath.LBService, fresh []int32) error {
 	var bw bulkWrite
 	refs := 0
-	sizes := make([]int, len(fresh))
+	sizes := make([]int32, len(fresh))
 	for k, i := range fresh {
-		sizes[k] = len(svcs[i].Backends)
-		refs += sizes[k]
+		sizes[k] = int32(len(svcs[i].Backends))
+		refs += len(svcs[i].Backends)
 	}
 	w.presize(len(fresh), refs)
 	bw.blocks.presize(sizes)
@@ -168,7 +173,8 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 	s := bw.blocks.next(d.frontend, len(d.backends))
 	s.master.RevNATIndex = idx
 	w.services.set(&d.key, s)
-	p := plan{s: s, flags: d.flags, secs: d.affinity, active: s.slots[:0]}
+	p := plan{s: s, flags: d.flags, secs: d.affinity}
+	active := s.slots[:0]
 	bw.ids = bw.ids[:0]
 	for i := range d.backends {
 		b := &d.backends[i]
@@ -179,7 +185,7 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 		be.refs = be.refs.set(d.key, b.state)
 		bw.ids = append(bw.ids, be.id)
 		if b.state == datapath.BackendActive {
-			p.active = append(p.active, be.id)
+			active = append(active, be.id)
 			if d.flags&FlagAffinity != 0 {
 				bw.matches.add(AffinityMatchKey{BackendID: be.id, RevNATIndex: idx}, 1)
 			}
@@ -189,6 +195,8 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 		b := d.sorted(k)
 		s.members = append(s.members, member{addr: b.key, clusterID: b.clusterID, state: b.state, id: bw.ids[d.pos(k)]})
 	}
+	// The active ids stay in the room of s's slots (written: none yet).
+	s.slots, p.n = active[:0], int32(len(active))
 	bw.plans = append(bw.plans, p)
 	return nil
 }
@@ -293,12 +301,12 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 	slots.presize()
 	masters.presize()
 	for _, p := range bw.plans {
-		if len(p.active) > 0x7fff {
-			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, len(p.active), 0x7fff)
+		if p.n > 0x7fff {
+			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, p.n, 0x7fff)
 		}
 	}
 	for _, p := range bw.plans {
-		for i, id := range p.active {
+		for i, id := range p.active() {
 			slots.add(p.s.frontend, uint16(i+1), ServiceValue{BackendID: id, RevNATIndex: p.s.master.RevNATIndex})
 			if err := slots.flush(w.m, false); err != nil {
 				return fmt.Errorf("write backend slots: %w", err)
@@ -309,10 +317,10 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 		return fmt.Errorf("write backend slots: %w", err)
 	}
 	for _, p := range bw.plans {
-		p.s.slots = p.active
+		p.s.slots = p.active()
 	}
 	for _, p := range bw.plans {
-		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
+		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
 		if err := masters.flush(w.m, false); err != nil {
 			return fmt.Errorf("write master entries: %w", err)
 		}
@@ -322,7 +330,7 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 	}
 	for _, p := range bw.plans {
 		p.s.written, p.s.synced = true, true
-		p.s.master = ServiceValue{Count: uint16(len(p.active)), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
+		p.s.master = ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
 	}
 	return nil
 }

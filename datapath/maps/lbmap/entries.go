@@ -89,7 +89,7 @@ type serviceBlocks struct {
 }
 
 // presize makes room for the frontends of ns backends.
-func (sb *serviceBlocks) presize(ns []int) {
+func (sb *serviceBlocks) presize(ns []int32) {
 	var small, b8, b12, large int
 	for _, n := range ns {
 		switch {

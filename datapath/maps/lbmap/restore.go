@@ -18,7 +18,6 @@ func (w *Writer) restore() error {
 	w.byAddr.reset(0)
 	w.revNATs = map[uint16]bool{}
 	w.matches = map[uint16]map[uint32]bool{}
-	w.reservedRevNAT = map[uint16]bool{}
 	svcs, err := w.m.readServices()
 	if err != nil {
 		return err

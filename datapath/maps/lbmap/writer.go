@@ -57,7 +57,7 @@ type Writer struct {
 	topBackend  uint32 // no backend id above it was ever used
 	nextRevNAT  uint16
 	// reservedRevNAT are indexes picked for a write not yet done.
-	reservedRevNAT map[uint16]bool
+	reservedRevNAT revNATSet
 	scratch        upsertScratch
 	slotBatch      slotBatch
 	// wrote counts the entries written or deleted; changes the
@@ -99,7 +99,7 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	}
 	before := w.wrote
 	_, err := w.upsert(d)
-	clear(w.reservedRevNAT)
+	w.reservedRevNAT.clear()
 	if w.wrote != before {
 		w.changes++
 	}
@@ -118,11 +118,10 @@ func (w *Writer) Changes() uint64 {
 // first, so the programs stop matching the frontend before anything it
 // points to is removed.
 func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
-	frontend.Addr = frontend.Addr.Unmap().WithZone("")
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	before := w.wrote
-	err := w.delete(keyOf(frontend))
+	err := w.delete(frontendKey(frontend))
 	if w.wrote != before {
 		w.changes++
 	}
@@ -137,7 +136,7 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // refers to. added counts frontends that were not in the maps, removed
 // those deleted.
 func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	keys, want, err := checkAll(svcs)
+	want, err := checkAll(svcs)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -147,7 +146,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	// frontends are written whole, nothing can be stale.
 	empty := w.services.len() == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var errs []error
-	fresh, existing := w.splitFresh(keys)
+	fresh, existing := w.splitFresh(svcs)
 	// The new frontends first, in batches, so that a backend an existing
 	// frontend drops but a new one takes is kept, not deleted and made
 	// again.
@@ -156,7 +155,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	} else {
 		added += len(fresh)
 		if empty {
-			clear(w.reservedRevNAT)
+			w.reservedRevNAT.clear()
 			return added, 0, nil
 		}
 	}
@@ -176,7 +175,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 			added++
 		}
 	}
-	clear(w.reservedRevNAT)
+	w.reservedRevNAT.clear()
 	for s := range w.services.all {
 		if want.get(&s.key) {
 			continue
@@ -191,12 +190,16 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	return added, removed, errors.Join(errs...)
 }
 
-// splitFresh returns the indexes of the frontends of keys the writer
-// does not hold, and of the others.
-func (w *Writer) splitFresh(keys []addrKey) (fresh, existing []int32) {
-	fresh = make([]int32, 0, len(keys))
-	for i := range keys {
-		if w.services.len() == 0 || w.services.get(&keys[i]) == nil {
+// splitFresh returns the indexes of the services of svcs whose
+// frontends the writer does not hold, and of the others.
+func (w *Writer) splitFresh(svcs []datapath.LBService) (fresh, existing []int32) {
+	fresh = make([]int32, 0, len(svcs))
+	for i := range svcs {
+		if w.services.len() == 0 {
+			fresh = append(fresh, int32(i))
+			continue
+		}
+		if k := frontendKey(svcs[i].Frontend); w.services.get(&k) == nil {
 			fresh = append(fresh, int32(i))
 		} else {
 			existing = append(existing, int32(i))
@@ -205,26 +208,24 @@ func (w *Writer) splitFresh(keys []addrKey) (fresh, existing []int32) {
 	return fresh, existing
 }
 
-// checkAll validates svcs and returns the key of each frontend, and
-// their set. It keeps nothing of their backends: the writer parses each
-// service again where it writes it (cheaper than an initial sync's
-// 100,000 backends held in one array meanwhile).
-func checkAll(svcs []datapath.LBService) ([]addrKey, addrIndex[bool], error) {
-	keys := make([]addrKey, len(svcs))
+// checkAll validates svcs and returns the set of their frontends. It
+// keeps nothing of their backends: the writer parses each service again
+// where it writes it (cheaper than an initial sync's 100,000 backends
+// held in one array meanwhile).
+func checkAll(svcs []datapath.LBService) (addrIndex[bool], error) {
 	var want addrIndex[bool]
 	want.reset(len(svcs))
 	var d desired
-	for i, svc := range svcs {
+	for _, svc := range svcs {
 		if err := d.parse(svc); err != nil {
-			return nil, want, err
+			return want, err
 		}
 		if want.get(&d.key) {
-			return nil, want, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+			return want, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
 		want.set(&d.key, true)
-		keys[i] = d.key
 	}
-	return keys, want, nil
+	return want, nil
 }
 
 // upsert writes d; it reports whether the frontend was new.
