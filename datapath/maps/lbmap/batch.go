@@ -3,7 +3,6 @@ package lbmap
 import (
 	"github.com/cilium/ebpf"
 
-	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
@@ -50,8 +49,8 @@ type svcBatch struct {
 	v6 batch[Service6Key, ServiceValue]
 }
 
-func (b *svcBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) {
-	if fe.Addr.Is4() {
+func (b *svcBatch) add(fe *addrKey, slot uint16, v ServiceValue) {
+	if fe.is4() {
 		b.v4.add(service4Key(fe, slot), v)
 	} else {
 		b.v6.add(service6Key(fe, slot), v)

@@ -302,12 +302,12 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 	masters.presize()
 	for _, p := range bw.plans {
 		if p.n > 0x7fff {
-			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.frontend, p.n, 0x7fff)
+			return fmt.Errorf("service %s: %d active backends, at most %d", p.s.key, p.n, 0x7fff)
 		}
 	}
 	for _, p := range bw.plans {
 		for i, id := range p.active() {
-			slots.add(p.s.frontend, uint16(i+1), ServiceValue{BackendID: id, RevNATIndex: p.s.master.RevNATIndex})
+			slots.add(&p.s.key, uint16(i+1), ServiceValue{BackendID: id, RevNATIndex: p.s.master.RevNATIndex})
 			if err := slots.flush(w.m, false); err != nil {
 				return fmt.Errorf("write backend slots: %w", err)
 			}
@@ -320,7 +320,7 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 		p.s.slots = p.active()
 	}
 	for _, p := range bw.plans {
-		masters.add(p.s.frontend, 0, ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
+		masters.add(&p.s.key, 0, ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
 		if err := masters.flush(w.m, false); err != nil {
 			return fmt.Errorf("write master entries: %w", err)
 		}

@@ -75,7 +75,7 @@ func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 	default:
 		s = &serviceEntry{members: make([]member, 0, n), slots: make([]uint32, 0, n)}
 	}
-	s.frontend, s.key = fe, keyOf(fe)
+	s.key = keyOf(fe)
 	return s
 }
 
@@ -122,7 +122,7 @@ func (sb *serviceBlocks) next(fe datapath.L3n4Addr, n int) *serviceEntry {
 	default:
 		return newServiceEntry(fe, n)
 	}
-	s.frontend, s.key = fe, keyOf(fe)
+	s.key = keyOf(fe)
 	return s
 }
 

@@ -1,10 +1,6 @@
 package lbmap
 
-import (
-	"unsafe"
-
-	"github.com/apiary-net/apiary/datapath"
-)
+import "unsafe"
 
 // keyBuf holds the key and value of one map call of the writer (under
 // its lock): ebpf.Map takes them as pointers in interfaces, and the
@@ -18,13 +14,13 @@ type keyBuf struct {
 	be6  Backend6Value
 }
 
-// service returns the key of frontend a's slot.
-func (b *keyBuf) service(a datapath.L3n4Addr, slot uint16) unsafe.Pointer {
-	if a.Addr.Is4() {
-		b.svc4 = service4Key(a, slot)
+// service returns the key of frontend fe's slot.
+func (b *keyBuf) service(fe *addrKey, slot uint16) unsafe.Pointer {
+	if fe.is4() {
+		b.svc4 = service4Key(fe, slot)
 		return unsafe.Pointer(&b.svc4)
 	}
-	b.svc6 = service6Key(a, slot)
+	b.svc6 = service6Key(fe, slot)
 	return unsafe.Pointer(&b.svc6)
 }
 

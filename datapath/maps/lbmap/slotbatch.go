@@ -6,7 +6,6 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
@@ -32,11 +31,11 @@ type slotBatch struct {
 }
 
 // add appends fe's slot with value v; false when the batch is full.
-func (b *slotBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) bool {
+func (b *slotBatch) add(fe *addrKey, slot uint16, v ServiceValue) bool {
 	if b.n == slotBatchMax {
 		return false
 	}
-	if fe.Addr.Is4() {
+	if fe.is4() {
 		b.k4[b.n] = service4Key(fe, slot)
 	} else {
 		b.k6[b.n] = service6Key(fe, slot)

@@ -134,14 +134,14 @@ func netPort(p uint16) uint16 {
 	return binary.NativeEndian.Uint16(b[:])
 }
 
-// service4Key returns the key of IPv4 frontend a's slot.
-func service4Key(a datapath.L3n4Addr, slot uint16) Service4Key {
-	return Service4Key{Address: a.Addr.As4(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+// service4Key returns the key of the slot of IPv4 frontend k.
+func service4Key(k *addrKey, slot uint16) Service4Key {
+	return Service4Key{Address: [4]byte(k.addr[12:]), Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
 }
 
-// service6Key returns the key of IPv6 frontend a's slot.
-func service6Key(a datapath.L3n4Addr, slot uint16) Service6Key {
-	return Service6Key{Address: a.Addr.As16(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+// service6Key returns the key of the slot of IPv6 frontend k.
+func service6Key(k *addrKey, slot uint16) Service6Key {
+	return Service6Key{Address: k.addr, Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
 }
 
 // backend4Value returns IPv4 backend b's value.

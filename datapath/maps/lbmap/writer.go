@@ -29,13 +29,12 @@ type backendEntry struct {
 // what changed (diffMembers). Not synced (a new, restored or failed
 // frontend), the next upsert references every backend again.
 type serviceEntry struct {
-	frontend datapath.L3n4Addr
-	key      addrKey // the frontend's
-	written  bool
-	synced   bool
-	master   ServiceValue
-	slots    []uint32 // slot i+1 -> backend id
-	members  []member
+	key     addrKey // the frontend's (its address: key.l3n4())
+	written bool
+	synced  bool
+	master  ServiceValue
+	slots   []uint32 // slot i+1 -> backend id
+	members []member
 }
 
 // Writer writes services into the load-balancing maps with minimal
@@ -330,7 +329,7 @@ func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMat
 // writeSlots makes s's slots want and its master entry master: growing,
 // slots first; shrinking, the master's count first.
 func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue) error {
-	v4 := s.frontend.Addr.Is4()
+	v4 := s.key.is4()
 	svcMap := w.m.services(v4)
 	if len(want) > 0x7fff {
 		return fmt.Errorf("%d active backends, at most %d", len(want), 0x7fff)
@@ -348,11 +347,11 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 		default:
 			slot, v = uint16(i+1), ServiceValue{BackendID: want[i], RevNATIndex: master.RevNATIndex}
 		}
-		if !b.add(s.frontend, slot, v) {
+		if !b.add(&s.key, slot, v) {
 			if err := w.flushSlots(s, svcMap, v4); err != nil {
 				return err
 			}
-			b.add(s.frontend, slot, v)
+			b.add(&s.key, slot, v)
 		}
 	}
 	if err := w.flushSlots(s, svcMap, v4); err != nil {
@@ -360,7 +359,7 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
-		if err := w.del(svcMap, w.buf.service(s.frontend, uint16(last))); err != nil {
+		if err := w.del(svcMap, w.buf.service(&s.key, uint16(last))); err != nil {
 			return fmt.Errorf("delete backend slot %d: %w", last, err)
 		}
 		s.slots = s.slots[:last-1]
@@ -399,9 +398,9 @@ func (w *Writer) delete(key addrKey) error {
 	if s == nil {
 		return nil
 	}
-	fe := s.frontend
+	fe := &s.key
 	s.synced = false
-	svcMap := w.m.services(fe.Addr.Is4())
+	svcMap := w.m.services(fe.is4())
 	if err := w.del(svcMap, w.buf.service(fe, 0)); err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
@@ -422,7 +421,7 @@ func (w *Writer) delete(key addrKey) error {
 		}
 	}
 	if rev != 0 {
-		if derr := w.del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
+		if derr := w.del(w.m.revNAT(fe.is4()), &rev); derr != nil {
 			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, derr)
 		}
 		delete(w.revNATs, rev)
