@@ -72,6 +72,22 @@ func checkProto(p uint8) bool {
 // reusing the room of d's slices: a writer parses each upsert into the
 // same desired, without allocating. On error d holds nothing usable.
 func (d *desired) parse(svc datapath.LBService) error {
+	if err := d.parseFrontend(&svc); err != nil {
+		return err
+	}
+	return d.parseAllBackends(&svc)
+}
+
+// parseAllBackends is parse's second half: svc's backends, into d.
+func (d *desired) parseAllBackends(svc *datapath.LBService) error {
+	if msg := d.parseBackends(svc.Backends); msg != "" {
+		return fmt.Errorf("service %s (%s): %s", svc.Frontend, svc.Name, msg)
+	}
+	return nil
+}
+
+// parseFrontend is parse's first half: all of svc but its backends.
+func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	fe := svc.Frontend
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("service %s (%s): %s", fe, svc.Name, fmt.Sprintf(format, args...))
@@ -104,9 +120,6 @@ func (d *desired) parse(svc datapath.LBService) error {
 		}
 		d.flags |= FlagAffinity
 		d.affinity = uint32(secs)
-	}
-	if msg := d.parseBackends(svc.Backends); msg != "" {
-		return fail("%s", msg)
 	}
 	return nil
 }

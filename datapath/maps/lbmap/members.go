@@ -35,6 +35,7 @@ type upsertScratch struct {
 	active  []uint32 // every active member's id, in the service's order (full path)
 	slots   []uint32 // the slots to write
 	fresh   []uint32 // the joining ids, in the service's order (changedSlots)
+	peek    uint32   // a member id read early (UpsertService)
 }
 
 // diffMembers makes d's backends the members of s: it references the new

@@ -93,11 +93,21 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	d := &w.scratch.in
-	if err := d.parse(svc); err != nil {
+	if err := d.parseFrontend(&svc); err != nil {
+		return err
+	}
+	// The frontend's entry is looked up, and its first members read,
+	// before the backends are: the CPU waits for both at once (cold
+	// memory, in a writer of thousands of services).
+	s := w.services.get(&d.key)
+	if s != nil && len(s.members) > 0 {
+		w.scratch.peek = s.members[0].id
+	}
+	if err := d.parseAllBackends(&svc); err != nil {
 		return err
 	}
 	before := w.wrote
-	_, err := w.upsert(d)
+	_, err := w.upsertEntry(s, d)
 	w.reservedRevNAT.clear()
 	if w.wrote != before {
 		w.changes++
@@ -229,7 +239,11 @@ func checkAll(svcs []datapath.LBService) (addrIndex[bool], error) {
 
 // upsert writes d; it reports whether the frontend was new.
 func (w *Writer) upsert(d *desired) (bool, error) {
-	s := w.services.get(&d.key)
+	return w.upsertEntry(w.services.get(&d.key), d)
+}
+
+// upsertEntry is upsert with s, d's entry (nil: none).
+func (w *Writer) upsertEntry(s *serviceEntry, d *desired) (bool, error) {
 	isNew := s == nil || !s.written
 	if s == nil {
 		s = newServiceEntry(d.frontend, len(d.backends))
