@@ -1,7 +1,7 @@
 package lbmap
 
 import (
-	"bytes"
+	"encoding/binary"
 	"net/netip"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -29,19 +29,66 @@ func keyOf(a datapath.L3n4Addr) addrKey {
 	return k
 }
 
+// frontendKey returns the key of frontend fe as parse makes it (no
+// IPv4-mapped address, no zone).
+func frontendKey(fe datapath.L3n4Addr) addrKey {
+	fe.Addr = fe.Addr.Unmap().WithZone("")
+	return keyOf(fe)
+}
+
 // compareKeys orders keys as compareL3n4 orders their addresses (without
 // zones): IPv4 before IPv6, then by address, port and protocol.
 func compareKeys(a, b addrKey) int {
 	if a.v4 != b.v4 {
 		return int(b.v4) - int(a.v4)
 	}
-	if c := bytes.Compare(a.addr[:], b.addr[:]); c != 0 {
-		return c
+	return orderOf(&a.addr, a.port, a.proto).compare(orderOf(&b.addr, b.port, b.proto))
+}
+
+// keyLess reports whether compareKeys(*a, *b) < 0, reading the keys
+// where they are.
+func keyLess(a, b *addrKey) bool {
+	if a.v4 != b.v4 {
+		return a.v4 > b.v4
 	}
-	if a.port != b.port {
-		return int(a.port) - int(b.port)
+	return orderOf(&a.addr, a.port, a.proto).less(orderOf(&b.addr, b.port, b.proto))
+}
+
+// keyOrder is a key's place in the order of compareKeys among the keys
+// of one family, as three numbers (two big-endian halves of the
+// address, then port and protocol): cheaper to compare than the bytes.
+type keyOrder struct {
+	hi, lo uint64
+	tail   uint32
+}
+
+// orderOf returns the order of address a16 with port and proto.
+func orderOf(a16 *[16]byte, port uint16, proto uint8) keyOrder {
+	return keyOrder{
+		hi:   binary.BigEndian.Uint64(a16[:8]),
+		lo:   binary.BigEndian.Uint64(a16[8:]),
+		tail: uint32(port)<<8 | uint32(proto),
 	}
-	return int(a.proto) - int(b.proto)
+}
+
+func (o keyOrder) less(p keyOrder) bool {
+	if o.hi != p.hi {
+		return o.hi < p.hi
+	}
+	if o.lo != p.lo {
+		return o.lo < p.lo
+	}
+	return o.tail < p.tail
+}
+
+func (o keyOrder) compare(p keyOrder) int {
+	switch {
+	case o == p:
+		return 0
+	case o.less(p):
+		return -1
+	}
+	return 1
 }
 
 func (k addrKey) is4() bool { return k.v4 != 0 }

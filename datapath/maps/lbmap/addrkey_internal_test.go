@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/apiary-net/apiary/datapath"
 )
@@ -39,6 +40,50 @@ func TestAddrKeyOrder(t *testing.T) {
 		if got, want := sign(compareKeys(ka, kb)), sign(compareL3n4(a, b)); got != want {
 			t.Fatalf("%s vs %s: keys compare %d, addresses %d", a, b, got, want)
 		}
+		if keyLess(&ka, &kb) != (compareL3n4(a, b) < 0) {
+			t.Fatalf("%s vs %s: keyLess %v, addresses compare %d", a, b, keyLess(&ka, &kb), compareL3n4(a, b))
+		}
+	}
+}
+
+// TestAddrIndex: the index by address finds each record under its
+// address only (IPv4 keys packed into a word must not collide), and
+// deleting a record leaves another one at the same address.
+func TestAddrIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var x addrIndex[*backend]
+	x.reset(0)
+	want := map[addrKey]*backend{}
+	for i := range 50000 {
+		var a netip.Addr
+		if rng.IntN(4) > 0 {
+			a = netip.AddrFrom4([4]byte{byte(rng.IntN(2)) * 255, 0, byte(rng.IntN(4)), byte(rng.IntN(4))})
+		} else {
+			a = netip.AddrFrom16([16]byte{0xfd, 15: byte(rng.IntN(4))})
+		}
+		k := keyOf(datapath.L3n4Addr{Addr: a, Port: uint16(rng.IntN(3)) * 257, Proto: uint8(rng.IntN(3)) * 6})
+		switch be := want[k]; {
+		case be != nil && rng.IntN(2) == 0:
+			x.del(&k, be)
+			delete(want, k)
+		case be != nil:
+			x.del(&k, &backend{}) // not its record: stays
+		default:
+			be = &backend{id: uint32(i)}
+			x.set(&k, be)
+			want[k] = be
+		}
+		if got := x.get(&k); got != want[k] {
+			t.Fatalf("step %d: %s: record %p, want %p", i, k, got, want[k])
+		}
+	}
+	if n := len(x.v4) + len(x.v6); n != len(want) {
+		t.Fatalf("%d records in the index, want %d", n, len(want))
+	}
+	for k, be := range want {
+		if got := x.get(&k); got != be {
+			t.Fatalf("%s: record %p, want %p", k, got, be)
+		}
 	}
 }
 
@@ -60,5 +105,22 @@ func TestParseDropsZone(t *testing.T) {
 	}
 	if d.backends[0].key != keyOf(be) {
 		t.Fatalf("backend parsed as %s, want %s", d.backends[0].key, be)
+	}
+}
+
+// TestRecordSizes: the records an initial sync makes 100,000 of keep
+// their size (a field added in the wrong place pads them).
+func TestRecordSizes(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"backend", unsafe.Sizeof(backend{}), 64},
+		{"member", unsafe.Sizeof(member{}), 32},
+		{"addrKey", unsafe.Sizeof(addrKey{}), 20},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s is %d bytes, want %d", tt.name, tt.got, tt.want)
+		}
 	}
 }

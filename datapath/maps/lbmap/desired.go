@@ -2,6 +2,7 @@ package lbmap
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -46,13 +47,20 @@ type desiredBackend struct {
 	clusterID uint32
 }
 
-// typeFlags are the flags of each frontend kind (ClusterIP: none).
-var typeFlags = map[datapath.ServiceType]uint8{
-	"":                           0,
-	datapath.SVCTypeClusterIP:    0,
-	datapath.SVCTypeNodePort:     FlagNodePort,
-	datapath.SVCTypeExternalIP:   FlagExternalIP,
-	datapath.SVCTypeLoadBalancer: FlagLoadBalancer,
+// typeFlagsOf returns the flags of frontend kind t (ClusterIP: none);
+// false for an unknown kind.
+func typeFlagsOf(t datapath.ServiceType) (uint8, bool) {
+	switch t {
+	case "", datapath.SVCTypeClusterIP:
+		return 0, true
+	case datapath.SVCTypeNodePort:
+		return FlagNodePort, true
+	case datapath.SVCTypeExternalIP:
+		return FlagExternalIP, true
+	case datapath.SVCTypeLoadBalancer:
+		return FlagLoadBalancer, true
+	}
+	return 0, false
 }
 
 // checkProto accepts the protocols a frontend may have.
@@ -64,6 +72,22 @@ func checkProto(p uint8) bool {
 // reusing the room of d's slices: a writer parses each upsert into the
 // same desired, without allocating. On error d holds nothing usable.
 func (d *desired) parse(svc datapath.LBService) error {
+	if err := d.parseFrontend(&svc); err != nil {
+		return err
+	}
+	return d.parseAllBackends(&svc)
+}
+
+// parseAllBackends is parse's second half: svc's backends, into d.
+func (d *desired) parseAllBackends(svc *datapath.LBService) error {
+	if msg := d.parseBackends(svc.Backends); msg != "" {
+		return fmt.Errorf("service %s (%s): %s", svc.Frontend, svc.Name, msg)
+	}
+	return nil
+}
+
+// parseFrontend is parse's first half: all of svc but its backends.
+func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	fe := svc.Frontend
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("service %s (%s): %s", fe, svc.Name, fmt.Sprintf(format, args...))
@@ -78,7 +102,7 @@ func (d *desired) parse(svc datapath.LBService) error {
 	if !checkProto(fe.Proto) {
 		return fail("frontend protocol %d is not TCP, UDP or SCTP", fe.Proto)
 	}
-	flags, ok := typeFlags[svc.Type]
+	flags, ok := typeFlagsOf(svc.Type)
 	if !ok {
 		return fail("type %q is not ClusterIP, NodePort, ExternalIPs or LoadBalancer", svc.Type)
 	}
@@ -97,41 +121,54 @@ func (d *desired) parse(svc datapath.LBService) error {
 		d.flags |= FlagAffinity
 		d.affinity = uint32(secs)
 	}
-	if msg := d.parseBackends(svc.Backends); msg != "" {
-		return fail("%s", msg)
-	}
 	return nil
 }
 
 // parseBackends validates bs, the backends of d.frontend, into
 // d.backends and sorts them (sortBackends); it returns what is wrong
-// with the first bad one, "" if none is.
+// with the first bad one, "" if none is. One pass validates, converts
+// and checks the order (svcmanager hands the backends sorted); each key
+// is written in place, field by field, and compared with the previous
+// one kept in registers, not read back from memory just written.
 func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 	fe := d.frontend
-	d.backends = d.backends[:0]
+	fe4 := fe.Addr.Is4()
 	if cap(d.backends) < len(bs) {
-		d.backends = make([]desiredBackend, 0, len(bs))
+		d.backends = make([]desiredBackend, len(bs))
 	}
+	d.backends = d.backends[:len(bs)]
+	d.order = d.order[:0]
+	sorted := true
+	var (
+		prevIP   netip.Addr
+		prevTail uint32
+	)
 	for i := range bs {
 		b := &bs[i]
-		a := b.Addr
-		a.Addr = a.Addr.Unmap().WithZone("")
-		if a.Proto == 0 {
-			a.Proto = fe.Proto
+		ip := b.Addr.Addr.Unmap().WithZone("")
+		proto := b.Addr.Proto
+		if proto == 0 {
+			proto = fe.Proto
 		}
-		switch {
-		case !a.Addr.IsValid() || a.Addr.IsUnspecified():
-			return fmt.Sprintf("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
-		case a.Addr.Is4() != fe.Addr.Is4():
-			return fmt.Sprintf("backends[%d]: %s is not of the frontend's address family", i, a)
-		case a.Port == 0:
-			return fmt.Sprintf("backends[%d]: port must not be 0", i)
-		case a.Proto != fe.Proto:
-			return fmt.Sprintf("backends[%d]: protocol of %s differs from the frontend's", i, a)
-		case b.State > datapath.BackendQuarantined:
-			return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
+		if !ip.IsValid() || ip.IsUnspecified() || ip.Is4() != fe4 || b.Addr.Port == 0 || proto != fe.Proto ||
+			b.State > datapath.BackendQuarantined {
+			return badBackend(fe, i, b)
 		}
-		d.backends = append(d.backends, desiredBackend{key: keyOf(a), state: b.State, clusterID: b.ClusterID})
+		db := &d.backends[i]
+		db.key.addr = ip.As16()
+		db.key.port, db.key.proto, db.key.v4 = b.Addr.Port, proto, d.key.v4
+		db.state, db.clusterID = b.State, b.ClusterID
+		// The order of compareKeys, from the address in registers (not
+		// the key just stored: reading it back stalls).
+		tail := uint32(b.Addr.Port)<<8 | uint32(proto)
+		if sorted && i > 0 {
+			c := prevIP.Compare(ip)
+			sorted = c < 0 || c == 0 && prevTail < tail
+		}
+		prevIP, prevTail = ip, tail
+	}
+	if sorted {
+		return ""
 	}
 	if dup := d.sortBackends(); dup >= 0 {
 		return fmt.Sprintf("backends[%d]: %s is listed twice", dup, d.backends[dup].key)
@@ -139,20 +176,35 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 	return ""
 }
 
-// sortBackends sets d.order (empty when the backends are sorted, the
-// common case: svcmanager hands them sorted) and returns the index of
-// the first backend listed twice, -1 when none is. Sorting finds
-// duplicates in n log n, where a scan per backend took n^2.
+// badBackend returns what is wrong with backend b, at index i of the
+// backends of frontend fe.
+func badBackend(fe datapath.L3n4Addr, i int, b *datapath.LBBackend) string {
+	a := b.Addr
+	a.Addr = a.Addr.Unmap().WithZone("")
+	if a.Proto == 0 {
+		a.Proto = fe.Proto
+	}
+	switch {
+	case !a.Addr.IsValid() || a.Addr.IsUnspecified():
+		return fmt.Sprintf("backends[%d]: address %v is not a valid address", i, b.Addr.Addr)
+	case a.Addr.Is4() != fe.Addr.Is4():
+		return fmt.Sprintf("backends[%d]: %s is not of the frontend's address family", i, a)
+	case a.Port == 0:
+		return fmt.Sprintf("backends[%d]: port must not be 0", i)
+	case a.Proto != fe.Proto:
+		return fmt.Sprintf("backends[%d]: protocol of %s differs from the frontend's", i, a)
+	default:
+		return fmt.Sprintf("backends[%d]: state %d is not active, terminating or quarantined", i, b.State)
+	}
+}
+
+// sortBackends sets d.order for backends that are not sorted (d.order
+// stays empty when they are, the common case: svcmanager hands them
+// sorted) and returns the index of the first backend listed twice, -1
+// when none is. Sorting finds duplicates in n log n, where a scan per
+// backend took n^2.
 func (d *desired) sortBackends() int {
 	bs := d.backends
-	d.order = d.order[:0]
-	sorted := true
-	for k := 1; k < len(bs) && sorted; k++ {
-		sorted = compareKeys(bs[k-1].key, bs[k].key) < 0
-	}
-	if sorted {
-		return -1
-	}
 	for i := range bs {
 		d.order = append(d.order, int32(i))
 	}

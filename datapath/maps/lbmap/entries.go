@@ -9,6 +9,8 @@ import "github.com/apiary-net/apiary/datapath"
 // arrays.
 const (
 	smallBlock = 4
+	block8     = 8
+	block12    = 12
 	largeBlock = 16
 )
 
@@ -16,6 +18,18 @@ type smallServiceBlock struct {
 	s       serviceEntry
 	members [smallBlock]member
 	slots   [smallBlock]uint32
+}
+
+type serviceBlock8 struct {
+	s       serviceEntry
+	members [block8]member
+	slots   [block8]uint32
+}
+
+type serviceBlock12 struct {
+	s       serviceEntry
+	members [block12]member
+	slots   [block12]uint32
 }
 
 type largeServiceBlock struct {
@@ -26,6 +40,16 @@ type largeServiceBlock struct {
 
 // entry returns the block's entry, its members and slots in the block.
 func (b *smallServiceBlock) entry() *serviceEntry {
+	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
+	return &b.s
+}
+
+func (b *serviceBlock8) entry() *serviceEntry {
+	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
+	return &b.s
+}
+
+func (b *serviceBlock12) entry() *serviceEntry {
 	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
 	return &b.s
 }
@@ -42,12 +66,16 @@ func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 	switch {
 	case n <= smallBlock:
 		s = new(smallServiceBlock).entry()
+	case n <= block8:
+		s = new(serviceBlock8).entry()
+	case n <= block12:
+		s = new(serviceBlock12).entry()
 	case n <= largeBlock:
 		s = new(largeServiceBlock).entry()
 	default:
 		s = &serviceEntry{members: make([]member, 0, n), slots: make([]uint32, 0, n)}
 	}
-	s.frontend, s.key = fe, keyOf(fe)
+	s.key = keyOf(fe)
 	return s
 }
 
@@ -55,21 +83,28 @@ func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 // per block size (createBulk).
 type serviceBlocks struct {
 	small []smallServiceBlock
+	b8    []serviceBlock8
+	b12   []serviceBlock12
 	large []largeServiceBlock
 }
 
 // presize makes room for the frontends of ns backends.
-func (sb *serviceBlocks) presize(ns []int) {
-	var small, large int
+func (sb *serviceBlocks) presize(ns []int32) {
+	var small, b8, b12, large int
 	for _, n := range ns {
 		switch {
 		case n <= smallBlock:
 			small++
+		case n <= block8:
+			b8++
+		case n <= block12:
+			b12++
 		case n <= largeBlock:
 			large++
 		}
 	}
-	sb.small, sb.large = make([]smallServiceBlock, small), make([]largeServiceBlock, large)
+	sb.small, sb.b8, sb.b12 = make([]smallServiceBlock, small), make([]serviceBlock8, b8), make([]serviceBlock12, b12)
+	sb.large = make([]largeServiceBlock, large)
 }
 
 // next returns an entry for frontend fe with room for n backends.
@@ -77,15 +112,17 @@ func (sb *serviceBlocks) next(fe datapath.L3n4Addr, n int) *serviceEntry {
 	var s *serviceEntry
 	switch {
 	case n <= smallBlock && len(sb.small) > 0:
-		s = sb.small[0].entry()
-		sb.small = sb.small[1:]
-	case n > smallBlock && n <= largeBlock && len(sb.large) > 0:
-		s = sb.large[0].entry()
-		sb.large = sb.large[1:]
+		s, sb.small = sb.small[0].entry(), sb.small[1:]
+	case n > smallBlock && n <= block8 && len(sb.b8) > 0:
+		s, sb.b8 = sb.b8[0].entry(), sb.b8[1:]
+	case n > block8 && n <= block12 && len(sb.b12) > 0:
+		s, sb.b12 = sb.b12[0].entry(), sb.b12[1:]
+	case n > block12 && n <= largeBlock && len(sb.large) > 0:
+		s, sb.large = sb.large[0].entry(), sb.large[1:]
 	default:
 		return newServiceEntry(fe, n)
 	}
-	s.frontend, s.key = fe, keyOf(fe)
+	s.key = keyOf(fe)
 	return s
 }
 

@@ -1,11 +1,11 @@
 package lbmap
 
-import "github.com/apiary-net/apiary/datapath"
+import "unsafe"
 
 // keyBuf holds the key and value of one map call of the writer (under
 // its lock): ebpf.Map takes them as pointers in interfaces, and the
 // address of a field here costs nothing where a new value per call is an
-// allocation.
+// allocation. The pointers are unsafe.Pointers (rawmem.go).
 type keyBuf struct {
 	svc4 Service4Key
 	svc6 Service6Key
@@ -14,28 +14,28 @@ type keyBuf struct {
 	be6  Backend6Value
 }
 
-// service returns the key of frontend a's slot.
-func (b *keyBuf) service(a datapath.L3n4Addr, slot uint16) any {
-	if a.Addr.Is4() {
-		b.svc4 = service4Key(a, slot)
-		return &b.svc4
+// service returns the key of frontend fe's slot.
+func (b *keyBuf) service(fe *addrKey, slot uint16) unsafe.Pointer {
+	if fe.is4() {
+		b.svc4 = service4Key(fe, slot)
+		return unsafe.Pointer(&b.svc4)
 	}
-	b.svc6 = service6Key(a, slot)
-	return &b.svc6
+	b.svc6 = service6Key(fe, slot)
+	return unsafe.Pointer(&b.svc6)
 }
 
 // backendID returns id.
-func (b *keyBuf) backendID(id uint32) *uint32 {
+func (b *keyBuf) backendID(id uint32) unsafe.Pointer {
 	b.id = id
-	return &b.id
+	return unsafe.Pointer(&b.id)
 }
 
 // backend returns e's value in its family's map.
-func (b *keyBuf) backend(e backendEntry) any {
+func (b *keyBuf) backend(e backendEntry) unsafe.Pointer {
 	if e.addr.is4() {
 		b.be4 = backend4Value(e)
-		return &b.be4
+		return unsafe.Pointer(&b.be4)
 	}
 	b.be6 = backend6Value(e)
-	return &b.be6
+	return unsafe.Pointer(&b.be6)
 }

@@ -29,6 +29,10 @@ func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 		}
 		*dst[i] = em
 	}
+	if err := m.checkSizes(); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return &m, nil
 }
 

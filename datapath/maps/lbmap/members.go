@@ -35,6 +35,7 @@ type upsertScratch struct {
 	active  []uint32 // every active member's id, in the service's order (full path)
 	slots   []uint32 // the slots to write
 	fresh   []uint32 // the joining ids, in the service's order (changedSlots)
+	peek    uint32   // a member id read early (UpsertService)
 }
 
 // diffMembers makes d's backends the members of s: it references the new
@@ -63,29 +64,32 @@ func (w *Writer) diffMembers(s *serviceEntry, d *desired, fast bool) error {
 	}
 	i := 0
 	for k := range d.backends {
+		// Keys are compared where they are, through pointers: a copy
+		// read back right after it was written stalls the CPU.
 		b := d.sorted(k)
-		key := b.key
-		for i < len(old) && old[i].addr != key && compareKeys(old[i].addr, key) < 0 {
+		for i < len(old) && old[i].addr != b.key && keyLess(&old[i].addr, &b.key) {
 			x.drop(old[i])
 			i++
 		}
 		var prev *member
-		if i < len(old) && old[i].addr == key {
+		if i < len(old) && old[i].addr == b.key {
 			prev = &old[i]
 			i++
 		}
-		m := member{addr: key, clusterID: b.clusterID, state: b.state}
-		if fast && prev != nil && prev.clusterID == m.clusterID && prev.state == m.state {
-			m.id = prev.id
+		var id uint32
+		if fast && prev != nil && prev.clusterID == b.clusterID && prev.state == b.state {
+			id = prev.id
 		} else {
-			be, err := w.reference(*b, s.key)
+			be, err := w.reference(b, s.key)
 			if err != nil {
 				s.members = unite(old, x.next)
 				return err
 			}
-			m.id = be.id
+			id = be.id
 		}
-		x.next = append(x.next, m)
+		x.next = append(x.next, member{})
+		m := &x.next[len(x.next)-1]
+		m.addr, m.clusterID, m.state, m.id = b.key, b.clusterID, b.state, id
 		x.track(prev, m, d.pos(k))
 		if !fast {
 			x.active[d.pos(k)] = 0
@@ -117,7 +121,7 @@ func (x *upsertScratch) drop(m member) {
 
 // track records the slot changes of member m (prev: what it was, nil if
 // new), at index pos of the service's list.
-func (x *upsertScratch) track(prev *member, m member, pos int) {
+func (x *upsertScratch) track(prev, m *member, pos int) {
 	wasActive := prev != nil && prev.state == datapath.BackendActive
 	stays := wasActive && prev.id == m.id
 	if wasActive && (m.state != datapath.BackendActive || !stays) {

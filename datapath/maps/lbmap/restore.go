@@ -13,12 +13,11 @@ import (
 // the backends, rev-NAT entries and affinity matches, and sets the id
 // allocators past the ids in use.
 func (w *Writer) restore() error {
-	w.services = map[addrKey]*serviceEntry{}
+	w.services.reset(0)
 	w.backends = backendTable{}
-	w.byAddr = map[addrKey]*backend{}
-	w.revNATs = map[uint16]datapath.L3n4Addr{}
+	w.byAddr.reset(0)
+	w.revNATs = map[uint16]bool{}
 	w.matches = map[uint16]map[uint32]bool{}
-	w.reservedRevNAT = map[uint16]bool{}
 	svcs, err := w.m.readServices()
 	if err != nil {
 		return err
@@ -43,7 +42,7 @@ func (w *Writer) restore() error {
 			}
 		}
 		s.members = sortMembers(s.members)
-		w.services[s.key] = s
+		w.services.set(&s.key, s)
 	}
 	for _, v4 := range []bool{true, false} {
 		var (
@@ -54,9 +53,9 @@ func (w *Writer) restore() error {
 		it := w.m.revNAT(v4).Iterate()
 		for v4 && it.Next(&idx, &r4) || !v4 && it.Next(&idx, &r6) {
 			if v4 {
-				w.revNATs[idx] = r4.frontend()
+				w.revNATs[idx] = true
 			} else {
-				w.revNATs[idx] = r6.frontend()
+				w.revNATs[idx] = false
 			}
 			w.nextRevNAT = max(w.nextRevNAT, idx+1)
 		}

@@ -2,10 +2,10 @@ package lbmap
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 
-	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 )
 
@@ -26,16 +26,16 @@ type slotBatch struct {
 	k4    [slotBatchMax]Service4Key
 	k6    [slotBatchMax]Service6Key
 	v     [slotBatchMax]ServiceValue
-	// Boxed k4[:n], k6[:n], v[:n] by n.
-	boxed4, boxed6, boxedV [slotBatchMax + 1]any
+	// Boxed k4[:n], k6[:n], v[:n] by n, as rawSlices.
+	keys4, keys6, values [slotBatchMax + 1]any
 }
 
 // add appends fe's slot with value v; false when the batch is full.
-func (b *slotBatch) add(fe datapath.L3n4Addr, slot uint16, v ServiceValue) bool {
+func (b *slotBatch) add(fe *addrKey, slot uint16, v ServiceValue) bool {
 	if b.n == slotBatchMax {
 		return false
 	}
-	if fe.Addr.Is4() {
+	if fe.is4() {
 		b.k4[b.n] = service4Key(fe, slot)
 	} else {
 		b.k6[b.n] = service6Key(fe, slot)
@@ -54,23 +54,19 @@ func (b *slotBatch) write(m *ebpf.Map, v4 bool) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	keys := b.boxed6[n]
-	if v4 {
-		keys = b.boxed4[n]
-	}
-	if keys == nil {
+	var done int
+	var err error
+	if n == 1 { // a plain update skips the batch's marshalling
+		key := unsafe.Pointer(&b.k6[0])
 		if v4 {
-			b.boxed4[n] = b.k4[:n]
-			keys = b.boxed4[n]
-		} else {
-			b.boxed6[n] = b.k6[:n]
-			keys = b.boxed6[n]
+			key = unsafe.Pointer(&b.k4[0])
 		}
+		if err = m.Update(key, unsafe.Pointer(&b.v[0]), ebpf.UpdateAny); err == nil {
+			done = 1
+		}
+	} else {
+		done, err = bpfmap.BatchUpdate(m, b.boxed(n, v4), b.boxedV(n))
 	}
-	if b.boxedV[n] == nil {
-		b.boxedV[n] = b.v[:n]
-	}
-	done, err := bpfmap.BatchUpdate(m, keys, b.boxedV[n])
 	if err != nil {
 		if slot := b.slots[min(done, n-1)]; slot != 0 {
 			return done, fmt.Errorf("write backend slot %d: %w", slot, err)
@@ -78,4 +74,26 @@ func (b *slotBatch) write(m *ebpf.Map, v4 bool) (int, error) {
 		return done, fmt.Errorf("write master entry: %w", err)
 	}
 	return done, nil
+}
+
+// boxed returns k4[:n] (v4) or k6[:n] as a rawSlice in an interface.
+func (b *slotBatch) boxed(n int, v4 bool) any {
+	if v4 {
+		if b.keys4[n] == nil {
+			b.keys4[n] = rawSlice[Service4Key](b.k4[:n])
+		}
+		return b.keys4[n]
+	}
+	if b.keys6[n] == nil {
+		b.keys6[n] = rawSlice[Service6Key](b.k6[:n])
+	}
+	return b.keys6[n]
+}
+
+// boxedV returns v[:n] as a rawSlice in an interface.
+func (b *slotBatch) boxedV(n int) any {
+	if b.values[n] == nil {
+		b.values[n] = rawSlice[ServiceValue](b.v[:n])
+	}
+	return b.values[n]
 }

@@ -134,14 +134,14 @@ func netPort(p uint16) uint16 {
 	return binary.NativeEndian.Uint16(b[:])
 }
 
-// service4Key returns the key of IPv4 frontend a's slot.
-func service4Key(a datapath.L3n4Addr, slot uint16) Service4Key {
-	return Service4Key{Address: a.Addr.As4(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+// service4Key returns the key of the slot of IPv4 frontend k.
+func service4Key(k *addrKey, slot uint16) Service4Key {
+	return Service4Key{Address: [4]byte(k.addr[12:]), Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
 }
 
-// service6Key returns the key of IPv6 frontend a's slot.
-func service6Key(a datapath.L3n4Addr, slot uint16) Service6Key {
-	return Service6Key{Address: a.Addr.As16(), Dport: netPort(a.Port), BackendSlot: slot, Proto: a.Proto}
+// service6Key returns the key of the slot of IPv6 frontend k.
+func service6Key(k *addrKey, slot uint16) Service6Key {
+	return Service6Key{Address: k.addr, Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
 }
 
 // backend4Value returns IPv4 backend b's value.
@@ -178,12 +178,4 @@ func (v Backend4Value) entry() backendEntry {
 func (v Backend6Value) entry() backendEntry {
 	return backendEntry{addr: keyOf(datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port), Proto: v.Proto}),
 		state: datapath.BackendState(v.State), clusterID: v.ClusterID}
-}
-
-func (v RevNAT4Value) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom4(v.Address), Port: netPort(v.Port)}
-}
-
-func (v RevNAT6Value) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom16(v.Address), Port: netPort(v.Port)}
 }

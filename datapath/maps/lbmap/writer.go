@@ -29,13 +29,12 @@ type backendEntry struct {
 // what changed (diffMembers). Not synced (a new, restored or failed
 // frontend), the next upsert references every backend again.
 type serviceEntry struct {
-	frontend datapath.L3n4Addr
-	key      addrKey // the frontend's
-	written  bool
-	synced   bool
-	master   ServiceValue
-	slots    []uint32 // slot i+1 -> backend id
-	members  []member
+	key     addrKey // the frontend's (its address: key.l3n4())
+	written bool
+	synced  bool
+	master  ServiceValue
+	slots   []uint32 // slot i+1 -> backend id
+	members []member
 }
 
 // Writer writes services into the load-balancing maps with minimal
@@ -46,18 +45,18 @@ type Writer struct {
 	m   *Maps
 
 	mu          sync.Mutex
-	services    map[addrKey]*serviceEntry
-	backends    backendTable         // by id
-	byAddr      map[addrKey]*backend // by address
-	free        []*backend           // records of deleted backends, for new ones
-	slab        []backend            // records not used yet
-	revNATs     map[uint16]datapath.L3n4Addr
+	services    addrIndex[*serviceEntry]
+	backends    backendTable               // by id
+	byAddr      addrIndex[*backend]        // by address
+	free        []*backend                 // records of deleted backends, for new ones
+	slab        []backend                  // records not used yet
+	revNATs     map[uint16]bool            // rev-NAT index -> its entry is in the IPv4 map (else IPv6)
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
 	nextBackend uint32
 	topBackend  uint32 // no backend id above it was ever used
 	nextRevNAT  uint16
 	// reservedRevNAT are indexes picked for a write not yet done.
-	reservedRevNAT map[uint16]bool
+	reservedRevNAT revNATSet
 	scratch        upsertScratch
 	slotBatch      slotBatch
 	// wrote counts the entries written or deleted; changes the
@@ -94,12 +93,22 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	d := &w.scratch.in
-	if err := d.parse(svc); err != nil {
+	if err := d.parseFrontend(&svc); err != nil {
+		return err
+	}
+	// The frontend's entry is looked up, and its first members read,
+	// before the backends are: the CPU waits for both at once (cold
+	// memory, in a writer of thousands of services).
+	s := w.services.get(&d.key)
+	if s != nil && len(s.members) > 0 {
+		w.scratch.peek = s.members[0].id
+	}
+	if err := d.parseAllBackends(&svc); err != nil {
 		return err
 	}
 	before := w.wrote
-	_, err := w.upsert(d)
-	clear(w.reservedRevNAT)
+	_, err := w.upsertEntry(s, d)
+	w.reservedRevNAT.clear()
 	if w.wrote != before {
 		w.changes++
 	}
@@ -118,115 +127,27 @@ func (w *Writer) Changes() uint64 {
 // first, so the programs stop matching the frontend before anything it
 // points to is removed.
 func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
-	frontend.Addr = frontend.Addr.Unmap().WithZone("")
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	before := w.wrote
-	err := w.delete(keyOf(frontend))
+	err := w.delete(frontendKey(frontend))
 	if w.wrote != before {
 		w.changes++
 	}
 	return err
 }
 
-// ReconcileServices implements datapath.LBMapWriter: it validates every
-// service first (one bad service: nothing is written), writes the
-// frontends the maps do not hold in batches (createBulk), upserts the
-// others (each backend referenced again), deletes the frontends not
-// among them and every backend, rev-NAT and affinity entry nothing
-// refers to. added counts frontends that were not in the maps, removed
-// those deleted.
-func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	ds, want, err := parseAll(svcs)
-	if err != nil {
-		return 0, 0, err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// The maps held nothing (the writer mirrors them): once the new
-	// frontends are written whole, nothing can be stale.
-	empty := len(w.services) == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
-	var (
-		errs     []error
-		fresh    = make([]desired, 0, len(ds))
-		existing []desired
-	)
-	for _, d := range ds {
-		if w.services[d.key] == nil {
-			fresh = append(fresh, d)
-		} else {
-			existing = append(existing, d)
-		}
-	}
-	// The new frontends first, in batches, so that a backend an existing
-	// frontend drops but a new one takes is kept, not deleted and made
-	// again.
-	if err := w.createBulk(fresh); err != nil {
-		errs = append(errs, err)
-	} else {
-		added += len(fresh)
-		if empty {
-			clear(w.reservedRevNAT)
-			return added, 0, nil
-		}
-	}
-	for i := range existing {
-		// The full path: every backend referenced again, so that a
-		// reconcile repairs what a failed write left.
-		w.services[existing[i].key].synced = false
-		isNew, err := w.upsert(&existing[i])
-		if err != nil {
-			errs = append(errs, err)
-		} else if isNew {
-			added++
-		}
-	}
-	clear(w.reservedRevNAT)
-	for fe := range w.services {
-		if _, ok := want[fe]; ok {
-			continue
-		}
-		if err := w.delete(fe); err != nil {
-			errs = append(errs, err)
-		} else {
-			removed++
-		}
-	}
-	errs = append(errs, w.collect())
-	return added, removed, errors.Join(errs...)
-}
-
-// parseAll validates svcs (the backends of all in one array) and
-// returns them with the set of their frontends.
-func parseAll(svcs []datapath.LBService) ([]desired, map[addrKey]struct{}, error) {
-	ds := make([]desired, len(svcs))
-	want := make(map[addrKey]struct{}, len(svcs))
-	n := 0
-	for _, svc := range svcs {
-		n += len(svc.Backends)
-	}
-	backends := make([]desiredBackend, n)
-	for i, svc := range svcs {
-		d := &ds[i]
-		d.backends, backends = backends[:0:len(svc.Backends)], backends[len(svc.Backends):]
-		if err := d.parse(svc); err != nil {
-			return nil, nil, err
-		}
-		if _, ok := want[d.key]; ok {
-			return nil, nil, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
-		}
-		want[d.key] = struct{}{}
-	}
-	return ds, want, nil
-}
-
 // upsert writes d; it reports whether the frontend was new.
 func (w *Writer) upsert(d *desired) (bool, error) {
-	s := w.services[d.key]
+	return w.upsertEntry(w.services.get(&d.key), d)
+}
+
+// upsertEntry is upsert with s, d's entry (nil: none).
+func (w *Writer) upsertEntry(s *serviceEntry, d *desired) (bool, error) {
 	isNew := s == nil || !s.written
 	if s == nil {
 		s = newServiceEntry(d.frontend, len(d.backends))
-		w.services[d.key] = s
+		w.services.set(&d.key, s)
 	}
 	if s.master.RevNATIndex == 0 {
 		idx, err := w.allocRevNAT(d.frontend)
@@ -322,7 +243,7 @@ func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMat
 // writeSlots makes s's slots want and its master entry master: growing,
 // slots first; shrinking, the master's count first.
 func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue) error {
-	v4 := s.frontend.Addr.Is4()
+	v4 := s.key.is4()
 	svcMap := w.m.services(v4)
 	if len(want) > 0x7fff {
 		return fmt.Errorf("%d active backends, at most %d", len(want), 0x7fff)
@@ -340,11 +261,11 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 		default:
 			slot, v = uint16(i+1), ServiceValue{BackendID: want[i], RevNATIndex: master.RevNATIndex}
 		}
-		if !b.add(s.frontend, slot, v) {
+		if !b.add(&s.key, slot, v) {
 			if err := w.flushSlots(s, svcMap, v4); err != nil {
 				return err
 			}
-			b.add(s.frontend, slot, v)
+			b.add(&s.key, slot, v)
 		}
 	}
 	if err := w.flushSlots(s, svcMap, v4); err != nil {
@@ -352,7 +273,7 @@ func (w *Writer) writeSlots(s *serviceEntry, want []uint32, master ServiceValue)
 	}
 	for len(s.slots) > len(want) {
 		last := len(s.slots)
-		if err := w.del(svcMap, w.buf.service(s.frontend, uint16(last))); err != nil {
+		if err := w.del(svcMap, w.buf.service(&s.key, uint16(last))); err != nil {
 			return fmt.Errorf("delete backend slot %d: %w", last, err)
 		}
 		s.slots = s.slots[:last-1]
@@ -387,13 +308,13 @@ func (w *Writer) flushSlots(s *serviceEntry, svcMap *ebpf.Map, v4 bool) error {
 // delete removes frontend fe: master, slots, rev-NAT entry, affinity
 // matches, and the backends only it used.
 func (w *Writer) delete(key addrKey) error {
-	s := w.services[key]
+	s := w.services.get(&key)
 	if s == nil {
 		return nil
 	}
-	fe := s.frontend
+	fe := &s.key
 	s.synced = false
-	svcMap := w.m.services(fe.Addr.Is4())
+	svcMap := w.m.services(fe.is4())
 	if err := w.del(svcMap, w.buf.service(fe, 0)); err != nil {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
@@ -414,7 +335,7 @@ func (w *Writer) delete(key addrKey) error {
 		}
 	}
 	if rev != 0 {
-		if derr := w.del(w.m.revNAT(fe.Addr.Is4()), &rev); derr != nil {
+		if derr := w.del(w.m.revNAT(fe.is4()), &rev); derr != nil {
 			return fmt.Errorf("delete service %s: rev-NAT %d: %w", fe, rev, derr)
 		}
 		delete(w.revNATs, rev)
@@ -425,7 +346,7 @@ func (w *Writer) delete(key addrKey) error {
 		gone = append(gone, m.id)
 	}
 	w.scratch.gone = gone
-	delete(w.services, key)
+	w.services.del(&key, s)
 	if e := w.release(gone); e != nil {
 		err = errors.Join(err, e)
 	}
@@ -439,7 +360,7 @@ func (w *Writer) delete(key addrKey) error {
 func (w *Writer) Stats() (frontends, backends int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, s := range w.services {
+	for s := range w.services.all {
 		if s.written {
 			frontends++
 		}
