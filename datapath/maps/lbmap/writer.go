@@ -3,7 +3,9 @@ package lbmap
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -136,7 +138,12 @@ func (w *Writer) DeleteService(frontend datapath.L3n4Addr) error {
 // among them and every backend, rev-NAT and affinity entry nothing
 // refers to. added counts frontends that were not in the maps, removed
 // those deleted.
-func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
+func (w *Writer) ReconcileServices(seq iter.Seq[datapath.LBService]) (added, removed int, err error) {
+	var svcs []datapath.LBService
+	for svc := range seq {
+		svc.Backends = slices.Clone(svc.Backends)
+		svcs = append(svcs, svc)
+	}
 	ds, want, err := parseAll(svcs)
 	if err != nil {
 		return 0, 0, err
