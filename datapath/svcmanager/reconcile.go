@@ -211,15 +211,17 @@ func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
 func (m *Manager) byName() [][]svcEntry {
 	entries := make([]svcEntry, 0, len(m.services))
 	for k, e := range m.services {
-		entries = append(entries, svcEntry{k, e})
+		entries = append(entries, svcEntry{k, e.name, e})
 	}
+	// By the names in the array, not in the entries: a sort of 10,000
+	// services reads one array, not 10,000 entries over and over.
 	slices.SortFunc(entries, func(a, b svcEntry) int {
-		return cmp.Or(cmp.Compare(a.e.name, b.e.name), compareKeys(a.k, b.k))
+		return cmp.Or(cmp.Compare(a.name, b.name), compareKeys(a.k, b.k))
 	})
 	groups := make([][]svcEntry, 0, len(entries))
 	for i := 0; i < len(entries); {
 		j := i + 1
-		for j < len(entries) && entries[j].e.name == entries[i].e.name {
+		for j < len(entries) && entries[j].name == entries[i].name {
 			j++
 		}
 		groups = append(groups, entries[i:j:j])
@@ -244,8 +246,9 @@ func (m *Manager) groupLists(group []svcEntry, out []datapath.LBService, arena *
 
 // svcEntry is a service's key with its entry.
 type svcEntry struct {
-	k svcKey
-	e *entry
+	k    svcKey
+	name string // e.name
+	e    *entry
 }
 
 // sortedLocked returns the desired frontends sorted by name, then
