@@ -184,18 +184,24 @@ func (m *Manager) allLists() []datapath.LBService {
 	return out
 }
 
-// allSeq yields what allLists returns, one service's frontends at a
-// time, their lists built in m.arena again for each service: the
-// initial reconcile of a large cluster never holds every list at once
-// (LBMapWriter.ReconcileServices may range over it more than once).
-// m.mu is held while it runs.
+// allSeq yields every desired frontend with its backends, one
+// service's frontends at a time, their lists built in m.arena again for
+// each service: the initial reconcile of a large cluster never holds
+// every list at once (LBMapWriter.ReconcileServices may range over it
+// more than once; it yields the same order each time). The order is
+// the services' in m.services when it was called: the writer needs
+// none, and sorting 10,000 services by name cost more than building
+// their lists. m.mu is held while it runs.
 func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
-	groups := m.byName()
+	entries := make([]svcEntry, 0, len(m.services))
+	for k, e := range m.services {
+		entries = append(entries, svcEntry{k: k, e: e})
+	}
 	return func(yield func(datapath.LBService) bool) {
 		var out []datapath.LBService
-		for _, group := range groups {
+		for _, x := range entries {
 			m.arena = m.arena[:0]
-			out = m.groupLists(group, out[:0], &m.arena)
+			out = m.lists(x.k, x.e, out[:0], &m.arena)
 			for _, lb := range out {
 				if !yield(lb) {
 					return
