@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"fmt"
+	"iter"
 	"net/netip"
 	"time"
 )
@@ -105,5 +106,11 @@ type LBMapWriter interface {
 	// reconciliation after the initial sync, which removes what a
 	// previous run left behind while keeping ids of what stays, so
 	// established connections keep their backend across restarts.
-	ReconcileServices(svcs []LBService) (added, removed int, err error)
+	// svcs may be ranged over more than once, and yields the same
+	// frontends in the same order each time; a yielded service's
+	// Backends are valid only until the next one is yielded (the caller
+	// may build each list in one buffer, so that the initial sync of a
+	// large cluster never holds every list at once). A writer keeps
+	// copies of what it keeps.
+	ReconcileServices(svcs iter.Seq[LBService]) (added, removed int, err error)
 }

@@ -3,6 +3,7 @@ package loader_test
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestServiceSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if added, removed, err := w.ReconcileServices([]datapath.LBService{svc}); err != nil || added != 0 || removed != 0 {
+		if added, removed, err := w.ReconcileServices(slices.Values([]datapath.LBService{svc})); err != nil || added != 0 || removed != 0 {
 			t.Fatalf("reconcile after the restart: %d added, %d removed, %v; want nothing changed", added, removed, err)
 		}
 		l.lb = w

@@ -1,6 +1,7 @@
 package svcmanager_test
 
 import (
+	"iter"
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -16,8 +17,12 @@ type countingWriter struct{ upserts, deletes int }
 func (w *countingWriter) UpsertService(datapath.LBService) error { w.upserts++; return nil }
 func (w *countingWriter) DeleteService(datapath.L3n4Addr) error  { w.deletes++; return nil }
 func (w *countingWriter) Changes() uint64                        { return uint64(w.upserts + w.deletes) }
-func (w *countingWriter) ReconcileServices(s []datapath.LBService) (int, int, error) {
-	return len(s), 0, nil
+func (w *countingWriter) ReconcileServices(s iter.Seq[datapath.LBService]) (int, int, error) {
+	n := 0
+	for range s {
+		n++
+	}
+	return n, 0, nil
 }
 
 // BenchmarkSliceChange: an EndpointSlice change to the writer's call,

@@ -25,7 +25,16 @@
 // LBMapWriter.Changes) diffs them against what it wrote. The manager
 // keeps no backend list, so an update reads no old one: Desired writes
 // the lists into an arena the manager reuses, and Frontends computes
-// them again for the API.
+// them again for the API. Reconcile hands the writer one service's
+// lists at a time (an iter.Seq), so the initial sync of a large cluster
+// never holds every list at once.
+//
+// A change is meant to read little: the Converter keeps one record per
+// Service object (the parsed Service, its frontends, its slices by
+// name), found by the object itself; the Services it makes carry a ref
+// that takes the manager that claimed it straight to the service's
+// entry, which holds its first frontend; a frontend of this cluster's
+// backends picks them in one pass.
 //
 // It sits in docs/design.md, Flow 5: services -> load-balancing maps. It
 // may import packages of cells, kvstore, policy and datapath, nothing of

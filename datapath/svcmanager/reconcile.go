@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"time"
@@ -48,11 +49,10 @@ func (m *Manager) Reconcile() error {
 		m.stats.Reconciled = true
 		return nil
 	}
-	svcs := m.allLists()
-	added, removed, err := m.writer.ReconcileServices(svcs)
+	added, removed, err := m.writer.ReconcileServices(m.allSeq())
 	m.writerChanges = m.writer.Changes()
 	if err != nil {
-		err = fmt.Errorf("reconcile %d services: %w", len(svcs), err)
+		err = fmt.Errorf("reconcile %d frontends: %w", len(m.desired), err)
 		m.failed(err)
 		return err
 	}
@@ -61,7 +61,7 @@ func (m *Manager) Reconcile() error {
 	}
 	m.stats.pendingDeletes, m.stats.LastError = nil, nil
 	m.stats.Reconciled, m.stats.ReconcileAdded, m.stats.ReconcileRemoved = true, added, removed
-	m.log.Info("Reconciled the load-balancing maps", "frontends", len(svcs), "added", added, "removed", removed)
+	m.log.Info("Reconciled the load-balancing maps", "frontends", len(m.desired), "added", added, "removed", removed)
 	return nil
 }
 
@@ -177,29 +177,84 @@ func (m *Manager) allLists() []datapath.LBService {
 		n += fe.backends
 	}
 	arena := make([]datapath.LBBackend, 0, n)
+	out := make([]datapath.LBService, 0, len(m.desired))
+	for _, group := range m.byName() {
+		out = m.groupLists(group, out, &arena)
+	}
+	return out
+}
+
+// allSeq yields every desired frontend with its backends, one
+// service's frontends at a time, their lists built in m.arena again for
+// each service: the initial reconcile of a large cluster never holds
+// every list at once (LBMapWriter.ReconcileServices may range over it
+// more than once; it yields the same order each time). The order is
+// the services' in m.services when it was called: the writer needs
+// none, and sorting 10,000 services by name cost more than building
+// their lists. m.mu is held while it runs.
+func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
 	entries := make([]svcEntry, 0, len(m.services))
 	for k, e := range m.services {
-		entries = append(entries, svcEntry{k, e})
+		entries = append(entries, svcEntry{k: k, e: e})
 	}
-	slices.SortFunc(entries, func(a, b svcEntry) int { return cmp.Compare(a.e.name, b.e.name) })
-	out := make([]datapath.LBService, 0, len(m.desired))
-	for _, x := range entries {
-		out = m.lists(x.k, x.e, out, &arena)
+	return func(yield func(datapath.LBService) bool) {
+		var out []datapath.LBService
+		for _, x := range entries {
+			m.arena = m.arena[:0]
+			out = m.lists(x.k, x.e, out[:0], &m.arena)
+			for _, lb := range out {
+				if !yield(lb) {
+					return
+				}
+			}
+		}
 	}
-	// Two sources' services of one name: their frontends interleave.
-	byNameFrontend := func(a, b datapath.LBService) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), compareAddr(a.Frontend, b.Frontend))
+}
+
+// byName returns the services in groups of one name (one service each,
+// but where two sources have a service of the same name), sorted by
+// name.
+func (m *Manager) byName() [][]svcEntry {
+	entries := make([]svcEntry, 0, len(m.services))
+	for k, e := range m.services {
+		entries = append(entries, svcEntry{k, e.name, e})
 	}
-	if !slices.IsSortedFunc(out, byNameFrontend) {
-		slices.SortFunc(out, byNameFrontend)
+	// By the names in the array, not in the entries: a sort of 10,000
+	// services reads one array, not 10,000 entries over and over.
+	slices.SortFunc(entries, func(a, b svcEntry) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), compareKeys(a.k, b.k))
+	})
+	groups := make([][]svcEntry, 0, len(entries))
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].name == entries[i].name {
+			j++
+		}
+		groups = append(groups, entries[i:j:j])
+		i = j
+	}
+	return groups
+}
+
+// groupLists appends the frontends of a group of services of one name,
+// with their lists, sorted by frontend (the services' frontends may
+// interleave).
+func (m *Manager) groupLists(group []svcEntry, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
+	start := len(out)
+	for _, x := range group {
+		out = m.lists(x.k, x.e, out, arena)
+	}
+	if len(group) > 1 {
+		slices.SortFunc(out[start:], func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) })
 	}
 	return out
 }
 
 // svcEntry is a service's key with its entry.
 type svcEntry struct {
-	k svcKey
-	e *entry
+	k    svcKey
+	name string // e.name
+	e    *entry
 }
 
 // sortedLocked returns the desired frontends sorted by name, then

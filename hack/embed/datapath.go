@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"sync"
 
@@ -141,11 +142,13 @@ func (p *printer) Changes() uint64 {
 
 // ReconcileServices implements datapath.LBMapWriter: the initial write
 // of every frontend (this datapath has nothing left from a previous run).
-func (p *printer) ReconcileServices(svcs []datapath.LBService) (int, int, error) {
-	for _, svc := range svcs {
+func (p *printer) ReconcileServices(svcs iter.Seq[datapath.LBService]) (int, int, error) {
+	n := 0
+	for svc := range svcs {
 		if err := p.UpsertService(svc); err != nil {
 			return 0, 0, err
 		}
+		n++
 	}
-	return len(svcs), 0, nil
+	return n, 0, nil
 }

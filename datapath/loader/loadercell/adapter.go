@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sync"
 
@@ -215,7 +216,7 @@ func (d *Datapath) DeleteService(frontend datapath.L3n4Addr) error {
 }
 
 // ReconcileServices implements datapath.LBMapWriter.
-func (d *Datapath) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
+func (d *Datapath) ReconcileServices(svcs iter.Seq[datapath.LBService]) (added, removed int, err error) {
 	w, err := d.lbWriter()
 	if err != nil {
 		return 0, 0, err

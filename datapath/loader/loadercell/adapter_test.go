@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -93,7 +94,7 @@ func TestDatapathAdapter(t *testing.T) {
 		if err != nil || len(svcs) != 1 || svcs[0].Frontend != fe || len(svcs[0].Slots) != 1 || svcs[0].Slots[0].Backend != be.Addr {
 			t.Fatalf("pinned maps hold %+v (%v), want %v -> %v", svcs, err, fe, be.Addr)
 		}
-		added, removed, err := lbw.ReconcileServices(nil)
+		added, removed, err := lbw.ReconcileServices(slices.Values([]datapath.LBService(nil)))
 		if err != nil || added != 0 || removed != 1 {
 			t.Fatalf("ReconcileServices(nil) = %d, %d, %v; want 0 added, 1 removed", added, removed, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -34,7 +35,7 @@ func BenchmarkReconcileFromEmpty(b *testing.B) {
 		b.StopTimer()
 		w, _ := open(b, bpfmaptest.Root(b))
 		b.StartTimer()
-		if _, _, err := w.ReconcileServices(svcs); err != nil {
+		if _, _, err := w.ReconcileServices(slices.Values(svcs)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -87,7 +88,7 @@ func oneBackendSetup(b *testing.B) (w *lbmap.Writer, root string, svcs, grown []
 			Addr: datapath.L3n4Addr{Addr: addr(11, i), Port: 8080, Proto: datapath.ProtoTCP}})
 		svcs, grown = append(svcs, s), append(grown, g)
 	}
-	if _, _, err := w.ReconcileServices(svcs); err != nil {
+	if _, _, err := w.ReconcileServices(slices.Values(svcs)); err != nil {
 		b.Fatal(err)
 	}
 	return w, root, svcs, grown
@@ -248,7 +249,7 @@ func BenchmarkReconcileSync(b *testing.B) {
 		b.StopTimer()
 		w, done := syncMaps(b, root, i)
 		b.StartTimer()
-		if _, _, err := w.ReconcileServices(svcs); err != nil {
+		if _, _, err := w.ReconcileServices(slices.Values(svcs)); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -2,6 +2,7 @@ package lbmap
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/cilium/ebpf"
 
@@ -67,23 +68,18 @@ type bulkWrite struct {
 // It is the initial sync's path: a batch costs about one syscall where
 // upsert makes one per entry, and the writer's records (members, slots,
 // references) come from a few arrays sized up front.
-func (w *Writer) createBulk(svcs []datapath.LBService, fresh []int32) error {
+func (w *Writer) createBulk(svcs iter.Seq[datapath.LBService], sv *survey) error {
 	var bw bulkWrite
-	refs := 0
-	sizes := make([]int32, len(fresh))
-	for k, i := range fresh {
-		sizes[k] = int32(len(svcs[i].Backends))
-		refs += len(svcs[i].Backends)
-	}
+	fresh, refs := sv.fresh, sv.refs
 	w.presize(len(fresh), refs)
-	bw.blocks.presize(sizes)
+	bw.blocks.presize(sv.sizes)
 	bw.refs = make([]backendRef, refs)
 	bw.fromEmpty = w.backends.len() == 0
 	if !bw.fromEmpty {
 		bw.touched = make([]*backend, 0, refs)
 	}
 	bw.plans = make([]plan, 0, len(fresh))
-	err := w.writeAll(&bw, svcs, fresh)
+	err := w.writeAll(&bw, picked(svcs, fresh))
 	for be := range bw.allTouched(w) {
 		be.bulk = bulkState{}
 	}
@@ -100,10 +96,10 @@ func (w *Writer) createBulk(svcs []datapath.LBService, fresh []int32) error {
 }
 
 // writeAll plans the frontends of createBulk and writes them.
-func (w *Writer) writeAll(bw *bulkWrite, svcs []datapath.LBService, fresh []int32) error {
+func (w *Writer) writeAll(bw *bulkWrite, svcs iter.Seq[datapath.LBService]) error {
 	d := &w.scratch.in
-	for _, i := range fresh {
-		if err := d.parse(svcs[i]); err != nil { // checked: does not fail
+	for svc := range svcs {
+		if err := d.parse(svc); err != nil { // checked: does not fail
 			return err
 		}
 		if err := w.planService(bw, d); err != nil {

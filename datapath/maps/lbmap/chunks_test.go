@@ -3,6 +3,7 @@ package lbmap_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -35,7 +36,7 @@ func TestReconcileInChunksEqualsUpserts(t *testing.T) {
 		svcs = append(svcs, svc(fe, backends...))
 	}
 	bulkW, bulkM := open(t, bpfmaptest.Root(t))
-	added, removed, err := bulkW.ReconcileServices(svcs)
+	added, removed, err := bulkW.ReconcileServices(slices.Values(svcs))
 	if err != nil || added != services || removed != 0 {
 		t.Fatalf("ReconcileServices from empty = %d, %d, %v; want %d added", added, removed, err, services)
 	}

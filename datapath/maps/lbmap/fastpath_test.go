@@ -133,7 +133,7 @@ func TestUpsertsKeepMapsRight(t *testing.T) {
 			name = "restart and reconcile"
 			w.Close()
 			w, _ = open(t, root)
-			if _, _, err := w.ReconcileServices(slices.Collect(stdmaps.Values(held))); err != nil {
+			if _, _, err := w.ReconcileServices(slices.Values(slices.Collect(stdmaps.Values(held)))); err != nil {
 				t.Fatalf("step %d: %s: %v", step, name, err)
 			}
 		default:

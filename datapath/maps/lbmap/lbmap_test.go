@@ -212,7 +212,7 @@ func TestRestartKeepsIDsAndReconcileRemovesStale(t *testing.T) {
 	w.Close()
 
 	w2, _ := open(t, root)
-	added, removed, err := w2.ReconcileServices([]datapath.LBService{web, db})
+	added, removed, err := w2.ReconcileServices(slices.Values([]datapath.LBService{web, db}))
 	if err != nil || added != 0 || removed != 1 {
 		t.Fatalf("ReconcileServices = %d added, %d removed, %v; want 0, 1", added, removed, err)
 	}
@@ -279,7 +279,7 @@ func TestBadServicesRefusedWhole(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("UpsertService = %v, want an error naming %q", err, tt.want)
 			}
-			_, _, err = w.ReconcileServices([]datapath.LBService{svc("10.96.0.20:80", "10.0.1.1:80"), tt.give})
+			_, _, err = w.ReconcileServices(slices.Values([]datapath.LBService{svc("10.96.0.20:80", "10.0.1.1:80"), tt.give}))
 			if err == nil {
 				t.Fatal("ReconcileServices with a bad service succeeded")
 			}
@@ -326,7 +326,7 @@ func TestAffinityMatches(t *testing.T) {
 	w.Close()
 	w2, _ := open(t, root)
 	s.SessionAffinityTimeout = 0
-	if _, _, err := w2.ReconcileServices([]datapath.LBService{s}); err != nil {
+	if _, _, err := w2.ReconcileServices(slices.Values([]datapath.LBService{s})); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 0 {
@@ -346,7 +346,7 @@ func TestReconcileFromEmptyEqualsUpserts(t *testing.T) {
 	svcs := []datapath.LBService{web, shared, v6, empty}
 
 	bulkW, bulkM := open(t, bpfmaptest.Root(t))
-	added, removed, err := bulkW.ReconcileServices(svcs)
+	added, removed, err := bulkW.ReconcileServices(slices.Values(svcs))
 	if err != nil || added != 4 || removed != 0 {
 		t.Fatalf("ReconcileServices from empty = %d, %d, %v; want 4 added", added, removed, err)
 	}

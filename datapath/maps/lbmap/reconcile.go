@@ -3,6 +3,7 @@ package lbmap
 import (
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/apiary-net/apiary/datapath"
 )
@@ -13,34 +14,35 @@ import (
 // others (each backend referenced again), deletes the frontends not
 // among them and every backend, rev-NAT and affinity entry nothing
 // refers to. added counts frontends that were not in the maps, removed
-// those deleted.
-func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed int, err error) {
-	want, err := checkAll(svcs)
+// those deleted. It ranges over svcs two or three times (survey, the new
+// frontends, the others) and keeps nothing of a yielded list but what it
+// parsed: the caller builds one service's lists at a time.
+func (w *Writer) ReconcileServices(svcs iter.Seq[datapath.LBService]) (added, removed int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	sv, err := w.survey(svcs)
 	if err != nil {
 		return 0, 0, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	// The maps held nothing (the writer mirrors them): once the new
 	// frontends are written whole, nothing can be stale.
 	empty := w.services.len() == 0 && w.backends.len() == 0 && len(w.revNATs) == 0 && len(w.matches) == 0
 	var errs []error
-	fresh, existing := w.splitFresh(svcs)
 	// The new frontends first, in batches, so that a backend an existing
 	// frontend drops but a new one takes is kept, not deleted and made
 	// again.
-	if err := w.createBulk(svcs, fresh); err != nil {
+	if err := w.createBulk(svcs, &sv); err != nil {
 		errs = append(errs, err)
 	} else {
-		added += len(fresh)
+		added += len(sv.fresh)
 		if empty {
 			w.reservedRevNAT.clear()
 			return added, 0, nil
 		}
 	}
 	d := &w.scratch.in
-	for _, i := range existing {
-		if err := d.parse(svcs[i]); err != nil { // checked: does not fail
+	for svc := range picked(svcs, sv.existing) {
+		if err := d.parse(svc); err != nil { // checked: does not fail
 			errs = append(errs, err)
 			continue
 		}
@@ -56,7 +58,7 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	}
 	w.reservedRevNAT.clear()
 	for s := range w.services.all {
-		if want.get(&s.key) {
+		if sv.want.get(&s.key) {
 			continue
 		}
 		if err := w.delete(s.key); err != nil {
@@ -69,40 +71,63 @@ func (w *Writer) ReconcileServices(svcs []datapath.LBService) (added, removed in
 	return added, removed, errors.Join(errs...)
 }
 
-// splitFresh returns the indexes of the services of svcs whose
-// frontends the writer does not hold, and of the others.
-func (w *Writer) splitFresh(svcs []datapath.LBService) (fresh, existing []int32) {
-	fresh = make([]int32, 0, len(svcs))
-	for i := range svcs {
-		if w.services.len() == 0 {
-			fresh = append(fresh, int32(i))
-			continue
-		}
-		if k := frontendKey(svcs[i].Frontend); w.services.get(&k) == nil {
-			fresh = append(fresh, int32(i))
-		} else {
-			existing = append(existing, int32(i))
-		}
-	}
-	return fresh, existing
+// survey is what ReconcileServices learns of its services in one pass
+// before it writes anything: the set of their frontends (want), the
+// positions of those the writer does not hold (fresh) and of the others
+// (existing), and the fresh ones' backend counts. It keeps nothing of
+// their backends: the writer parses each service again where it writes
+// it.
+type survey struct {
+	want            addrIndex[bool]
+	fresh, existing []int32
+	sizes           []int32 // len(Backends) of fresh[k]
+	refs            int     // their sum
 }
 
-// checkAll validates svcs and returns the set of their frontends. It
-// keeps nothing of their backends: the writer parses each service again
-// where it writes it (cheaper than an initial sync's 100,000 backends
-// held in one array meanwhile).
-func checkAll(svcs []datapath.LBService) (addrIndex[bool], error) {
-	var want addrIndex[bool]
-	want.reset(len(svcs))
+// survey validates svcs (the first bad one fails the reconcile: nothing
+// is written) and sorts them into fresh and existing; w.mu is held.
+func (w *Writer) survey(svcs iter.Seq[datapath.LBService]) (survey, error) {
+	var sv survey
+	sv.want.reset(0)
 	var d desired
-	for _, svc := range svcs {
+	i := int32(0)
+	for svc := range svcs {
 		if err := d.parse(svc); err != nil {
-			return want, err
+			return sv, err
 		}
-		if want.get(&d.key) {
-			return want, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
+		if sv.want.get(&d.key) {
+			return sv, fmt.Errorf("service %s (%s): frontend listed twice", d.frontend, svc.Name)
 		}
-		want.set(&d.key, true)
+		sv.want.set(&d.key, true)
+		if w.services.len() == 0 || w.services.get(&d.key) == nil {
+			sv.fresh = append(sv.fresh, i)
+			sv.sizes = append(sv.sizes, int32(len(svc.Backends)))
+			sv.refs += len(svc.Backends)
+		} else {
+			sv.existing = append(sv.existing, i)
+		}
+		i++
 	}
-	return want, nil
+	return sv, nil
+}
+
+// picked yields the services of svcs at positions (ascending).
+func picked(svcs iter.Seq[datapath.LBService], positions []int32) iter.Seq[datapath.LBService] {
+	return func(yield func(datapath.LBService) bool) {
+		if len(positions) == 0 {
+			return
+		}
+		i, k := int32(0), 0
+		for svc := range svcs {
+			if i == positions[k] {
+				if !yield(svc) {
+					return
+				}
+				if k++; k == len(positions) {
+					return
+				}
+			}
+			i++
+		}
+	}
 }

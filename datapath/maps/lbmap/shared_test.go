@@ -3,6 +3,7 @@ package lbmap_test
 import (
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -46,7 +47,7 @@ func TestSharedBackendStateIsTheMostActive(t *testing.T) {
 	t.Run("bulk", func(t *testing.T) {
 		root := bpfmaptest.Root(t)
 		w, _ := open(t, root)
-		if _, _, err := w.ReconcileServices([]datapath.LBService{svc(a, "~"+be), svc(b, be)}); err != nil {
+		if _, _, err := w.ReconcileServices(slices.Values([]datapath.LBService{svc(a, "~"+be), svc(b, be)})); err != nil {
 			t.Fatal(err)
 		}
 		if st := backendState(t, root, be); st != datapath.BackendActive {
@@ -59,7 +60,7 @@ func TestSharedBackendStateIsTheMostActive(t *testing.T) {
 		if err := w.UpsertService(svc(a, be)); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := w.ReconcileServices([]datapath.LBService{svc(a, be), svc(b, "~"+be)}); err != nil {
+		if _, _, err := w.ReconcileServices(slices.Values([]datapath.LBService{svc(a, be), svc(b, "~"+be)})); err != nil {
 			t.Fatal(err)
 		}
 		if st := backendState(t, root, be); st != datapath.BackendActive {

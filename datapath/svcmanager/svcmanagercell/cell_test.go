@@ -120,7 +120,7 @@ func TestStateFile(t *testing.T) {
 	old := svcmanager.Desired(svcs[0], nil, svcmanager.Node{Name: "node1", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}})
 	stale := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.99"), Port: 80, Proto: datapath.ProtoTCP},
 		Type: datapath.SVCTypeClusterIP, Name: "test/gone"}
-	if _, _, err := w.ReconcileServices(append(old, stale)); err != nil {
+	if _, _, err := w.ReconcileServices(slices.Values(append(old, stale))); err != nil {
 		t.Fatal(err)
 	}
 	w.Take()

@@ -3,6 +3,7 @@ package svcmanagertest
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +91,7 @@ func RawWrite(b *testing.B, w datapath.LBMapWriter) {
 		}
 		initial = append(initial, svcs[i][0])
 	}
-	if _, _, err := w.ReconcileServices(initial); err != nil {
+	if _, _, err := w.ReconcileServices(slices.Values(initial)); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

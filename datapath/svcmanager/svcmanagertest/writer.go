@@ -7,6 +7,7 @@ package svcmanagertest
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -89,22 +90,26 @@ func (w *Writer) Changes() uint64 {
 }
 
 // ReconcileServices records "reconcile <n>" and holds exactly svcs.
-func (w *Writer) ReconcileServices(svcs []datapath.LBService) (int, int, error) {
+func (w *Writer) ReconcileServices(svcs iter.Seq[datapath.LBService]) (int, int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.calls = append(w.calls, fmt.Sprintf("reconcile %d", len(svcs)))
+	n := 0
+	for range svcs {
+		n++
+	}
+	w.calls = append(w.calls, fmt.Sprintf("reconcile %d", n))
 	if w.failing {
 		return 0, 0, ErrFull
 	}
 	old := w.maps
 	w.maps = map[datapath.L3n4Addr]datapath.LBService{}
 	added := 0
-	for _, s := range svcs {
+	for s := range svcs {
 		if _, ok := old[s.Frontend]; !ok {
 			added++
 		}
 		delete(old, s.Frontend)
-		s.Backends = slices.Clone(s.Backends)
+		s.Backends = slices.Clone(s.Backends) // valid until the next one
 		w.maps[s.Frontend] = s
 	}
 	return added, len(old), nil

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -100,7 +101,7 @@ func lbRound(round int, dir string, n, b int) (ours, raw, oneOurs, oneRaw time.D
 	}
 	runOurs := func() error {
 		start := time.Now()
-		_, _, err := w.ReconcileServices(svcs)
+		_, _, err := w.ReconcileServices(slices.Values(svcs))
 		ours = time.Since(start)
 		return err
 	}
