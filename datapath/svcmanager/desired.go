@@ -101,22 +101,29 @@ func newPicker(fe Frontend, node Node, local bool) picker {
 	return picker{is4: fe.Addr.Addr.Is4(), proto: fe.Addr.Proto, name: fe.PortName, local: local, node: node.Name}
 }
 
-// takes reports whether be serves the frontend; onNode: the Local
-// policy applies (remote backends are never on this node).
-func (p *picker) takes(be *Backend, onNode bool) bool {
-	if be.Addr.Addr.Is4() != p.is4 || be.Addr.Proto != p.proto {
-		return false
+// takes reports whether be serves the frontend: its family, protocol
+// and port name (small enough to inline; the port-name check is
+// portOK's). The Local policy is onNode's.
+func (p *picker) takes(be *Backend) bool {
+	return be.Addr.Addr.Is4() == p.is4 && be.Addr.Proto == p.proto &&
+		(p.name == "" || len(be.PortNames) == 0 || p.portOK(be.PortNames))
+}
+
+// onNode reports whether be is on this node; backends without a node
+// name count as local, as in Cilium.
+func (p *picker) onNode(be *Backend) bool { return be.NodeName == "" || be.NodeName == p.node }
+
+// takesLocal is takes with the Local policy applied when it is set.
+func (p *picker) takesLocal(be *Backend) bool { return p.takes(be) && (!p.local || p.onNode(be)) }
+
+// portOK reports whether names holds the frontend's port name.
+//
+//go:noinline
+func (p *picker) portOK(names []string) bool {
+	if first := &names[0]; first != p.lastList || len(names) != p.lastLen {
+		p.lastList, p.lastLen, p.lastOK = first, len(names), slices.Contains(names, p.name)
 	}
-	if p.name != "" && len(be.PortNames) > 0 {
-		if first := &be.PortNames[0]; first != p.lastList || len(be.PortNames) != p.lastLen {
-			p.lastList, p.lastLen, p.lastOK = first, len(be.PortNames), slices.Contains(be.PortNames, p.name)
-		}
-		if !p.lastOK {
-			return false
-		}
-	}
-	// Backends without a node name count as local, as in Cilium.
-	return !onNode || be.NodeName == "" || be.NodeName == p.node
+	return p.lastOK
 }
 
 // selectBackends picks fe's backends and their states without copies of
@@ -135,9 +142,8 @@ func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, loca
 // and (global: remote) backends fe takes, chooses per the affinity, then
 // converts the chosen ones.
 func (p *picker) pickTwoPass(svc *Service, remote []Backend, global bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
-	local := p.local
-	isLocal := func(be *Backend) bool { return p.takes(be, local) }
-	isRemote := func(be *Backend) bool { return p.takes(be, false) }
+	isLocal := p.takesLocal
+	isRemote := p.takes // remote backends are never on this node
 	locals := tally(svc.Backends, isLocal)
 	var remotes counts
 	if global {
@@ -189,7 +195,7 @@ func (p *picker) pickLocal(bes []Backend, arena *[]datapath.LBBackend) []datapat
 	ready, serving, sorted := 0, 0, true
 	for i := range bes {
 		be := &bes[i]
-		if !p.takes(be, p.local) {
+		if !p.takesLocal(be) {
 			continue
 		}
 		st := datapath.BackendTerminating
@@ -210,7 +216,7 @@ func (p *picker) pickLocal(bes []Backend, arena *[]datapath.LBBackend) []datapat
 	if ready == 0 && serving > 0 { // no ready backend: the serving terminating ones take new connections
 		k := 0
 		for i := range bes {
-			if be := &bes[i]; p.takes(be, p.local) {
+			if be := &bes[i]; p.takesLocal(be) {
 				if be.Condition == ServingTerminating {
 					list[k].State = datapath.BackendActive
 				}
