@@ -51,7 +51,10 @@ func TestOneChangeAllocatesNothing(t *testing.T) {
 		change()
 	}
 	runtime.ReadMemStats(&after)
-	if n := after.Mallocs - before.Mallocs; n > 8 {
-		t.Errorf("%d allocations in %d changes, want at most 8", n, changes)
+	// The count is the process's: a goroutine of the test framework or
+	// the runtime may allocate meanwhile (10 was seen once). One
+	// allocation per change would be 2,000; a few per id page is fine.
+	if n := after.Mallocs - before.Mallocs; n > 40 {
+		t.Errorf("%d allocations in %d changes, want at most 40", n, changes)
 	}
 }
