@@ -43,12 +43,15 @@ func (t *backendTable) set(id uint32, be *backend) {
 		t.pages = map[uint32]*idPage{}
 	}
 	p := t.pages[id>>idPageBits]
-	if p == nil {
+	fresh := p == nil
+	if fresh {
 		p = new(idPage)
 		t.pages[id>>idPageBits] = p
 	}
 	slot := &p.bes[id&(idPageSize-1)]
-	if *slot == nil {
+	// A new page's slots are nil: not read (a read of its fresh memory
+	// maps the zero page, and the write then faults again).
+	if fresh || *slot == nil {
 		if p.n == 0 && t.empty > 0 {
 			t.empty--
 		}

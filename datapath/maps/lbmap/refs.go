@@ -73,17 +73,22 @@ const maxFreeBackends = 1024
 // sync a few blocks.
 func (w *Writer) newBackend(id uint32, addr addrKey) *backend {
 	var be *backend
+	var refs backendRefs
 	if n := len(w.free); n > 0 {
 		be, w.free = w.free[n-1], w.free[:n-1]
+		refs = be.refs[:0] // its room, for the new references
 	} else {
 		if len(w.slab) == 0 {
 			// Blocks grow with the writer: few blocks for an initial
 			// sync, little unused room.
 			w.slab = make([]backend, max(64, w.backends.len()/8))
 		}
+		// A slab's record is only written: reading its fresh page first
+		// maps the zero page, and the write then costs a second fault
+		// and a TLB flush on every CPU.
 		be, w.slab = &w.slab[0], w.slab[1:]
 	}
-	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: be.refs[:0]}
+	*be = backend{id: id, entry: backendEntry{addr: addr}, refs: refs}
 	w.backends.set(id, be)
 	w.byAddr.set(&addr, be)
 	return be
