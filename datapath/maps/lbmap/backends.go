@@ -13,14 +13,11 @@ import (
 // entry written when new or changed. Several services share one entry;
 // its state is the most active any of them gives it.
 func (w *Writer) reference(b *desiredBackend, fe addrKey) (*backend, error) {
-	be := w.byAddr.get(&b.key)
-	if be == nil {
-		id, err := w.allocBackendID()
-		if err != nil {
-			return nil, err
-		}
-		be = w.newBackend(id, b.key)
-	} else if be.unchangedSole(b, fe) {
+	be, made, err := w.backendAt(b.key)
+	if err != nil {
+		return nil, err
+	}
+	if !made && be.unchangedSole(b, fe) {
 		return be, nil
 	}
 	e := backendEntry{addr: b.key, state: be.refs.best(fe, b.state), clusterID: b.clusterID}

@@ -132,13 +132,11 @@ func (bw *bulkWrite) allTouched(w *Writer) func(yield func(*backend) bool) {
 // resolve returns the backend of b for createBulk, found or allocated,
 // and gathers its bulk state.
 func (w *Writer) resolve(bw *bulkWrite, b *desiredBackend) (*backend, error) {
-	be := w.byAddr.get(&b.key)
-	if be == nil {
-		id, err := w.allocBackendID()
-		if err != nil {
-			return nil, err
-		}
-		be = w.newBackend(id, b.key)
+	be, made, err := w.backendAt(b.key)
+	if err != nil {
+		return nil, err
+	}
+	if made {
 		if cap(be.refs) == 0 && len(bw.refs) > 0 {
 			be.refs, bw.refs = bw.refs[:0:1], bw.refs[1:]
 		}

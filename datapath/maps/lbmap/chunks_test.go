@@ -40,12 +40,7 @@ func TestReconcileInChunksEqualsUpserts(t *testing.T) {
 	if err != nil || added != services || removed != 0 {
 		t.Fatalf("ReconcileServices from empty = %d, %d, %v; want %d added", added, removed, err, services)
 	}
-	oneW, oneM := open(t, bpfmaptest.Root(t))
-	for _, s := range svcs {
-		if err := oneW.UpsertService(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oneM := upsertEach(t, svcs)
 	shape := func(m *lbmap.Maps) map[string]string {
 		out := map[string]string{}
 		for fe, s := range dump(t, m) {

@@ -336,6 +336,19 @@ func TestAffinityMatches(t *testing.T) {
 
 // TestReconcileFromEmptyEqualsUpserts: the batched path of a reconcile
 // into empty maps writes what one UpsertService per service writes.
+// upsertEach writes svcs with one UpsertService each into new maps: what
+// a batched write of them is compared with.
+func upsertEach(t *testing.T, svcs []datapath.LBService) *lbmap.Maps {
+	t.Helper()
+	w, m := open(t, bpfmaptest.Root(t))
+	for _, s := range svcs {
+		if err := w.UpsertService(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
 func TestReconcileFromEmptyEqualsUpserts(t *testing.T) {
 	web := svc("10.96.0.10:80", "10.0.1.1:8080", "~10.0.1.2:8080", "10.0.1.3:8080")
 	web.SessionAffinityTimeout = time.Minute
@@ -350,12 +363,7 @@ func TestReconcileFromEmptyEqualsUpserts(t *testing.T) {
 	if err != nil || added != 4 || removed != 0 {
 		t.Fatalf("ReconcileServices from empty = %d, %d, %v; want 4 added", added, removed, err)
 	}
-	oneW, oneM := open(t, bpfmaptest.Root(t))
-	for _, s := range svcs {
-		if err := oneW.UpsertService(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oneM := upsertEach(t, svcs)
 	shape := func(m *lbmap.Maps) map[string]string {
 		out := map[string]string{}
 		for fe, s := range dump(t, m) {

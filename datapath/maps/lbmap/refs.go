@@ -67,6 +67,19 @@ type backend struct {
 // leaves one per backend).
 const maxFreeBackends = 1024
 
+// backendAt returns the backend record of address key, or a new one
+// with a new id (made).
+func (w *Writer) backendAt(key addrKey) (be *backend, made bool, err error) {
+	if be = w.byAddr.get(&key); be != nil {
+		return be, false, nil
+	}
+	id, err := w.allocBackendID()
+	if err != nil {
+		return nil, false, err
+	}
+	return w.newBackend(id, key), true, nil
+}
+
 // newBackend records backend id at addr, with no entry written and no
 // frontend. It reuses a record a deleted backend left, or takes one from
 // a block (w.slab): a one-endpoint change allocates nothing, an initial

@@ -57,12 +57,7 @@ func TestReconcileStream(t *testing.T) {
 		}
 		return out
 	}
-	oneW, oneM := open(t, bpfmaptest.Root(t))
-	for _, s := range svcs {
-		if err := oneW.UpsertService(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oneM := upsertEach(t, svcs)
 	want := shape(oneM)
 
 	for _, before := range []string{"empty maps", "maps holding some of them and a stale one"} {
