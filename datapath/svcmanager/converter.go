@@ -70,8 +70,9 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 		return nil
 	}
 	s := rec.out()
-	baseWarnings := rec.svc.Warnings[:rec.warnings:rec.warnings] // an append copies
-	if len(eps) == 1 {                                           // the common case: no copy of the backends
+	// The Service's own warnings, before any slice's (an append copies).
+	baseWarnings := rec.svc.Warnings[:rec.warnings:rec.warnings]
+	if len(eps) == 1 { // the common case: no copy of the backends
 		p := c.slice(rec, eps[0])
 		c.prune(rec, eps)
 		s.Backends = p.backends // shared: nobody changes a Service's backends
