@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 )
 
@@ -39,10 +40,10 @@ func (e *LBEntries4) Write(backends, revNAT, services *ebpf.Map) error {
 }
 
 // RawUpdate writes keys[i] -> values[i] the fastest raw way: one batch
-// update of the slices' memory (Raw), or one update per entry where the
+// update of the slices' memory (bpfmap.Raw), or one update per entry where the
 // kernel has no batch updates.
 func RawUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
-	if _, err := m.BatchUpdate(Raw[K](keys), Raw[V](values), nil); !errors.Is(err, ebpf.ErrNotSupported) {
+	if _, err := m.BatchUpdate(bpfmap.Raw[K](keys), bpfmap.Raw[V](values), nil); !errors.Is(err, ebpf.ErrNotSupported) {
 		return err
 	}
 	for i := range keys {
@@ -51,17 +52,4 @@ func RawUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
 		}
 	}
 	return nil
-}
-
-// Raw is a slice of keys or values that cilium/ebpf takes as the bytes
-// of its backing array (an encoding.BinaryMarshaler, not copied):
-// without the layout checks it makes of a typed slice on every call,
-// the cheapest way to hand it a batch, as the lbmap writer does. T must
-// be plain memory of the map's key or value size (lbmap's types are).
-type Raw[T any] []T
-
-// MarshalBinary returns the bytes of s's elements.
-func (s Raw[T]) MarshalBinary() ([]byte, error) {
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero))), nil
 }

@@ -40,7 +40,7 @@ func (b *batch[K, V]) reset() {
 // write writes the batch; it returns how many entries, from the first,
 // were written.
 func (b *batch[K, V]) write(m *ebpf.Map) (int, error) {
-	return bpfmap.BatchUpdate(m, rawSlice[K](b.keys), rawSlice[V](b.values))
+	return bpfmap.BatchUpdate(m, bpfmap.Raw[K](b.keys), bpfmap.Raw[V](b.values))
 }
 
 // svcBatch are service-map writes of both families.

@@ -8,23 +8,13 @@ import (
 )
 
 // The writer hands its keys and values to cilium/ebpf as raw memory:
-// an unsafe.Pointer for one entry, a rawSlice for a batch. Given a
+// an unsafe.Pointer for one entry, a bpfmap.Raw for a batch. Given a
 // typed pointer or slice, cilium/ebpf checks its layout with reflection
 // and encoding/binary (a sync.Map lookup and more) on every call, about
 // a tenth of a one-endpoint change. The types are plain memory without
 // padding (every gap is a named Pad field) and checkSizes compares their
 // sizes with the maps' when the maps open, so the memory is exactly what
 // the kernel reads.
-
-// rawSlice is a batch of keys or values that cilium/ebpf takes as the
-// bytes of its backing array (encoding.BinaryMarshaler, no copy).
-type rawSlice[T any] []T
-
-// MarshalBinary returns the bytes of s's elements, not a copy.
-func (s rawSlice[T]) MarshalBinary() ([]byte, error) {
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero))), nil
-}
 
 // rawSize is the key and value size of one of the writer's maps.
 type rawSize struct {

@@ -26,7 +26,7 @@ type slotBatch struct {
 	k4    [slotBatchMax]Service4Key
 	k6    [slotBatchMax]Service6Key
 	v     [slotBatchMax]ServiceValue
-	// Boxed k4[:n], k6[:n], v[:n] by n, as rawSlices.
+	// Boxed k4[:n], k6[:n], v[:n] by n, as bpfmap.Raws.
 	keys4, keys6, values [slotBatchMax + 1]any
 }
 
@@ -76,24 +76,24 @@ func (b *slotBatch) write(m *ebpf.Map, v4 bool) (int, error) {
 	return done, nil
 }
 
-// boxed returns k4[:n] (v4) or k6[:n] as a rawSlice in an interface.
+// boxed returns k4[:n] (v4) or k6[:n] as a bpfmap.Raw in an interface.
 func (b *slotBatch) boxed(n int, v4 bool) any {
 	if v4 {
 		if b.keys4[n] == nil {
-			b.keys4[n] = rawSlice[Service4Key](b.k4[:n])
+			b.keys4[n] = bpfmap.Raw[Service4Key](b.k4[:n])
 		}
 		return b.keys4[n]
 	}
 	if b.keys6[n] == nil {
-		b.keys6[n] = rawSlice[Service6Key](b.k6[:n])
+		b.keys6[n] = bpfmap.Raw[Service6Key](b.k6[:n])
 	}
 	return b.keys6[n]
 }
 
-// boxedV returns v[:n] as a rawSlice in an interface.
+// boxedV returns v[:n] as a bpfmap.Raw in an interface.
 func (b *slotBatch) boxedV(n int) any {
 	if b.values[n] == nil {
-		b.values[n] = rawSlice[ServiceValue](b.v[:n])
+		b.values[n] = bpfmap.Raw[ServiceValue](b.v[:n])
 	}
 	return b.values[n]
 }

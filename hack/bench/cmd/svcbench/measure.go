@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/hack/bench"
 )
@@ -227,7 +228,7 @@ func (r *rawMaps) apply(ops []op) error {
 		switch {
 		case o.pair:
 			var n int
-			n, err = r.svc.BatchUpdate(bench.Raw[lbmap.Service4Key](o.keys), bench.Raw[lbmap.ServiceValue](o.vals), nil)
+			n, err = r.svc.BatchUpdate(bpfmap.Raw[lbmap.Service4Key](o.keys), bpfmap.Raw[lbmap.ServiceValue](o.vals), nil)
 			if err == nil && n != 2 {
 				err = fmt.Errorf("batch wrote %d of 2 entries", n)
 			}
