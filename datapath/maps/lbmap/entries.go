@@ -38,39 +38,46 @@ type largeServiceBlock struct {
 	slots   [largeBlock]uint32
 }
 
+// blockClass is the block a frontend of n backends takes: 0-3, by
+// size, or -1 for its own arrays.
+func blockClass(n int) int {
+	switch {
+	case n <= smallBlock:
+		return 0
+	case n <= block8:
+		return 1
+	case n <= block12:
+		return 2
+	case n <= largeBlock:
+		return 3
+	}
+	return -1
+}
+
+// use makes members and slots (a block's arrays) the room of s.
+func (s *serviceEntry) use(members []member, slots []uint32) *serviceEntry {
+	s.members, s.slots = members[:0], slots[:0]
+	return s
+}
+
 // entry returns the block's entry, its members and slots in the block.
-func (b *smallServiceBlock) entry() *serviceEntry {
-	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
-	return &b.s
-}
-
-func (b *serviceBlock8) entry() *serviceEntry {
-	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
-	return &b.s
-}
-
-func (b *serviceBlock12) entry() *serviceEntry {
-	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
-	return &b.s
-}
-
-func (b *largeServiceBlock) entry() *serviceEntry {
-	b.s.members, b.s.slots = b.members[:0], b.slots[:0]
-	return &b.s
-}
+func (b *smallServiceBlock) entry() *serviceEntry { return b.s.use(b.members[:], b.slots[:]) }
+func (b *serviceBlock8) entry() *serviceEntry     { return b.s.use(b.members[:], b.slots[:]) }
+func (b *serviceBlock12) entry() *serviceEntry    { return b.s.use(b.members[:], b.slots[:]) }
+func (b *largeServiceBlock) entry() *serviceEntry { return b.s.use(b.members[:], b.slots[:]) }
 
 // newServiceEntry returns an entry for frontend fe with room for n
 // backends.
 func newServiceEntry(fe datapath.L3n4Addr, n int) *serviceEntry {
 	var s *serviceEntry
-	switch {
-	case n <= smallBlock:
+	switch blockClass(n) {
+	case 0:
 		s = new(smallServiceBlock).entry()
-	case n <= block8:
+	case 1:
 		s = new(serviceBlock8).entry()
-	case n <= block12:
+	case 2:
 		s = new(serviceBlock12).entry()
-	case n <= largeBlock:
+	case 3:
 		s = new(largeServiceBlock).entry()
 	default:
 		s = &serviceEntry{members: make([]member, 0, n), slots: make([]uint32, 0, n)}
@@ -90,34 +97,28 @@ type serviceBlocks struct {
 
 // presize makes room for the frontends of ns backends.
 func (sb *serviceBlocks) presize(ns []int32) {
-	var small, b8, b12, large int
+	var count [4]int
 	for _, n := range ns {
-		switch {
-		case n <= smallBlock:
-			small++
-		case n <= block8:
-			b8++
-		case n <= block12:
-			b12++
-		case n <= largeBlock:
-			large++
+		if c := blockClass(int(n)); c >= 0 {
+			count[c]++
 		}
 	}
-	sb.small, sb.b8, sb.b12 = make([]smallServiceBlock, small), make([]serviceBlock8, b8), make([]serviceBlock12, b12)
-	sb.large = make([]largeServiceBlock, large)
+	sb.small, sb.b8 = make([]smallServiceBlock, count[0]), make([]serviceBlock8, count[1])
+	sb.b12, sb.large = make([]serviceBlock12, count[2]), make([]largeServiceBlock, count[3])
 }
 
-// next returns an entry for frontend fe with room for n backends.
+// next returns an entry for frontend fe with room for n backends: from
+// the arrays while they last, else newServiceEntry's.
 func (sb *serviceBlocks) next(fe datapath.L3n4Addr, n int) *serviceEntry {
 	var s *serviceEntry
-	switch {
-	case n <= smallBlock && len(sb.small) > 0:
+	switch c := blockClass(n); {
+	case c == 0 && len(sb.small) > 0:
 		s, sb.small = sb.small[0].entry(), sb.small[1:]
-	case n > smallBlock && n <= block8 && len(sb.b8) > 0:
+	case c == 1 && len(sb.b8) > 0:
 		s, sb.b8 = sb.b8[0].entry(), sb.b8[1:]
-	case n > block8 && n <= block12 && len(sb.b12) > 0:
+	case c == 2 && len(sb.b12) > 0:
 		s, sb.b12 = sb.b12[0].entry(), sb.b12[1:]
-	case n > block12 && n <= largeBlock && len(sb.large) > 0:
+	case c == 3 && len(sb.large) > 0:
 		s, sb.large = sb.large[0].entry(), sb.large[1:]
 	default:
 		return newServiceEntry(fe, n)
