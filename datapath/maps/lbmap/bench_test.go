@@ -53,23 +53,7 @@ const (
 // (grown[i]) and without it (svcs[i]).
 func oneBackendSetup(b *testing.B) (w *lbmap.Writer, root string, svcs, grown []datapath.LBService) {
 	root = bpfmaptest.Root(b)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	size := uint32(max(oneServices*(oneBackends+2), 65536))
-	for _, name := range lbmap.MapNames {
-		spec, err := lbmap.Spec(name, size)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := bpfmap.OpenOrCreate(log, spec, filepath.Join(root, name))
-		if err != nil {
-			b.Fatal(err)
-		}
-		m.Close()
-	}
-	w, err := lbmap.OpenWriter(log, root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w = sizedWriter(b, root)
 	b.Cleanup(func() { w.Close() })
 	addr := func(net byte, k int) netip.Addr {
 		return netip.AddrFrom4([4]byte{net, byte(k >> 16), byte(k >> 8), byte(k)})
@@ -207,14 +191,10 @@ func netPortOf(p uint16) uint16 {
 	return binary.NativeEndian.Uint16(b[:])
 }
 
-// syncMaps pins the load-balancing maps, sized for oneServices services
-// of oneBackends backends, under a new directory of root, and opens a
-// writer on them; done closes it and unpins them.
-func syncMaps(b *testing.B, root string, i int) (w *lbmap.Writer, done func()) {
-	dir := filepath.Join(root, fmt.Sprint(i))
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
+// sizedWriter pins the load-balancing maps under dir, sized for
+// oneServices services of oneBackends backends as --bpf-lb-map-max
+// sizes them, and opens a writer on them.
+func sizedWriter(b *testing.B, dir string) *lbmap.Writer {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, name := range lbmap.MapNames {
 		spec, err := lbmap.Spec(name, uint32(max(oneServices*(oneBackends+2), 65536)))
@@ -231,6 +211,18 @@ func syncMaps(b *testing.B, root string, i int) (w *lbmap.Writer, done func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return w
+}
+
+// syncMaps pins the load-balancing maps, sized for oneServices services
+// of oneBackends backends, under a new directory of root, and opens a
+// writer on them; done closes it and unpins them.
+func syncMaps(b *testing.B, root string, i int) (w *lbmap.Writer, done func()) {
+	dir := filepath.Join(root, fmt.Sprint(i))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	w = sizedWriter(b, dir)
 	return w, func() {
 		w.Close()
 		if err := os.RemoveAll(dir); err != nil {
