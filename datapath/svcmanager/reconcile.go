@@ -169,8 +169,8 @@ func (m *Manager) Frontends() []Entry {
 }
 
 // allLists returns every desired frontend with its backends, sorted by
-// service name, then frontend; m.mu is held. The lists share one array
-// sized from the frontends' counts.
+// service name, then frontend (the API's order); m.mu is held. The
+// lists share one array sized from the frontends' counts.
 func (m *Manager) allLists() []datapath.LBService {
 	n := 0
 	for _, fe := range m.desired {
@@ -178,9 +178,12 @@ func (m *Manager) allLists() []datapath.LBService {
 	}
 	arena := make([]datapath.LBBackend, 0, n)
 	out := make([]datapath.LBService, 0, len(m.desired))
-	for _, group := range m.byName() {
-		out = m.groupLists(group, out, &arena)
+	for k, e := range m.services {
+		out = m.lists(k, e, out, &arena)
 	}
+	slices.SortFunc(out, func(a, b datapath.LBService) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), compareAddr(a.Frontend, b.Frontend))
+	})
 	return out
 }
 
@@ -211,50 +214,10 @@ func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
 	}
 }
 
-// byName returns the services in groups of one name (one service each,
-// but where two sources have a service of the same name), sorted by
-// name.
-func (m *Manager) byName() [][]svcEntry {
-	entries := make([]svcEntry, 0, len(m.services))
-	for k, e := range m.services {
-		entries = append(entries, svcEntry{k, e.name, e})
-	}
-	// By the names in the array, not in the entries: a sort of 10,000
-	// services reads one array, not 10,000 entries over and over.
-	slices.SortFunc(entries, func(a, b svcEntry) int {
-		return cmp.Or(cmp.Compare(a.name, b.name), compareKeys(a.k, b.k))
-	})
-	groups := make([][]svcEntry, 0, len(entries))
-	for i := 0; i < len(entries); {
-		j := i + 1
-		for j < len(entries) && entries[j].name == entries[i].name {
-			j++
-		}
-		groups = append(groups, entries[i:j:j])
-		i = j
-	}
-	return groups
-}
-
-// groupLists appends the frontends of a group of services of one name,
-// with their lists, sorted by frontend (the services' frontends may
-// interleave).
-func (m *Manager) groupLists(group []svcEntry, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
-	start := len(out)
-	for _, x := range group {
-		out = m.lists(x.k, x.e, out, arena)
-	}
-	if len(group) > 1 {
-		slices.SortFunc(out[start:], func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) })
-	}
-	return out
-}
-
 // svcEntry is a service's key with its entry.
 type svcEntry struct {
-	k    svcKey
-	name string // e.name
-	e    *entry
+	k svcKey
+	e *entry
 }
 
 // sortedLocked returns the desired frontends sorted by name, then
