@@ -18,6 +18,15 @@ import (
 // Service and its slices, found by the Service object itself. Not safe
 // for concurrent use: the watcher that owns it calls it from its one
 // goroutine.
+//
+// A change allocates nothing once the manager holds a Service of the
+// object: the manager gives the Service it replaces back (serviceRef),
+// and the next Convert makes its Service and the changed slice's
+// backends in what it gave back. So a Service from Convert, once
+// upserted, belongs to the managers it was upserted into: do not read
+// it, or hand it to another manager, after the next Convert of the same
+// Service object. (One that went to an observer or to a second manager
+// or source is never given back.)
 type Converter struct {
 	services map[*corev1.Service]*convertedService
 	names    map[objectKey]*corev1.Service
@@ -39,18 +48,26 @@ type convertedService struct {
 	one    [1]convertedSlice
 	ref    serviceRef // of every Service made of this object
 	// warnings counts svc's own warnings (the Service's, before any
-	// slice's); handedOut: svc was returned, and never changes again.
+	// slice's); handedOut: svc was returned (and the manager has not
+	// given it back).
 	warnings  int
 	handedOut bool
 	// feRoom holds svc's frontends when they are few: read with it.
 	feRoom [2]Frontend
+	// retired is the room of the slice version last replaced, which the
+	// Service the manager holds may still use; spare is a room no
+	// Service uses any more, spareSvc a Service nobody holds (reclaim):
+	// the next parse and the next Service are made in them.
+	retired, spare []Backend
+	spareSvc       *Service
 }
 
 type convertedSlice struct {
 	name     string // obj's, read without reading obj
 	hash     uint64 // of name: a change finds its slice without reading the old name
 	obj      *discoveryv1.EndpointSlice
-	backends []Backend // never changed: a Service shares it
+	backends []Backend // never changed while a Service has it
+	room     []Backend // backends' array, to its capacity
 	warnings []string
 }
 
@@ -69,6 +86,7 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	if rec.base == nil {
 		return nil
 	}
+	rec.reclaim()
 	s := rec.out()
 	// The Service's own warnings, before any slice's (an append copies).
 	baseWarnings := rec.svc.Warnings[:rec.warnings:rec.warnings]
@@ -106,14 +124,38 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 
 // out returns the Service a Convert of rec returns: the record's own the
 // first time (nobody has it yet: an initial sync allocates no copy),
-// then a copy of it, since a Service handed out never changes.
+// then a copy of it, since a Service handed out never changes while it
+// is held: in the one the manager gave back, when it did.
 func (rec *convertedService) out() *Service {
 	if !rec.handedOut {
 		rec.handedOut = true
 		return &rec.svc
 	}
+	if s := rec.spareSvc; s != nil {
+		rec.spareSvc = nil
+		*s = rec.svc
+		return s
+	}
 	s := rec.svc
 	return &s
+}
+
+// reclaim takes the Service the manager gave back, if it did: nobody
+// holds it, nor its backends when they were the retired room (a
+// Service whose backends a kept slice still has leaves them there).
+func (rec *convertedService) reclaim() {
+	old := rec.ref.returned.Swap(nil)
+	if old == nil {
+		return
+	}
+	if old == &rec.svc {
+		rec.handedOut = false
+	} else {
+		rec.spareSvc = old
+	}
+	if len(old.Backends) > 0 && len(rec.retired) > 0 && &old.Backends[0] == &rec.retired[0] {
+		rec.spare, rec.retired = rec.retired, nil
+	}
 }
 
 // ForgetService drops what the converter keeps of a deleted Service and
@@ -186,11 +228,20 @@ func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) 
 		return rec.slices[i] // kept only with a resourceVersion
 	}
 	cs := convertedSlice{name: sl.Name, hash: h, obj: sl}
-	cs.backends = backends(sl, &cs.warnings, c.portName)
-	cs.backends = cs.backends[:len(cs.backends):len(cs.backends)] // an append by a caller copies
+	// A slice that changed once will again: its room gets a few spare
+	// backends, so that two versions of one more or one less backend
+	// take turns in two rooms.
+	spare := 0
+	if i < len(rec.slices) {
+		spare = 2 + len(sl.Endpoints)/8
+	}
+	cs.room = backends(sl, &cs.warnings, c.portName, rec.spare, spare)
+	rec.spare = nil
+	cs.backends = cs.room[:len(cs.room):len(cs.room)] // an append by a caller copies
 	switch {
 	case sl.ResourceVersion == "":
 	case i < len(rec.slices):
+		rec.retired = rec.slices[i].room
 		rec.slices[i] = cs
 	case len(rec.slices) == 0:
 		rec.slices = rec.one[:1]

@@ -34,7 +34,13 @@
 // name), found by the object itself; the Services it makes carry a ref
 // that takes the manager that claimed it straight to the service's
 // entry, which holds its first frontend; a frontend of this cluster's
-// backends picks them in one pass.
+// backends picks them in one pass. A change allocates nothing: the
+// manager gives the Service it replaces back to the ref, and the
+// Converter makes the next Service and the changed slice's backends in
+// it (never one that went to an observer, another manager or another
+// source). So a Service from a Converter, once upserted, is the
+// manager's: its caller does not keep it past the next Convert of the
+// same object.
 //
 // It sits in docs/design.md, Flow 5: services -> load-balancing maps. It
 // may import packages of cells, kvstore, policy and datapath, nothing of

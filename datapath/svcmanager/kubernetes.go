@@ -187,8 +187,10 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 // connections); endpoints neither ready nor terminating are left out, as
 // kube-proxy does. A port without a number (all ports) serves nothing.
 // names returns a shared one-name list for a port name (the
-// Converter's), so that a slice allocates no list per port.
-func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string) []Backend {
+// Converter's), so that a slice allocates no list per port. The
+// backends are made in room when it has the capacity (else in a new
+// array with spare ones extra); what room held past them is cleared.
+func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string, room []Backend, spare int) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
 	}
@@ -224,7 +226,10 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			ports[i].names = append(ports[i].names, *p.Name)
 		}
 	}
-	out := make([]Backend, 0, len(sl.Endpoints)*len(ports))
+	out := room[:0]
+	if n := len(sl.Endpoints) * len(ports); cap(out) < n {
+		out = make([]Backend, 0, n+spare)
+	}
 	for i := range sl.Endpoints {
 		ep := &sl.Endpoints[i]
 		cond, ok := condition(&ep.Conditions)
@@ -247,6 +252,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			}
 		}
 	}
+	clear(out[len(out):cap(out)]) // a reused room's old strings
 	return out
 }
 

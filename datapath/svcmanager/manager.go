@@ -84,10 +84,24 @@ func (e *entry) newFrontend(k svcKey, id uint32) *frontend {
 // Kubernetes Service object one ref; the first manager to upsert one
 // claims it (owner) and keeps its entry there, under its lock. Services
 // made otherwise have none.
+//
+// The owner gives back (returned) the Service of the ref that it
+// replaces with a newer one of the ref, for the Converter to make the
+// next one in. It does not once a Service of the ref went anywhere else
+// (pinned): to an observer, to another manager, to another entry.
 type serviceRef struct {
-	owner  atomic.Pointer[Manager]
-	source string // the owner's, under its lock
-	e      *entry
+	owner    atomic.Pointer[Manager]
+	source   string // the owner's, under its lock
+	e        *entry
+	returned atomic.Pointer[Service]
+	pinned   atomic.Bool
+}
+
+// pin marks the Services of svc's ref as held somewhere else too.
+func pin(svc *Service) {
+	if svc != nil && svc.ref != nil {
+		svc.ref.pinned.Store(true)
+	}
 }
 
 // Manager holds the desired frontends of every service and writes their
@@ -159,12 +173,17 @@ func (m *Manager) set(k svcKey, svc *Service) {
 		m.services[k] = e
 		m.claim(k, svc, e)
 	}
-	m.record(k, e.svc, svc)
+	old := e.svc
+	m.record(k, old, svc)
 	e.svc = svc
 	m.recompute(k, e)
 	if svc == nil {
 		delete(m.services, k)
 		e.gone = true
+		return
+	}
+	if r := svc.ref; r != nil && old != nil && old != svc && old.ref == r && r.e == e && r.owner.Load() == m && !r.pinned.Load() {
+		r.returned.Store(old) // nothing here reads old any more
 	}
 }
 
@@ -189,9 +208,15 @@ func (m *Manager) claim(k svcKey, svc *Service, e *entry) {
 	if svc == nil || svc.ref == nil {
 		return
 	}
-	if r := svc.ref; r.owner.Load() == m || r.owner.CompareAndSwap(nil, m) {
-		r.source, r.e = k.source, e
+	r := svc.ref
+	if r.owner.Load() != m && !r.owner.CompareAndSwap(nil, m) {
+		r.pinned.Store(true) // another manager's: both hold its Services
+		return
 	}
+	if r.e != nil && r.e != e && !r.e.gone {
+		r.pinned.Store(true) // another entry (source) holds one too
+	}
+	r.source, r.e = k.source, e
 }
 
 // Delete removes source's service namespacedName and its frontends.

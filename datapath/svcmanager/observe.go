@@ -42,7 +42,9 @@ func (m *Manager) Observe(fn func(Change), sources ...string) {
 	var now []Change
 	for _, k := range m.sortedKeys() {
 		if o.follows(k.source) {
-			now = append(now, changeOf(k, m.services[k].svc))
+			svc := m.services[k].svc
+			pin(svc) // the observer may keep it
+			now = append(now, changeOf(k, svc))
 		}
 	}
 	m.mu.Unlock()
@@ -63,6 +65,7 @@ func (m *Manager) record(k svcKey, old, svc *Service) {
 		reflect.DeepEqual(old, svc) {
 		return
 	}
+	pin(svc) // the observers may keep it
 	m.changes = append(m.changes, changeOf(k, svc))
 }
 

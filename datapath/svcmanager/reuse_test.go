@@ -1,0 +1,185 @@
+package svcmanager_test
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/apiary-net/apiary/datapath/svcmanager"
+)
+
+// versions returns n versions of slice web-a, each of a different
+// size and endpoints, so that a room is sometimes too small.
+func versions(n int) []*discoveryv1.EndpointSlice { return sliceVersions("web-a", 0, n) }
+
+// sliceVersions returns n versions of slice name, addresses in
+// 10.net.0.0/16.
+func sliceVersions(name string, net, n int) []*discoveryv1.EndpointSlice {
+	var out []*discoveryv1.EndpointSlice
+	for v := range n {
+		var eps []string
+		for j := range 1 + (v*7)%5 {
+			eps = append(eps, fmt.Sprintf("10.%d.%d.%d", net, v%3, j+1))
+		}
+		sl := slice(name, map[string]int32{"http": 8080}, eps...)
+		sl.ResourceVersion = fmt.Sprint(10 + v)
+		out = append(out, sl)
+	}
+	return out
+}
+
+// TestConverterReuse: once the manager holds a Service of the object, a
+// change of its slice allocates nothing (the manager gives back the
+// Service it replaced, and the Converter makes the next one in it), and
+// the writer holds every version right.
+func TestConverterReuse(t *testing.T) {
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+	svc.ResourceVersion = "1"
+	two := versions(2)
+	conv := svcmanager.NewConverter()
+	m := svcmanager.New(&countingWriter{}, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	change := func() {
+		i++
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(svc, []*discoveryv1.EndpointSlice{two[i%2]}))
+	}
+	change()
+	change()
+	if n := testing.AllocsPerRun(100, change); n != 0 {
+		t.Errorf("a slice change allocates %v times, want 0", n)
+	}
+
+	w := newFakeWriter()
+	m = svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	conv = svcmanager.NewConverter()
+	// One slice, a second one coming and going (a service grown past a
+	// slice), each changing or not, in random order: a kept slice's
+	// backends are never made again in.
+	r := rand.New(rand.NewPCG(3, 4))
+	as, bs := versions(7), sliceVersions("web-b", 1, 3)
+	a, b := 0, -1
+	for step := range 400 {
+		if r.IntN(2) == 0 {
+			a = r.IntN(len(as))
+		}
+		switch {
+		case r.IntN(3) == 0 && b < 0:
+			b = r.IntN(len(bs))
+		case r.IntN(3) == 0:
+			b = -1
+		case b >= 0 && r.IntN(2) == 0:
+			b = r.IntN(len(bs))
+		}
+		eps := []*discoveryv1.EndpointSlice{as[a]}
+		if b >= 0 {
+			eps = append(eps, bs[b])
+		}
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(svc, eps))
+		want := svcmanager.Desired(svcmanager.FromKubernetes(svc, eps), nil, node)
+		if got := w.Dump(); !slices.Equal(got, renderAll(want)) {
+			t.Fatalf("step %d: the writer holds %q, want %q", step, got, renderAll(want))
+		}
+	}
+}
+
+// TestConverterPinned: a Service that went to an observer, to a second
+// manager or under a second source is never made again in: each Service
+// a holder got stays as it was when it got it.
+func TestConverterPinned(t *testing.T) {
+	type kept struct{ s, copy *svcmanager.Service }
+	keep := func(s *svcmanager.Service) kept {
+		c := *s
+		c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
+		return kept{s, &c}
+	}
+	for _, tc := range []struct {
+		name string
+		// upsert hands s to the holders and returns what they keep.
+		setup func(t *testing.T) func(s *svcmanager.Service) []kept
+	}{
+		{"an observer", func(t *testing.T) func(*svcmanager.Service) []kept {
+			m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+			var got []kept
+			m.Observe(func(c svcmanager.Change) {
+				if c.Service != nil {
+					got = append(got, keep(c.Service))
+				}
+			}, svcmanager.SourceKubernetes)
+			return func(s *svcmanager.Service) []kept {
+				m.Upsert(svcmanager.SourceKubernetes, s)
+				return got
+			}
+		}},
+		{"an observer from after the first", func(t *testing.T) func(*svcmanager.Service) []kept {
+			m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+			var got []kept
+			return func(s *svcmanager.Service) []kept {
+				m.Upsert(svcmanager.SourceKubernetes, s)
+				if got == nil {
+					got = []kept{}
+					m.Observe(func(c svcmanager.Change) {
+						if c.Service != nil {
+							got = append(got, keep(c.Service))
+						}
+					})
+				}
+				return got
+			}
+		}},
+		{"two managers", func(t *testing.T) func(*svcmanager.Service) []kept {
+			m1 := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+			m2 := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+			var got []kept
+			return func(s *svcmanager.Service) []kept {
+				m1.Upsert(svcmanager.SourceKubernetes, s)
+				m2.Upsert(svcmanager.SourceKubernetes, s)
+				got = append(got, keep(s))
+				return got
+			}
+		}},
+		{"two sources", func(t *testing.T) func(*svcmanager.Service) []kept {
+			m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+			var got []kept
+			return func(s *svcmanager.Service) []kept {
+				m.Upsert(svcmanager.SourceKubernetes, s)
+				if len(got) == 0 {
+					m.Upsert(svcmanager.SourceFile, s) // the file's stays this one
+				}
+				got = append(got, keep(s))
+				return got[:1]
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+			svc.ResourceVersion = "1"
+			conv := svcmanager.NewConverter()
+			upsert := tc.setup(t)
+			vs := versions(5)
+			var got []kept
+			for step := range 40 {
+				// Each version twice: the second an equal Service, no change.
+				got = upsert(conv.Convert(svc, []*discoveryv1.EndpointSlice{vs[(step/2)%len(vs)]}))
+			}
+			if len(got) == 0 {
+				t.Fatal("the holder got no Service")
+			}
+			for i, k := range got {
+				if !reflect.DeepEqual(k.s, k.copy) {
+					t.Fatalf("Service %d changed after it was handed over: %+v, was %+v", i, k.s.Backends, k.copy.Backends)
+				}
+			}
+		})
+	}
+}
