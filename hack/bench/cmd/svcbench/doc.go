@@ -30,13 +30,20 @@
 //     writer's entries, the kernel's maps) is as cold as 10,000
 //     services leave it.
 //
+// With -layers it also times the change's two halves, each on state of
+// its own synced as apiary's, in the same rotation: the converter and
+// manager with a writer that writes nothing, and the lbmap writer alone,
+// handed the list the manager would hand it (computed untimed just
+// before), each against the same raw writes. The halves add up to
+// about the whole; they show which part a change's time goes to.
+//
 // Each round uses fresh maps and runs a GC before each timed section;
 // the initial syncs alternate which side goes first. It prints the
 // median wall time and process CPU time (user + system of every thread,
 // GC included) of each side and their ratios, goal <= 1.5x. Needs root
 // (BPF and a bpffs mount in a temporary directory).
 //
-//	cd hack/bench && go run ./cmd/svcbench [-services 10000] [-backends 10] [-changes 2000] [-rounds 5] [-cpuprofile f] [-memprofile f]
+//	cd hack/bench && go run ./cmd/svcbench [-services 10000] [-backends 10] [-changes 2000] [-rounds 5] [-layers] [-cpuprofile f] [-memprofile f]
 //
 // It is in a Go module of its own: it may import any package of apiary and
 // the peers it is compared with (Cilium, go.uber.org/fx,

@@ -10,5 +10,5 @@ import (
 // notices when it no longer runs (record checks that the maps hold every
 // change).
 func TestRunsOnce(t *testing.T) {
-	bench.RunMain(t, main, true, "-services=50", "-backends=3", "-changes=20", "-rounds=1")
+	bench.RunMain(t, main, true, "-services=50", "-backends=3", "-changes=20", "-rounds=1", "-layers")
 }

@@ -21,12 +21,14 @@ import (
 // sample is one timed section: wall time and the process's CPU time.
 type sample struct{ wall, cpu time.Duration }
 
-// results are every round's samples of both workloads, [apiary, raw].
+// results are every round's samples of both workloads, [apiary, raw],
+// and with -layers the change's two halves: [converter and manager with
+// a writer that writes nothing, the lbmap writer alone].
 type results struct {
-	sync, change [2][]sample
+	sync, change, layers [2][]sample
 }
 
-func measure(services, backends, changes, rounds int) (*results, error) {
+func measure(services, backends, changes, rounds int, layers bool) (*results, error) {
 	root, done, err := bench.BPFRoot("svcbench")
 	if err != nil {
 		return nil, err
@@ -42,7 +44,7 @@ func measure(services, backends, changes, rounds int) (*results, error) {
 	}
 	res := &results{}
 	for r := range rounds {
-		if err := res.round(r, filepath.Join(root, fmt.Sprint(r)), in, want, ops, changes, size); err != nil {
+		if err := res.round(r, filepath.Join(root, fmt.Sprint(r)), in, want, ops, changes, size, layers); err != nil {
 			return nil, fmt.Errorf("round %d: %w", r, err)
 		}
 	}
@@ -50,8 +52,8 @@ func measure(services, backends, changes, rounds int) (*results, error) {
 }
 
 // round times both workloads on fresh maps, alternating which side goes
-// first.
-func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, ops [][]op, changes int, size uint32) error {
+// first (with layers, the change's halves too).
+func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, ops [][]op, changes int, size uint32, layers bool) error {
 	s, err := newSide(dir, size)
 	if err != nil {
 		return err
@@ -73,13 +75,28 @@ func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, 
 		return fmt.Errorf("initial sync: %w", err)
 	}
 	res.sync[0], res.sync[1] = append(res.sync[0], ours), append(res.sync[1], theirs)
-	ours, theirs, err = paired(in, changes,
+	sides := []func(j int) error{
 		func(j int) error { return s.change(in, j) },
-		func(j int) error { return raw.apply(ops[j]) })
+		func(j int) error { return raw.apply(ops[j]) },
+	}
+	prep := func(int) {}
+	if layers {
+		l, err := newLayers(dir+"-writer", in, size)
+		if err != nil {
+			return fmt.Errorf("layers: %w", err)
+		}
+		defer l.close()
+		prep = func(j int) { l.prepare(in, j) }
+		sides = append(sides, func(j int) error { return l.controlPlane(in, j) }, l.writerAlone)
+	}
+	got, err := paired(in, changes, prep, sides...)
 	if err = errors.Join(err, s.failed()); err != nil {
 		return fmt.Errorf("EndpointSlice changes: %w", err)
 	}
-	res.change[0], res.change[1] = append(res.change[0], ours), append(res.change[1], theirs)
+	res.change[0], res.change[1] = append(res.change[0], got[0]), append(res.change[1], got[1])
+	if layers {
+		res.layers[0], res.layers[1] = append(res.layers[0], got[2]), append(res.layers[1], got[3])
+	}
 	return nil
 }
 
@@ -91,16 +108,17 @@ func timed(fn func() error) (sample, error) {
 	return sample{wall: time.Since(t0), cpu: cpuTime() - c0}, err
 }
 
-// paired times each of the n changes on both sides, apiary's (a) and
-// the raw writes (b), one after the other (which first alternates), so
-// that a slow moment of the shared machine falls on both. Before each
-// side's change, untimed, the change's EndpointSlice is read once
-// (touch), as the informer has just decoded it when it calls the
-// handler; the bench's objects, built before the sync, are long out of
-// the caches otherwise. The cost of the clock reads (clockCost) is
-// taken off both.
-func paired(in []input, n int, a, b func(j int) error) (sa, sb sample, err error) {
+// paired times each of the n changes on every side (apiary's, the raw
+// writes, and with -layers the two halves of apiary's), one after the
+// other (which first rotates), so that a slow moment of the shared
+// machine falls on all. prep(j) runs first, untimed. Before each side's
+// change, untimed, the change's EndpointSlice is read once (touch), as
+// the informer has just decoded it when it calls the handler; the
+// bench's objects, built before the sync, are long out of the caches
+// otherwise. The cost of the clock reads (clockCost) is taken off each.
+func paired(in []input, n int, prep func(j int), sides ...func(j int) error) ([]sample, error) {
 	runtime.GC()
+	got := make([]sample, len(sides))
 	one := func(j int, fn func(int) error, into *sample) error {
 		touch(in[target(j, len(in))].slices[(j+1)%2])
 		w0, c0 := time.Now(), processCPU()
@@ -111,18 +129,19 @@ func paired(in []input, n int, a, b func(j int) error) (sa, sb sample, err error
 		return err
 	}
 	for j := range n {
-		first, second, fs, ss := a, b, &sa, &sb
-		if j%2 == 1 {
-			first, second, fs, ss = b, a, &sb, &sa
-		}
-		if err := errors.Join(one(j, first, fs), one(j, second, ss)); err != nil {
-			return sa, sb, fmt.Errorf("change %d: %w", j, err)
+		prep(j)
+		for k := range sides {
+			i := (j + k) % len(sides)
+			if err := one(j, sides[i], &got[i]); err != nil {
+				return nil, fmt.Errorf("change %d: %w", j, err)
+			}
 		}
 	}
 	empty := clockCost(n)
-	sa.wall, sa.cpu = sa.wall-empty.wall, sa.cpu-empty.cpu
-	sb.wall, sb.cpu = sb.wall-empty.wall, sb.cpu-empty.cpu
-	return sa, sb, nil
+	for i := range got {
+		got[i].wall, got[i].cpu = got[i].wall-empty.wall, got[i].cpu-empty.cpu
+	}
+	return got, nil
 }
 
 // clockCost is what n timed sections of perChange cost with nothing in
