@@ -67,7 +67,10 @@ type convertedSlice struct {
 	hash     uint64 // of name: a change finds its slice without reading the old name
 	obj      *discoveryv1.EndpointSlice
 	backends []Backend // never changed while a Service has it
-	room     []Backend // backends' array, to its capacity
+	// room is backends' array, to its capacity, when the record parsed
+	// it (nil for a slice taken over from the version before, whose
+	// Services may still be held elsewhere: never made again in).
+	room     []Backend
 	warnings []string
 }
 
@@ -195,7 +198,7 @@ func (c *Converter) service(svc *corev1.Service) *convertedService {
 	k := objectKey{svc.Namespace, svc.Name}
 	if prev := c.services[c.names[k]]; prev != nil {
 		if rec.base != nil { // a service not balanced keeps no slices
-			rec.keep(prev.slices)
+			rec.takeOver(prev.slices)
 		}
 		delete(c.services, c.names[k])
 	}
@@ -211,6 +214,15 @@ func (rec *convertedService) keep(sls []convertedSlice) {
 		return
 	}
 	rec.slices = append([]convertedSlice(nil), sls...)
+}
+
+// takeOver makes sls, the slices of the version before, the slices of
+// rec, without their rooms.
+func (rec *convertedService) takeOver(sls []convertedSlice) {
+	rec.keep(sls)
+	for i := range rec.slices {
+		rec.slices[i].room = nil
+	}
 }
 
 // slice returns the parsed sl, parsing it unless rec has seen it; a

@@ -183,3 +183,30 @@ func TestConverterPinned(t *testing.T) {
 		})
 	}
 }
+
+// TestConverterNewVersion: a new version of a Service object takes over
+// the slices of the one before, and their backends are still those of
+// the Services made of the old version; another holder of one of those
+// (here the state file's entry) keeps it as it was while the new
+// version's slices change.
+func TestConverterNewVersion(t *testing.T) {
+	conv := svcmanager.NewConverter()
+	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+	vs := versions(4)
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+	svc.ResourceVersion = "1"
+	first := conv.Convert(svc, []*discoveryv1.EndpointSlice{vs[2]}) // the largest
+	m.Upsert(svcmanager.SourceKubernetes, first)
+	m.Upsert(svcmanager.SourceFile, first)
+	want := *first
+	want.Backends = slices.Clone(first.Backends)
+
+	svc2 := k8sService("web", []string{"10.96.0.10"}, "http:80:http")
+	svc2.ResourceVersion = "2"
+	for _, sl := range []*discoveryv1.EndpointSlice{vs[2], vs[1], vs[3], vs[0], vs[1]} {
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(svc2, []*discoveryv1.EndpointSlice{sl}))
+	}
+	if !reflect.DeepEqual(*first, want) {
+		t.Fatalf("the first version's Service changed: backends %+v, was %+v", first.Backends, want.Backends)
+	}
+}
