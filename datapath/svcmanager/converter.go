@@ -19,10 +19,11 @@ import (
 // for concurrent use: the watcher that owns it calls it from its one
 // goroutine.
 //
-// A change allocates nothing once the manager holds a Service of the
-// object: the manager gives the Service it replaces back (serviceRef),
-// and the next Convert makes its Service and the changed slice's
-// backends in what it gave back. So a Service from Convert, once
+// From the second change of a slice on, a change allocates nothing:
+// the manager gives the Service it replaces back (serviceRef), and the
+// next Convert makes its Service and the changed slice's backends in
+// what it gave back (the backends when they fit: a room parsed again
+// gets a few spare places). So a Service from Convert, once
 // upserted, belongs to the managers it was upserted into: do not read
 // it, or hand it to another manager, after the next Convert of the same
 // Service object. (One that went to an observer or to a second manager

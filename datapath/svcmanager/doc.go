@@ -34,11 +34,12 @@
 // name), found by the object itself; the Services it makes carry a ref
 // that takes the manager that claimed it straight to the service's
 // entry, which holds its first frontend; a frontend of this cluster's
-// backends picks them in one pass. A change allocates nothing: the
-// manager gives the Service it replaces back to the ref, and the
-// Converter makes the next Service and the changed slice's backends in
-// it (never one that went to an observer, another manager or another
-// source). So a Service from a Converter, once upserted, is the
+// backends picks them in one pass. From a slice's second change on, a
+// change allocates nothing: the manager gives the Service it replaces
+// back to the ref, and the Converter makes the next Service and the
+// changed slice's backends in it (never one that went to an observer,
+// another manager or another source, nor backends a new version of the
+// Service object took over from the one before). So a Service from a Converter, once upserted, is the
 // manager's: its caller does not keep it past the next Convert of the
 // same object.
 //
