@@ -252,6 +252,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil // whether or not there was a room
+	}
 	clear(out[len(out):cap(out)]) // a reused room's old strings
 	return out
 }

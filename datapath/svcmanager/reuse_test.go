@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/apiary-net/apiary/datapath/svcmanager"
@@ -208,5 +209,117 @@ func TestConverterNewVersion(t *testing.T) {
 	}
 	if !reflect.DeepEqual(*first, want) {
 		t.Fatalf("the first version's Service changed: backends %+v, was %+v", first.Backends, want.Backends)
+	}
+}
+
+// sameService reports whether a and b have the same exported fields
+// (a Converter's Services carry a ref of their own).
+func sameService(a, b *svcmanager.Service) bool {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for i := range va.NumField() {
+		if va.Type().Field(i).IsExported() && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestConverterReuseRandom: random changes of a few Services (new
+// object versions, one or two slices changing or not, deletions), each
+// converted and upserted as the watcher does, some also handed to the
+// state file's source, to a second manager or seen by an observer that
+// joins late (none of their Services is made again in). After every step the Service the manager holds for each
+// object is what FromKubernetes makes of the objects, and every Service
+// another holder got is as it was then.
+func TestConverterReuseRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	conv := svcmanager.NewConverter()
+	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+	m2 := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+	type kept struct{ s, copy *svcmanager.Service }
+	var held []kept
+	keep := func(s *svcmanager.Service) {
+		c := *s
+		c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
+		held = append(held, kept{s, &c})
+	}
+	type state struct {
+		obj    *corev1.Service
+		slices []*discoveryv1.EndpointSlice
+		last   *svcmanager.Service
+	}
+	live := map[string]*state{}
+	rv := 0
+	for step := range 2000 {
+		name := fmt.Sprintf("svc-%d", r.IntN(4))
+		st := live[name]
+		if st != nil && r.IntN(12) == 0 {
+			conv.ForgetService("default", name)
+			m.Delete(svcmanager.SourceKubernetes, "default/"+name)
+			delete(live, name)
+			continue
+		}
+		if st == nil || r.IntN(5) == 0 { // a new version of the object
+			rv++
+			obj := k8sService(name, []string{fmt.Sprintf("10.96.0.%d", 1+len(name)%250+int(name[len(name)-1]-'0'))}, "http:80:http")
+			obj.ResourceVersion = fmt.Sprint(rv)
+			if st == nil {
+				st = &state{}
+				live[name] = st
+			}
+			st.obj = obj
+		}
+		for k := range 2 { // each slice changes, goes or comes, or stays
+			if r.IntN(2) == 0 {
+				continue
+			}
+			if k < len(st.slices) && r.IntN(4) == 0 {
+				st.slices = slices.Delete(st.slices, k, k+1)
+				continue
+			}
+			var eps []string
+			for j := range r.IntN(6) {
+				eps = append(eps, fmt.Sprintf("10.%d.%d.%d", k, r.IntN(3), j+1))
+			}
+			rv++
+			sl := slice(fmt.Sprintf("%s-%d", name, k), map[string]int32{"http": 8080}, eps...)
+			sl.ResourceVersion = fmt.Sprint(rv)
+			if k < len(st.slices) {
+				st.slices[k] = sl
+			} else {
+				st.slices = append(st.slices, sl)
+			}
+		}
+		s := conv.Convert(st.obj, st.slices)
+		st.last = s
+		m.Upsert(svcmanager.SourceKubernetes, s)
+		switch r.IntN(40) {
+		case 0:
+			m.Upsert(svcmanager.SourceFile, s)
+			keep(s)
+		case 1:
+			m2.Upsert(svcmanager.SourceKubernetes, s)
+			keep(s)
+		}
+		if step == 1500 { // from here on every Service goes to the observer too
+			m.Observe(func(c svcmanager.Change) {
+				if c.Service != nil {
+					keep(c.Service)
+				}
+			}, svcmanager.SourceKubernetes)
+		}
+		for n, st := range live {
+			if want := svcmanager.FromKubernetes(st.obj, st.slices); !sameService(st.last, want) {
+				t.Fatalf("step %d: %s: the manager's Service has backends %+v, want %+v", step, n, st.last.Backends, want.Backends)
+			}
+		}
+		if step%10 != 9 {
+			continue
+		}
+		for i, k := range held {
+			if !reflect.DeepEqual(k.s, k.copy) {
+				t.Fatalf("step %d: held Service %d changed: backends %+v, was %+v", step, i, k.s.Backends, k.copy.Backends)
+			}
+		}
 	}
 }
