@@ -227,8 +227,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 		}
 	}
 	out := room[:0]
+	reused := true
 	if n := len(sl.Endpoints) * len(ports); cap(out) < n {
-		out = make([]Backend, 0, n+spare)
+		out, reused = make([]Backend, 0, n+spare), false
 	}
 	for i := range sl.Endpoints {
 		ep := &sl.Endpoints[i]
@@ -255,7 +256,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 	if len(out) == 0 {
 		return nil // whether or not there was a room
 	}
-	clear(out[len(out):cap(out)]) // a reused room's old strings
+	if reused {
+		clear(out[len(out):cap(out)]) // the room's old strings
+	}
 	return out
 }
 
