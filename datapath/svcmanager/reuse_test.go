@@ -98,12 +98,6 @@ func TestConverterReuse(t *testing.T) {
 // manager or under a second source is never made again in: each Service
 // a holder got stays as it was when it got it.
 func TestConverterPinned(t *testing.T) {
-	type kept struct{ s, copy *svcmanager.Service }
-	keep := func(s *svcmanager.Service) kept {
-		c := *s
-		c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
-		return kept{s, &c}
-	}
 	for _, tc := range []struct {
 		name string
 		// upsert hands s to the holders and returns what they keep.
@@ -212,6 +206,15 @@ func TestConverterNewVersion(t *testing.T) {
 	}
 }
 
+// kept is a Service another holder got, with a copy of it then.
+type kept struct{ s, copy *svcmanager.Service }
+
+func keep(s *svcmanager.Service) kept {
+	c := *s
+	c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
+	return kept{s, &c}
+}
+
 // sameService reports whether a and b have the same exported fields
 // (a Converter's Services carry a ref of their own).
 func sameService(a, b *svcmanager.Service) bool {
@@ -236,13 +239,8 @@ func TestConverterReuseRandom(t *testing.T) {
 	conv := svcmanager.NewConverter()
 	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
 	m2 := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
-	type kept struct{ s, copy *svcmanager.Service }
 	var held []kept
-	keep := func(s *svcmanager.Service) {
-		c := *s
-		c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
-		held = append(held, kept{s, &c})
-	}
+	hold := func(s *svcmanager.Service) { held = append(held, keep(s)) }
 	type state struct {
 		obj    *corev1.Service
 		slices []*discoveryv1.EndpointSlice
@@ -296,15 +294,15 @@ func TestConverterReuseRandom(t *testing.T) {
 		switch r.IntN(40) {
 		case 0:
 			m.Upsert(svcmanager.SourceFile, s)
-			keep(s)
+			hold(s)
 		case 1:
 			m2.Upsert(svcmanager.SourceKubernetes, s)
-			keep(s)
+			hold(s)
 		}
 		if step == 1500 { // from here on every Service goes to the observer too
 			m.Observe(func(c svcmanager.Change) {
 				if c.Service != nil {
-					keep(c.Service)
+					hold(c.Service)
 				}
 			}, svcmanager.SourceKubernetes)
 		}
