@@ -276,17 +276,30 @@ func (m *Manager) SetRemoteBackends(namespacedName string, bes []Backend) {
 }
 
 // SetNode changes this node (name, NodePort addresses) and rewrites what
-// depends on it.
+// depends on it: every service when the name changed (which backends
+// are local), else the services with NodePort frontends (the node's
+// addresses are theirs).
 func (m *Manager) SetNode(n Node) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if n.Name == m.node.Name && slices.Equal(n.Addrs, m.node.Addrs) {
+	renamed := n.Name != m.node.Name
+	if !renamed && slices.Equal(n.Addrs, m.node.Addrs) {
 		return
 	}
 	m.node = n
 	for _, k := range m.sortedKeys() {
-		m.recompute(k, m.services[k])
+		if e := m.services[k]; renamed || hasNodePort(e.svc) {
+			m.recompute(k, e)
+		}
 	}
+}
+
+// hasNodePort reports whether svc has a NodePort frontend of the
+// unspecified address (which Desired expands to the node's addresses).
+func hasNodePort(svc *Service) bool {
+	return svc != nil && slices.ContainsFunc(svc.Frontends, func(fe Frontend) bool {
+		return fe.Type == datapath.SVCTypeNodePort && fe.Addr.Addr.IsUnspecified()
+	})
 }
 
 // recompute computes the frontends of e, the service at k, again and

@@ -203,7 +203,8 @@ func TestManagerWithoutWriter(t *testing.T) {
 }
 
 // TestManagerNodeAndReplace: a new node address adds its NodePort
-// frontend and drops the old one; Replace keeps the services it is
+// frontend and drops the old one, and touches no service without a
+// NodePort (a new name touches all); Replace keeps the services it is
 // given and deletes the others of the same source only.
 func TestManagerNodeAndReplace(t *testing.T) {
 	w := newFakeWriter()
@@ -220,9 +221,22 @@ func TestManagerNodeAndReplace(t *testing.T) {
 
 	moved := node
 	moved.Addrs = []netip.Addr{netip.MustParseAddr("192.0.2.11")}
+	asked := w.Asked()
 	m.SetNode(moved)
 	checkCalls(t, w, "the node's address changed",
 		"upsert 192.0.2.11:30080/TCP NodePort ->", "delete 192.0.2.10:30080/TCP")
+	if n := w.Asked() - asked; n != 3 {
+		t.Errorf("a new node address: %d frontends handed to the writer, want np's 3 (other has no NodePort)", n)
+	}
+	renamed := moved
+	renamed.Name = "node2"
+	asked = w.Asked()
+	m.SetNode(renamed)
+	if n := w.Asked() - asked; n != 4 {
+		t.Errorf("a new node name: %d frontends handed to the writer, want all 4", n)
+	}
+	m.SetNode(moved)
+	w.Take()
 	m.SetNode(moved)
 	checkCalls(t, w, "the same node again")
 

@@ -25,6 +25,7 @@ type Writer struct {
 	maps    map[datapath.L3n4Addr]datapath.LBService
 	failing bool
 	changes uint64
+	asked   int // UpsertService calls, writing or not
 }
 
 var _ datapath.LBMapWriter = (*Writer)(nil)
@@ -44,6 +45,7 @@ func (w *Writer) SetFailing(failing bool) {
 func (w *Writer) UpsertService(svc datapath.LBService) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.asked++
 	if cur, ok := w.maps[svc.Frontend]; ok && !w.failing && sameService(cur, svc) {
 		return nil
 	}
@@ -113,6 +115,14 @@ func (w *Writer) ReconcileServices(svcs iter.Seq[datapath.LBService]) (int, int,
 		w.maps[s.Frontend] = s
 	}
 	return added, len(old), nil
+}
+
+// Asked returns how many times UpsertService was called, whether or not
+// it wrote.
+func (w *Writer) Asked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.asked
 }
 
 // Take returns the calls since the last Take.
