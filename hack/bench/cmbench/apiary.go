@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/hack/bench/benchagent"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/policy/ipcache"
@@ -27,7 +28,7 @@ func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (took, rea
 	before := a.IPCache.Len()
 	// Each remote pod and each remote node address becomes an entry.
 	wantLen := before + s.Endpoints + s.Nodes
-	cpu0 := processCPU()
+	cpu0 := bench.ProcessCPU()
 	begin := time.Now()
 	c := a.Connect(RemoteName, cfg)
 	if err := c.WaitSynced(ctx); err != nil {
@@ -40,7 +41,7 @@ func ApiaryRead(ctx context.Context, cfg *kvstore.EtcdConfig, s Size) (took, rea
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	took, cpu = time.Since(begin), processCPU()-cpu0
+	took, cpu = time.Since(begin), bench.ProcessCPU()-cpu0
 	return took, ready, cpu, check(a, s)
 }
 

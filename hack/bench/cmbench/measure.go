@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -55,9 +55,9 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 				return err
 			},
 			func() error {
-				cpu0 := processCPU()
+				cpu0 := bench.ProcessCPU()
 				d, err := PeerRead(ctx, srv.Client(), s)
-				r.PeerAll, r.peerCPUs = append(r.PeerAll, d), append(r.peerCPUs, processCPU()-cpu0)
+				r.PeerAll, r.peerCPUs = append(r.PeerAll, d), append(r.peerCPUs, bench.ProcessCPU()-cpu0)
 				return err
 			},
 		}
@@ -70,24 +70,9 @@ func Measure(tb testing.TB, s Size, runs, rate int, d time.Duration) (Results, e
 			}
 		}
 	}
-	r.Apiary, r.Peer, r.ApiaryReady = median(r.ApiaryAll), median(r.PeerAll), median(r.ReadyAll)
-	r.ApiaryCPU, r.PeerCPU = median(r.apiaryCPUs), median(r.peerCPUs)
+	r.Apiary, r.Peer, r.ApiaryReady = bench.Median(r.ApiaryAll), bench.Median(r.PeerAll), bench.Median(r.ReadyAll)
+	r.ApiaryCPU, r.PeerCPU = bench.Median(r.apiaryCPUs), bench.Median(r.peerCPUs)
 	var err error
 	r.Steady, err = SteadyState(ctx, srv.EtcdConfig(), srv.Client(), s, rate, d)
 	return r, err
-}
-
-// processCPU returns the CPU time (user+system) the process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

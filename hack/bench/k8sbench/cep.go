@@ -17,6 +17,7 @@ import (
 
 	k8sclient "github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/cells/k8s/k8stest"
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 // CEPSize is the CiliumEndpoint case of issue 23: Endpoints
@@ -106,7 +107,7 @@ func MeasureCEP(tb testing.TB, s CEPSize, runs int) (CEPResults, error) {
 	kubeconfig := srv.WriteKubeconfig(k8stest.AdminToken)
 	sides := []func() error{
 		func() error {
-			cpu0 := processCPU()
+			cpu0 := bench.ProcessCPU()
 			var err error
 			pprof.Do(ctx, pprof.Labels("side", "apiary"), func(ctx context.Context) {
 				var d time.Duration
@@ -114,11 +115,11 @@ func MeasureCEP(tb testing.TB, s CEPSize, runs int) (CEPResults, error) {
 				d, heap, err = cepRound(ctx, kubeconfig, s, startApiaryWatchers)
 				r.Apiary.Took, r.Apiary.Heap = append(r.Apiary.Took, d), append(r.Apiary.Heap, heap)
 			})
-			r.Apiary.CPU = append(r.Apiary.CPU, processCPU()-cpu0)
+			r.Apiary.CPU = append(r.Apiary.CPU, bench.ProcessCPU()-cpu0)
 			return err
 		},
 		func() error {
-			cpu0 := processCPU()
+			cpu0 := bench.ProcessCPU()
 			var err error
 			pprof.Do(ctx, pprof.Labels("side", "client-go"), func(ctx context.Context) {
 				var d time.Duration
@@ -126,7 +127,7 @@ func MeasureCEP(tb testing.TB, s CEPSize, runs int) (CEPResults, error) {
 				d, heap, err = cepRound(ctx, kubeconfig, s, startPeerWatchers)
 				r.Peer.Took, r.Peer.Heap = append(r.Peer.Took, d), append(r.Peer.Heap, heap)
 			})
-			r.Peer.CPU = append(r.Peer.CPU, processCPU()-cpu0)
+			r.Peer.CPU = append(r.Peer.CPU, bench.ProcessCPU()-cpu0)
 			return err
 		},
 	}

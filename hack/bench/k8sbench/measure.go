@@ -7,11 +7,11 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apiary-net/apiary/cells/k8s/k8stest"
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 // Side is one side's rounds.
@@ -32,10 +32,10 @@ type Side struct {
 }
 
 // Median returns the median time and heap.
-func (s Side) Median() (time.Duration, int64) { return median(s.Took), median(s.Heap) }
+func (s Side) Median() (time.Duration, int64) { return bench.Median(s.Took), bench.Median(s.Heap) }
 
 // MedianCPU returns the median CPU time.
-func (s Side) MedianCPU() time.Duration { return median(s.CPU) }
+func (s Side) MedianCPU() time.Duration { return bench.Median(s.CPU) }
 
 // Results are one run.
 type Results struct {
@@ -69,7 +69,7 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 	kubeconfig := srv.WriteKubeconfig(k8stest.AdminToken)
 	sides := []func(record bool) error{
 		func(record bool) error {
-			cpu0 := processCPU()
+			cpu0 := bench.ProcessCPU()
 			var (
 				d      time.Duration
 				heap   int64
@@ -82,14 +82,14 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 				d, heap, synced, err = apiaryRound(ctx, tb, kubeconfig, s)
 			})
 			if record {
-				r.Apiary.CPU = append(r.Apiary.CPU, processCPU()-cpu0)
+				r.Apiary.CPU = append(r.Apiary.CPU, bench.ProcessCPU()-cpu0)
 				r.Apiary.Took, r.Apiary.Heap = append(r.Apiary.Took, d), append(r.Apiary.Heap, heap)
 				r.Apiary.Synced = append(r.Apiary.Synced, synced)
 			}
 			return err
 		},
 		func(record bool) error {
-			cpu0 := processCPU()
+			cpu0 := bench.ProcessCPU()
 			var (
 				d    time.Duration
 				heap int64
@@ -99,7 +99,7 @@ func Measure(tb testing.TB, s Size, runs, warmup int) (Results, error) {
 				d, heap, err = peerRound(ctx, kubeconfig, s)
 			})
 			if record {
-				r.Peer.CPU = append(r.Peer.CPU, processCPU()-cpu0)
+				r.Peer.CPU = append(r.Peer.CPU, bench.ProcessCPU()-cpu0)
 				r.Peer.Took, r.Peer.Heap = append(r.Peer.Took, d), append(r.Peer.Heap, heap)
 			}
 			return err
@@ -185,26 +185,4 @@ func liveHeap() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
-}
-
-func median[T time.Duration | int64](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[n/2]
-}
-
-// processCPU returns the CPU time (user+system) the process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

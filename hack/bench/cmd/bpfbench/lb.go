@@ -11,6 +11,7 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/loader/testpkt"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+	"github.com/apiary-net/apiary/hack/bench"
 )
 
 // The ClusterIP rows: a flow from the endpoint to a service frontend with
@@ -111,7 +112,7 @@ func (r *lbRows) measureLB(o *ours, peer *ciliumPeer, runs int) error {
 
 func (r *lbRows) results() []result {
 	row := func(name string, s [2][]float64) result {
-		return result{name: name, ours: median(s[0]), cilium: median(s[1])}
+		return result{name: name, ours: bench.Median(s[0]), cilium: bench.Median(s[1])}
 	}
 	return []result{
 		row("new TCP flow to a ClusterIP", r.newTCP), row("established TCP flow to a ClusterIP", r.estTCP),

@@ -122,10 +122,10 @@ func measure(rounds, runs, repeat int, verdictEvents bool, traceFlags uint32) ([
 		}
 	}
 	return append([]result{
-		{name: "new allowed TCP flow", ours: median(newOurs), floor: median(newFloor), cilium: median(newCilium), goal: 1.5},
-		{name: "established TCP flow", ours: median(estOurs), floor: median(estFloor), cilium: median(estCilium), goal: 1.2},
-		{name: "established, floor without LPM", ours: median(estOurs), floor: median(estFloorCT), cilium: median(estCilium), goal: 1.2},
-		{name: "established TCP after an ipcache bump", ours: median(bumpOurs), cilium: median(bumpCilium)},
+		{name: "new allowed TCP flow", ours: bench.Median(newOurs), floor: bench.Median(newFloor), cilium: bench.Median(newCilium), goal: 1.5},
+		{name: "established TCP flow", ours: bench.Median(estOurs), floor: bench.Median(estFloor), cilium: bench.Median(estCilium), goal: 1.2},
+		{name: "established, floor without LPM", ours: bench.Median(estOurs), floor: bench.Median(estFloorCT), cilium: bench.Median(estCilium), goal: 1.2},
+		{name: "established TCP after an ipcache bump", ours: bench.Median(bumpOurs), cilium: bench.Median(bumpCilium)},
 	}, lb.results()...), nil
 }
 
@@ -288,12 +288,6 @@ func repeated(prog *ebpf.Program, frame []byte, repeat int) (float64, error) {
 		return 0, fmt.Errorf("run %s: verdict %d, want pass", prog, ret)
 	}
 	return float64(d.Nanoseconds()), nil
-}
-
-func median(xs []float64) float64 {
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	return xs[len(xs)/2]
 }
 
 // be32 returns an IPv4 address as the uint32 the programs hold (network

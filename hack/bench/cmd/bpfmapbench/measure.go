@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -65,19 +64,13 @@ func measure(prefixes, keys, services, backends, rounds int) ([]row, error) {
 	}
 	perChange := func(d time.Duration) string { return fmt.Sprintf("%.1f µs/change", float64(d.Nanoseconds())/1e3) }
 	return []row{
-		{fmt.Sprintf("ipcache: %d prefixes, ApplyBatch", prefixes), median(ipcOurs), median(ipcRaw), perSec(prefixes), ">= 0.8x"},
-		{fmt.Sprintf("policy: %d keys from empty, Sync", keys), median(polOurs), median(polRaw), perSec(keys), ""},
-		{"policy: 1-key change, Apply", median(oneOurs), median(oneRaw), perChange, ""},
-		{fmt.Sprintf("lb: %d services x %d backends from empty, ReconcileServices", services, backends), median(lbOurs), median(lbRaw),
+		{fmt.Sprintf("ipcache: %d prefixes, ApplyBatch", prefixes), bench.Median(ipcOurs), bench.Median(ipcRaw), perSec(prefixes), ">= 0.8x"},
+		{fmt.Sprintf("policy: %d keys from empty, Sync", keys), bench.Median(polOurs), bench.Median(polRaw), perSec(keys), ""},
+		{"policy: 1-key change, Apply", bench.Median(oneOurs), bench.Median(oneRaw), perChange, ""},
+		{fmt.Sprintf("lb: %d services x %d backends from empty, ReconcileServices", services, backends), bench.Median(lbOurs), bench.Median(lbRaw),
 			func(d time.Duration) string { return fmt.Sprintf("%.0f services/s", float64(services)/d.Seconds()) }, ">= 0.67x (<= 1.5x the time)"},
-		{"lb: 1-backend change of a service, UpsertService", median(lbOneOurs), median(lbOneRaw), perChange, ""},
+		{"lb: 1-backend change of a service, UpsertService", bench.Median(lbOneOurs), bench.Median(lbOneRaw), perChange, ""},
 	}, nil
-}
-
-func median(ds []time.Duration) time.Duration {
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	return ds[len(ds)/2]
 }
 
 // ipcacheRound writes n prefixes with ApplyBatch into an empty pinned

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -64,17 +63,8 @@ func report(out io.Writer, r k8sbench.CEPResults) {
 			r.Apiary.Took[i].Round(time.Millisecond), r.Apiary.CPU[i].Round(time.Millisecond), t, c)
 	}
 	if len(times) > 1 {
-		fmt.Fprintf(out, "median of the rounds' ratios: time %.2f, CPU %.2f\n", median(times), median(cpus))
+		fmt.Fprintf(out, "median of the rounds' ratios: time %.2f, CPU %.2f\n", bench.Median(times), bench.Median(cpus))
 	}
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 func ratio(a, b float64) float64 {

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 	"github.com/apiary-net/apiary/cells/localnode/cluster"
 	"github.com/apiary-net/apiary/cells/stdhive"
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/identity/identitycell"
@@ -69,7 +69,7 @@ func measure(w workload, n, runs int) (result, error) {
 		}
 		took, allocs, bytes = append(took, d), append(allocs, a), append(bytes, b)
 	}
-	return result{name: w.name, took: median(took), allocs: median(allocs), bytes: median(bytes)}, nil
+	return result{name: w.name, took: bench.Median(took), allocs: bench.Median(allocs), bytes: bench.Median(bytes)}, nil
 }
 
 // run starts a fresh hive, upserts every prefix and waits for the last
@@ -121,10 +121,4 @@ func run(w workload, prefixes []netip.Prefix) (time.Duration, float64, float64, 
 	}
 	n := float64(len(prefixes))
 	return took, float64(after.Mallocs-before.Mallocs) / n, float64(after.TotalAlloc-before.TotalAlloc) / n, nil
-}
-
-func median[T time.Duration | float64](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

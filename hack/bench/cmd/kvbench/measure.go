@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 	"github.com/apiary-net/apiary/kvstore/layout"
@@ -71,7 +71,7 @@ func measure(b testing.TB, keys, runs int) (results, error) {
 		}
 		writes = append(writes, d)
 	}
-	r.rawWrite = median(writes)
+	r.rawWrite = bench.Median(writes)
 	var plain, watch []time.Duration
 	backend := srv.NewBackend()
 	for range runs {
@@ -86,7 +86,7 @@ func measure(b testing.TB, keys, runs int) (results, error) {
 		}
 		watch = append(watch, d)
 	}
-	r.plainRead, r.watchRead = median(plain), median(watch)
+	r.plainRead, r.watchRead = bench.Median(plain), bench.Median(watch)
 	var syncs []time.Duration
 	for range runs {
 		if _, err := raw.Delete(ctx, writePrefix, clientv3.WithPrefix()); err != nil {
@@ -98,7 +98,7 @@ func measure(b testing.TB, keys, runs int) (results, error) {
 		}
 		syncs = append(syncs, d)
 	}
-	r.syncStoreWrite = median(syncs)
+	r.syncStoreWrite = bench.Median(syncs)
 	return r, nil
 }
 
@@ -230,10 +230,4 @@ func syncStoreWrite(srv *kvstoretest.Server, keys int) (time.Duration, error) {
 		return 0, fmt.Errorf("sync store not synced after 10m")
 	}
 	return time.Since(begin), nil
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apiary-net/apiary/hack/bench"
 	"github.com/apiary-net/apiary/hack/bench/policyload"
 )
 
@@ -55,11 +56,11 @@ func report(w io.Writer, r *results, rounds int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "step\tapiary\tcilium\tapiary/cilium\t")
 	for i, st := range steps {
-		a, c := median(r.steps[i][0]), median(r.steps[i][1])
+		a, c := bench.Median(r.steps[i][0]), bench.Median(r.steps[i][1])
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t\n", st.name, duration(a), duration(c), a/c)
 	}
 	for i, n := range heapRows {
-		a, c := median(r.heap[i][0]), median(r.heap[i][1])
+		a, c := bench.Median(r.heap[i][0]), bench.Median(r.heap[i][1])
 		fmt.Fprintf(tw, "live heap after setup, %d endpoint(s)\t%.1f MiB\t%.1f MiB\t%.2f\t\n", n, a/(1<<20), c/(1<<20), a/c)
 	}
 	return tw.Flush()

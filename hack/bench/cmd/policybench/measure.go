@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 )
 
@@ -97,16 +96,6 @@ func liveHeap(s side, endpoints int) (float64, error) {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(held)
 	return float64(after.HeapAlloc) - float64(before.HeapAlloc), nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[n/2]
 }
 
 // failure is the message of the last failed step: testing.Benchmark

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -103,9 +102,9 @@ func (res *results) round(r int, dir string, in []input, want bench.LBEntries4, 
 // timed runs fn after a GC and returns its wall and process CPU time.
 func timed(fn func() error) (sample, error) {
 	runtime.GC()
-	c0, t0 := cpuTime(), time.Now()
+	c0, t0 := bench.ProcessCPU(), time.Now()
 	err := fn()
-	return sample{wall: time.Since(t0), cpu: cpuTime() - c0}, err
+	return sample{wall: time.Since(t0), cpu: bench.ProcessCPU() - c0}, err
 }
 
 // paired times each of the n changes on every side (apiary's, the raw
@@ -207,14 +206,6 @@ func processCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // rawMaps are unpinned maps of the lbmap writer's specs, written with
 // plain cilium/ebpf calls.
 type rawMaps struct{ svc, be, rev *ebpf.Map }
@@ -281,7 +272,5 @@ func median(ss []sample) sample {
 	for i, s := range ss {
 		w[i], c[i] = s.wall, s.cpu
 	}
-	slices.Sort(w)
-	slices.Sort(c)
-	return sample{wall: w[len(w)/2], cpu: c[len(c)/2]}
+	return sample{wall: bench.Median(w), cpu: bench.Median(c)}
 }
