@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
@@ -117,12 +118,7 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to+".tmp", data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(to+".tmp", to); err != nil {
-		t.Fatal(err)
-	}
+	celltest.ReplaceFile(t, to, string(data))
 }
 
 func TestRotatedClientCertificateIsUsed(t *testing.T) {

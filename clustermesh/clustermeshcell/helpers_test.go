@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,7 +94,7 @@ func (c *meshCluster) publishClusterConfig(t *testing.T, canaries bool) {
 // with TLS paths relative to the directory (the files are copied in).
 func (c *meshCluster) writeMeshConfig(t *testing.T, remote *meshCluster) {
 	t.Helper()
-	writeFile(t, filepath.Join(c.meshDir, remote.name), remote.meshConfig(t, c.meshDir))
+	celltest.ReplaceFile(t, filepath.Join(c.meshDir, remote.name), remote.meshConfig(t, c.meshDir))
 }
 
 // meshConfig returns the YAML of the cluster's config file, copying its
@@ -103,17 +102,6 @@ func (c *meshCluster) writeMeshConfig(t *testing.T, remote *meshCluster) {
 func (c *meshCluster) meshConfig(t *testing.T, dir string) string {
 	t.Helper()
 	return c.srv.MeshConfig(dir, c.name)
-}
-
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // agent is one agent hive: it shares nothing with the others but etcd.

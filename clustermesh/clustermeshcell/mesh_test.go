@@ -197,7 +197,7 @@ func TestWaitForRemotesSynced(t *testing.T) {
 	c1, c2 := newCluster(t, "cluster1", 1), newCluster(t, "cluster2", 2)
 	c2.publishClusterConfig(t, false)
 	c1.writeMeshConfig(t, c2)
-	writeFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
 	var w clustermeshcell.SyncWaiter
 	a := startAgentWithFlags(t, c1, "node-a1", "192.0.2.11", []string{"clustermesh-sync-timeout=2s"}, celltest.Capture(&w))
 	// The timeout runs from the call: on a loaded machine (a parallel

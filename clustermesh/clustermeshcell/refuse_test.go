@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiary-net/apiary/cells/api/models"
+	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/kvstore/kvstoretest"
 )
 
@@ -37,13 +38,13 @@ func TestRefusedRemotes(t *testing.T) {
 	wrongCA := as("cluster8", 8)
 	cfg := wrongCA.meshConfig(t, c1.meshDir)
 	cfg = strings.Replace(cfg, "trusted-ca-file: cluster8-ca.crt", "trusted-ca-file: "+filepath.Base(other.CertFile), 1)
-	writeFile(t, filepath.Join(c1.meshDir, "cluster8"), cfg)
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "cluster8"), cfg)
 	// Nothing listens there.
-	writeFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "cluster9"), "endpoints:\n- http://127.0.0.1:1\n")
 	// Refused and ignored files.
-	writeFile(t, filepath.Join(c1.meshDir, "Bad_Name"), "endpoints:\n- http://127.0.0.1:1\n")
-	writeFile(t, filepath.Join(c1.meshDir, "README"), "not a cluster config\n")
-	writeFile(t, filepath.Join(c1.meshDir, "cluster1"), "endpoints:\n- http://127.0.0.1:1\n")
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "Bad_Name"), "endpoints:\n- http://127.0.0.1:1\n")
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "README"), "not a cluster config\n")
+	celltest.ReplaceFile(t, filepath.Join(c1.meshDir, "cluster1"), "endpoints:\n- http://127.0.0.1:1\n")
 
 	a := startAgent(t, c1, "node-a1", "192.0.2.11")
 	tests := []struct {

@@ -171,7 +171,7 @@ func k8sMount(t *testing.T, dir, stamp, link string, files map[string]string) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		writeFile(t, filepath.Join(dir, stamp, name), files[name])
+		celltest.ReplaceFile(t, filepath.Join(dir, stamp, name), files[name])
 	}
 	tmp := filepath.Join(dir, link+"_tmp")
 	if err := os.Symlink(stamp, tmp); err != nil {

@@ -85,7 +85,7 @@ func TestGlobalServiceWithCilium(t *testing.T) {
 	}
 
 	stateFile := filepath.Join(t.TempDir(), "services.yaml")
-	writeState(t, stateFile, rebelBaseState("", localBackends...))
+	celltest.ReplaceFile(t, stateFile, rebelBaseState("", localBackends...))
 	meshDir := meshConfigDir(t, "cilium2", etcdB)
 	a := interop.StartApiaryAgent(t, etcdA, "apiary1", 1, "node-a", labNodeIP,
 		"clustermesh-config="+meshDir, "datapath-netns="+node, "pod-cidr="+labPodCIDR,
@@ -131,13 +131,13 @@ func TestGlobalServiceWithCilium(t *testing.T) {
 	})
 
 	t.Run("affinity local", func(t *testing.T) {
-		writeState(t, stateFile, rebelBaseState("local", localBackends...))
+		celltest.ReplaceFile(t, stateFile, rebelBaseState("local", localBackends...))
 		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]))
 		wantAnswers(t, askNames(t, xwing, rebelBaseVIP, 40), local)
 	})
 
 	t.Run("affinity local without local backends", func(t *testing.T) {
-		writeState(t, stateFile, rebelBaseState("local"))
+		celltest.ReplaceFile(t, stateFile, rebelBaseState("local"))
 		waitBackends(t, a, remoteBackend(remoteBackends[0]), remoteBackend(remoteBackends[1]))
 		wantAnswers(t, askNames(t, xwing, rebelBaseVIP, 40), remote)
 	})
@@ -155,13 +155,13 @@ func TestGlobalServiceWithCilium(t *testing.T) {
 	})
 
 	t.Run("local backends back", func(t *testing.T) {
-		writeState(t, stateFile, rebelBaseState("local", localBackends...))
+		celltest.ReplaceFile(t, stateFile, rebelBaseState("local", localBackends...))
 		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]))
 		wantAnswers(t, askNames(t, xwing, rebelBaseVIP, 20), local)
 	})
 
 	t.Run("cilium2 leaves the mesh", func(t *testing.T) {
-		writeState(t, stateFile, rebelBaseState("", localBackends...))
+		celltest.ReplaceFile(t, stateFile, rebelBaseState("", localBackends...))
 		waitBackends(t, a, localBackend(localBackends[0]), localBackend(localBackends[1]), remoteBackend(remoteBackends[0]))
 		if err := os.Remove(filepath.Join(meshDir, "cilium2")); err != nil {
 			t.Fatal(err)
@@ -236,19 +236,6 @@ func rebelBaseState(affinity string, backends ...string) string {
 		fmt.Fprintf(&b, "  - {addresses: [%s], nodeName: node-a}\n", ip)
 	}
 	return b.String()
-}
-
-// writeState replaces the state file as its documentation says: a new
-// file renamed over it.
-func writeState(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // meshConfigDir is a --clustermesh-config directory naming the etcd of

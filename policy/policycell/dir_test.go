@@ -47,23 +47,10 @@ func cnp(name, app string) string {
 		"spec:\n  endpointSelector: {matchLabels: {app: " + app + "}}\n  ingress: [{fromEndpoints: [{matchLabels: {app: x}}]}]\n"
 }
 
-// write replaces a file atomically, as deployment tools do: a file
-// written in place can be read half-written (truncated) by a scan.
-func write(t *testing.T, name, content string) {
-	t.Helper()
-	tmp := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name))
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestPolicyDir(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a.yaml"), cnp("a1", "web")+"---\n"+cnp("a2", "db"))
-	write(t, filepath.Join(dir, "notes.txt"), "not a policy")
+	celltest.ReplaceFile(t, filepath.Join(dir, "a.yaml"), cnp("a1", "web")+"---\n"+cnp("a2", "db"))
+	celltest.ReplaceFile(t, filepath.Join(dir, "notes.txt"), "not a policy")
 	a := startPolicyAgent(t, "policy-dir="+dir)
 
 	if got := a.ruleNames(); got != "a1,a2" {
@@ -73,15 +60,15 @@ func TestPolicyDir(t *testing.T) {
 		t.Errorf("Policy line = %s %q", e.State, e.Message)
 	}
 	t.Run("add a file", func(t *testing.T) {
-		write(t, filepath.Join(dir, "b.yml"), cnp("b1", "api"))
+		celltest.ReplaceFile(t, filepath.Join(dir, "b.yml"), cnp("b1", "api"))
 		celltest.Eventually(t, "b1", func() bool { return a.ruleNames() == "a1,a2,b1" })
 	})
 	t.Run("change a file replaces its rules only", func(t *testing.T) {
-		write(t, filepath.Join(dir, "a.yaml"), cnp("a3", "web"))
+		celltest.ReplaceFile(t, filepath.Join(dir, "a.yaml"), cnp("a3", "web"))
 		celltest.Eventually(t, "a3", func() bool { return a.ruleNames() == "b1,a3" })
 	})
 	t.Run("broken file keeps its rules", func(t *testing.T) {
-		write(t, filepath.Join(dir, "b.yml"), cnp("b2", "api")+"  egress: [{toPorts: [{ports: [{port: \"99999\"}]}]}]\n")
+		celltest.ReplaceFile(t, filepath.Join(dir, "b.yml"), cnp("b2", "api")+"  egress: [{toPorts: [{ports: [{port: \"99999\"}]}]}]\n")
 		celltest.Eventually(t, "Warning", func() bool { return a.policyLine(t).State == models.StateWarning })
 		e := a.policyLine(t)
 		if !strings.Contains(e.Message, "rejected: b.yml") || !strings.Contains(strings.Join(e.Details, "\n"), "b.yml: document 1") {
@@ -110,7 +97,7 @@ func TestPolicyDirConfigMap(t *testing.T) {
 		if err := os.Mkdir(filepath.Join(dir, version), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		write(t, filepath.Join(dir, version, "policy.yaml"), content)
+		celltest.ReplaceFile(t, filepath.Join(dir, version, "policy.yaml"), content)
 	}
 	mkVersion("..2026_11_22_01", cnp("v1", "web"))
 	must(t, os.Symlink("..2026_11_22_01", filepath.Join(dir, "..data")))

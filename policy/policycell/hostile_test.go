@@ -88,7 +88,7 @@ func hostileFiles(t *testing.T, dir, prefix string) map[string]string {
 	t.Helper()
 	mkfifo(t, filepath.Join(dir, prefix+"fifo.yaml"))
 	must(t, os.Symlink("/dev/zero", filepath.Join(dir, prefix+"zero.yaml")))
-	write(t, filepath.Join(dir, prefix+"bomb.yaml"), string(aliasBomb(4<<20, 999)))
+	celltest.ReplaceFile(t, filepath.Join(dir, prefix+"bomb.yaml"), string(aliasBomb(4<<20, 999)))
 	return map[string]string{
 		prefix + "fifo.yaml": "skipped: not a regular file (named pipe)",
 		prefix + "zero.yaml": "skipped: not a regular file (character device)",
@@ -120,7 +120,7 @@ func checkNamed(t *testing.T, e models.StatusEntry, bad map[string]string) {
 
 func TestPolicyDirHostileFiles(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "good.yaml"), cnp("good", "web"))
+	celltest.ReplaceFile(t, filepath.Join(dir, "good.yaml"), cnp("good", "web"))
 	bad := hostileFiles(t, dir, "")
 
 	done := make(chan *policyAgent, 1)
@@ -157,7 +157,7 @@ func TestPolicyDirHostileFiles(t *testing.T) {
 		for name, why := range hostileFiles(t, dir, "later-") {
 			bad[name] = why
 		}
-		write(t, filepath.Join(dir, "other.yaml"), cnp("other", "db"))
+		celltest.ReplaceFile(t, filepath.Join(dir, "other.yaml"), cnp("other", "db"))
 		celltest.Eventually(t, "other loaded", func() bool { return a.ruleNames() == "good,other" })
 		celltest.Eventually(t, "later files named", func() bool {
 			msg := a.policyLine(t).Message
@@ -187,7 +187,7 @@ func TestPolicyDirHostileFiles(t *testing.T) {
 func TestPolicyDirFileReplacedByPipe(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "a.yaml")
-	write(t, name, cnp("a1", "web"))
+	celltest.ReplaceFile(t, name, cnp("a1", "web"))
 	a := startPolicyAgent(t, "policy-dir="+dir)
 	if got := a.ruleNames(); got != "a1" {
 		t.Fatalf("rules at start = %q, want a1", got)
@@ -200,7 +200,7 @@ func TestPolicyDirFileReplacedByPipe(t *testing.T) {
 		t.Errorf("rules = %q, want a1 kept", got)
 	}
 	must(t, os.Remove(name))
-	write(t, name, cnp("a2", "web"))
+	celltest.ReplaceFile(t, name, cnp("a2", "web"))
 	celltest.Eventually(t, "a2", func() bool { return a.ruleNames() == "a2" })
 	celltest.Eventually(t, "Ok", func() bool { return a.policyLine(t).State == models.StateOk })
 }

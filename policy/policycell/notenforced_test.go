@@ -29,7 +29,7 @@ spec:
 // as long as it is; an API import answers with the warning.
 func TestNotEnforcedFieldsShow(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "fqdn.yaml"), fqdnPolicy)
+	celltest.ReplaceFile(t, filepath.Join(dir, "fqdn.yaml"), fqdnPolicy)
 	a := startPolicyAgent(t, "policy-dir="+dir)
 	if got := a.ruleNames(); got != "client-egress" {
 		t.Fatalf("rules = %q, want client-egress in force", got)

@@ -3,7 +3,6 @@ package svcpublish_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,17 +50,6 @@ endpoints:
   ports: [{name: http, port: 80}]
   endpoints: [%s]
 `, annotations, clusterIP, "{addresses: ["+strings.Join(backends, "]}, {addresses: [")+"]}")
-}
-
-// writeFile replaces path atomically, as a user of --lb-state-file must.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path+".tmp", []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // meshCluster is one cluster without Kubernetes: its etcd and its
@@ -158,8 +146,8 @@ func waitView(t *testing.T, cl *client.Client, what, want string) {
 // global has its key deleted.
 func TestFileServicesAcrossClusters(t *testing.T) {
 	c1, c2 := newCluster(t, "cluster1", 1), newCluster(t, "cluster2", 2)
-	writeFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.1"))
-	writeFile(t, c2.file, rebelBase("10.96.2.10", "", "10.2.0.1"))
+	celltest.ReplaceFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.1"))
+	celltest.ReplaceFile(t, c2.file, rebelBase("10.96.2.10", "", "10.2.0.1"))
 	meshDir := t.TempDir()
 	c1.etcd.WriteMeshConfig(meshDir, c1.name)
 	startAgent(t, c1, "")
@@ -193,16 +181,16 @@ func TestFileServicesAcrossClusters(t *testing.T) {
 	})
 
 	// cluster1's backends change (a pod replaced), then go.
-	writeFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.5", "10.1.0.6"))
+	celltest.ReplaceFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.5", "10.1.0.6"))
 	waitView(t, a2, "cluster1's new backends", "default/rebel-base cluster1>10.1.0.5:80/TCP (http)+10.1.0.6:80/TCP (http) cluster2>10.2.0.1:80/TCP (http) "+
 		"10.96.2.10:80/TCP->10.2.0.1:80/TCP@cluster2+10.1.0.5:80/TCP@cluster1+10.1.0.6:80/TCP@cluster1")
 	// Not shared: the key goes, cluster2 balances to its own only.
-	writeFile(t, c1.file, rebelBase("10.96.1.10", `, service.cilium.io/shared: "false"`, "10.1.0.5"))
+	celltest.ReplaceFile(t, c1.file, rebelBase("10.96.1.10", `, service.cilium.io/shared: "false"`, "10.1.0.5"))
 	celltest.Eventually(t, "the unshared service's key deleted", func() bool { return c1.key(t, key) == "" })
 	waitView(t, a2, "cluster1's part withdrawn", "default/rebel-base cluster2>10.2.0.1:80/TCP (http) 10.96.2.10:80/TCP->10.2.0.1:80/TCP@cluster2")
 	// Shared again, then not global: published, then deleted.
-	writeFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.5"))
+	celltest.ReplaceFile(t, c1.file, rebelBase("10.96.1.10", "", "10.1.0.5"))
 	celltest.Eventually(t, "published again", func() bool { return c1.key(t, key) != "" })
-	writeFile(t, c1.file, strings.Replace(rebelBase("10.96.1.10", "", "10.1.0.5"), `service.cilium.io/global: "true"`, `team: rebels`, 1))
+	celltest.ReplaceFile(t, c1.file, strings.Replace(rebelBase("10.96.1.10", "", "10.1.0.5"), `service.cilium.io/global: "true"`, `team: rebels`, 1))
 	celltest.Eventually(t, "the key of a service no longer global deleted", func() bool { return c1.key(t, key) == "" })
 }

@@ -3,7 +3,6 @@ package svcmanagercell_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,18 +48,6 @@ endpoints:
   endpoints:
   - addresses: [10.0.1.1]
 `
-
-// writeFile replaces path atomically, as a user of --lb-state-file must.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // metric returns the value of name with label ("k=v", "" for none), -1
 // when absent.
@@ -110,7 +97,7 @@ func line(c status.Collector) models.StatusEntry {
 func TestStateFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "state.yaml")
-	writeFile(t, file, echo)
+	celltest.ReplaceFile(t, file, echo)
 	w := svcmanagertest.New()
 	// The maps of a previous run: the same service, and one since gone.
 	svcs, err := svcmanager.ParseStateFile(file, []byte(echo))
@@ -158,7 +145,7 @@ func TestStateFile(t *testing.T) {
 	})
 	w.Take()
 
-	writeFile(t, file, strings.Replace(echo, "[10.0.1.1]", "[10.0.1.1, 10.0.1.999]", 1))
+	celltest.ReplaceFile(t, file, strings.Replace(echo, "[10.0.1.1]", "[10.0.1.1, 10.0.1.999]", 1))
 	celltest.Eventually(t, "the refused file on the Services line", func() bool {
 		e := line(col)
 		return e.State == models.StateWarning && strings.Contains(strings.Join(e.Details, "\n"),
@@ -168,7 +155,7 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("a refused file wrote %v", calls)
 	}
 
-	writeFile(t, file, echo+"  - addresses: [10.0.1.2]\n    conditions: {ready: false, serving: true, terminating: true}\n")
+	celltest.ReplaceFile(t, file, echo+"  - addresses: [10.0.1.2]\n    conditions: {ready: false, serving: true, terminating: true}\n")
 	celltest.Eventually(t, "the changed frontends written", func() bool { return len(w.Calls()) == 3 })
 	got := w.Take()
 	slices.Sort(got)
@@ -196,7 +183,7 @@ func TestStateFile(t *testing.T) {
 		}
 	}
 
-	writeFile(t, file, "")
+	celltest.ReplaceFile(t, file, "")
 	celltest.Eventually(t, "the frontends deleted", func() bool { return len(w.Dump()) == 0 && m.Stats().Services == 0 })
 }
 
@@ -204,7 +191,7 @@ func TestStateFile(t *testing.T) {
 // the line says they are not written.
 func TestWithoutWriter(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "state.json")
-	writeFile(t, file, `{"services":[{"metadata":{"name":"dns","namespace":"kube-system"},"spec":{"clusterIP":"10.96.0.10","ports":[{"port":53,"protocol":"UDP"}]}}]}`)
+	celltest.ReplaceFile(t, file, `{"services":[{"metadata":{"name":"dns","namespace":"kube-system"},"spec":{"clusterIP":"10.96.0.10","ports":[{"port":53,"protocol":"UDP"}]}}]}`)
 	var m *svcmanager.Manager
 	var col status.Collector
 	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
