@@ -311,7 +311,7 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
 		m.arena = m.arena[:0]
-		want = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, m.want, &m.arena)
+		want = desired(e.svc, e.name, m.remoteOf(k), m.node, m.want, &m.arena)
 		m.want = nil
 		defer func() { m.want = want[:0] }()
 	}
@@ -321,19 +321,16 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	same, copied, p := 0, false, 0
 	for i := range want {
 		lb := &want[i]
-		for p < len(e.owned) && compareAddr(e.owned[p].lb.Frontend, lb.Frontend) < 0 {
-			p++
-		}
-		var fe *frontend
-		if p < len(e.owned) && e.owned[p].lb.Frontend == lb.Frontend {
-			fe = e.owned[p]
-		} else if fe = m.desired[lb.Frontend]; fe != nil {
-			if !slices.Contains(m.lost[lb.Frontend], k) {
-				m.lost[lb.Frontend] = append(m.lost[lb.Frontend], k)
-				m.log.Warn("Frontend already served by another service; skipped",
-					"frontend", lb.Frontend.String(), "service", k.String(), "owner", fe.owner.String())
+		fe := ownedAt(e.owned, &p, lb.Frontend)
+		if fe == nil {
+			if other := m.desired[lb.Frontend]; other != nil {
+				if !slices.Contains(m.lost[lb.Frontend], k) {
+					m.lost[lb.Frontend] = append(m.lost[lb.Frontend], k)
+					m.log.Warn("Frontend already served by another service; skipped",
+						"frontend", lb.Frontend.String(), "service", k.String(), "owner", other.owner.String())
+				}
+				continue
 			}
-			continue
 		}
 		switch {
 		case !copied && same < len(e.owned) && e.owned[same] == fe && fe != nil:
@@ -452,17 +449,32 @@ func (m *Manager) lists(k svcKey, e *entry, out []datapath.LBService, arena *[]d
 		return out
 	}
 	start := len(out)
-	out = desired(e.svc, e.name, m.remote[svcKey{namespace: k.namespace, name: k.name}], m.node, out, arena)
+	out = desired(e.svc, e.name, m.remoteOf(k), m.node, out, arena)
 	kept, p := out[start:start], 0
 	for _, lb := range out[start:] {
-		for p < len(e.owned) && compareAddr(e.owned[p].lb.Frontend, lb.Frontend) < 0 {
-			p++
-		}
-		if p < len(e.owned) && e.owned[p].lb.Frontend == lb.Frontend {
+		if ownedAt(e.owned, &p, lb.Frontend) != nil {
 			kept = append(kept, lb)
 		}
 	}
 	return out[:start+len(kept)]
+}
+
+// remoteOf returns the remote clusters' backends of the service at k.
+func (m *Manager) remoteOf(k svcKey) []Backend {
+	return m.remote[svcKey{namespace: k.namespace, name: k.name}]
+}
+
+// ownedAt returns the frontend of owned (sorted by address) at a, nil
+// if none; *p is where the last call stopped, so that a walk of
+// ascending addresses reads owned once.
+func ownedAt(owned []*frontend, p *int, a datapath.L3n4Addr) *frontend {
+	for *p < len(owned) && compareAddr(owned[*p].lb.Frontend, a) < 0 {
+		*p++
+	}
+	if *p < len(owned) && owned[*p].lb.Frontend == a {
+		return owned[*p]
+	}
+	return nil
 }
 
 // remove deletes a frontend from the datapath.
