@@ -97,7 +97,7 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 	if len(eps) == 1 { // the common case: no copy of the backends
 		p := c.slice(rec, eps[0])
 		c.prune(rec, eps)
-		s.Backends = p.backends // shared: nobody changes a Service's backends
+		s.Backends = p.backends // the slice's own: made again in only once given back
 		s.Warnings = baseWarnings
 		if len(p.warnings) > 0 {
 			s.Warnings = append(baseWarnings, p.warnings...)
