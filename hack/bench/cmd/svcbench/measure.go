@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
@@ -120,9 +119,9 @@ func paired(in []input, n int, prep func(j int), sides ...func(j int) error) ([]
 	got := make([]sample, len(sides))
 	one := func(j int, fn func(int) error, into *sample) error {
 		touch(in[target(j, len(in))].slices[(j+1)%2])
-		w0, c0 := time.Now(), processCPU()
+		w0, c0 := time.Now(), bench.ProcessCPU()
 		err := fn(j)
-		c1 := processCPU()
+		c1 := bench.ProcessCPU()
 		into.wall += time.Since(w0)
 		into.cpu += c1 - c0
 		return err
@@ -148,8 +147,8 @@ func paired(in []input, n int, prep func(j int), sides ...func(j int) error) ([]
 func clockCost(n int) sample {
 	var total sample
 	for range n {
-		w0, c0 := time.Now(), processCPU()
-		c1 := processCPU()
+		w0, c0 := time.Now(), bench.ProcessCPU()
+		c1 := bench.ProcessCPU()
 		total.wall += time.Since(w0)
 		total.cpu += c1 - c0
 	}
@@ -194,16 +193,6 @@ func touch(sl *discoveryv1.EndpointSlice) {
 		}
 	}
 	sink += n
-}
-
-// processCPU is the process's CPU time (all threads, GC included), to
-// the nanosecond.
-func processCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // rawMaps are unpinned maps of the lbmap writer's specs, written with
