@@ -92,8 +92,13 @@ func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("service %s (%s): %s", fe, svc.Name, fmt.Sprintf(format, args...))
 	}
-	if !fe.Addr.IsValid() || fe.Addr.IsUnspecified() {
+	if !fe.Addr.IsValid() {
 		return fail("frontend address %v is not a valid address", fe.Addr)
+	}
+	// A NodePort's unspecified address is Cilium's surrogate frontend,
+	// which svcmanager.Desired writes beside the one per node address.
+	if fe.Addr.IsUnspecified() && svc.Type != datapath.SVCTypeNodePort {
+		return fail("frontend address %v is unspecified: only a NodePort frontend may be", fe.Addr)
 	}
 	fe.Addr = fe.Addr.Unmap().WithZone("") // the maps hold no zone
 	if fe.Port == 0 {

@@ -12,10 +12,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap/bpfmaptest"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
 func TestLayoutMatchesPrograms(t *testing.T) {
@@ -263,6 +268,7 @@ func TestBadServicesRefusedWhole(t *testing.T) {
 	noPort := svc("10.96.0.10:0", "10.0.1.1:80")
 	badType := svc("10.96.0.10:80", "10.0.1.1:80")
 	badType.Type = "Headless"
+	anyAddr := svc("0.0.0.0:80", "10.0.1.1:80") // ClusterIP
 	tests := []struct {
 		name string
 		give datapath.LBService
@@ -272,6 +278,7 @@ func TestBadServicesRefusedWhole(t *testing.T) {
 		{"duplicate", dup, "backends[1]"},
 		{"port", noPort, "frontend port"},
 		{"type", badType, "type"},
+		{"unspecified ClusterIP", anyAddr, "only a NodePort frontend"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,4 +418,84 @@ func TestChanges(t *testing.T) {
 	step("a backend terminating", func() error { return w.UpsertService(svc("10.96.0.10:80", "~10.0.1.1:8080")) }, 2)
 	step("a frontend never written deleted", func() error { return w.DeleteService(l3n4("10.96.0.11:80", datapath.ProtoTCP)) }, 2)
 	step("the service deleted", func() error { return w.DeleteService(l3n4("10.96.0.10:80", datapath.ProtoTCP)) }, 3)
+}
+
+// TestNodePortSurrogate: the unspecified address of a NodePort (what
+// svcmanager.Desired hands over beside one frontend per node address,
+// as Cilium writes it) is a frontend like the others, IPv4 and IPv6.
+func TestNodePortSurrogate(t *testing.T) {
+	w, m := open(t, bpfmaptest.Root(t))
+	var svcs []datapath.LBService
+	for _, fe := range []string{"0.0.0.0:30080", "192.0.2.10:30080", "[::]:30080"} {
+		s := svc(fe, "10.0.1.1:8080")
+		if strings.HasPrefix(fe, "[") {
+			s = svc(fe, "[fd00::1]:8080")
+		}
+		s.Type = datapath.SVCTypeNodePort
+		svcs = append(svcs, s)
+	}
+	if _, _, err := w.ReconcileServices(slices.Values(svcs)); err != nil {
+		t.Fatal(err)
+	}
+	d := dump(t, m)
+	for _, fe := range []string{"0.0.0.0:30080/TCP", "192.0.2.10:30080/TCP", "[::]:30080/TCP"} {
+		if s, ok := d[fe]; !ok || len(slotAddrs(s)) != 1 {
+			t.Errorf("maps hold %v, want %s with one backend", d, fe)
+		}
+	}
+	if err := w.DeleteService(svcs[0].Frontend); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := dump(t, m)["0.0.0.0:30080/TCP"]; ok {
+		t.Error("the surrogate frontend is still there after DeleteService")
+	}
+}
+
+// TestWritesWhatDesiredMakes: every kind of frontend svcmanager.Desired
+// makes of a Kubernetes Service (ClusterIPs of both families, the
+// NodePort's unspecified address and one per node address, external
+// IPs, LoadBalancer ingress), through a manager as the agent wires them,
+// reaches the maps whole: the writer refuses none of them.
+func TestWritesWhatDesiredMakes(t *testing.T) {
+	w, m := open(t, bpfmaptest.Root(t))
+	tcp, port, name := corev1.ProtocolTCP, int32(8080), "http"
+	k8s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10", "fd00::10"},
+			IPFamilies:  []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol},
+			ExternalIPs: []string{"198.51.100.7"},
+			Ports:       []corev1.ServicePort{{Name: "http", Port: 80, Protocol: tcp, NodePort: 30080}}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.9"}}}}}
+	var sls []*discoveryv1.EndpointSlice
+	for _, fam := range []struct {
+		t    discoveryv1.AddressType
+		addr string
+	}{{discoveryv1.AddressTypeIPv4, "10.0.1.1"}, {discoveryv1.AddressTypeIPv6, "fd00:1::1"}} {
+		sls = append(sls, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-" + string(fam.t)},
+			AddressType: fam.t, Ports: []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &tcp}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{fam.addr}}}})
+	}
+	node := svcmanager.Node{Name: "node1", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
+	mgr := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	mgr.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8s, sls))
+	if err := mgr.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	want := svcmanager.Desired(svcmanager.FromKubernetes(k8s, sls), nil, node)
+	// 2 ClusterIPs, 4 NodePorts (unspecified and node address, each
+	// family), 1 external IP, 1 LoadBalancer ingress.
+	if len(want) != 8 {
+		t.Fatalf("Desired makes %d frontends, want 8: %v", len(want), want)
+	}
+	d := dump(t, m)
+	for _, lb := range want {
+		if _, ok := d[lb.Frontend.String()]; !ok {
+			t.Errorf("the maps lack %s %s (they hold %d frontends)", lb.Type, lb.Frontend, len(d))
+		}
+	}
+	if len(d) != len(want) {
+		t.Errorf("the maps hold %d frontends, Desired makes %d", len(d), len(want))
+	}
+	if st := mgr.Stats(); st.Failures > 0 {
+		t.Errorf("the manager's writes failed: %v", st.LastError)
+	}
 }
