@@ -221,10 +221,11 @@ func TestFromKubernetes(t *testing.T) {
 	})
 	t.Run("annotations and warnings", func(t *testing.T) {
 		svc := k8sService("web", []string{"10.96.0.10", "10.96.0.300"}, "http:80:8080")
+		svc.Spec.ExternalIPs = []string{"::"}
 		global("nearest")(svc)
 		svc.Annotations[svcmanager.AnnotationShared] = "false"
 		sl := slice("web-a", map[string]int32{"http": 8080}, "10.0.1.1")
-		sl.Endpoints[0].Addresses = append(sl.Endpoints[0].Addresses, "bogus")
+		sl.Endpoints[0].Addresses = append(sl.Endpoints[0].Addresses, "bogus", "0.0.0.0")
 		s := svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl})
 		if !s.Global || s.Shared || s.Affinity != svcmanager.AffinityNone {
 			t.Errorf("global %v shared %v affinity %q, want true false none", s.Global, s.Shared, s.Affinity)
@@ -232,7 +233,9 @@ func TestFromKubernetes(t *testing.T) {
 		want := []string{
 			`annotation service.cilium.io/affinity: "nearest" is not local, remote or none; using none`,
 			`spec.clusterIPs[1]: "10.96.0.300" is not an IP address`,
+			`spec.externalIPs[0]: "::" is the unspecified address`,
 			`EndpointSlice web-a: endpoints[0].addresses[1]: "bogus" is not an IP address`,
+			`EndpointSlice web-a: endpoints[0].addresses[2]: "0.0.0.0" is the unspecified address`,
 		}
 		if !slices.Equal(s.Warnings, want) {
 			t.Errorf("Warnings =\n  %s\nwant\n  %s", strings.Join(s.Warnings, "\n  "), strings.Join(want, "\n  "))

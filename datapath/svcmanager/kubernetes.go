@@ -118,8 +118,8 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 func frontends(svc *corev1.Service, warnings *[]string, out []Frontend) []Frontend {
 	add := func(field string, i int, ip string, t datapath.ServiceType) {
 		a, err := parseAddr(ip)
-		if err != nil {
-			*warnings = append(*warnings, fmt.Sprintf("%s[%d]: %q is not an IP address", field, i, ip))
+		if err != nil || a.IsUnspecified() {
+			*warnings = append(*warnings, fmt.Sprintf("%s[%d]: %q %s", field, i, ip, unusable(err)))
 			return
 		}
 		for _, p := range svc.Spec.Ports {
@@ -243,8 +243,8 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 		}
 		for j, addr := range ep.Addresses {
 			a, err := parseAddr(addr)
-			if err != nil {
-				*warnings = append(*warnings, fmt.Sprintf("EndpointSlice %s: endpoints[%d].addresses[%d]: %q is not an IP address", sl.Name, i, j, addr))
+			if err != nil || a.IsUnspecified() {
+				*warnings = append(*warnings, fmt.Sprintf("EndpointSlice %s: endpoints[%d].addresses[%d]: %q %s", sl.Name, i, j, addr, unusable(err)))
 				continue
 			}
 			for _, p := range ports {
@@ -260,6 +260,15 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 		clear(out[len(out):cap(out)]) // the room's old strings
 	}
 	return out
+}
+
+// unusable says why an address is left out: err from parsing it, or
+// (nil) it is the unspecified address, which no frontend or backend has.
+func unusable(err error) string {
+	if err != nil {
+		return "is not an IP address"
+	}
+	return "is the unspecified address"
 }
 
 // condition maps an endpoint's conditions (nil ready or serving: true,

@@ -68,6 +68,8 @@ func TestParseStateFile(t *testing.T) {
 		{name: "bad format", file: "s.txt", give: stateYAML, want: "s.txt: unknown format"},
 		{name: "no name", file: "s.yaml", give: strings.Replace(stateYAML, "name: echo,", "", 1), want: "services[0].metadata.name: empty"},
 		{name: "bad cluster IP", file: "s.yaml", give: strings.Replace(stateYAML, "10.96.0.20", "10.96.0.300", 1), want: `services[0]: spec.clusterIPs[0]: "10.96.0.300" is not an IP address`},
+		{name: "unspecified cluster IP", file: "s.yaml", give: strings.Replace(stateYAML, "10.96.0.20", "0.0.0.0", 1), want: `services[0]: spec.clusterIPs[0]: "0.0.0.0" is the unspecified address`},
+		{name: "unspecified endpoint", file: "s.yaml", give: strings.Replace(stateYAML, "[10.0.1.2]", "[0.0.0.0]", 1), want: `"0.0.0.0" is the unspecified address`},
 		{name: "bad protocol", file: "s.yaml", give: strings.Replace(stateYAML, "port: 80,", "port: 80, protocol: TPC,", 1), want: `services[0].spec.ports[0].protocol: "TPC" is not TCP, UDP or SCTP`},
 		{name: "slice of no service", file: "s.yaml", give: strings.Replace(stateYAML, "service-name: echo", "service-name: ekko", 1), want: "endpoints[0].metadata.labels[kubernetes.io/service-name]: no service test/ekko in the file"},
 		{name: "bad endpoint address", file: "s.yaml", give: strings.Replace(stateYAML, "[10.0.1.2]", "[fd00::2]", 1), want: "endpoints[0].endpoints[1].addresses[0]: fd00::2 is not of addressType IPv4"},
