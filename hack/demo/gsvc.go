@@ -86,7 +86,7 @@ func (l *lab) globalServices(ctx context.Context) error {
 	if err := w.setUp(ctx); err != nil {
 		return err
 	}
-	errs := []error{w.waitGlobalLine(ctx)}
+	var errs []error
 	for _, step := range []func(context.Context) error{w.stepGlobal, w.stepAffinity, w.stepFailover, w.stepBack} {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -98,8 +98,8 @@ func (l *lab) globalServices(ctx context.Context) error {
 }
 
 // setUp creates the pods, writes both clusters' Service and waits until
-// the x-wing's node balances to all of them, then shows it as a user
-// would look at it.
+// the x-wing's node balances to all of them and its ClusterMesh line
+// counts the service, then shows it as a user would look at it.
 func (w *walkthrough) setUp(ctx context.Context) error {
 	var err error
 	if w.xwing, err = w.createPod(ctx, w.local.nodes[0], "x-wing", "app=x-wing"); err != nil {
@@ -122,6 +122,11 @@ func (w *walkthrough) setUp(ctx context.Context) error {
 	fmt.Fprintf(w.l.out, "  the Service %s/rebel-base, annotated service.cilium.io/global: \"true\", with an EndpointSlice of its cluster's rebel-base pods, in each cluster's --lb-state-file (%s: ClusterIP %s, %s: %s)\n",
 		gsvcNamespace, w.local.name, w.vips[w.local], w.remote.name, w.vips[w.remote])
 	if err := w.waitBackends(ctx, w.ips(w.local), w.ips(w.remote)); err != nil {
+		return err
+	}
+	// The status lines are probed apart from the maps: the line shown
+	// must already count the service.
+	if err := w.waitGlobalLine(ctx); err != nil {
 		return err
 	}
 	n := w.xwing.node
