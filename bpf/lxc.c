@@ -167,6 +167,85 @@ static __attribute__((noinline)) int ct_revalidate(const struct flow *f, __u32 d
 	return pass(f, dir);
 }
 
+/* hairpin_send sends a hairpinned packet (lib/lb.h) from from_container
+ * straight back into its endpoint, through the host side's egress (where
+ * to_container lets it in by its mark): the Ethernet addresses are
+ * swapped, so that the endpoint's own address is the destination. */
+static __always_inline int hairpin_send(struct __sk_buff *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u8 mac[ETH_ALEN];
+
+	if ((void *)(eth + 1) > data_end)
+		return CTX_ACT_DROP;
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	ctx->mark = MARK_MAGIC_LOOPBACK;
+	return redirect(ctx->ifindex, 0);
+}
+
+/* hairpin_request handles a packet from_container translated to the
+ * endpoint itself (f: loopback address -> the endpoint). No policy
+ * applies, as in Cilium: an endpoint reaching itself through a service
+ * needs no rule. The flow is tracked as the endpoint's ingress flow (its
+ * answers are replies of it), flagged CT_FLAG_LOOPBACK and carrying the
+ * rev-NAT index. */
+static __attribute__((noinline)) int hairpin_request(struct __sk_buff *ctx, struct flow *f,
+						     __u64 now)
+{
+	struct ct_value *v = ct_get_live(f, DIR_INGRESS, now);
+	int state = CT_ESTABLISHED;
+
+	if (v && (v->flags & CT_FLAG_LOOPBACK) && v->rev_nat_index == f->lb_rev_nat) {
+		ct_refresh(v, f, now);
+		ct_count(v, f, 0);
+	} else {
+		struct ct_value nv = {
+			.peer_identity = endpoint_identity,
+			.endpoint_id = endpoint_id,
+			.flags = CT_FLAG_LOOPBACK,
+			.tx_packets = 1,
+			.tx_bytes = f->len,
+			.rev_nat_index = f->lb_rev_nat,
+		};
+
+		ct_refresh(&nv, f, now);
+		ct_put(f, DIR_INGRESS, &nv);
+		state = CT_NEW;
+	}
+	trace_forwarded(f, DIR_EGRESS, state, endpoint_id, endpoint_identity, endpoint_identity); /* hubble */
+	pass(f, DIR_EGRESS);
+	return hairpin_send(ctx);
+}
+
+/* hairpin_reply handles an answer of a hairpinned flow (entry v, flagged
+ * CT_FLAG_LOOPBACK), which from_container sees as a reply (the endpoint
+ * -> the loopback address): it comes from the frontend and goes to the
+ * endpoint, back into it. Any other packet matching such an entry did not
+ * come from the endpoint's own translation (to_container lets those in by
+ * their mark before any lookup) and drops. */
+static __attribute__((noinline)) int hairpin_reply(struct __sk_buff *ctx, struct flow *f,
+						   struct ct_value *v, __u32 dir_state)
+{
+	__u8 dir = dir_state & 1;
+	__u32 self[4] = { f->saddr[0] };
+
+	if (dir != DIR_EGRESS || (dir_state >> 1) != CT_REPLY || f->family != 4)
+		return drop(f, DROP_INVALID, dir, 0, endpoint_identity);
+	if (lb_rewrite(ctx, f, 1, self, f->dport) < 0)
+		return drop(f, DROP_CSUM, dir, endpoint_identity, endpoint_identity);
+	f->daddr[0] = self[0];
+	lb_rev_nat(ctx, f, v->rev_nat_index);
+	if (f->saddr[0] == self[0]) /* the service is gone */
+		return drop(f, DROP_NO_SERVICE, dir, endpoint_identity, endpoint_identity);
+	trace_forwarded(f, dir, CT_REPLY, endpoint_id, endpoint_identity, endpoint_identity); /* hubble */
+	pass(f, dir);
+	return hairpin_send(ctx);
+}
+
 /* handle decides the packet in ctx, parsed into *f (zeroed by the caller;
  * from_container reads it afterwards). */
 static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *f)
@@ -188,6 +267,13 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	default:
 		return drop(f, DROP_INVALID, dir, 0, 0);
 	}
+	/* A hairpinned packet from_container sent back (hairpin_send): it
+	 * came in on this very device, where only the endpoint sends. */
+	if (dir == DIR_INGRESS && unlikely(ctx->mark == MARK_MAGIC_LOOPBACK) &&
+	    ctx->ingress_ifindex == ctx->ifindex) {
+		ctx->mark = 0;
+		return pass(f, dir);
+	}
 	rev = current_revs();
 	now = ktime_get_coarse_ns();
 	tunnel_src = tunnel_source_identity(ctx, dir);
@@ -201,6 +287,8 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 
 		if (unlikely(reason))
 			return drop(f, reason, dir, endpoint_identity, 0);
+		if (unlikely(f->lb_loopback))
+			return hairpin_request(ctx, f, now);
 		if (f->lb_new)
 			state = CT_NEW;
 		else if (f->lb_rev_nat)
@@ -209,6 +297,8 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	if (state != CT_NEW && v) {
 		int ret;
 
+		if (unlikely(v->flags & CT_FLAG_LOOPBACK))
+			return hairpin_reply(ctx, f, v, dir | state << 1);
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
 			ret = ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
 		else {

@@ -24,7 +24,14 @@
  * as Cilium's default --bpf-lb-algorithm=random; with sessionAffinity
  * ClientIP a client's new flows go to the backend it used last while that
  * backend is still an active backend of the service and the timeout has
- * not passed since the last new flow. */
+ * not passed since the last new flow.
+ *
+ * Hairpin (IPv4, as Cilium's loopback LB): when the backend picked is the
+ * client itself, the source is rewritten too, to the service loopback
+ * address (service_loopback_ipv4, --ipv4-service-loopback-address), so
+ * that the endpoint's answer leaves it instead of going to the client
+ * socket through its own loopback. lxc.c sends such packets straight back
+ * into the endpoint (lb_loopback set on f) and rewrites the answers. */
 #ifndef APIARY_LB_H
 #define APIARY_LB_H
 
@@ -47,6 +54,10 @@ static __u32 (*get_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
 #define CT_DIR_SERVICE 2 /* a service conntrack entry: client -> frontend */
 #define DROP_NO_SERVICE 158 /* a service without an active backend (Cilium's number) */
 #define DROP_CSUM 153       /* the translation failed to rewrite the packet (Cilium's CSUM_L4 number) */
+
+/* service_loopback_ipv4 is the source of a hairpinned flow (network byte
+ * order), set by the loader; 0: no hairpin translation. */
+volatile const __u32 service_loopback_ipv4 = 0;
 
 #define LB_IP4_CSUM_OFF (sizeof(struct ethhdr) + 10)
 #define LB_IP4_SADDR_OFF (sizeof(struct ethhdr) + 12)
@@ -290,6 +301,15 @@ static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct 
 		return DROP_CSUM;
 	__builtin_memcpy(f->daddr, b.address, 16);
 	f->dport = b.port;
+	if (f->family == 4 && service_loopback_ipv4 && b.address[0] == f->saddr[0]) {
+		__u32 loop[4] = { service_loopback_ipv4 };
+
+		/* Hairpin: the client is its own backend. */
+		if (lb_rewrite(ctx, f, 0, loop, f->sport) < 0)
+			return DROP_CSUM;
+		f->saddr[0] = service_loopback_ipv4;
+		f->lb_loopback = 1;
+	}
 	return 0;
 }
 

@@ -147,6 +147,9 @@ struct ct_value {
 };
 
 #define CT_FLAG_CLOSING 0x1
+/* lib/lb.h: the flow of an endpoint reaching itself through a service
+ * (hairpin), as its programs see it: source the service loopback address. */
+#define CT_FLAG_LOOPBACK 0x2
 #define CT_MAX_ENTRIES 65536
 
 struct {

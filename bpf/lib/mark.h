@@ -12,7 +12,9 @@
  * A packet cannot bring a forged mark from an endpoint: crossing the veth
  * from the endpoint's network namespace into the node's scrubs skb->mark
  * (the kernel's skb_scrub_packet across namespaces), and to_container
- * reads the mark only in tunnel mode. */
+ * reads the identity mark only in tunnel mode. The loopback mark is set
+ * only by an endpoint's from_container on the packet it sends straight
+ * to that endpoint's to_container (bpf_redirect, no stack in between). */
 #ifndef APIARY_MARK_H
 #define APIARY_MARK_H
 
@@ -20,6 +22,10 @@
 
 #define MARK_MAGIC_IDENTITY 0x0F00
 #define MARK_MAGIC_MASK 0x0F00
+/* The loopback mark: from_container sends a hairpinned packet (lib/lb.h)
+ * back to its own endpoint with this mark, so that to_container lets it
+ * in as already decided. The whole mark is compared. */
+#define MARK_MAGIC_LOOPBACK 0x0E00
 
 /* identity_mark returns the mark carrying identity id. */
 static __always_inline __u32 identity_mark(__u32 id)

@@ -49,7 +49,7 @@ struct flow {
 	__u32 len;     /* packet length in bytes, for metrics */
 	__u16 l4_off;  /* offset of the L4 header (ICMP errors: the embedded packet follows 8 bytes later) */
 	__u8 frag;     /* FRAG_*: whether the packet is a fragment */
-	__u8 pad;
+	__u8 lb_loopback; /* lib/lb.h: 1 when the endpoint reaches itself through a service (hairpin) */
 	__u32 frag_id; /* IPv4 identification or IPv6 fragment id, network byte order */
 	__u16 lb_rev_nat; /* lib/lb.h: the service's rev-NAT index of a translated packet, else 0 */
 	__u16 lb_new; /* lib/lb.h: 1 when the translated packet's backend was picked for it (a new flow to the service) */

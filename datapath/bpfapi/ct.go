@@ -86,5 +86,8 @@ func ctModel(e ctmap.Entry, now uint64) models.BPFCTEntry {
 	if e.Value.Flags&ctmap.FlagClosing != 0 {
 		out.Flags = append(out.Flags, "closing")
 	}
+	if e.Value.Flags&ctmap.FlagLoopback != 0 {
+		out.Flags = append(out.Flags, "loopback")
+	}
 	return out
 }

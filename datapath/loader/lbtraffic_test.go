@@ -58,6 +58,13 @@ func backendID(i int) identity.NumericIdentity {
 // attaches the client endpoint's programs with egress policy ms.
 func newLBLab(t *testing.T, ms policy.MapState) *lbLab {
 	t.Helper()
+	return newLBLabEnforcing(t, ms, false)
+}
+
+// newLBLabEnforcing is newLBLab, with the client endpoint's ingress
+// policy enforced when ingress is true (its policy map: ms).
+func newLBLabEnforcing(t *testing.T, ms policy.MapState, ingress bool) *lbLab {
+	t.Helper()
 	for _, p := range []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding"} {
 		if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
 			t.Fatal(err)
@@ -84,7 +91,7 @@ func newLBLab(t *testing.T, ms policy.MapState) *lbLab {
 	if _, _, err := l.h.loader.SyncPolicyMap(epID, ms); err != nil {
 		t.Fatal(err)
 	}
-	ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: hostIf, IngressEnforcement: false, EgressEnforcement: true}
+	ep := datapath.EndpointSpec{ID: datapath.EndpointID(epID), Identity: epIdentity, IfIndex: hostIf, IngressEnforcement: ingress, EgressEnforcement: true}
 	if err := l.h.loader.Attach(ep); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package loader
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -50,6 +52,8 @@ type Loader struct {
 	// tunnelIfIndex is the tunnel device endpoint programs encapsulate
 	// to (AttachOverlay); 0: native routing.
 	tunnelIfIndex int
+	// loopback is the source of hairpinned flows (WithServiceLoopback).
+	loopback netip.Addr
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -64,9 +68,15 @@ func New(log *slog.Logger, root string, policyMapMax uint32, opts ...Option) (*L
 	l := &Loader{
 		log: log, root: root, policyMapMax: policyMapMax,
 		links: make(map[uint16]*endpointLinks), policyMaps: make(map[uint16]*policymap.Map),
+		loopback: DefaultServiceLoopback,
 	}
 	for _, o := range opts {
 		o(l)
+	}
+	if l.loopback.IsValid() {
+		if err := CheckServiceLoopback(l.loopback); err != nil {
+			return nil, fmt.Errorf("new loader: %w", err)
+		}
 	}
 	return l, nil
 }
@@ -187,11 +197,12 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 		return nil, err
 	}
 	consts := map[string]any{
-		bpf.LxcVarEndpointId:       uint32(ep.ID),
-		bpf.LxcVarEndpointIdentity: uint32(ep.Identity),
-		bpf.LxcVarEnforceIngress:   enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
-		bpf.LxcVarEnforceEgress:    enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
-		bpf.LxcVarTunnelIfindex:    uint32(l.TunnelIfIndex()),
+		bpf.LxcVarEndpointId:          uint32(ep.ID),
+		bpf.LxcVarEndpointIdentity:    uint32(ep.Identity),
+		bpf.LxcVarEnforceIngress:      enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarEnforceEgress:       enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarTunnelIfindex:       uint32(l.TunnelIfIndex()),
+		bpf.LxcVarServiceLoopbackIpv4: loopbackWord(l.loopback),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -229,4 +240,24 @@ func (l *Loader) removePolicyMap(id uint16) error {
 		delete(l.policyMaps, id)
 	}
 	return errors.Join(append(errs, policymap.Remove(l.root, id))...)
+}
+
+// loopbackWord is a as the programs' service_loopback_ipv4 holds it: the
+// address's bytes in network order; 0 when a is the invalid Addr.
+func loopbackWord(a netip.Addr) uint32 {
+	if !a.IsValid() {
+		return 0
+	}
+	b := a.As4()
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+// CheckServiceLoopback refuses a hairpin source address (see
+// WithServiceLoopback) that is not IPv4 unicast: the pod would drop
+// packets from it.
+func CheckServiceLoopback(a netip.Addr) error {
+	if !a.Is4() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return fmt.Errorf("--ipv4-service-loopback-address %s is not an IPv4 unicast address", a)
+	}
+	return nil
 }

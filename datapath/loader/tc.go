@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/cilium/ebpf"
 	"github.com/vishvananda/netlink"
@@ -33,6 +34,16 @@ func WithAttachMode(m AttachMode) Option { return func(l *Loader) { l.mode = m }
 // WithLBMapMax sizes the load-balancing maps (--bpf-lb-map-max; 0: the
 // programs' default, 65536).
 func WithLBMapMax(n uint32) Option { return func(l *Loader) { l.lbMapMax = n } }
+
+// DefaultServiceLoopback is the source of hairpinned flows (Cilium's
+// --ipv4-service-loopback-address default).
+var DefaultServiceLoopback = netip.MustParseAddr("169.254.42.1")
+
+// WithServiceLoopback sets the address a pod reaching itself through a
+// service appears to come from (--ipv4-service-loopback-address; default
+// DefaultServiceLoopback). The invalid Addr turns hairpin translation
+// off; New refuses any other address that is not IPv4 unicast.
+func WithServiceLoopback(a netip.Addr) Option { return func(l *Loader) { l.loopback = a } }
 
 // tcFilter is the bpf filter of hook (HookIngress or HookEgress) on
 // ifindex, running prog (nil to name the filter for deletion).

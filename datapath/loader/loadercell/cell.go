@@ -3,6 +3,7 @@ package loadercell
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -62,6 +63,10 @@ type Config struct {
 	EnableNodePort bool
 	// Devices are the node's external devices (Cilium's --devices).
 	Devices []string
+	// IPv4ServiceLoopbackAddress is the source of a pod's flows to itself
+	// through a service (hairpin; Cilium's flag of that name); empty: no
+	// hairpin translation.
+	IPv4ServiceLoopbackAddress string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
@@ -69,7 +74,7 @@ var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx":
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
 var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
-	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup"}
+	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String()}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
@@ -79,7 +84,8 @@ const maxPolicyMapMax = 1 << 20
 const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
-// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port and --devices.
+// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices and
+// --ipv4-service-loopback-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
@@ -89,6 +95,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
+	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
 }
 
 // Validate checks the flags.
@@ -113,10 +120,26 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--devices: %q is not a device name", d)
 		}
 	}
+	if _, err := c.serviceLoopback(); err != nil {
+		return err
+	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
 		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
 	}
 	return nil
+}
+
+// serviceLoopback parses --ipv4-service-loopback-address; empty turns
+// hairpin translation off (the invalid Addr).
+func (c *Config) serviceLoopback() (netip.Addr, error) {
+	if c.IPv4ServiceLoopbackAddress == "" {
+		return netip.Addr{}, nil
+	}
+	a, err := netip.ParseAddr(c.IPv4ServiceLoopbackAddress)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("--ipv4-service-loopback-address %q is not an IPv4 address", c.IPv4ServiceLoopbackAddress)
+	}
+	return a, loader.CheckServiceLoopback(a)
 }
 
 type loaderParams struct {
@@ -128,7 +151,12 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]), loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)))
+	loopback, err := p.Config.serviceLoopback()
+	if err != nil {
+		return nil, &cell.ConfigError{Err: err}
+	}
+	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]),
+		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

@@ -70,6 +70,12 @@ func TestConfigValidate(t *testing.T) {
 		{"largest policy map", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1 << 20, BPFLBMapMax: 1 << 24}, true},
 		{"lb map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1<<24 + 1}, false},
 		{"empty root", loadercell.Config{BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1}, false},
+		{"no hairpin", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: ""}, true},
+		{"other loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "192.0.2.1"}, true},
+		{"loopback address not one", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "169.254.42.300"}, false},
+		{"IPv6 loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "fd00::1"}, false},
+		{"multicast loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "224.0.0.1"}, false},
+		{"127/8 loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "127.0.0.1"}, false},
 		{"policy map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1<<20 + 1, BPFLBMapMax: 1}, false},
 	}
 	for _, tt := range tests {

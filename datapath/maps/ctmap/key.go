@@ -69,6 +69,11 @@ const DirNodePort policy.Direction = 3
 // FlagClosing is set once FIN or RST was seen.
 const FlagClosing = 0x1
 
+// FlagLoopback marks the flow of an endpoint reaching itself through a
+// service (hairpin, CT_FLAG_LOOPBACK in bpf/lib/maps.h): tracked as the
+// endpoint's ingress flow from the service loopback address.
+const FlagLoopback = 0x2
+
 // Tuple is a flow in host types, the same for both families.
 type Tuple struct {
 	Src, Dst  netip.AddrPort
