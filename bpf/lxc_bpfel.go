@@ -147,6 +147,14 @@ type LxcLb4RevNat struct {
 	Pad     uint16
 }
 
+type LxcLb4SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     uint32
+}
+
 type LxcLb6Backend struct {
 	_         structs.HostLayout
 	Address   [4]uint32
@@ -170,6 +178,14 @@ type LxcLb6RevNat struct {
 	Address [4]uint32
 	Port    uint16
 	Pad     uint16
+}
+
+type LxcLb6SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     [4]uint32
 }
 
 type LxcLbAffinityKey struct {
@@ -280,9 +296,11 @@ const (
 	LxcMapLb4Backends         = "lb4_backends"
 	LxcMapLb4ReverseNat       = "lb4_reverse_nat"
 	LxcMapLb4Services         = "lb4_services"
+	LxcMapLb4SourceRange      = "lb4_source_range"
 	LxcMapLb6Backends         = "lb6_backends"
 	LxcMapLb6ReverseNat       = "lb6_reverse_nat"
 	LxcMapLb6Services         = "lb6_services"
+	LxcMapLb6SourceRange      = "lb6_source_range"
 	LxcMapLbAffinity          = "lb_affinity"
 	LxcMapLbAffinityMatch     = "lb_affinity_match"
 	LxcMapLbReverseSk         = "lb_reverse_sk"
@@ -360,9 +378,11 @@ type LxcMapSpecs struct {
 	Lb4Backends     *ebpf.MapSpec `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.MapSpec `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.MapSpec `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.MapSpec `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.MapSpec `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.MapSpec `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.MapSpec `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.MapSpec `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
@@ -414,9 +434,11 @@ type LxcMaps struct {
 	Lb4Backends     *ebpf.Map `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.Map `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.Map `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.Map `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.Map `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.Map `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.Map `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.Map `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
@@ -437,9 +459,11 @@ func (m *LxcMaps) Close() error {
 		m.Lb4Backends,
 		m.Lb4ReverseNat,
 		m.Lb4Services,
+		m.Lb4SourceRange,
 		m.Lb6Backends,
 		m.Lb6ReverseNat,
 		m.Lb6Services,
+		m.Lb6SourceRange,
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,

@@ -12,6 +12,8 @@
  *   to_netdev:   tc/tcx egress. A reply of such a flow leaving through the
  *                device gets its source rewritten back to the frontend.
  * ClusterIP frontends are not reachable from outside (Cilium: non-routable).
+ * A frontend flagged LB_SVC_FLAG_SOURCE_RANGE (loadBalancerSourceRanges)
+ * admits only clients in its lb*_source_range prefixes; the others drop.
  * Backends on other nodes (an ipcache entry with a tunnel peer, or no
  * entry at all) also get their source translated (SNAT) to the frontend
  * address and a port of the SNAT range, so that their replies come back
@@ -184,6 +186,10 @@ int from_netdev(struct __sk_buff *ctx)
 	svc = lb_service_get(&f, 0);
 	if (!svc || !(svc->flags & LB_SVC_EXTERNAL))
 		return CTX_ACT_OK;
+	/* loadBalancerSourceRanges: every packet, so that a client the
+	 * ranges stop admitting loses its established flows too. */
+	if ((svc->flags & LB_SVC_FLAG_SOURCE_RANGE) && !lb_src_range_ok(&f, svc->rev_nat_index))
+		return CTX_ACT_DROP;
 	__builtin_memcpy(fe, f.daddr, 16);
 	now = ktime_get_coarse_ns();
 	if (lb_translate(ctx, &f, svc, 0, now))

@@ -125,6 +125,14 @@ type NetdevLb4RevNat struct {
 	Pad     uint16
 }
 
+type NetdevLb4SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     uint32
+}
+
 type NetdevLb6Backend struct {
 	_         structs.HostLayout
 	Address   [4]uint32
@@ -148,6 +156,14 @@ type NetdevLb6RevNat struct {
 	Address [4]uint32
 	Port    uint16
 	Pad     uint16
+}
+
+type NetdevLb6SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     [4]uint32
 }
 
 type NetdevLbAffinityKey struct {
@@ -258,9 +274,11 @@ const (
 	NetdevMapLb4Backends         = "lb4_backends"
 	NetdevMapLb4ReverseNat       = "lb4_reverse_nat"
 	NetdevMapLb4Services         = "lb4_services"
+	NetdevMapLb4SourceRange      = "lb4_source_range"
 	NetdevMapLb6Backends         = "lb6_backends"
 	NetdevMapLb6ReverseNat       = "lb6_reverse_nat"
 	NetdevMapLb6Services         = "lb6_services"
+	NetdevMapLb6SourceRange      = "lb6_source_range"
 	NetdevMapLbAffinity          = "lb_affinity"
 	NetdevMapLbAffinityMatch     = "lb_affinity_match"
 	NetdevMapLbReverseSk         = "lb_reverse_sk"
@@ -332,9 +350,11 @@ type NetdevMapSpecs struct {
 	Lb4Backends     *ebpf.MapSpec `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.MapSpec `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.MapSpec `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.MapSpec `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.MapSpec `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.MapSpec `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.MapSpec `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.MapSpec `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
@@ -380,9 +400,11 @@ type NetdevMaps struct {
 	Lb4Backends     *ebpf.Map `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.Map `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.Map `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.Map `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.Map `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.Map `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.Map `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.Map `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
@@ -403,9 +425,11 @@ func (m *NetdevMaps) Close() error {
 		m.Lb4Backends,
 		m.Lb4ReverseNat,
 		m.Lb4Services,
+		m.Lb4SourceRange,
 		m.Lb6Backends,
 		m.Lb6ReverseNat,
 		m.Lb6Services,
+		m.Lb6SourceRange,
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,

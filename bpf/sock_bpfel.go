@@ -38,6 +38,14 @@ type SockLb4RevNat struct {
 	Pad     uint16
 }
 
+type SockLb4SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     uint32
+}
+
 type SockLb6Backend struct {
 	_         structs.HostLayout
 	Address   [4]uint32
@@ -61,6 +69,14 @@ type SockLb6RevNat struct {
 	Address [4]uint32
 	Port    uint16
 	Pad     uint16
+}
+
+type SockLb6SrcRangeKey struct {
+	_           structs.HostLayout
+	Prefixlen   uint32
+	RevNatIndex uint16
+	Pad         uint16
+	Address     [4]uint32
 }
 
 type SockLbAffinityKey struct {
@@ -139,9 +155,11 @@ const (
 	SockMapLb4Backends       = "lb4_backends"
 	SockMapLb4ReverseNat     = "lb4_reverse_nat"
 	SockMapLb4Services       = "lb4_services"
+	SockMapLb4SourceRange    = "lb4_source_range"
 	SockMapLb6Backends       = "lb6_backends"
 	SockMapLb6ReverseNat     = "lb6_reverse_nat"
 	SockMapLb6Services       = "lb6_services"
+	SockMapLb6SourceRange    = "lb6_source_range"
 	SockMapLbAffinity        = "lb_affinity"
 	SockMapLbAffinityMatch   = "lb_affinity_match"
 	SockMapLbReverseSk       = "lb_reverse_sk"
@@ -215,9 +233,11 @@ type SockMapSpecs struct {
 	Lb4Backends     *ebpf.MapSpec `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.MapSpec `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.MapSpec `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.MapSpec `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.MapSpec `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.MapSpec `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.MapSpec `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.MapSpec `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.MapSpec `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.MapSpec `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.MapSpec `ebpf:"lb_reverse_sk"`
@@ -253,9 +273,11 @@ type SockMaps struct {
 	Lb4Backends     *ebpf.Map `ebpf:"lb4_backends"`
 	Lb4ReverseNat   *ebpf.Map `ebpf:"lb4_reverse_nat"`
 	Lb4Services     *ebpf.Map `ebpf:"lb4_services"`
+	Lb4SourceRange  *ebpf.Map `ebpf:"lb4_source_range"`
 	Lb6Backends     *ebpf.Map `ebpf:"lb6_backends"`
 	Lb6ReverseNat   *ebpf.Map `ebpf:"lb6_reverse_nat"`
 	Lb6Services     *ebpf.Map `ebpf:"lb6_services"`
+	Lb6SourceRange  *ebpf.Map `ebpf:"lb6_source_range"`
 	LbAffinity      *ebpf.Map `ebpf:"lb_affinity"`
 	LbAffinityMatch *ebpf.Map `ebpf:"lb_affinity_match"`
 	LbReverseSk     *ebpf.Map `ebpf:"lb_reverse_sk"`
@@ -267,9 +289,11 @@ func (m *SockMaps) Close() error {
 		m.Lb4Backends,
 		m.Lb4ReverseNat,
 		m.Lb4Services,
+		m.Lb4SourceRange,
 		m.Lb6Backends,
 		m.Lb6ReverseNat,
 		m.Lb6Services,
+		m.Lb6SourceRange,
 		m.LbAffinity,
 		m.LbAffinityMatch,
 		m.LbReverseSk,

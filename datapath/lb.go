@@ -85,6 +85,12 @@ type LBService struct {
 	// LocalOnly: externalTrafficPolicy/internalTrafficPolicy Local for
 	// this frontend (Backends already hold only the node's own).
 	LocalOnly bool
+	// SourceRanges, when not empty, are the only clients from outside the
+	// cluster that reach the frontend (loadBalancerSourceRanges of a
+	// LoadBalancer frontend): prefixes of the frontend's family, masked.
+	// The unspecified address's host prefix (0.0.0.0/32, ::/128) matches
+	// no client: a frontend restricted to it is closed from outside.
+	SourceRanges []netip.Prefix
 }
 
 // LBMapWriter writes services to the BPF load-balancing maps. The

@@ -186,6 +186,24 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
 	}
 }
 
+/* lb_src_range_ok reports whether the client of f (a packet to a frontend
+ * of rev-NAT index rev_nat flagged LB_SVC_FLAG_SOURCE_RANGE) is in one of
+ * the frontend's source ranges. */
+static __always_inline int lb_src_range_ok(const struct flow *f, __u16 rev_nat)
+{
+	if (f->family == 4) {
+		struct lb4_src_range_key k = { .prefixlen = 32 + 32, .rev_nat_index = rev_nat, .address = f->saddr[0] };
+
+		return map_lookup_elem(&lb4_source_range, &k) != 0;
+	}
+	{
+		struct lb6_src_range_key k = { .prefixlen = 32 + 128, .rev_nat_index = rev_nat };
+
+		__builtin_memcpy(k.address, f->saddr, 16);
+		return map_lookup_elem(&lb6_source_range, &k) != 0;
+	}
+}
+
 /* lb_svc_ct_get returns the live service conntrack entry of f (client ->
  * frontend), if any. */
 static __always_inline struct ct_value *lb_svc_ct_get(const struct flow *f, __u64 now)

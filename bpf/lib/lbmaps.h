@@ -35,7 +35,11 @@
  *        balancer (sock.c) rewrites a datagram's source and the peer name
  *        back with it.
  * lb_snat: LRU hash, the SNAT of NodePort flows to backends on other
- *        nodes (netdev.c). */
+ *        nodes (netdev.c).
+ * lb4_source_range / lb6_source_range: LPM trie, (rev_nat_index, client
+ *        prefix) -> 1: the clients from outside that may reach a frontend
+ *        flagged LB_SVC_FLAG_SOURCE_RANGE (loadBalancerSourceRanges, as
+ *        Cilium's lb4_source_range); netdev.c drops the others. */
 #ifndef APIARY_LBMAPS_H
 #define APIARY_LBMAPS_H
 
@@ -71,6 +75,7 @@ struct lb_service {
 #define LB_SVC_FLAG_NODEPORT 0x04     /* type NodePort */
 #define LB_SVC_FLAG_EXTERNAL_IP 0x08  /* an external IP */
 #define LB_SVC_FLAG_LOADBALANCER 0x10 /* a LoadBalancer ingress IP */
+#define LB_SVC_FLAG_SOURCE_RANGE 0x20 /* clients from outside limited (lb*_source_range) */
 
 struct lb4_backend {
 	__be32 address;
@@ -243,5 +248,39 @@ struct {
 	__type(value, struct snat_value);
 	__uint(max_entries, 65536);
 } lb_snat SEC(".maps");
+
+/* The source-range keys: prefixlen counts the rev-NAT index and the pad
+ * (32 bits, always matched whole) and the client prefix. */
+struct lb4_src_range_key {
+	__u32 prefixlen;
+	__u16 rev_nat_index;
+	__u16 pad;
+	__be32 address;
+};
+
+struct lb6_src_range_key {
+	__u32 prefixlen;
+	__u16 rev_nat_index;
+	__u16 pad;
+	__u32 address[4];
+};
+
+#define LB_SRC_RANGE_MAX_ENTRIES 65536
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct lb4_src_range_key);
+	__type(value, __u8);
+	__uint(max_entries, LB_SRC_RANGE_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} lb4_source_range SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct lb6_src_range_key);
+	__type(value, __u8);
+	__uint(max_entries, LB_SRC_RANGE_MAX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} lb6_source_range SEC(".maps");
 
 #endif /* APIARY_LBMAPS_H */

@@ -70,6 +70,9 @@ func lbModel(s lbmap.Service) models.BPFLBService {
 		AffinityTimeoutSeconds: s.AffinityTimeout, Count: s.Count, NoMaster: !s.Master,
 		Backends: []models.BPFLBBackend{},
 	}
+	for _, p := range s.SourceRanges {
+		out.SourceRanges = append(out.SourceRanges, p.String())
+	}
 	for _, sl := range s.Slots {
 		b := models.BPFLBBackend{Slot: sl.Slot, BackendID: sl.BackendID}
 		if sl.Backend.Addr.IsValid() {
@@ -81,8 +84,8 @@ func lbModel(s lbmap.Service) models.BPFLBService {
 }
 
 // LBFlagNames spells a frontend's flags as Cilium's ServiceFlags do:
-// the type, then Local, sessionAffinity, and non-routable for a
-// ClusterIP.
+// the type, then Local, sessionAffinity, sourceRange (source ranges
+// apply), and non-routable for a ClusterIP.
 func LBFlagNames(flags uint8) []string {
 	var out []string
 	switch {
@@ -100,6 +103,9 @@ func LBFlagNames(flags uint8) []string {
 	}
 	if flags&lbmap.FlagAffinity != 0 {
 		out = append(out, "sessionAffinity")
+	}
+	if flags&lbmap.FlagSourceRange != 0 {
+		out = append(out, "sourceRange")
 	}
 	if out[0] == string(datapath.SVCTypeClusterIP) {
 		out = append(out, "non-routable")

@@ -127,7 +127,8 @@ type BPFLBService struct {
 	// RevNATIndex is the service id (the reverse-NAT entry).
 	RevNATIndex uint16 `json:"rev-nat-index"`
 	// Flags are Cilium's: the type (ClusterIP, NodePort, ExternalIPs,
-	// LoadBalancer), then Local, sessionAffinity, non-routable.
+	// LoadBalancer), then Local, sessionAffinity, sourceRange,
+	// non-routable.
 	Flags []string `json:"flags"`
 	// AffinityTimeoutSeconds is the ClientIP session affinity timeout
 	// (0: none).
@@ -139,6 +140,9 @@ type BPFLBService struct {
 	NoMaster bool `json:"no-master,omitempty"`
 	// Backends are the backend slots, in slot order.
 	Backends []BPFLBBackend `json:"backends"`
+	// SourceRanges are the only clients from outside the frontend
+	// admits (loadBalancerSourceRanges; flag sourceRange).
+	SourceRanges []string `json:"source-ranges,omitempty"`
 }
 
 // BPFLBBackend is one backend slot of a frontend.

@@ -166,6 +166,10 @@ func bpfLBRows(items []models.BPFLBService) [][]string {
 			rows = append(rows, []string{first, fmt.Sprintf("%s (%d) (0) [%s]", zero, s.RevNATIndex, strings.Join(s.Flags, ", "))})
 			first = ""
 		}
+		if len(s.SourceRanges) > 0 {
+			rows = append(rows, []string{first, "source ranges: " + strings.Join(s.SourceRanges, ", ")})
+			first = ""
+		}
 		for _, b := range s.Backends {
 			entry := fmt.Sprintf("%s (%d) (%d)", b.Address, s.RevNATIndex, b.Slot)
 			if b.Address == "" {

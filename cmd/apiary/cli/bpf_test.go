@@ -103,6 +103,18 @@ func TestBPFCommands(t *testing.T) {
 	if code != 0 || strings.TrimRight(out, "\n") != strings.Join(wantLB, "\n") {
 		t.Errorf("bpf lb list: exit %d (%s):\n%s\nwant:\n%s", code, errOut, out, strings.Join(wantLB, "\n"))
 	}
+	// A LoadBalancer frontend with source ranges shows them under its
+	// master entry.
+	if err := lbw.UpsertService(datapath.LBService{Frontend: l3n4("192.0.2.100:80"), Type: datapath.SVCTypeLoadBalancer,
+		SourceRanges: []netip.Prefix{netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("10.0.0.0/8")},
+		Backends:     []datapath.LBBackend{{Addr: l3n4("10.0.1.1:8080")}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, a.Socket, "bpf", "lb", "list")
+	if code != 0 || !lineWith(out, "192.0.2.100:80/TCP", "0.0.0.0:0 (2) (0) [LoadBalancer, sourceRange]") ||
+		!lineWith(out, "source ranges: 10.0.0.0/8, 172.16.0.0/12") {
+		t.Errorf("bpf lb list with source ranges: exit %d (%s):\n%s", code, errOut, out)
+	}
 	code, out, _ = run(t, a.Socket, "bpf", "ipcache", "list", "-o", "json")
 	var items []models.BPFIPCacheEntry
 	if err := json.Unmarshal([]byte(out), &items); code != 0 || err != nil || len(items) != 3 {

@@ -135,7 +135,9 @@ func (w *Writer) pickRevNAT(fe datapath.L3n4Addr) (uint16, error) {
 			idx = 1
 		}
 		w.nextRevNAT = idx + 1 // wraps to 0, read as 1
-		if _, used := w.revNATs[idx]; used || w.reservedRevNAT.has(idx) {
+		// An index whose source ranges are still there (a delete that
+		// failed) waits for collect: a new frontend must not inherit them.
+		if _, used := w.revNATs[idx]; used || w.reservedRevNAT.has(idx) || len(w.ranges[idx]) > 0 {
 			continue
 		}
 		w.reservedRevNAT.add(idx)
@@ -222,6 +224,11 @@ func (w *Writer) collect() error {
 			continue
 		}
 		delete(w.revNATs, idx)
+	}
+	for rev := range w.ranges {
+		if owned[rev] == nil {
+			errs = append(errs, w.dropRanges(rev, nil))
+		}
 	}
 	for rev, ids := range w.matches {
 		s := owned[rev]

@@ -3,6 +3,8 @@ package lbmap
 import (
 	"fmt"
 	"iter"
+	"net/netip"
+	"slices"
 
 	"github.com/cilium/ebpf"
 
@@ -13,10 +15,11 @@ import (
 // holds its n active backend ids, and its master entry's flags and
 // affinity timeout.
 type plan struct {
-	s     *serviceEntry
-	n     int32
-	secs  uint32
-	flags uint8
+	s      *serviceEntry
+	n      int32
+	secs   uint32
+	flags  uint8
+	ranges []netip.Prefix // its source ranges (a copy: d is reused)
 }
 
 // active returns the ids of p's active backends.
@@ -112,6 +115,11 @@ func (w *Writer) writeAll(bw *bulkWrite, svcs iter.Seq[datapath.LBService]) erro
 	if err := w.writeBulk(bw); err != nil {
 		return err
 	}
+	for _, p := range bw.plans { // before the master entries flag them
+		if err := w.addRanges(p.s.master.RevNATIndex, p.ranges); err != nil {
+			return fmt.Errorf("service %s: %w", p.s.key, err)
+		}
+	}
 	return w.writeBulkServices(bw)
 }
 
@@ -168,6 +176,9 @@ func (w *Writer) planService(bw *bulkWrite, d *desired) error {
 	s.master.RevNATIndex = idx
 	w.services.set(&d.key, s)
 	p := plan{s: s, flags: d.flags, secs: d.affinity}
+	if len(d.ranges) > 0 {
+		p.ranges = slices.Clone(d.ranges)
+	}
 	active := s.slots[:0]
 	bw.ids = bw.ids[:0]
 	for i := range d.backends {

@@ -20,6 +20,7 @@ type desired struct {
 	affinity uint32 // seconds
 	backends []desiredBackend
 	order    []int32
+	ranges   []netip.Prefix // source ranges, sorted (parseRanges)
 }
 
 // pos returns the index in d.backends of the backend at position k of
@@ -115,6 +116,13 @@ func (d *desired) parseFrontend(svc *datapath.LBService) error {
 		flags |= FlagLocal
 	}
 	d.frontend, d.key, d.flags, d.affinity = fe, keyOf(fe), flags, 0
+	d.ranges = d.ranges[:0]
+	if len(svc.SourceRanges) > 0 {
+		if msg := d.parseRanges(svc.SourceRanges); msg != "" {
+			return fail("%s", msg)
+		}
+		d.flags |= FlagSourceRange
+	}
 	if svc.SessionAffinityTimeout < 0 {
 		return fail("session affinity timeout %v is negative", svc.SessionAffinityTimeout)
 	}

@@ -1,7 +1,8 @@
 // Package lbmap is the Go side of the load-balancing maps of the endpoint
 // programs (bpf/lib/lbmaps.h): services (frontend and backend slot ->
 // service), backends (id -> address), reverse NAT (rev-NAT index ->
-// frontend), ClientIP session affinity; IPv4 and IPv6. Writer implements
+// frontend), ClientIP session affinity, source ranges
+// (loadBalancerSourceRanges, srcrange.go); IPv4 and IPv6. Writer implements
 // datapath.LBMapWriter over them: it allocates backend ids and rev-NAT
 // indexes (the service id), keeps a backend that several services share
 // once, writes only what changed and orders its writes so the programs

@@ -1,6 +1,8 @@
 package lbmap
 
 import (
+	"net/netip"
+
 	"github.com/apiary-net/apiary/datapath"
 )
 
@@ -14,6 +16,9 @@ type Service struct {
 	AffinityTimeout uint32 // seconds
 	Count           uint16
 	Slots           []Slot
+	// SourceRanges are the clients from outside it admits (flag
+	// FlagSourceRange).
+	SourceRanges []netip.Prefix
 }
 
 // Slot is one backend slot of a frontend.
@@ -36,11 +41,18 @@ func (m *Maps) Dump() ([]Service, error) {
 	if err := m.readBackends(func(id uint32, e backendEntry) { backends[id] = e }); err != nil {
 		return nil, err
 	}
+	ranges, err := m.SourceRanges()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Service, 0, len(raw))
 	for _, rs := range raw {
 		s := Service{
 			Frontend: rs.frontend, Master: rs.written, RevNATIndex: rs.master.RevNATIndex,
 			Flags: rs.master.Flags, AffinityTimeout: rs.master.AffinityTimeout, Count: rs.master.Count,
+		}
+		if rs.written {
+			s.SourceRanges = ranges[rs.master.RevNATIndex]
 		}
 		for slot := uint16(1); slot <= rs.maxSlot; slot++ {
 			id, ok := rs.slots[slot]

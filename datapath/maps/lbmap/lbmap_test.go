@@ -39,6 +39,8 @@ func TestLayoutMatchesPrograms(t *testing.T) {
 		{"lb_affinity_key", lbmap.AffinityKey{}, bpf.LxcLbAffinityKey{}},
 		{"lb_affinity_value", lbmap.AffinityValue{}, bpf.LxcLbAffinityValue{}},
 		{"lb_affinity_match_key", lbmap.AffinityMatchKey{}, bpf.LxcLbAffinityMatchKey{}},
+		{"lb4_src_range_key", lbmap.SrcRange4Key{}, bpf.LxcLb4SrcRangeKey{}},
+		{"lb6_src_range_key", lbmap.SrcRange6Key{}, bpf.LxcLb6SrcRangeKey{}},
 	} {
 		if a, b := binary.Size(tt.goVal), binary.Size(tt.genVal); a != b {
 			t.Errorf("%s: Go type is %d bytes, C struct %d", tt.name, a, b)

@@ -13,6 +13,7 @@ import (
 // Maps are the load-balancing maps pinned under a bpf root.
 type Maps struct {
 	svc4, svc6, be4, be6, rev4, rev6, affinity, match, reverseSock, snat *ebpf.Map
+	range4, range6                                                       *ebpf.Map
 }
 
 // OpenMaps opens the load-balancing maps pinned under root whatever
@@ -20,7 +21,7 @@ type Maps struct {
 // missing, or of another layout, at the programs' default size.
 func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 	var m Maps
-	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock, &m.snat}
+	dst := m.fields()
 	for i, name := range MapNames {
 		em, err := openAnySize(log, root, name)
 		if err != nil {
@@ -34,6 +35,12 @@ func OpenMaps(log *slog.Logger, root string) (*Maps, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// fields are m's maps, in the order of MapNames.
+func (m *Maps) fields() []**ebpf.Map {
+	return []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock, &m.snat,
+		&m.range4, &m.range6}
 }
 
 // openAnySize opens the pinned map name when its type, key and value
@@ -71,9 +78,9 @@ func Spec(name string, maxEntries uint32) (*ebpf.MapSpec, error) {
 // Close releases the maps' file descriptors; the pins stay.
 func (m *Maps) Close() error {
 	var errs []error
-	for _, em := range []*ebpf.Map{m.svc4, m.svc6, m.be4, m.be6, m.rev4, m.rev6, m.affinity, m.match, m.reverseSock, m.snat} {
-		if em != nil {
-			errs = append(errs, em.Close())
+	for _, em := range m.fields() {
+		if *em != nil {
+			errs = append(errs, (*em).Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -15,7 +15,7 @@ import (
 func TestCheckSizesRefusesOtherLayouts(t *testing.T) {
 	bpfmaptest.RequireBPF(t)
 	var m Maps
-	dst := []**ebpf.Map{&m.svc4, &m.svc6, &m.be4, &m.be6, &m.rev4, &m.rev6, &m.affinity, &m.match, &m.reverseSock, &m.snat}
+	dst := m.fields()
 	for i, name := range MapNames {
 		spec, err := Spec(name, 16)
 		if err != nil {

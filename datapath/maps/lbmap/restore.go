@@ -63,6 +63,9 @@ func (w *Writer) restore() error {
 			return fmt.Errorf("read rev-NAT map: %w", err)
 		}
 	}
+	if err := w.restoreRanges(); err != nil {
+		return err
+	}
 	var (
 		k   AffinityMatchKey
 		one uint8

@@ -19,6 +19,8 @@ const (
 	AffinityMatchName  = "lb_affinity_match"
 	ReverseSockName    = "lb_reverse_sk"
 	SNATName           = "lb_snat"
+	SourceRange4Name   = "lb4_source_range"
+	SourceRange6Name   = "lb6_source_range"
 	maxRevNATIndex     = 1<<16 - 1
 	maxBackendID       = 1<<32 - 1
 	maxAffinitySeconds = 1<<32 - 1
@@ -29,6 +31,7 @@ const (
 var MapNames = []string{
 	Services4Name, Services6Name, Backends4Name, Backends6Name,
 	RevNAT4Name, RevNAT6Name, AffinityName, AffinityMatchName, ReverseSockName, SNATName,
+	SourceRange4Name, SourceRange6Name,
 }
 
 // Service flags (LB_SVC_FLAG_* in bpf/lib/lbmaps.h).
@@ -38,7 +41,28 @@ const (
 	FlagNodePort     uint8 = 0x04
 	FlagExternalIP   uint8 = 0x08
 	FlagLoadBalancer uint8 = 0x10
+	// FlagSourceRange: clients from outside are limited to the
+	// frontend's source ranges (loadBalancerSourceRanges).
+	FlagSourceRange uint8 = 0x20
 )
+
+// SrcRange4Key is struct lb4_src_range_key: an LPM key whose prefix
+// length counts the rev-NAT index and the pad (32 bits) and the client
+// prefix.
+type SrcRange4Key struct {
+	Prefixlen   uint32
+	RevNATIndex uint16
+	Pad         uint16
+	Address     [4]byte
+}
+
+// SrcRange6Key is struct lb6_src_range_key.
+type SrcRange6Key struct {
+	Prefixlen   uint32
+	RevNATIndex uint16
+	Pad         uint16
+	Address     [16]byte
+}
 
 // Service4Key is struct lb4_key: frontend address and port (network byte
 // order), backend slot (0: master), protocol.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -52,6 +53,7 @@ type Writer struct {
 	slab        []backend                  // records not used yet
 	revNATs     map[uint16]bool            // rev-NAT index -> its entry is in the IPv4 map (else IPv6)
 	matches     map[uint16]map[uint32]bool // rev-NAT index -> backend ids with an affinity match entry
+	ranges      map[uint16][]netip.Prefix  // rev-NAT index -> source ranges written (srcrange.go)
 	nextBackend uint32
 	topBackend  uint32 // no backend id above it was ever used
 	nextRevNAT  uint16
@@ -158,11 +160,19 @@ func (w *Writer) upsertEntry(s *serviceEntry, d *desired) (bool, error) {
 	}
 	fast := s.synced
 	s.synced = false
+	if err := w.addRanges(s.master.RevNATIndex, d.ranges); err != nil {
+		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	}
 	if err := w.diffMembers(s, d, fast); err != nil {
 		return false, fmt.Errorf("service %s: %w", d.frontend, err)
 	}
 	if err := w.writeMembers(s, d, fast); err != nil {
 		return false, fmt.Errorf("service %s: %w", d.frontend, err)
+	}
+	if len(w.ranges) > 0 {
+		if err := w.dropRanges(s.master.RevNATIndex, d.ranges); err != nil {
+			return false, fmt.Errorf("service %s: %w", d.frontend, err)
+		}
 	}
 	s.synced = true
 	return isNew, nil
@@ -328,7 +338,7 @@ func (w *Writer) delete(key addrKey) error {
 		s.slots = s.slots[:last-1]
 	}
 	rev := s.master.RevNATIndex
-	var err error
+	err := w.dropRanges(rev, nil)
 	for id := range w.matches[rev] {
 		if e := w.deleteMatch(AffinityMatchKey{BackendID: id, RevNATIndex: rev}); e != nil {
 			err = errors.Join(err, e)
