@@ -129,7 +129,9 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 // out returns the Service a Convert of rec returns: the record's own the
 // first time (nobody has it yet: an initial sync allocates no copy),
 // then a copy of it, since a Service handed out never changes while it
-// is held: in the one the manager gave back, when it did.
+// is held: in the one the manager gave back, when it did. The copies
+// share the record's frontends, warnings and source ranges, parsed once
+// per object version and never changed.
 func (rec *convertedService) out() *Service {
 	if !rec.handedOut {
 		rec.handedOut = true

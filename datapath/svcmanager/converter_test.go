@@ -1,11 +1,16 @@
 package svcmanager_test
 
 import (
+	"log/slog"
+	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
@@ -97,5 +102,82 @@ func TestConverter(t *testing.T) {
 	ext.ResourceVersion = "12"
 	if c.Convert(ext, nil) != nil || c.Convert(ext, nil) != nil {
 		t.Error("an ExternalName service was converted")
+	}
+}
+
+// TestConverterSourceRanges: a new version of a Service object with
+// other source ranges gives Services with its own ranges, and the
+// writer is handed them (a change of the ranges alone is a write),
+// while a Service of the version before that someone still holds (the
+// state file's entry here) keeps the old ones; a slice change of a
+// Service with ranges allocates nothing (the frontends share the
+// Service's ranges).
+func TestConverterSourceRanges(t *testing.T) {
+	conv := svcmanager.NewConverter()
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	vs := versions(4)
+	lb := datapath.L3n4Addr{Addr: netip.MustParseAddr("203.0.113.5"), Port: 80, Proto: datapath.ProtoTCP}
+	obj := func(rv string, ranges ...string) *corev1.Service {
+		s := lbService(ranges, "")
+		s.ResourceVersion = rv
+		return s
+	}
+	v1 := obj("1", "10.0.0.0/8")
+	first := conv.Convert(v1, []*discoveryv1.EndpointSlice{vs[0]})
+	m.Upsert(svcmanager.SourceKubernetes, first)
+	m.Upsert(svcmanager.SourceFile, first)
+	held := keep(first)
+
+	for i, tc := range []struct {
+		obj  *corev1.Service
+		want string
+	}{
+		{obj("2", "192.168.0.0/16", "fd00::/64"), " sourceRanges=192.168.0.0/16 "},
+		{obj("3"), ""}, // none: open again
+		{obj("4", "10.0.0.0/8", "bogus"), " sourceRanges=0.0.0.0/32 "},
+		{obj("5", "172.16.0.0/12"), " sourceRanges=172.16.0.0/12 "},
+	} {
+		// The first slice is the last one of the version before: only
+		// the ranges change.
+		for j, sl := range []*discoveryv1.EndpointSlice{vs[3], vs[1], vs[2], vs[3]} {
+			eps := []*discoveryv1.EndpointSlice{sl}
+			s := conv.Convert(tc.obj, eps)
+			if want := svcmanager.FromKubernetes(tc.obj, eps); !sameService(s, want) {
+				t.Fatalf("version %d, slice %d: Convert = %+v, want %+v", i+2, j, s, want)
+			}
+			m.Upsert(svcmanager.SourceKubernetes, s)
+			if got := renderGet(w, lb); !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "sourceRanges") {
+				t.Fatalf("version %d, slice %d: the writer holds %q, want %q in it", i+2, j, got, tc.want)
+			}
+		}
+	}
+	if !reflect.DeepEqual(held.s, held.copy) || first.SourceRanges[0].String() != "10.0.0.0/8" {
+		t.Errorf("the first version's Service changed: %+v, was %+v", first, held.copy)
+	}
+
+	// Dual stack, IPv4 ranges only: the IPv6 frontend gets the shared
+	// deny range. (No NodePort: expanding one to the node's addresses
+	// allocates, ranges or not.)
+	dual := obj("6", "10.0.0.0/8")
+	dual.Spec.Ports[0].NodePort = 0
+	dual.Status.LoadBalancer.Ingress = append(dual.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: "2001:db8:1::5"})
+	conv = svcmanager.NewConverter()
+	m = svcmanager.New(&countingWriter{}, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	change := func() {
+		n++
+		m.Upsert(svcmanager.SourceKubernetes, conv.Convert(dual, []*discoveryv1.EndpointSlice{vs[n%2]}))
+	}
+	change()
+	change()
+	if n := testing.AllocsPerRun(100, change); n != 0 {
+		t.Errorf("a slice change of a Service with source ranges allocates %v times, want 0", n)
 	}
 }

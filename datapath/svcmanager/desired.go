@@ -12,10 +12,12 @@ import (
 // frontends expanded to the node's addresses, each frontend with the
 // backends of its port name and family, the traffic policies applied
 // (ClusterIP: internalTrafficPolicy; NodePort, LoadBalancer and external
-// IPs: externalTrafficPolicy; Local keeps this node's backends only), and
-// for a global service the remote backends merged per its affinity. The
-// result is sorted by frontend, each frontend's backends by cluster and
-// address, so that equal inputs give equal outputs.
+// IPs: externalTrafficPolicy; Local keeps this node's backends only), the
+// LoadBalancer frontends restricted to the source ranges of their family
+// (shared with svc: never change them), and for a global service the
+// remote backends merged per its affinity. The result is sorted by
+// frontend, each frontend's backends by cluster and address, so that
+// equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
 	return desired(svc, svc.NamespacedName(), remote, node, nil, nil)
 }
@@ -30,6 +32,10 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
 		fes = expand(fes, node)
 	}
+	var ranges4, ranges6 []netip.Prefix // shared by the frontends of each family
+	if len(svc.SourceRanges) > 0 {
+		ranges4, ranges6 = rangesByFamily(svc.SourceRanges)
+	}
 	start := len(out)
 	out = slices.Grow(out, len(fes))
 	for _, fe := range fes {
@@ -37,7 +43,8 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 		out = append(out, datapath.LBService{
 			Frontend: fe.Addr, Type: fe.Type, Name: name,
 			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local,
-			Backends: selectBackends(svc, fe, remote, node, local, arena),
+			Backends:     selectBackends(svc, fe, remote, node, local, arena),
+			SourceRanges: frontendRanges(fe, ranges4, ranges6),
 		})
 	}
 	mine := out[start:]
@@ -47,6 +54,19 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 	}
 	mine = slices.CompactFunc(mine, func(a, b datapath.LBService) bool { return a.Frontend == b.Frontend })
 	return out[:start+len(mine)]
+}
+
+// frontendRanges returns the source ranges of fe: its family's of the
+// Service's (ranges4 or ranges6, nil when the Service has none) for a
+// LoadBalancer frontend, none for another.
+func frontendRanges(fe Frontend, ranges4, ranges6 []netip.Prefix) []netip.Prefix {
+	switch {
+	case fe.Type != datapath.SVCTypeLoadBalancer:
+		return nil
+	case fe.Addr.Addr.Is4():
+		return ranges4
+	}
+	return ranges6
 }
 
 // expand returns the frontends with each NodePort one of the unspecified

@@ -88,6 +88,56 @@ func TestDesired(t *testing.T) {
 			"203.0.113.5:80/TCP LoadBalancer local -> 10.0.1.1:8080/TCP(active)",
 		},
 	}, {
+		name: "loadBalancerSourceRanges: the LoadBalancer frontend only, not its ClusterIP, NodePort or external IP",
+		svc: web(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.ExternalIPs = []string{"198.51.100.7"}
+			s.Spec.LoadBalancerSourceRanges = []string{"192.168.1.7/16", "10.0.0.0/8", "192.168.0.0/16"}
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}}
+		}, []string{"10.96.0.10"}, "http:80:8080:30080"),
+		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"198.51.100.7:80/TCP ExternalIPs -> 10.0.1.1:8080/TCP(active)",
+			"203.0.113.5:80/TCP LoadBalancer sourceRanges=10.0.0.0/8,192.168.0.0/16 -> 10.0.1.1:8080/TCP(active)",
+		},
+	}, {
+		name: "loadBalancerSourceRanges of IPv4 only, dual stack: the IPv6 LoadBalancer frontend is closed (::/128)",
+		svc: web(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+			s.Annotations[svcmanager.AnnotationLoadBalancerSourceRanges] = "10.0.0.0/8"
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}, {IP: "2001:db8:1::5"}}
+		}, []string{"10.96.0.10", "fd00::10"}, "http:80:8080:30080"),
+		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1"), slice("web-b", http, "fd00:1::1")},
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"203.0.113.5:80/TCP LoadBalancer sourceRanges=10.0.0.0/8 -> 10.0.1.1:8080/TCP(active)",
+			"[::]:30080/TCP NodePort -> [fd00:1::1]:8080/TCP(active)",
+			"[2001:db8::10]:30080/TCP NodePort -> [fd00:1::1]:8080/TCP(active)",
+			"[2001:db8:1::5]:80/TCP LoadBalancer sourceRanges=::/128 -> [fd00:1::1]:8080/TCP(active)",
+			"[fd00::10]:80/TCP ClusterIP -> [fd00:1::1]:8080/TCP(active)",
+		},
+	}, {
+		name: "a bad loadBalancerSourceRanges entry: every LoadBalancer frontend closed, the others open",
+		svc: web(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+			s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8", "10.0.0/8", "fd00::/64"}
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}, {IP: "2001:db8:1::5"}}
+		}, []string{"10.96.0.10", "fd00::10"}, "http:80:8080"),
+		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1"), slice("web-b", http, "fd00:1::1")},
+		want: []string{
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)",
+			"203.0.113.5:80/TCP LoadBalancer sourceRanges=0.0.0.0/32 -> 10.0.1.1:8080/TCP(active)",
+			"[2001:db8:1::5]:80/TCP LoadBalancer sourceRanges=::/128 -> [fd00:1::1]:8080/TCP(active)",
+			"[fd00::10]:80/TCP ClusterIP -> [fd00:1::1]:8080/TCP(active)",
+		},
+	}, {
 		name: "internalTrafficPolicy Local: ClusterIP only, no local backend leaves it empty",
 		svc: web(func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeNodePort

@@ -11,7 +11,8 @@
 // backends of global services (SetRemoteBackends, from ClusterMesh's
 // service cache). Desired computes a service's frontends: ClusterIPs,
 // NodePorts (the unspecified address and each node address), external
-// IPs and LoadBalancer ingress IPs, each with the backends of its port
+// IPs and LoadBalancer ingress IPs (restricted to the clients of the
+// Service's loadBalancerSourceRanges), each with the backends of its port
 // name, filtered by the traffic policies, merged with the remote
 // backends per the global service's affinity, and with Kubernetes'
 // terminating-endpoint fallback applied.

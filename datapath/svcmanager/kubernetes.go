@@ -80,8 +80,10 @@ func ServiceAffinity(svc *corev1.Service) (Affinity, error) {
 // EndpointSlices (label kubernetes.io/service-name), or nil for a service
 // the datapath does not balance (ExternalName). Headless services
 // (clusterIP None or the headless annotation) have no frontends.
-// Unparsable addresses are skipped and named in Warnings. A watcher
-// keeps a Converter, which does the same and parses each object once.
+// Unparsable addresses are skipped and named in Warnings (an
+// unparsable loadBalancerSourceRanges entry closes the LoadBalancer
+// frontends instead: sourceRanges). A watcher keeps a Converter, which
+// does the same and parses each object once.
 func FromKubernetes(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
 	return NewConverter().Convert(svc, eps)
 }
@@ -110,6 +112,7 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 	if _, headless := svc.Annotations[AnnotationHeadless]; !headless {
 		s.Frontends = slices.Clip(frontends(svc, &s.Warnings, room[:0])) // an append by a caller copies
 	}
+	s.SourceRanges = sourceRanges(svc, &s.Warnings)
 	return true
 }
 

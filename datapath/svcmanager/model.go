@@ -80,6 +80,14 @@ type Service struct {
 	// Affinity is service.cilium.io/affinity.
 	Global, Shared bool
 	Affinity       Affinity
+	// SourceRanges, when not empty, are the only clients from outside
+	// the cluster that reach the LoadBalancer frontends
+	// (loadBalancerSourceRanges): every family's, masked, sorted (IPv4
+	// first) and without duplicates; 0.0.0.0/32 and ::/128 match no
+	// client. Desired gives each LoadBalancer frontend its family's, or
+	// that family's deny range when there is none. Shared by the
+	// Services made of one object: never changed.
+	SourceRanges []netip.Prefix
 	// Warnings are the parts of the source object that were ignored,
 	// each naming its field.
 	Warnings []string

@@ -1,6 +1,9 @@
 package svcmanager
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // parseAddr is netip.ParseAddr, a few times faster for the dotted IPv4
 // addresses most EndpointSlices hold: anything else, and anything the
@@ -43,4 +46,48 @@ func parseIPv4(s string) (a netip.Addr, ok bool) {
 	}
 	ip = ip<<8 | uint32(val)
 	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+}
+
+// parseAddrSloppy is parseAddr that also takes IPv4 fields with leading
+// zeros, read as decimal, as Kubernetes' ParseIPSloppy does for the
+// values its API accepted before Go 1.17 refused them ("010.0.0.1" is
+// 10.0.0.1).
+func parseAddrSloppy(s string) (netip.Addr, error) {
+	a, err := parseAddr(s)
+	if err == nil || strings.Contains(s, ":") {
+		return a, err
+	}
+	fields := strings.Split(s, ".")
+	if len(fields) != 4 {
+		return a, err
+	}
+	var b [4]byte
+	for i, f := range fields {
+		v, ok := decimal(f, 255)
+		if !ok {
+			return a, err
+		}
+		b[i] = byte(v)
+	}
+	return netip.AddrFrom4(b), nil
+}
+
+// decimal parses s, decimal digits only (leading zeros allowed), of a
+// value of at most limit; false: not such a number.
+func decimal(s string, limit int) (int, bool) {
+	if s == "" {
+		return 0, false
+	}
+	v := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+		if v > limit {
+			return 0, false
+		}
+	}
+	return v, true
 }

@@ -211,7 +211,7 @@ type kept struct{ s, copy *svcmanager.Service }
 
 func keep(s *svcmanager.Service) kept {
 	c := *s
-	c.Backends, c.Warnings = slices.Clone(s.Backends), slices.Clone(s.Warnings)
+	c.Backends, c.Warnings, c.SourceRanges = slices.Clone(s.Backends), slices.Clone(s.Warnings), slices.Clone(s.SourceRanges)
 	return kept{s, &c}
 }
 
@@ -228,7 +228,8 @@ func sameService(a, b *svcmanager.Service) bool {
 }
 
 // TestConverterReuseRandom: random changes of a few Services (new
-// object versions, one or two slices changing or not, deletions), each
+// object versions, some LoadBalancers with source ranges, good or bad;
+// one or two slices changing or not, deletions), each
 // converted and upserted as the watcher does, some also handed to the
 // state file's source, to a second manager or seen by an observer that
 // joins late (none of their Services is made again in). After every step the Service the manager holds for each
@@ -261,6 +262,14 @@ func TestConverterReuseRandom(t *testing.T) {
 			rv++
 			obj := k8sService(name, []string{fmt.Sprintf("10.96.0.%d", 1+len(name)%250+int(name[len(name)-1]-'0'))}, "http:80:http")
 			obj.ResourceVersion = fmt.Sprint(rv)
+			if r.IntN(3) == 0 { // a LoadBalancer, some restricted to source ranges
+				obj.Spec.Type = corev1.ServiceTypeLoadBalancer
+				obj.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113." + name[len(name)-1:]}}
+				pool := []string{"10.0.0.0/8", "192.168.1.0/24", "fd00::/64", "bogus"}
+				for range r.IntN(3) {
+					obj.Spec.LoadBalancerSourceRanges = append(obj.Spec.LoadBalancerSourceRanges, pool[r.IntN(len(pool))])
+				}
+			}
 			if st == nil {
 				st = &state{}
 				live[name] = st
@@ -308,7 +317,7 @@ func TestConverterReuseRandom(t *testing.T) {
 		}
 		for n, st := range live {
 			if want := svcmanager.FromKubernetes(st.obj, st.slices); !sameService(st.last, want) {
-				t.Fatalf("step %d: %s: the manager's Service has backends %+v, want %+v", step, n, st.last.Backends, want.Backends)
+				t.Fatalf("step %d: %s: the manager's Service has backends %+v, ranges %v, want %+v, %v", step, n, st.last.Backends, st.last.SourceRanges, want.Backends, want.SourceRanges)
 			}
 		}
 		if step%10 != 9 {
@@ -316,7 +325,7 @@ func TestConverterReuseRandom(t *testing.T) {
 		}
 		for i, k := range held {
 			if !reflect.DeepEqual(k.s, k.copy) {
-				t.Fatalf("step %d: held Service %d changed: backends %+v, was %+v", step, i, k.s.Backends, k.copy.Backends)
+				t.Fatalf("step %d: held Service %d changed: backends %+v, ranges %v, was %+v, %v", step, i, k.s.Backends, k.s.SourceRanges, k.copy.Backends, k.copy.SourceRanges)
 			}
 		}
 	}

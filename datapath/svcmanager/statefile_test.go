@@ -1,6 +1,7 @@
 package svcmanager_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -49,6 +50,12 @@ func TestParseStateFile(t *testing.T) {
 		t.Errorf("Desired =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 
+	ranged := strings.Replace(stateYAML, "type: LoadBalancer", "type: LoadBalancer\n    loadBalancerSourceRanges: [192.168.0.0/16, 10.0.0.1/8]", 1)
+	if svcs, err := svcmanager.ParseStateFile("state.yaml", []byte(ranged)); err != nil || len(svcs) != 1 ||
+		fmt.Sprint(svcs[0].SourceRanges) != "[10.0.0.0/8 192.168.0.0/16]" {
+		t.Errorf("state file with loadBalancerSourceRanges = %+v, %v, want ranges [10.0.0.0/8 192.168.0.0/16]", svcs, err)
+	}
+
 	json := `{"services":[{"metadata":{"name":"dns","namespace":"kube-system"},"spec":{"clusterIPs":["10.96.0.10","fd00::a"],` +
 		`"ports":[{"name":"dns","port":53,"protocol":"UDP"}]}}]}`
 	if svcs, err := svcmanager.ParseStateFile("state.json", []byte(json)); err != nil || len(svcs) != 1 || len(svcs[0].Frontends) != 2 {
@@ -74,6 +81,10 @@ func TestParseStateFile(t *testing.T) {
 		{name: "slice of no service", file: "s.yaml", give: strings.Replace(stateYAML, "service-name: echo", "service-name: ekko", 1), want: "endpoints[0].metadata.labels[kubernetes.io/service-name]: no service test/ekko in the file"},
 		{name: "bad endpoint address", file: "s.yaml", give: strings.Replace(stateYAML, "[10.0.1.2]", "[fd00::2]", 1), want: "endpoints[0].endpoints[1].addresses[0]: fd00::2 is not of addressType IPv4"},
 		{name: "bad affinity", file: "s.yaml", give: strings.Replace(stateYAML, "name: echo,", "name: echo, annotations: {service.cilium.io/global: 'true', service.cilium.io/affinity: near},", 1), want: `services[0]: annotation service.cilium.io/affinity: "near"`},
+		{name: "bad source range", file: "s.yaml", give: strings.Replace(stateYAML, "type: LoadBalancer", "type: LoadBalancer\n    loadBalancerSourceRanges: [10.0.0.0/8, 10.0.0/8]", 1),
+			want: `s.yaml: services[0]: spec.loadBalancerSourceRanges[1]: "10.0.0/8" is not a CIDR`},
+		{name: "bad source range annotation", file: "s.yaml", give: strings.Replace(stateYAML, "name: echo,", "name: echo, annotations: {service.beta.kubernetes.io/load-balancer-source-ranges: '10.0.0.0/8,10.300.0.0/16'},", 1),
+			want: `s.yaml: services[0]: annotation service.beta.kubernetes.io/load-balancer-source-ranges[1]: "10.300.0.0/16" is not a CIDR`},
 		{name: "trailing JSON", file: "s.json", give: `{"services":[]} {}`, want: "s.json: data after the document"},
 	}
 	for _, tt := range tests {

@@ -44,12 +44,9 @@ func (d *desired) parseRanges(rs []netip.Prefix) string {
 	return ""
 }
 
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
-}
+// comparePrefix is the order of a frontend's ranges: netip's (IPv4
+// first, then by length, then by address), svcmanager's too.
+var comparePrefix = netip.Prefix.Compare
 
 // rangeKey returns the LPM key of prefix p of frontend rev.
 func rangeKey(rev uint16, p netip.Prefix) any {
