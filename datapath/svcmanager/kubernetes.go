@@ -113,6 +113,9 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 		s.Frontends = slices.Clip(frontends(svc, &s.Warnings, room[:0])) // an append by a caller copies
 	}
 	s.SourceRanges = sourceRanges(svc, &s.Warnings)
+	if p := svc.Spec.HealthCheckNodePort; svc.Spec.Type == corev1.ServiceTypeLoadBalancer && s.ExtLocal && p > 0 && p <= 65535 {
+		s.HealthCheckNodePort = uint16(p)
+	}
 	return true
 }
 

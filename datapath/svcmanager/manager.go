@@ -129,6 +129,11 @@ type Manager struct {
 	writerChanges uint64
 	now           func() time.Time
 
+	// health are the services with a health-check NodePort (few), for
+	// HealthChecks; healthChanged is signalled when one changes.
+	health        map[svcKey]bool
+	healthChanged chan struct{}
+
 	// notifyMu serialises the changes of services with their delivery
 	// to the observers (Observe), in order.
 	notifyMu  sync.Mutex
@@ -141,7 +146,8 @@ type Manager struct {
 func New(w datapath.LBMapWriter, node Node, log *slog.Logger) *Manager {
 	return &Manager{log: log, writer: w, node: node, now: time.Now,
 		services: map[svcKey]*entry{}, remote: map[svcKey][]Backend{},
-		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{}}
+		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{},
+		health: map[svcKey]bool{}, healthChanged: make(chan struct{}, 1)}
 }
 
 // HasWriter reports whether the manager writes to a datapath.
@@ -176,6 +182,9 @@ func (m *Manager) set(k svcKey, svc *Service) {
 	old := e.svc
 	m.record(k, old, svc)
 	e.svc = svc
+	if svc != nil && svc.HealthCheckNodePort != 0 || len(m.health) > 0 && m.health[k] {
+		m.healthSet(k, svc)
+	}
 	m.recompute(k, e)
 	if svc == nil {
 		delete(m.services, k)
@@ -287,6 +296,9 @@ func (m *Manager) SetNode(n Node) {
 		return
 	}
 	m.node = n
+	if renamed && len(m.health) > 0 {
+		m.signalHealth() // which endpoints are local
+	}
 	for _, k := range m.sortedKeys() {
 		if e := m.services[k]; renamed || hasNodePort(e.svc) {
 			m.recompute(k, e)

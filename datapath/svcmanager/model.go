@@ -88,6 +88,11 @@ type Service struct {
 	// that family's deny range when there is none. Shared by the
 	// Services made of one object: never changed.
 	SourceRanges []netip.Prefix
+	// HealthCheckNodePort is the port a LoadBalancer Service with
+	// externalTrafficPolicy Local is probed on by its load balancer
+	// (spec.healthCheckNodePort; 0: none): the health server answers
+	// there whether this node has local endpoints (HealthChecks).
+	HealthCheckNodePort uint16
 	// Warnings are the parts of the source object that were ignored,
 	// each naming its field.
 	Warnings []string

@@ -25,8 +25,8 @@ import (
 var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
 	cell.Config(DefaultConfig),
 	cell.Provide(newManager, newStatusProvider, newMetricsOut, func(f *fileSource) StateFile { return f }),
-	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }),
-	cell.Invoke(start),
+	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }, newHealthServer),
+	cell.Invoke(start, startHealthServer),
 )
 
 // Config is the service manager's configuration.
@@ -34,15 +34,21 @@ type Config struct {
 	// LBStateFile is a file of Kubernetes Services and EndpointSlices to
 	// balance (Cilium's --lb-state-file), for agents without Kubernetes.
 	LBStateFile string
+	// EnableHealthCheckNodePort answers the health-check NodePorts of
+	// LoadBalancer Services with externalTrafficPolicy Local (Cilium's
+	// flag).
+	EnableHealthCheckNodePort bool
 }
 
-// DefaultConfig reads no state file.
-var DefaultConfig = Config{}
+// DefaultConfig reads no state file and answers health-check NodePorts.
+var DefaultConfig = Config{EnableHealthCheckNodePort: true}
 
-// Flags registers --lb-state-file.
+// Flags registers --lb-state-file and --enable-health-check-nodeport.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("lb-state-file", def.LBStateFile,
 		"Synchronize load-balancing state from this file of Kubernetes Services and EndpointSlices (\"services:\", \"endpoints:\"; .yaml, .yml or .json); replace it atomically (rename) to change it, empty it to remove everything")
+	fs.Bool("enable-health-check-nodeport", def.EnableHealthCheckNodePort,
+		"Answer the spec.healthCheckNodePort of LoadBalancer Services with externalTrafficPolicy Local on every node address (200 with local ready endpoints, else 503), as kube-proxy does")
 }
 
 // Validate checks the file's format is known.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
+	"github.com/apiary-net/apiary/datapath/svcmanager/healthserver"
 )
 
 // maxWarnings bounds the services' warnings listed in the details.
@@ -20,10 +22,20 @@ const maxWarnings = 10
 //
 // A Warning when a write failed (with its error and time), the state
 // file was refused, frontends conflict or a service had fields ignored.
-func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, w *waiting, health cell.Health) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, w *waiting, hs *healthserver.Server, health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Services", func(context.Context) status.Report {
 		st := m.Stats()
 		r := report(st, m.HasWriter())
+		if hs != nil {
+			if n := hs.Ports(); n > 0 {
+				r.Message += fmt.Sprintf(", %d health-check NodePorts", n)
+			}
+			if err := hs.Failed(); err != nil {
+				r.State = status.Warning
+				r.Message += ", a health-check NodePort failed"
+				r.Details = append(r.Details, strings.Split(err.Error(), "\n")...)
+			}
+		}
 		if what := w.get(); what != "" && !st.Reconciled {
 			r.Details = append(r.Details, "waiting for "+what)
 		}

@@ -1,0 +1,54 @@
+package svcmanagercell
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
+	"github.com/apiary-net/apiary/datapath/svcmanager/healthserver"
+)
+
+// newHealthServer returns the health-check NodePort server, nil with
+// --enable-health-check-nodeport=false.
+func newHealthServer(c Config, log *slog.Logger) *healthserver.Server {
+	if !c.EnableHealthCheckNodePort {
+		return nil
+	}
+	return healthserver.New(log, "")
+}
+
+type healthParams struct {
+	cell.In
+
+	Manager   *svcmanager.Manager
+	Server    *healthserver.Server
+	Status    status.Refresher `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Jobs      job.Group
+}
+
+// startHealthServer keeps the server's ports those of the manager's
+// health checks, with their counts, until the agent stops.
+func startHealthServer(p healthParams) {
+	if p.Server == nil {
+		return
+	}
+	p.Jobs.Add(job.OneShot("health-check-nodeports", func(ctx context.Context, _ cell.Health) error {
+		for {
+			p.Server.Sync(p.Manager.HealthChecks())
+			refresh(p.Status)
+			select {
+			case <-p.Manager.HealthChanged():
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}))
+	p.Lifecycle.Append(cell.Hook{OnStop: func(cell.HookContext) error {
+		p.Server.Close()
+		return nil
+	}})
+}

@@ -1,0 +1,94 @@
+package svcmanagercell_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagercell"
+)
+
+const lbLocal = `services:
+- metadata: {name: web, namespace: shop}
+  spec:
+    type: LoadBalancer
+    externalTrafficPolicy: Local
+    healthCheckNodePort: %d
+    clusterIP: 10.96.0.30
+    ports: [{port: 80, nodePort: 30090}]
+endpoints:
+- metadata:
+    name: web-1
+    namespace: shop
+    labels: {kubernetes.io/service-name: web}
+  addressType: IPv4
+  ports: [{port: 8080}]
+  endpoints:
+  - addresses: [10.0.1.1]
+    nodeName: %s
+`
+
+// TestHealthCheckNodePort: a LoadBalancer Service with
+// externalTrafficPolicy Local in --lb-state-file gets its
+// healthCheckNodePort answered on the node: 200 while it has a ready
+// endpoint on this node, 503 when its endpoint moves to another, and
+// the Services line counts the port; with
+// --enable-health-check-nodeport=false nothing listens.
+func TestHealthCheckNodePort(t *testing.T) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	file := filepath.Join(t.TempDir(), "state.yaml")
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
+	var col status.Collector
+	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
+		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	probe := func() int {
+		c := http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	celltest.Eventually(t, "200 with a local endpoint", func() bool { return probe() == http.StatusOK })
+	celltest.Eventually(t, "the port on the Services line", func() bool {
+		return strings.Contains(line(col).Message, ", 1 health-check NodePorts")
+	})
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node2"))
+	celltest.Eventually(t, "503 once the endpoint is on another node", func() bool { return probe() == http.StatusServiceUnavailable })
+	celltest.ReplaceFile(t, file, "")
+	celltest.Eventually(t, "the port closed with the service gone", func() bool { return probe() == 0 })
+}
+
+// TestHealthCheckNodePortDisabled: --enable-health-check-nodeport=false
+// opens no port.
+func TestHealthCheckNodePortDisabled(t *testing.T) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	file := filepath.Join(t.TempDir(), "state.yaml")
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
+	var col status.Collector
+	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file, "enable-health-check-nodeport=false"},
+		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	celltest.Eventually(t, "the service read", func() bool { return strings.Contains(line(col).Message, "1 services") })
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Fatal("a health-check NodePort is open with --enable-health-check-nodeport=false")
+	}
+}
