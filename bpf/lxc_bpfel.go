@@ -137,7 +137,8 @@ type LxcLb4Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type LxcLb4RevNat struct {
@@ -170,7 +171,8 @@ type LxcLb6Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type LxcLb6RevNat struct {

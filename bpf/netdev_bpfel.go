@@ -115,7 +115,8 @@ type NetdevLb4Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type NetdevLb4RevNat struct {
@@ -148,7 +149,8 @@ type NetdevLb6Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type NetdevLb6RevNat struct {

@@ -41,6 +41,7 @@ struct sock_addr {
 	__be16 port;
 	__u8 family;
 	__u8 proto;
+	__u8 scope; /* the frontend entry's (LB_SCOPE_*) */
 };
 
 static __always_inline struct lb_service *sock_service(const struct sock_addr *a, __u16 slot)
@@ -51,6 +52,7 @@ static __always_inline struct lb_service *sock_service(const struct sock_addr *a
 			.dport = a->port,
 			.backend_slot = slot,
 			.proto = a->proto,
+			.scope = a->scope,
 		};
 		return map_lookup_elem(&lb4_services, &key);
 	}
@@ -59,6 +61,7 @@ static __always_inline struct lb_service *sock_service(const struct sock_addr *a
 			.dport = a->port,
 			.backend_slot = slot,
 			.proto = a->proto,
+			.scope = a->scope,
 		};
 		__builtin_memcpy(key.address, a->address, 16);
 		return map_lookup_elem(&lb6_services, &key);
@@ -102,6 +105,17 @@ static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
 
 	if (!svc)
 		return SYS_PROCEED;
+	if (svc->flags & LB_SVC_FLAG_TWO_SCOPES) {
+		struct lb_service *in;
+
+		/* The node's processes are inside the cluster. */
+		a->scope = LB_SCOPE_INT;
+		in = sock_service(a, 0);
+		if (in)
+			svc = in;
+		else
+			a->scope = LB_SCOPE_EXT;
+	}
 	if (svc->count == 0)
 		return SYS_REJECT;
 	if (svc->flags & LB_SVC_FLAG_AFFINITY)

@@ -28,7 +28,8 @@ type SockLb4Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type SockLb4RevNat struct {
@@ -61,7 +62,8 @@ type SockLb6Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8
+	Pad         [2]uint8
 }
 
 type SockLb6RevNat struct {

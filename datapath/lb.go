@@ -21,9 +21,21 @@ type L3n4Addr struct {
 	Addr  netip.Addr
 	Port  uint16
 	Proto uint8
+	// Scope is a frontend's lookup scope (Cilium's): ScopeExternal, or
+	// ScopeInternal for the second entry of a frontend whose
+	// externalTrafficPolicy is Local, which traffic from inside the
+	// cluster uses. Backends have ScopeExternal.
+	Scope uint8
 }
 
-// String formats the address as Cilium's CLI does: 10.96.0.10:53/UDP.
+// Frontend lookup scopes (Cilium's LB_LOOKUP_SCOPE_*).
+const (
+	ScopeExternal uint8 = 0
+	ScopeInternal uint8 = 1
+)
+
+// String formats the address as Cilium's CLI does: 10.96.0.10:53/UDP,
+// with /i for the internal scope.
 func (a L3n4Addr) String() string {
 	proto := fmt.Sprint(a.Proto)
 	switch a.Proto {
@@ -34,7 +46,11 @@ func (a L3n4Addr) String() string {
 	case ProtoSCTP:
 		proto = "SCTP"
 	}
-	return netip.AddrPortFrom(a.Addr, a.Port).String() + "/" + proto
+	out := netip.AddrPortFrom(a.Addr, a.Port).String() + "/" + proto
+	if a.Scope == ScopeInternal {
+		out += "/i"
+	}
+	return out
 }
 
 // ServiceType is the kind of frontend, in Cilium's spelling.
@@ -85,6 +101,12 @@ type LBService struct {
 	// LocalOnly: externalTrafficPolicy/internalTrafficPolicy Local for
 	// this frontend (Backends already hold only the node's own).
 	LocalOnly bool
+	// TwoScopes is set on the external entry of a frontend that also has
+	// an internal one (Frontend.Scope ScopeInternal, the same address):
+	// traffic from inside the cluster (the endpoints' and the socket
+	// programs) then uses the internal entry's backends, traffic from
+	// outside (NodePort programs) this one's.
+	TwoScopes bool
 	// SourceRanges, when not empty, are the only clients from outside the
 	// cluster that reach the frontend (loadBalancerSourceRanges of a
 	// LoadBalancer frontend): prefixes of the frontend's family, masked.

@@ -162,8 +162,8 @@ static __always_inline struct lb_backend lb_backend_get(__u8 fam, __u32 id)
 	return b;
 }
 
-/* lb_service_get looks the frontend of f up: slot 0 is the master entry,
- * 1..count the backends. */
+/* lb_service_get looks the frontend of f up in f->lb_scope: slot 0 is
+ * the master entry, 1..count the backends. */
 static __always_inline struct lb_service *lb_service_get(const struct flow *f, __u16 slot)
 {
 	if (f->family == 4) {
@@ -172,6 +172,7 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
 			.dport = f->dport,
 			.backend_slot = slot,
 			.proto = f->proto,
+			.scope = f->lb_scope,
 		};
 		return map_lookup_elem(&lb4_services, &key);
 	}
@@ -180,6 +181,7 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
 			.dport = f->dport,
 			.backend_slot = slot,
 			.proto = f->proto,
+			.scope = f->lb_scope,
 		};
 		__builtin_memcpy(key.address, f->daddr, 16);
 		return map_lookup_elem(&lb6_services, &key);
@@ -359,6 +361,18 @@ static __always_inline int lb_egress(struct __sk_buff *ctx, struct flow *f, __u1
 	svc = lb_service_get(f, 0);
 	if (!svc)
 		return 0;
+	if (unlikely(svc->flags & LB_SVC_FLAG_TWO_SCOPES)) {
+		struct lb_service *in;
+
+		/* From inside the cluster: the internal entry's backends,
+		 * the external one's until it is written. */
+		f->lb_scope = LB_SCOPE_INT;
+		in = lb_service_get(f, 0);
+		if (in)
+			svc = in;
+		else
+			f->lb_scope = LB_SCOPE_EXT;
+	}
 	return lb_translate(ctx, f, svc, ep_id, now);
 }
 

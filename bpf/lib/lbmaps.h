@@ -9,7 +9,8 @@
  * lb4_services / lb6_services: hash, frontend -> service.
  * key:   the frontend address and port (network byte order), the backend
  *        slot (0: the service's master entry; 1..count: its active
- *        backends), the L4 protocol, 3 padding bytes.
+ *        backends), the L4 protocol, the scope (LB_SCOPE_*), 2 padding
+ *        bytes.
  * value: backend_id (slots only), affinity_timeout (master only: seconds
  *        of ClientIP session affinity), count (master: number of active
  *        backends, slots 1..count), rev_nat_index (the service id: the
@@ -50,7 +51,8 @@ struct lb4_key {
 	__be16 dport;
 	__u16 backend_slot;
 	__u8 proto;
-	__u8 pad[3];
+	__u8 scope; /* LB_SCOPE_* */
+	__u8 pad[2];
 };
 
 struct lb6_key {
@@ -58,8 +60,15 @@ struct lb6_key {
 	__be16 dport;
 	__u16 backend_slot;
 	__u8 proto;
-	__u8 pad[3];
+	__u8 scope;
+	__u8 pad[2];
 };
+
+/* Lookup scopes (Cilium's LB_LOOKUP_SCOPE_*): a frontend flagged
+ * LB_SVC_FLAG_TWO_SCOPES (externalTrafficPolicy Local) has a second entry
+ * of the internal scope, which traffic from inside the cluster uses. */
+#define LB_SCOPE_EXT 0
+#define LB_SCOPE_INT 1
 
 struct lb_service {
 	__u32 backend_id;
@@ -76,6 +85,7 @@ struct lb_service {
 #define LB_SVC_FLAG_EXTERNAL_IP 0x08  /* an external IP */
 #define LB_SVC_FLAG_LOADBALANCER 0x10 /* a LoadBalancer ingress IP */
 #define LB_SVC_FLAG_SOURCE_RANGE 0x20 /* clients from outside limited (lb*_source_range) */
+#define LB_SVC_FLAG_TWO_SCOPES 0x40   /* an internal-scope entry exists too */
 
 struct lb4_backend {
 	__be32 address;

@@ -85,7 +85,8 @@ func lbModel(s lbmap.Service) models.BPFLBService {
 
 // LBFlagNames spells a frontend's flags as Cilium's ServiceFlags do:
 // the type, then Local, sessionAffinity, sourceRange (source ranges
-// apply), and non-routable for a ClusterIP.
+// apply), two-scopes (an internal-scope entry exists too), and
+// non-routable for a ClusterIP.
 func LBFlagNames(flags uint8) []string {
 	var out []string
 	switch {
@@ -106,6 +107,9 @@ func LBFlagNames(flags uint8) []string {
 	}
 	if flags&lbmap.FlagSourceRange != 0 {
 		out = append(out, "sourceRange")
+	}
+	if flags&lbmap.FlagTwoScopes != 0 {
+		out = append(out, "two-scopes")
 	}
 	if out[0] == string(datapath.SVCTypeClusterIP) {
 		out = append(out, "non-routable")

@@ -156,6 +156,19 @@ func TestSocketLB(t *testing.T) {
 		if err := lb.UpsertService(sticky); err != nil {
 			t.Fatal(err)
 		}
+		// Two scopes: the node's processes are inside the cluster, so
+		// they get the internal entry's backend (b1), not the external
+		// one's (b2).
+		two := func(scope uint8, backend string) datapath.LBService {
+			return datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.12"), Port: 80, Proto: datapath.ProtoTCP, Scope: scope},
+				Type: datapath.SVCTypeLoadBalancer, TwoScopes: scope == datapath.ScopeExternal, LocalOnly: scope == datapath.ScopeExternal,
+				Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr(backend), Port: 8080, Proto: datapath.ProtoTCP}}}}
+		}
+		for _, s := range []datapath.LBService{two(datapath.ScopeExternal, "10.1.2.2"), two(datapath.ScopeInternal, "10.1.1.2")} {
+			if err := lb.UpsertService(s); err != nil {
+				t.Fatal(err)
+			}
+		}
 		cg := testCgroup(t)
 		if err := h.loader.AttachSockLB(cg); err != nil {
 			t.Fatal(err)
@@ -173,6 +186,7 @@ func TestSocketLB(t *testing.T) {
 			{"tcp 10.96.0.10:80", "b1 peer 10.96.0.10:80"},
 			{"tcp [fd00:96::10]:80", "b1 peer [fd00:96::10]:80"},
 			{"udp 10.96.0.10:53", "b1 from 10.96.0.10:53 peer 10.96.0.10:53"},
+			{"tcp 10.96.0.12:80", "b1 peer 10.96.0.12:80"},
 		} {
 			got, err := runClient(t, cg, tt.spec)
 			if err != nil || got != tt.want {

@@ -12,7 +12,10 @@ import (
 // frontends expanded to the node's addresses, each frontend with the
 // backends of its port name and family, the traffic policies applied
 // (ClusterIP: internalTrafficPolicy; NodePort, LoadBalancer and external
-// IPs: externalTrafficPolicy; Local keeps this node's backends only), the
+// IPs: externalTrafficPolicy; Local keeps this node's backends only; an
+// external frontend whose two policies differ gets a second entry of the
+// internal scope, which traffic from inside the cluster uses, with the
+// backends of internalTrafficPolicy: Cilium's two scopes), the
 // LoadBalancer frontends restricted to the source ranges of their family
 // (shared with svc: never change them), and for a global service the
 // remote backends merged per its affinity. The result is sorted by
@@ -40,12 +43,25 @@ func desired(svc *Service, name string, remote []Backend, node Node, out []datap
 	out = slices.Grow(out, len(fes))
 	for _, fe := range fes {
 		local := localOnly(svc, fe.Type)
+		two := fe.Type != datapath.SVCTypeClusterIP && svc.ExtLocal != svc.IntLocal
 		out = append(out, datapath.LBService{
 			Frontend: fe.Addr, Type: fe.Type, Name: name,
-			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local,
+			SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: local, TwoScopes: two,
 			Backends:     selectBackends(svc, fe, remote, node, local, arena),
 			SourceRanges: frontendRanges(fe, ranges4, ranges6),
 		})
+		if two {
+			// The internal scope: traffic from inside the cluster to
+			// this external frontend follows internalTrafficPolicy, as
+			// kube-proxy and Cilium route it.
+			in := fe
+			in.Addr.Scope = datapath.ScopeInternal
+			out = append(out, datapath.LBService{
+				Frontend: in.Addr, Type: fe.Type, Name: name,
+				SessionAffinityTimeout: svc.SessionAffinityTimeout, LocalOnly: svc.IntLocal,
+				Backends: selectBackends(svc, in, remote, node, svc.IntLocal, arena),
+			})
+		}
 	}
 	mine := out[start:]
 	cmpFrontend := func(a, b datapath.LBService) int { return compareAddr(a.Frontend, b.Frontend) }
@@ -353,7 +369,7 @@ func strictlySorted(bes []datapath.LBBackend) bool {
 	return true
 }
 
-// compareAddr orders addresses by IP, port, protocol.
+// compareAddr orders addresses by IP, port, protocol, scope.
 func compareAddr(a, b datapath.L3n4Addr) int {
 	if c := a.Addr.Compare(b.Addr); c != 0 {
 		return c
@@ -361,7 +377,10 @@ func compareAddr(a, b datapath.L3n4Addr) int {
 	if a.Port != b.Port {
 		return cmp.Compare(a.Port, b.Port)
 	}
-	return cmp.Compare(a.Proto, b.Proto)
+	if a.Proto != b.Proto {
+		return cmp.Compare(a.Proto, b.Proto)
+	}
+	return cmp.Compare(a.Scope, b.Scope)
 }
 
 // unspecified returns the unspecified address of IPv4 (is4) or IPv6.

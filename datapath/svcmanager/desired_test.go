@@ -71,7 +71,7 @@ func TestDesired(t *testing.T) {
 			"[fd00::10]:80/TCP ClusterIP -> [fd00:1::1]:8080/TCP(active)",
 		},
 	}, {
-		name: "LoadBalancer: ingress VIPs (not proxy mode), external IPs, externalTrafficPolicy Local",
+		name: "LoadBalancer: ingress VIPs (not proxy mode), external IPs, externalTrafficPolicy Local: each external frontend has the node's backends, and an internal scope with all",
 		svc: web(func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
@@ -81,11 +81,15 @@ func TestDesired(t *testing.T) {
 		}, []string{"10.96.0.10"}, "http:80:8080:30080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1@node1", "10.0.1.2@node2")},
 		want: []string{
-			"0.0.0.0:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
+			"0.0.0.0:30080/TCP NodePort local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"0.0.0.0:30080/TCP/i NodePort -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)",
 			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)",
-			"192.0.2.10:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
-			"198.51.100.7:80/TCP ExternalIPs local -> 10.0.1.1:8080/TCP(active)",
-			"203.0.113.5:80/TCP LoadBalancer local -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP/i NodePort -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)",
+			"198.51.100.7:80/TCP ExternalIPs local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"198.51.100.7:80/TCP/i ExternalIPs -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)",
+			"203.0.113.5:80/TCP LoadBalancer local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"203.0.113.5:80/TCP/i LoadBalancer -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active)",
 		},
 	}, {
 		name: "loadBalancerSourceRanges: the LoadBalancer frontend only, not its ClusterIP, NodePort or external IP",
@@ -138,16 +142,31 @@ func TestDesired(t *testing.T) {
 			"[fd00::10]:80/TCP ClusterIP -> [fd00:1::1]:8080/TCP(active)",
 		},
 	}, {
-		name: "internalTrafficPolicy Local: ClusterIP only, no local backend leaves it empty",
+		name: "internalTrafficPolicy Local: the ClusterIP and the NodePort's internal scope, no local backend leaves them empty",
 		svc: web(func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeNodePort
 			s.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyLocal)
 		}, []string{"10.96.0.10"}, "http:80:8080:30080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.2@node2")},
 		want: []string{
-			"0.0.0.0:30080/TCP NodePort -> 10.0.1.2:8080/TCP(active)",
+			"0.0.0.0:30080/TCP NodePort twoscopes -> 10.0.1.2:8080/TCP(active)",
+			"0.0.0.0:30080/TCP/i NodePort local ->",
 			"10.96.0.10:80/TCP ClusterIP local ->",
-			"192.0.2.10:30080/TCP NodePort -> 10.0.1.2:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort twoscopes -> 10.0.1.2:8080/TCP(active)",
+			"192.0.2.10:30080/TCP/i NodePort local ->",
+		},
+	}, {
+		name: "both traffic policies Local: one scope, the node's backends",
+		svc: web(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			s.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyLocal)
+		}, []string{"10.96.0.10"}, "http:80:8080:30080"),
+		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1@node1", "10.0.1.2@node2")},
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP local -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
 		},
 	}, {
 		name:   "headless: no frontends",
@@ -220,7 +239,7 @@ func TestDesired(t *testing.T) {
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
 		want:   []string{"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"},
 	}, {
-		name: "global, externalTrafficPolicy Local: NodePort keeps the node's backends, no remote ones",
+		name: "global, externalTrafficPolicy Local: NodePort keeps the node's backends, no remote ones; its internal scope has all",
 		svc: web(func(s *corev1.Service) {
 			global("")(s)
 			s.Spec.Type = corev1.ServiceTypeNodePort
@@ -229,9 +248,11 @@ func TestDesired(t *testing.T) {
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1@node1", "10.0.1.2@node2")},
 		remote: remote("c2", 2, "10.2.0.1:8080"),
 		want: []string{
-			"0.0.0.0:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
+			"0.0.0.0:30080/TCP NodePort local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"0.0.0.0:30080/TCP/i NodePort -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active) 10.2.0.1:8080/TCP(active,c2)",
 			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active) 10.2.0.1:8080/TCP(active,c2)",
-			"192.0.2.10:30080/TCP NodePort local -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP NodePort local twoscopes -> 10.0.1.1:8080/TCP(active)",
+			"192.0.2.10:30080/TCP/i NodePort -> 10.0.1.1:8080/TCP(active) 10.0.1.2:8080/TCP(active) 10.2.0.1:8080/TCP(active,c2)",
 		},
 	}}
 	for _, tt := range tests {

@@ -128,7 +128,7 @@ type BPFLBService struct {
 	RevNATIndex uint16 `json:"rev-nat-index"`
 	// Flags are Cilium's: the type (ClusterIP, NodePort, ExternalIPs,
 	// LoadBalancer), then Local, sessionAffinity, sourceRange,
-	// non-routable.
+	// two-scopes, non-routable. An internal-scope frontend ends in /i.
 	Flags []string `json:"flags"`
 	// AffinityTimeoutSeconds is the ClientIP session affinity timeout
 	// (0: none).

@@ -4,7 +4,7 @@ import "encoding/binary"
 
 // addrIndex holds values by address (the writer's frontends and its
 // backend records). IPv4 addresses (nearly all) are keyed by a uint64
-// (address, port, protocol): a map slot of 16 bytes where a 20-byte key
+// (address, port, protocol, a frontend's scope): a map slot of 16 bytes where a 20-byte key
 // and a pointer take 32, so building the index of an initial sync's
 // 100,000 backends touches half the memory, and a lookup hashes and
 // compares one word (a 20-byte key costs a call to compare it). IPv6
@@ -16,7 +16,7 @@ type addrIndex[V comparable] struct {
 
 // packed4 returns IPv4 key k as one word.
 func (k *addrKey) packed4() uint64 {
-	return uint64(binary.BigEndian.Uint32(k.addr[12:]))<<24 | uint64(k.port)<<8 | uint64(k.proto)
+	return uint64(k.v4&keyInternal)<<56 | uint64(binary.BigEndian.Uint32(k.addr[12:]))<<24 | uint64(k.port)<<8 | uint64(k.proto)
 }
 
 // reset empties the index, with room for n IPv4 addresses.

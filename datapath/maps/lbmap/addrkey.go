@@ -17,14 +17,24 @@ type addrKey struct {
 	addr  [16]byte
 	port  uint16
 	proto uint8
-	v4    uint8
+	// v4 is keyV4 for an IPv4 address, plus keyInternal for a
+	// frontend's internal scope (one byte: a member stays 32 bytes).
+	v4 uint8
 }
+
+const (
+	keyV4       uint8 = 1
+	keyInternal uint8 = 2
+)
 
 // keyOf returns a's key.
 func keyOf(a datapath.L3n4Addr) addrKey {
 	k := addrKey{addr: a.Addr.As16(), port: a.Port, proto: a.Proto}
 	if a.Addr.Is4() {
-		k.v4 = 1
+		k.v4 = keyV4
+	}
+	if a.Scope == datapath.ScopeInternal {
+		k.v4 |= keyInternal
 	}
 	return k
 }
@@ -38,18 +48,22 @@ func frontendKey(fe datapath.L3n4Addr) addrKey {
 
 // compareKeys orders keys as compareL3n4 orders their addresses (without
 // zones): IPv4 before IPv6, then by address, port and protocol.
+// (A frontend's internal scope comes after its external one.)
 func compareKeys(a, b addrKey) int {
-	if a.v4 != b.v4 {
-		return int(b.v4) - int(a.v4)
+	if fa, fb := a.v4&keyV4, b.v4&keyV4; fa != fb {
+		return int(fb) - int(fa)
 	}
-	return orderOf(&a.addr, a.port, a.proto).compare(orderOf(&b.addr, b.port, b.proto))
+	if c := orderOf(&a.addr, a.port, a.proto).compare(orderOf(&b.addr, b.port, b.proto)); c != 0 {
+		return c
+	}
+	return int(a.v4&keyInternal) - int(b.v4&keyInternal)
 }
 
 // keyLess reports whether compareKeys(*a, *b) < 0, reading the keys
 // where they are.
 func keyLess(a, b *addrKey) bool {
 	if a.v4 != b.v4 {
-		return a.v4 > b.v4
+		return compareKeys(*a, *b) < 0
 	}
 	return orderOf(&a.addr, a.port, a.proto).less(orderOf(&b.addr, b.port, b.proto))
 }
@@ -91,7 +105,15 @@ func (o keyOrder) compare(p keyOrder) int {
 	return 1
 }
 
-func (k addrKey) is4() bool { return k.v4 != 0 }
+func (k addrKey) is4() bool { return k.v4&keyV4 != 0 }
+
+// scope returns the frontend scope of k.
+func (k addrKey) scope() uint8 {
+	if k.v4&keyInternal != 0 {
+		return datapath.ScopeInternal
+	}
+	return datapath.ScopeExternal
+}
 
 // l3n4 returns the address k is the key of.
 func (k addrKey) l3n4() datapath.L3n4Addr {
@@ -99,7 +121,7 @@ func (k addrKey) l3n4() datapath.L3n4Addr {
 	if k.is4() {
 		a = a.Unmap()
 	}
-	return datapath.L3n4Addr{Addr: a, Port: k.port, Proto: k.proto}
+	return datapath.L3n4Addr{Addr: a, Port: k.port, Proto: k.proto, Scope: k.scope()}
 }
 
 func (k addrKey) String() string { return k.l3n4().String() }

@@ -108,12 +108,21 @@ func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	if !checkProto(fe.Proto) {
 		return fail("frontend protocol %d is not TCP, UDP or SCTP", fe.Proto)
 	}
+	if fe.Scope != datapath.ScopeExternal && fe.Scope != datapath.ScopeInternal {
+		return fail("frontend scope %d is not external (0) or internal (1)", fe.Scope)
+	}
+	if fe.Scope == datapath.ScopeInternal && svc.TwoScopes {
+		return fail("an internal-scope frontend cannot have two scopes (the external one has)")
+	}
 	flags, ok := typeFlagsOf(svc.Type)
 	if !ok {
 		return fail("type %q is not ClusterIP, NodePort, ExternalIPs or LoadBalancer", svc.Type)
 	}
 	if svc.LocalOnly {
 		flags |= FlagLocal
+	}
+	if svc.TwoScopes {
+		flags |= FlagTwoScopes
 	}
 	d.frontend, d.key, d.flags, d.affinity = fe, keyOf(fe), flags, 0
 	d.ranges = d.ranges[:0]
@@ -169,7 +178,7 @@ func (d *desired) parseBackends(bs []datapath.LBBackend) string {
 		}
 		db := &d.backends[i]
 		db.key.addr = ip.As16()
-		db.key.port, db.key.proto, db.key.v4 = b.Addr.Port, proto, d.key.v4
+		db.key.port, db.key.proto, db.key.v4 = b.Addr.Port, proto, d.key.v4&keyV4 // a backend has no scope
 		db.state, db.clusterID = b.State, b.ClusterID
 		// The order of compareKeys, from the address in registers (not
 		// the key just stored: reading it back stalls).

@@ -156,7 +156,7 @@ func (m *Maps) readBackends(fn func(id uint32, e backendEntry)) error {
 	return nil
 }
 
-// compareL3n4 orders frontends: address, port, protocol.
+// compareL3n4 orders frontends: address, port, protocol, scope.
 func compareL3n4(a, b datapath.L3n4Addr) int {
 	if c := a.Addr.Compare(b.Addr); c != 0 {
 		return c
@@ -164,5 +164,8 @@ func compareL3n4(a, b datapath.L3n4Addr) int {
 	if a.Port != b.Port {
 		return int(a.Port) - int(b.Port)
 	}
-	return int(a.Proto) - int(b.Proto)
+	if a.Proto != b.Proto {
+		return int(a.Proto) - int(b.Proto)
+	}
+	return int(a.Scope) - int(b.Scope)
 }

@@ -44,6 +44,9 @@ const (
 	// FlagSourceRange: clients from outside are limited to the
 	// frontend's source ranges (loadBalancerSourceRanges).
 	FlagSourceRange uint8 = 0x20
+	// FlagTwoScopes: the frontend has an internal-scope entry too, which
+	// traffic from inside the cluster uses (externalTrafficPolicy Local).
+	FlagTwoScopes uint8 = 0x40
 )
 
 // SrcRange4Key is struct lb4_src_range_key: an LPM key whose prefix
@@ -71,7 +74,8 @@ type Service4Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8 // datapath.ScopeExternal or ScopeInternal
+	Pad         [2]uint8
 }
 
 // Service6Key is struct lb6_key.
@@ -80,7 +84,8 @@ type Service6Key struct {
 	Dport       uint16
 	BackendSlot uint16
 	Proto       uint8
-	Pad         [3]uint8
+	Scope       uint8 // datapath.ScopeExternal or ScopeInternal
+	Pad         [2]uint8
 }
 
 // ServiceValue is struct lb_service: a slot's backend id, the master's
@@ -160,12 +165,12 @@ func netPort(p uint16) uint16 {
 
 // service4Key returns the key of the slot of IPv4 frontend k.
 func service4Key(k *addrKey, slot uint16) Service4Key {
-	return Service4Key{Address: [4]byte(k.addr[12:]), Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
+	return Service4Key{Address: [4]byte(k.addr[12:]), Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto, Scope: k.scope()}
 }
 
 // service6Key returns the key of the slot of IPv6 frontend k.
 func service6Key(k *addrKey, slot uint16) Service6Key {
-	return Service6Key{Address: k.addr, Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto}
+	return Service6Key{Address: k.addr, Dport: netPort(k.port), BackendSlot: slot, Proto: k.proto, Scope: k.scope()}
 }
 
 // backend4Value returns IPv4 backend b's value.
@@ -187,11 +192,11 @@ func revNATValue(a datapath.L3n4Addr) any {
 }
 
 func (k Service4Key) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom4(k.Address), Port: netPort(k.Dport), Proto: k.Proto}
+	return datapath.L3n4Addr{Addr: netip.AddrFrom4(k.Address), Port: netPort(k.Dport), Proto: k.Proto, Scope: k.Scope}
 }
 
 func (k Service6Key) frontend() datapath.L3n4Addr {
-	return datapath.L3n4Addr{Addr: netip.AddrFrom16(k.Address), Port: netPort(k.Dport), Proto: k.Proto}
+	return datapath.L3n4Addr{Addr: netip.AddrFrom16(k.Address), Port: netPort(k.Dport), Proto: k.Proto, Scope: k.Scope}
 }
 
 func (v Backend4Value) entry() backendEntry {

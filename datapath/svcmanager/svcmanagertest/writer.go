@@ -62,7 +62,7 @@ func (w *Writer) UpsertService(svc datapath.LBService) error {
 // sameService compares what the maps hold of a frontend.
 func sameService(a, b datapath.LBService) bool {
 	return a.Frontend == b.Frontend && a.Type == b.Type && a.SessionAffinityTimeout == b.SessionAffinityTimeout &&
-		a.LocalOnly == b.LocalOnly && slices.Equal(a.SourceRanges, b.SourceRanges) && slices.EqualFunc(a.Backends, b.Backends, func(x, y datapath.LBBackend) bool {
+		a.LocalOnly == b.LocalOnly && a.TwoScopes == b.TwoScopes && slices.Equal(a.SourceRanges, b.SourceRanges) && slices.EqualFunc(a.Backends, b.Backends, func(x, y datapath.LBBackend) bool {
 		return x.Addr == y.Addr && x.ClusterID == y.ClusterID && x.State == y.State
 	})
 }
@@ -161,12 +161,15 @@ func (w *Writer) Dump() []string {
 	return out
 }
 
-// Render is "<frontend> <type>[ local][ affinity=<t>][ sourceRanges=<prefix>,...] -> <backend>(<state>[,c<id>]) ...".
+// Render is "<frontend> <type>[ local][ twoscopes][ affinity=<t>][ sourceRanges=<prefix>,...] -> <backend>(<state>[,c<id>]) ...".
 func Render(s datapath.LBService) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", s.Frontend, s.Type)
 	if s.LocalOnly {
 		b.WriteString(" local")
+	}
+	if s.TwoScopes {
+		b.WriteString(" twoscopes")
 	}
 	if s.SessionAffinityTimeout != 0 {
 		fmt.Fprintf(&b, " affinity=%s", s.SessionAffinityTimeout)
