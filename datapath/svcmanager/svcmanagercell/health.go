@@ -3,6 +3,7 @@ package svcmanagercell
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
@@ -31,7 +32,8 @@ type healthParams struct {
 }
 
 // startHealthServer keeps the server's ports those of the manager's
-// health checks, with their counts, until the agent stops.
+// health checks, with their counts, until the agent stops; a port that
+// could not be opened is tried again every retryInterval.
 func startHealthServer(p healthParams) {
 	if p.Server == nil {
 		return
@@ -40,8 +42,13 @@ func startHealthServer(p healthParams) {
 		for {
 			p.Server.Sync(p.Manager.HealthChecks())
 			refresh(p.Status)
+			var retry <-chan time.Time // a port that failed is tried again
+			if p.Server.Failed() != nil {
+				retry = time.After(retryInterval)
+			}
 			select {
 			case <-p.Manager.HealthChanged():
+			case <-retry:
 			case <-ctx.Done():
 				return nil
 			}

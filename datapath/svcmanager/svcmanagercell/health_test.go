@@ -92,3 +92,34 @@ func TestHealthCheckNodePortDisabled(t *testing.T) {
 		t.Fatal("a health-check NodePort is open with --enable-health-check-nodeport=false")
 	}
 }
+
+// TestHealthCheckNodePortInUse: a port another process holds turns the
+// Services line Warning naming it, and is opened once it is free,
+// without any change of the service (the retry).
+func TestHealthCheckNodePortInUse(t *testing.T) {
+	blocker, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := blocker.Addr().(*net.TCPAddr).Port
+	file := filepath.Join(t.TempDir(), "state.yaml")
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
+	var col status.Collector
+	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
+		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	celltest.Eventually(t, "the port in use on the Services line", func() bool {
+		e := line(col)
+		return strings.Contains(e.Message, "a health-check NodePort failed") &&
+			strings.Contains(strings.Join(e.Details, "\n"), fmt.Sprintf("health-check NodePort %d: listen", port))
+	})
+	blocker.Close()
+	celltest.EventuallyWithin(t, "the port answered once free", 30*time.Second, func() bool {
+		c := http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
