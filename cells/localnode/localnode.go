@@ -24,6 +24,9 @@ type LocalNode struct {
 	// may be invalid: none).
 	IPv4AllocCIDR netip.Prefix
 	IPv6AllocCIDR netip.Prefix
+	// Zone is the node's topology.kubernetes.io/zone label, from its
+	// Node ("" without Kubernetes or the label): topology-aware routing.
+	Zone string
 }
 
 // Store holds the local node. It is safe for concurrent use.

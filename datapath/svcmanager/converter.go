@@ -34,6 +34,9 @@ type Converter struct {
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
+	// zoneLists are the zone-hint lists of endpoints, shared by the
+	// endpoints hinted for the same zones (zoneList).
+	zoneLists map[string]*[]string
 	seed      maphash.Seed // of the slice names' hashes
 }
 
@@ -78,7 +81,7 @@ type convertedSlice struct {
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
 	return &Converter{services: map[*corev1.Service]*convertedService{}, names: map[objectKey]*corev1.Service{},
-		portNames: map[string][]string{}, seed: maphash.MakeSeed()}
+		portNames: map[string][]string{}, zoneLists: map[string]*[]string{}, seed: maphash.MakeSeed()}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
@@ -250,7 +253,7 @@ func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) 
 	if i < len(rec.slices) {
 		spare = 2 + len(sl.Endpoints)/8
 	}
-	cs.room = backends(sl, &cs.warnings, c.portName, rec.spare, spare)
+	cs.room = backends(sl, &cs.warnings, c.portName, c.zoneList, rec.spare, spare)
 	rec.spare = nil
 	cs.backends = cs.room[:len(cs.room):len(cs.room)] // an append by a caller copies
 	switch {
@@ -290,6 +293,28 @@ func (c *Converter) prune(rec *convertedService, eps []*discoveryv1.EndpointSlic
 			return
 		}
 	}
+}
+
+// zoneList returns the shared list of the zones h hints for (nil when
+// it names none).
+func (c *Converter) zoneList(h *discoveryv1.EndpointHints) *[]string {
+	if len(h.ForZones) == 0 {
+		return nil
+	}
+	key := h.ForZones[0].Name
+	for _, z := range h.ForZones[1:] {
+		key += "," + z.Name
+	}
+	l, ok := c.zoneLists[key]
+	if !ok {
+		zs := make([]string, len(h.ForZones))
+		for i, z := range h.ForZones {
+			zs[i] = z.Name
+		}
+		l = &zs
+		c.zoneLists[key] = l
+	}
+	return l
 }
 
 // portName returns the shared list of the one port name n.

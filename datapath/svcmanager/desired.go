@@ -117,8 +117,9 @@ func localOnly(svc *Service, t datapath.ServiceType) bool {
 }
 
 // picker decides which of a service's backends a frontend takes: same
-// family and protocol, the port name when both have one, and with a
-// Local traffic policy this node's only. A backend's port-name list is
+// family and protocol, the port name when both have one, with a Local
+// traffic policy this node's only, and with topology-aware routing
+// (Cluster policy) those hinted for this node's zone only. A backend's port-name list is
 // shared by the backends of one slice port (Converter), so the answer
 // for the last list checked is kept: most backends cost no string
 // comparison.
@@ -128,6 +129,7 @@ type picker struct {
 	name     string // the frontend's port name ("": any)
 	local    bool
 	node     string
+	zone     string  // topology-aware routing applies: this zone's backends only (topologyZone)
 	lastList *string // the first element of the last port-name list checked
 	lastLen  int
 	lastOK   bool
@@ -149,8 +151,40 @@ func (p *picker) takes(be *Backend) bool {
 // name count as local, as in Cilium.
 func (p *picker) onNode(be *Backend) bool { return be.NodeName == "" || be.NodeName == p.node }
 
-// takesLocal is takes with the Local policy applied when it is set.
-func (p *picker) takesLocal(be *Backend) bool { return p.takes(be) && (!p.local || p.onNode(be)) }
+// takesLocal is takes with the Local policy applied when it is set, and
+// topology-aware routing when it applies.
+func (p *picker) takesLocal(be *Backend) bool {
+	return p.takes(be) && (!p.local || p.onNode(be)) && (p.zone == "" || p.inZone(be))
+}
+
+// inZone reports whether be is hinted for p.zone.
+func (p *picker) inZone(be *Backend) bool {
+	return be.Zones != nil && slices.Contains(*be.Zones, p.zone)
+}
+
+// topologyZone returns zone when topology-aware routing applies to the
+// frontend p picks for, by kube-proxy's rule: every ready backend it
+// takes has zone hints (the EndpointSlice controller sets them only for
+// services that ask: trafficDistribution PreferClose, topology-mode
+// Auto) and one is hinted for zone; else "". A backend without hints
+// ends the scan: a service without hints costs one backend's look.
+func (p *picker) topologyZone(bes []Backend, zone string) string {
+	found := false
+	for i := range bes {
+		be := &bes[i]
+		if be.Condition != Ready || !p.takes(be) {
+			continue
+		}
+		if be.Zones == nil {
+			return ""
+		}
+		found = found || slices.Contains(*be.Zones, zone)
+	}
+	if found {
+		return zone
+	}
+	return ""
+}
 
 // portOK reports whether names holds the frontend's port name.
 //
@@ -167,6 +201,9 @@ func (p *picker) portOK(names []string) bool {
 // cluster's backends only (pickLocal), else two (count, then convert).
 func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
 	p := newPicker(fe, node, local)
+	if node.Zone != "" && !local {
+		p.zone = p.topologyZone(svc.Backends, node.Zone)
+	}
 	global := svc.Global && !local // remote backends are never on this node
 	if !global && svc.Affinity != AffinityRemote {
 		return p.pickLocal(svc.Backends, arena)

@@ -284,14 +284,14 @@ func (m *Manager) SetRemoteBackends(namespacedName string, bes []Backend) {
 	}
 }
 
-// SetNode changes this node (name, NodePort addresses) and rewrites what
-// depends on it: every service when the name changed (which backends
-// are local), else the services with NodePort frontends (the node's
-// addresses are theirs).
+// SetNode changes this node (name, zone, NodePort addresses) and
+// rewrites what depends on it: every service when the name or the zone
+// changed (which backends are local, or in the zone), else the services
+// with NodePort frontends (the node's addresses are theirs).
 func (m *Manager) SetNode(n Node) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	renamed := n.Name != m.node.Name
+	renamed := n.Name != m.node.Name || n.Zone != m.node.Zone // which backends are local, or in the zone
 	if !renamed && slices.Equal(n.Addrs, m.node.Addrs) {
 		return
 	}

@@ -56,7 +56,12 @@ type Backend struct {
 	// service's only, unnamed port, which every frontend matches.
 	PortNames []string
 	// NodeName is the node that hosts the backend ("" unknown).
-	NodeName  string
+	NodeName string
+	// Zones are the zones the EndpointSlice controller hints the
+	// endpoint for (topology-aware routing: trafficDistribution
+	// PreferClose, topology-mode Auto); nil: no hints. Shared, never
+	// changed.
+	Zones     *[]string
 	Condition Condition
 	// ClusterID is the backend's cluster (0: this one); ClusterMesh's
 	// status names the cluster.
@@ -108,4 +113,7 @@ func (s *Service) NamespacedName() string { return s.Namespace + "/" + s.Name }
 type Node struct {
 	Name  string
 	Addrs []netip.Addr
+	// Zone is the node's topology.kubernetes.io/zone label ("":
+	// unknown, no topology-aware routing).
+	Zone string
 }

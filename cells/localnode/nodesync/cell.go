@@ -17,10 +17,11 @@ import (
 	"github.com/apiary-net/apiary/cells/localnode"
 )
 
-// Cell provides the localnode.NodeSource and, with --ipam=kubernetes,
-// watches this node's Node for its spec.podCIDRs. --ipam=kubernetes
+// Cell provides the localnode.NodeSource and, with Kubernetes, watches
+// this node's Node for its zone label and (with --ipam=kubernetes) its
+// spec.podCIDRs. --ipam=kubernetes
 // without a Kubernetes API server stops the agent at start.
-var Cell = cell.Module("local-node-sync", "This node's pod CIDRs and addresses from its Kubernetes Node",
+var Cell = cell.Module("local-node-sync", "This node's pod CIDRs, addresses and zone from its Kubernetes Node",
 	cell.Provide(newNodeSource),
 	cell.Invoke(startWatcher),
 )
@@ -82,8 +83,21 @@ type watcherParams struct {
 	Log       *slog.Logger
 }
 
-// startWatcher adds the job that gives the store the Node's pod CIDRs.
+// startWatcher adds the jobs that give the store the Node's zone (with
+// Kubernetes) and pod CIDRs (--ipam=kubernetes).
 func startWatcher(p watcherParams) {
+	if p.Clientset.IsEnabled() {
+		p.Jobs.Add(job.OneShot("local-node-zone", func(ctx context.Context, health cell.Health) error {
+			name := p.Local.Get().Name
+			health.OK("following the zone label of node " + name)
+			for ev := range p.Nodes.Events(ctx) {
+				if ev.Kind == k8s.Upsert && ev.Key.Name == name {
+					setZone(p.Local, p.Log, ev.Object)
+				}
+			}
+			return nil
+		}))
+	}
 	if p.Config.IPAM != localnode.IPAMKubernetes || !p.Clientset.IsEnabled() {
 		return
 	}
@@ -98,4 +112,14 @@ func startWatcher(p watcherParams) {
 		}
 		return nil
 	}))
+}
+
+// setZone gives the store the zone label of its Node k when it changed.
+func setZone(local localnode.Store, log *slog.Logger, k *corev1.Node) {
+	zone := k.Labels[corev1.LabelTopologyZone]
+	if local.Get().Zone == zone {
+		return
+	}
+	log.Info("Node zone", "node", k.Name, "zone", zone)
+	local.Update(func(n *localnode.LocalNode) { n.Zone = zone })
 }

@@ -80,7 +80,7 @@ func newManager(p managerParams) *svcmanager.Manager {
 
 // nodeOf is the manager's view of the local node.
 func nodeOf(n localnode.LocalNode) svcmanager.Node {
-	out := svcmanager.Node{Name: n.Name}
+	out := svcmanager.Node{Name: n.Name, Zone: n.Zone}
 	if n.IP.IsValid() {
 		out.Addrs = append(out.Addrs, n.IP)
 	}
