@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/policy"
@@ -24,17 +22,7 @@ import (
 func TestTwoScopes(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLab(t, policy.MapState{key(0, policy.Egress, policy.ProtoTCP, 8080, 16): allow})
-		devIf := newVeth(t, "eth7")
-		outside := newNS(t)
-		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
-		dev, err := netlink.LinkByIndex(devIf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.h.loader.AttachNodePort(dev.Attrs().Name, devIf); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.h.loader.DetachNodePort("eth7") })
+		outside := l.withOutside(t)
 		fe := netip.MustParseAddrPort("192.0.2.100:80")
 		entry := func(scope uint8, backends ...int) datapath.LBService {
 			s := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: fe.Addr(), Port: fe.Port(), Proto: datapath.ProtoTCP, Scope: scope},

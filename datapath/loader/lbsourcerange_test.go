@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
@@ -24,17 +22,7 @@ import (
 func TestLoadBalancerSourceRanges(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLab(t, nil)
-		devIf := newVeth(t, "eth7")
-		outside := newNS(t)
-		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
-		dev, err := netlink.LinkByIndex(devIf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.h.loader.AttachNodePort(dev.Attrs().Name, devIf); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.h.loader.DetachNodePort("eth7") })
+		outside := l.withOutside(t)
 		lb := func(fe netip.AddrPort, ranges ...string) {
 			t.Helper()
 			s := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: fe.Addr(), Port: fe.Port(), Proto: datapath.ProtoTCP},

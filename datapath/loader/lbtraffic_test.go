@@ -41,6 +41,7 @@ type lbLab struct {
 	h        *harness
 	lb       *lbmap.Writer
 	clientNS netns.NsHandle
+	devIf    int // the node's device facing outside (withOutside)
 }
 
 func backendAddr(i int, v6 bool) netip.Addr {

@@ -8,11 +8,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
+
+// withOutside adds the node's device eth7 (10.2.0.1, fd00:2::1), facing
+// an "outside" namespace (10.2.0.2, fd00:2::2, routed via the node),
+// with the NodePort programs attached; it returns the namespace.
+func (l *lbLab) withOutside(t *testing.T) netns.NsHandle {
+	t.Helper()
+	l.devIf = newVeth(t, "eth7")
+	outside := newNS(t)
+	plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
+	if err := l.h.loader.AttachNodePort("eth7", l.devIf); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.h.loader.DetachNodePort("eth7"); err != nil {
+			t.Error(err)
+		}
+	})
+	return outside
+}
 
 // TestNodePortRealTraffic attaches the NodePort programs to the node's
 // device (eth7, facing an "outside" namespace) and connects from outside
@@ -24,23 +43,9 @@ import (
 func TestNodePortRealTraffic(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLab(t, nil)
-		devIf := newVeth(t, "eth7")
-		outside := newNS(t)
-		plumbLink(t, "eth7", outside, []string{"10.2.0.1/24", "fd00:2::1/64"}, []string{"10.2.0.2/24", "fd00:2::2/64"})
-		dev, err := netlink.LinkByIndex(devIf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.h.loader.AttachNodePort(dev.Attrs().Name, devIf); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := l.h.loader.DetachNodePort("eth7"); err != nil {
-				t.Error(err)
-			}
-		})
+		outside := l.withOutside(t)
 		// A second attach (an agent restart) updates the pinned links.
-		if err := l.h.loader.AttachNodePort("eth7", devIf); err != nil {
+		if err := l.h.loader.AttachNodePort("eth7", l.devIf); err != nil {
 			t.Fatalf("attach again: %v", err)
 		}
 		np := datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.2.0.1"), Port: 30080, Proto: datapath.ProtoTCP},

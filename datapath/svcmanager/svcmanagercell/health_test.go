@@ -35,6 +35,30 @@ endpoints:
     nodeName: %s
 `
 
+// freePort returns a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startWithLBLocal starts the cell on node1 with a state file holding
+// lbLocal on health-check port port (its endpoint on node1), and more
+// flags; it returns the file and the status collector.
+func startWithLBLocal(t *testing.T, port int, flags ...string) (string, status.Collector) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "state.yaml")
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
+	var col status.Collector
+	celltest.StartWithFlags(t, append([]string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file}, flags...),
+		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	return file, col
+}
+
 // TestHealthCheckNodePort: a LoadBalancer Service with
 // externalTrafficPolicy Local in --lb-state-file gets its
 // healthCheckNodePort answered on the node: 200 while it has a ready
@@ -42,17 +66,8 @@ endpoints:
 // the Services line counts the port; with
 // --enable-health-check-nodeport=false nothing listens.
 func TestHealthCheckNodePort(t *testing.T) {
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	file := filepath.Join(t.TempDir(), "state.yaml")
-	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
-	var col status.Collector
-	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
-		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	port := freePort(t)
+	file, col := startWithLBLocal(t, port)
 	probe := func() int {
 		c := http.Client{Timeout: 2 * time.Second}
 		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
@@ -75,17 +90,8 @@ func TestHealthCheckNodePort(t *testing.T) {
 // TestHealthCheckNodePortDisabled: --enable-health-check-nodeport=false
 // opens no port.
 func TestHealthCheckNodePortDisabled(t *testing.T) {
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	file := filepath.Join(t.TempDir(), "state.yaml")
-	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
-	var col status.Collector
-	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file, "enable-health-check-nodeport=false"},
-		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	port := freePort(t)
+	_, col := startWithLBLocal(t, port, "enable-health-check-nodeport=false")
 	celltest.Eventually(t, "the service read", func() bool { return strings.Contains(line(col).Message, "1 services") })
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 		c.Close()
@@ -102,11 +108,7 @@ func TestHealthCheckNodePortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := blocker.Addr().(*net.TCPAddr).Port
-	file := filepath.Join(t.TempDir(), "state.yaml")
-	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
-	var col status.Collector
-	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
-		localnode.Cell, status.Cell, svcmanagercell.Cell, celltest.Capture(&col))
+	_, col := startWithLBLocal(t, port)
 	celltest.Eventually(t, "the port in use on the Services line", func() bool {
 		e := line(col)
 		return strings.Contains(e.Message, "a health-check NodePort failed") &&
