@@ -62,6 +62,9 @@ const (
 	SVCTypeNodePort     ServiceType = "NodePort"
 	SVCTypeExternalIP   ServiceType = "ExternalIPs"
 	SVCTypeLoadBalancer ServiceType = "LoadBalancer"
+	// SVCTypeHostPort is a pod's hostPort on this node (Cilium's
+	// HostPort): balanced like a NodePort, to that pod only.
+	SVCTypeHostPort ServiceType = "HostPort"
 )
 
 // BackendState is a backend's state in the datapath: only active

@@ -86,6 +86,7 @@ struct lb_service {
 #define LB_SVC_FLAG_LOADBALANCER 0x10 /* a LoadBalancer ingress IP */
 #define LB_SVC_FLAG_SOURCE_RANGE 0x20 /* clients from outside limited (lb*_source_range) */
 #define LB_SVC_FLAG_TWO_SCOPES 0x40   /* an internal-scope entry exists too */
+#define LB_SVC_FLAG_HOSTPORT 0x80     /* a pod's hostPort (with LB_SVC_FLAG_NODEPORT) */
 
 struct lb4_backend {
 	__be32 address;

@@ -90,6 +90,8 @@ func lbModel(s lbmap.Service) models.BPFLBService {
 func LBFlagNames(flags uint8) []string {
 	var out []string
 	switch {
+	case flags&lbmap.FlagHostPort != 0:
+		out = append(out, string(datapath.SVCTypeHostPort))
 	case flags&lbmap.FlagNodePort != 0:
 		out = append(out, string(datapath.SVCTypeNodePort))
 	case flags&lbmap.FlagExternalIP != 0:

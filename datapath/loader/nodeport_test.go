@@ -39,7 +39,8 @@ func (l *lbLab) withOutside(t *testing.T) netns.NsHandle {
 // (in its own namespace behind the node) and the answer comes from the
 // node's address and NodePort, also from a backend on another node (which
 // the NodePort programs SNAT), over IPv4 and IPv6; a ClusterIP frontend is
-// not translated for outside traffic.
+// not translated for outside traffic; a pod's hostPort (HostPort) is
+// balanced like a NodePort.
 func TestNodePortRealTraffic(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLab(t, nil)
@@ -120,6 +121,25 @@ func TestNodePortRealTraffic(t *testing.T) {
 					t.Fatalf("NodePort %s answered %q, %v; want %s", tt.addr, name, err, tt.want)
 				}
 			}
+		}
+
+		// A pod's hostPort (the HostPort type: the NodePort and
+		// HostPort flags) is balanced like a NodePort.
+		if err := l.lb.UpsertService(datapath.LBService{
+			Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.2.0.1"), Port: 8081, Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeHostPort,
+			Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: backendAddr(3, false), Port: 8080, Proto: datapath.ProtoTCP}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := dial("10.2.0.1:8081")
+		if err != nil {
+			t.Fatalf("connect from outside to the hostPort: %v", err)
+		}
+		c.SetDeadline(time.Now().Add(safety))
+		name, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if err != nil || strings.TrimSpace(name) != "b3" {
+			t.Fatalf("hostPort answered %q, %v; want b3", name, err)
 		}
 
 		// Nothing listens on the node's 30081: a ClusterIP frontend on

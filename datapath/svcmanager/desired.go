@@ -32,7 +32,7 @@ func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
 // The frontends are appended to out (the manager's room, else nil).
 func desired(svc *Service, name string, remote []Backend, node Node, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
 	fes := svc.Frontends
-	if slices.ContainsFunc(fes, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeNodePort }) {
+	if slices.ContainsFunc(fes, nodeBound) {
 		fes = expand(fes, node)
 	}
 	var ranges4, ranges6 []netip.Prefix // shared by the frontends of each family
@@ -93,7 +93,7 @@ func expand(fes []Frontend, node Node) []Frontend {
 	out := make([]Frontend, 0, len(fes))
 	for _, fe := range fes {
 		out = append(out, fe)
-		if fe.Type != datapath.SVCTypeNodePort || !fe.Addr.Addr.IsUnspecified() {
+		if !nodeBound(fe) || !fe.Addr.Addr.IsUnspecified() {
 			continue
 		}
 		for _, a := range node.Addrs {
@@ -105,6 +105,13 @@ func expand(fes []Frontend, node Node) []Frontend {
 		}
 	}
 	return out
+}
+
+// nodeBound reports whether fe is served at the node's addresses: a
+// NodePort, or a pod's hostPort, which the unspecified address stands
+// for until expand.
+func nodeBound(fe Frontend) bool {
+	return fe.Type == datapath.SVCTypeNodePort || fe.Type == datapath.SVCTypeHostPort
 }
 
 // localOnly reports whether frontends of type t keep this node's

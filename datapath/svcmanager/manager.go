@@ -19,6 +19,9 @@ import (
 const (
 	SourceKubernetes = "k8s"
 	SourceFile       = "file"
+	// SourceHostPort are the hostPorts of this node's pods (one Service
+	// per pod, named after it).
+	SourceHostPort = "hostport"
 )
 
 // frontend is one desired frontend. Its backend list is not kept: the
@@ -310,7 +313,7 @@ func (m *Manager) SetNode(n Node) {
 // unspecified address (which Desired expands to the node's addresses).
 func hasNodePort(svc *Service) bool {
 	return svc != nil && slices.ContainsFunc(svc.Frontends, func(fe Frontend) bool {
-		return fe.Type == datapath.SVCTypeNodePort && fe.Addr.Addr.IsUnspecified()
+		return nodeBound(fe) && fe.Addr.Addr.IsUnspecified()
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/apiary-net/apiary/datapath/node/k8snodes"
 	"github.com/apiary-net/apiary/datapath/node/nodecell"
 	"github.com/apiary-net/apiary/datapath/noderoute"
+	"github.com/apiary-net/apiary/datapath/svcmanager/hostport"
 	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagercell"
 	"github.com/apiary-net/apiary/datapath/tunnel"
 	"github.com/apiary-net/apiary/kvstore/kvstorecell"
@@ -56,7 +57,7 @@ var Infrastructure = cell.Group(
 // the Kubernetes client (disabled outside Kubernetes) and watchers.
 var ControlPlane = cell.Group(
 	k8s.Cell,
-	nodesync.Cell, // --ipam=kubernetes: this node's pod CIDRs from its Node
+	nodesync.Cell, // this node's zone from its Node; --ipam=kubernetes: its pod CIDRs
 	kvstorecell.Cell,
 	store.Cell,
 	identitycell.Cell,
@@ -85,6 +86,7 @@ var Datapath = cell.Group(
 	cepsync.Cell,                  // this node's endpoints -> CiliumEndpoints (identity mode crd)
 	monitorcell.Cell, bpfapi.Cell, // apiary monitor, apiary bpf ... (read the maps of loadercell.Cell)
 	svcmanagercell.Cell, // services -> load-balancing frontends (writes through a datapath.LBMapWriter when the hive has one)
+	hostport.Cell,       // this node's pods' hostPorts -> HostPort frontends (--enable-host-port)
 	hubblecell.Cell,     // --enable-hubble: Hubble's gRPC API (flows of monitorcell's events)
 )
 

@@ -60,6 +60,8 @@ func typeFlagsOf(t datapath.ServiceType) (uint8, bool) {
 		return FlagExternalIP, true
 	case datapath.SVCTypeLoadBalancer:
 		return FlagLoadBalancer, true
+	case datapath.SVCTypeHostPort:
+		return FlagNodePort | FlagHostPort, true
 	}
 	return 0, false
 }
@@ -98,8 +100,8 @@ func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	}
 	// A NodePort's unspecified address is Cilium's surrogate frontend,
 	// which svcmanager.Desired writes beside the one per node address.
-	if fe.Addr.IsUnspecified() && svc.Type != datapath.SVCTypeNodePort {
-		return fail("frontend address %v is unspecified: only a NodePort frontend may be", fe.Addr)
+	if fe.Addr.IsUnspecified() && svc.Type != datapath.SVCTypeNodePort && svc.Type != datapath.SVCTypeHostPort {
+		return fail("frontend address %v is unspecified: only a NodePort or HostPort frontend may be", fe.Addr)
 	}
 	fe.Addr = fe.Addr.Unmap().WithZone("") // the maps hold no zone
 	if fe.Port == 0 {
@@ -116,7 +118,7 @@ func (d *desired) parseFrontend(svc *datapath.LBService) error {
 	}
 	flags, ok := typeFlagsOf(svc.Type)
 	if !ok {
-		return fail("type %q is not ClusterIP, NodePort, ExternalIPs or LoadBalancer", svc.Type)
+		return fail("type %q is not ClusterIP, NodePort, ExternalIPs, LoadBalancer or HostPort", svc.Type)
 	}
 	if svc.LocalOnly {
 		flags |= FlagLocal

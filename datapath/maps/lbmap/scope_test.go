@@ -55,3 +55,22 @@ func TestTwoScopes(t *testing.T) {
 		t.Errorf("after deleting the internal entry: %v", d)
 	}
 }
+
+// TestHostPort: a HostPort frontend is written with the NodePort and
+// HostPort flags (the NodePort programs balance it), its unspecified
+// surrogate too.
+func TestHostPort(t *testing.T) {
+	w, m := open(t, bpfmaptest.Root(t))
+	for _, fe := range []string{"0.0.0.0:8080", "192.0.2.10:8080"} {
+		s := svc(fe, "10.0.1.5:80")
+		s.Type = datapath.SVCTypeHostPort
+		if err := w.UpsertService(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for fe, s := range dump(t, m) {
+		if s.Flags != lbmap.FlagNodePort|lbmap.FlagHostPort || len(s.Slots) != 1 {
+			t.Errorf("%s: flags %#x, %d slots; want NodePort|HostPort, 1", fe, s.Flags, len(s.Slots))
+		}
+	}
+}

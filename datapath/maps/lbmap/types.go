@@ -47,6 +47,9 @@ const (
 	// FlagTwoScopes: the frontend has an internal-scope entry too, which
 	// traffic from inside the cluster uses (externalTrafficPolicy Local).
 	FlagTwoScopes uint8 = 0x40
+	// FlagHostPort: a pod's hostPort (set with FlagNodePort: the NodePort
+	// programs balance it).
+	FlagHostPort uint8 = 0x80
 )
 
 // SrcRange4Key is struct lb4_src_range_key: an LPM key whose prefix
