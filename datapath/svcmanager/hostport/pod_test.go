@@ -17,7 +17,7 @@ import (
 
 func pod(ips []string, ports ...corev1.ContainerPort) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "nginx-1"},
-		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "nginx", Ports: ports}}},
+		Spec:   corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "nginx", Ports: ports}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	for _, ip := range ips {
 		p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: ip})
