@@ -219,7 +219,8 @@ type LxcLbService struct {
 	Count           uint16
 	RevNatIndex     uint16
 	Flags           uint8
-	Pad             [3]uint8
+	Scope           uint8
+	Pad             [2]uint8
 }
 
 type LxcLbSkKey struct {

@@ -183,7 +183,7 @@ int from_netdev(struct __sk_buff *ctx)
 		return CTX_ACT_OK;
 	if (snat_reverse(ctx, &f))
 		return redirect_fib(ctx, &f);
-	svc = lb_service_get(&f, 0);
+	svc = lb_service_get(&f, 0, LB_SCOPE_EXT);
 	if (!svc || !(svc->flags & LB_SVC_EXTERNAL))
 		return CTX_ACT_OK;
 	/* loadBalancerSourceRanges: every packet, so that a client the

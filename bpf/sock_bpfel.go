@@ -110,7 +110,8 @@ type SockLbService struct {
 	Count           uint16
 	RevNatIndex     uint16
 	Flags           uint8
-	Pad             [3]uint8
+	Scope           uint8
+	Pad             [2]uint8
 }
 
 type SockLbSkKey struct {

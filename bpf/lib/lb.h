@@ -162,9 +162,9 @@ static __always_inline struct lb_backend lb_backend_get(__u8 fam, __u32 id)
 	return b;
 }
 
-/* lb_service_get looks the frontend of f up in f->lb_scope: slot 0 is
- * the master entry, 1..count the backends. */
-static __always_inline struct lb_service *lb_service_get(const struct flow *f, __u16 slot)
+/* lb_service_get looks the frontend of f up in scope (LB_SCOPE_*): slot 0
+ * is the master entry, 1..count the backends. */
+static __always_inline struct lb_service *lb_service_get(const struct flow *f, __u16 slot, __u8 scope)
 {
 	if (f->family == 4) {
 		struct lb4_key key = {
@@ -172,7 +172,7 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
 			.dport = f->dport,
 			.backend_slot = slot,
 			.proto = f->proto,
-			.scope = f->lb_scope,
+			.scope = scope,
 		};
 		return map_lookup_elem(&lb4_services, &key);
 	}
@@ -181,7 +181,7 @@ static __always_inline struct lb_service *lb_service_get(const struct flow *f, _
 			.dport = f->dport,
 			.backend_slot = slot,
 			.proto = f->proto,
-			.scope = f->lb_scope,
+			.scope = scope,
 		};
 		__builtin_memcpy(key.address, f->daddr, 16);
 		return map_lookup_elem(&lb6_services, &key);
@@ -266,7 +266,7 @@ static __always_inline void lb_affinity_put(const struct flow *f, const struct l
 /* lb_select picks the backend of a new flow to svc: the affinity backend,
  * else a random slot. Returns 0 when the service has no active backend. */
 static __always_inline __u32 lb_select(const struct flow *f, const struct lb_service *svc,
-				       __u64 now)
+				       __u64 now, __u8 scope)
 {
 	struct lb_service *slot;
 	__u32 id = 0;
@@ -276,7 +276,7 @@ static __always_inline __u32 lb_select(const struct flow *f, const struct lb_ser
 	if (svc->flags & LB_SVC_FLAG_AFFINITY)
 		id = lb_affinity_get(f, svc, now);
 	if (!id) {
-		slot = lb_service_get(f, (get_prandom_u32() % svc->count) + 1);
+		slot = lb_service_get(f, (get_prandom_u32() % svc->count) + 1, scope);
 		if (!slot)
 			return 0;
 		id = slot->backend_id;
@@ -289,34 +289,52 @@ static __always_inline __u32 lb_select(const struct flow *f, const struct lb_ser
 /* lb_translate translates a packet to the service svc (f's destination
  * is its frontend): the flow's backend (remembered, else selected), DNAT,
  * and f updated to the translated tuple with the service's rev-NAT index
- * (and lb_new set when the backend was picked now). Returns 0 or a drop
- * reason. Not inlined: packets to no service skip it
- * after one lookup (lb_egress). */
+ * (and lb_new set when the backend was picked now). ep_id is the client
+ * endpoint's id, 0 for traffic from outside the cluster (the NodePort
+ * programs). Returns 0 or a drop reason. Not inlined: packets to no
+ * service skip it after one lookup (lb_egress). */
 static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct flow *f,
 						  struct lb_service *svc, __u16 ep_id, __u64 now)
 {
 	struct ct_value *sv;
 	struct lb_backend b = {};
 	__u32 id = 0;
+	__u16 rev = 0;
 
 	sv = lb_svc_ct_get(f, now);
 	if (sv) {
 		b = lb_backend_get(f->family, sv->backend_id);
 		if (b.ok) {
 			id = sv->backend_id;
+			rev = sv->rev_nat_index; /* of the entry that picked it */
 			ct_refresh(sv, f, now);
 			ct_count(sv, f, 0);
 		}
 	}
 	if (!id) {
-		id = lb_select(f, svc, now);
+		struct lb_service pick = *svc;
+
+		/* From inside the cluster (an endpoint's programs: ep_id
+		 * set), a frontend with two scopes balances with its internal
+		 * entry, the external one's until that is written. The entry
+		 * is copied and its scope read from it (not set as a
+		 * constant), so that the verifier's states after the choice
+		 * are the same: it checks the rest once, not per scope. */
+		if (ep_id && (pick.flags & LB_SVC_FLAG_TWO_SCOPES)) {
+			struct lb_service *in = lb_service_get(f, 0, LB_SCOPE_INT);
+
+			if (in)
+				pick = *in;
+		}
+		id = lb_select(f, &pick, now, pick.scope);
 		b = lb_backend_get(f->family, id);
 		if (!b.ok)
 			return DROP_NO_SERVICE;
-		lb_svc_ct_put(f, id, svc->rev_nat_index, ep_id, now);
+		rev = pick.rev_nat_index;
+		lb_svc_ct_put(f, id, rev, ep_id, now);
 		f->lb_new = 1;
 	}
-	f->lb_rev_nat = svc->rev_nat_index;
+	f->lb_rev_nat = rev;
 	if (lb_rewrite(ctx, f, 1, b.address, b.port) < 0)
 		return DROP_CSUM;
 	__builtin_memcpy(f->daddr, b.address, 16);
@@ -358,21 +376,9 @@ static __always_inline int lb_egress(struct __sk_buff *ctx, struct flow *f, __u1
 
 	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
 		return 0;
-	svc = lb_service_get(f, 0);
+	svc = lb_service_get(f, 0, LB_SCOPE_EXT);
 	if (!svc)
 		return 0;
-	if (unlikely(svc->flags & LB_SVC_FLAG_TWO_SCOPES)) {
-		struct lb_service *in;
-
-		/* From inside the cluster: the internal entry's backends,
-		 * the external one's until it is written. */
-		f->lb_scope = LB_SCOPE_INT;
-		in = lb_service_get(f, 0);
-		if (in)
-			svc = in;
-		else
-			f->lb_scope = LB_SCOPE_EXT;
-	}
 	return lb_translate(ctx, f, svc, ep_id, now);
 }
 

@@ -15,7 +15,7 @@
  *        of ClientIP session affinity), count (master: number of active
  *        backends, slots 1..count), rev_nat_index (the service id: the
  *        reverse-NAT entry and the affinity scope), flags (LB_SVC_FLAG_*),
- *        3 padding bytes.
+ *        the master entry's scope (its key's), 2 padding bytes.
  * The agent writes a service's backends and slots before its master
  * entry's count, and lowers the count before it removes slots, so the
  * programs never see a slot that is not written.
@@ -76,7 +76,8 @@ struct lb_service {
 	__u16 count;
 	__u16 rev_nat_index;
 	__u8 flags;
-	__u8 pad[3];
+	__u8 scope; /* master entry: its key's scope (LB_SCOPE_*) */
+	__u8 pad[2];
 };
 
 #define LB_SVC_FLAG_AFFINITY 0x01     /* sessionAffinity: ClientIP */

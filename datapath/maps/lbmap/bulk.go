@@ -325,7 +325,7 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 		p.s.slots = p.active()
 	}
 	for _, p := range bw.plans {
-		masters.add(&p.s.key, 0, ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs})
+		masters.add(&p.s.key, 0, ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, Scope: p.s.key.scope(), AffinityTimeout: p.secs})
 		if err := masters.flush(w.m, false); err != nil {
 			return fmt.Errorf("write master entries: %w", err)
 		}
@@ -335,7 +335,7 @@ func (w *Writer) writeBulkServices(bw *bulkWrite) error {
 	}
 	for _, p := range bw.plans {
 		p.s.written, p.s.synced = true, true
-		p.s.master = ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, AffinityTimeout: p.secs}
+		p.s.master = ServiceValue{Count: uint16(p.n), RevNATIndex: p.s.master.RevNATIndex, Flags: p.flags, Scope: p.s.key.scope(), AffinityTimeout: p.secs}
 	}
 	return nil
 }

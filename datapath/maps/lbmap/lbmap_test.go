@@ -280,7 +280,7 @@ func TestBadServicesRefusedWhole(t *testing.T) {
 		{"duplicate", dup, "backends[1]"},
 		{"port", noPort, "frontend port"},
 		{"type", badType, "type"},
-		{"unspecified ClusterIP", anyAddr, "only a NodePort frontend"},
+		{"unspecified ClusterIP", anyAddr, "only a NodePort or HostPort frontend"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -100,7 +100,8 @@ type ServiceValue struct {
 	Count           uint16
 	RevNATIndex     uint16
 	Flags           uint8
-	Pad             [3]uint8
+	Scope           uint8 // the master entry's: its key's scope
+	Pad             [2]uint8
 }
 
 // Backend4Value is struct lb4_backend.

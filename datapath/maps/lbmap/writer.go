@@ -246,7 +246,7 @@ func (w *Writer) writeActive(s *serviceEntry, d *desired, want []uint32, fastMat
 			}
 		}
 	}
-	master := ServiceValue{Count: uint16(len(want)), RevNATIndex: rev, Flags: d.flags, AffinityTimeout: d.affinity}
+	master := ServiceValue{Count: uint16(len(want)), RevNATIndex: rev, Flags: d.flags, Scope: s.key.scope(), AffinityTimeout: d.affinity}
 	return w.writeSlots(s, want, master)
 }
 
