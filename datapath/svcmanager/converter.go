@@ -2,6 +2,7 @@ package svcmanager
 
 import (
 	"hash/maphash"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -34,10 +35,10 @@ type Converter struct {
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
-	// zoneLists are the zone-hint lists of endpoints, shared by the
-	// endpoints hinted for the same zones (zoneList).
-	zoneLists map[string]*[]string
-	seed      maphash.Seed // of the slice names' hashes
+	// hints are the topology hints of endpoints, shared by the
+	// endpoints hinted alike (hintsOf).
+	hints map[string]*Hints
+	seed  maphash.Seed // of the slice names' hashes
 }
 
 type objectKey struct{ namespace, name string }
@@ -81,7 +82,7 @@ type convertedSlice struct {
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
 	return &Converter{services: map[*corev1.Service]*convertedService{}, names: map[objectKey]*corev1.Service{},
-		portNames: map[string][]string{}, zoneLists: map[string]*[]string{}, seed: maphash.MakeSeed()}
+		portNames: map[string][]string{}, hints: map[string]*Hints{}, seed: maphash.MakeSeed()}
 }
 
 // Convert returns what FromKubernetes(svc, eps) returns, parsing only
@@ -253,7 +254,7 @@ func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) 
 	if i < len(rec.slices) {
 		spare = 2 + len(sl.Endpoints)/8
 	}
-	cs.room = backends(sl, &cs.warnings, c.portName, c.zoneList, rec.spare, spare)
+	cs.room = backends(sl, &cs.warnings, c.portName, c.hintsOf, rec.spare, spare)
 	rec.spare = nil
 	cs.backends = cs.room[:len(cs.room):len(cs.room)] // an append by a caller copies
 	switch {
@@ -295,26 +296,40 @@ func (c *Converter) prune(rec *convertedService, eps []*discoveryv1.EndpointSlic
 	}
 }
 
-// zoneList returns the shared list of the zones h hints for (nil when
-// it names none).
-func (c *Converter) zoneList(h *discoveryv1.EndpointHints) *[]string {
-	if len(h.ForZones) == 0 {
+// hintsOf returns the shared hints h gives (nil when it names no zone
+// and no node).
+func (c *Converter) hintsOf(h *discoveryv1.EndpointHints) *Hints {
+	if len(h.ForZones) == 0 && len(h.ForNodes) == 0 {
 		return nil
 	}
-	key := h.ForZones[0].Name
-	for _, z := range h.ForZones[1:] {
-		key += "," + z.Name
-	}
-	l, ok := c.zoneLists[key]
-	if !ok {
-		zs := make([]string, len(h.ForZones))
-		for i, z := range h.ForZones {
-			zs[i] = z.Name
+	var key string
+	if len(h.ForZones) == 1 && len(h.ForNodes) == 0 {
+		key = h.ForZones[0].Name // the common case: no allocation
+	} else {
+		var b strings.Builder
+		for _, z := range h.ForZones {
+			b.WriteString(z.Name)
+			b.WriteByte(',')
 		}
-		l = &zs
-		c.zoneLists[key] = l
+		b.WriteByte('|')
+		for _, n := range h.ForNodes {
+			b.WriteString(n.Name)
+			b.WriteByte(',')
+		}
+		key = b.String()
 	}
-	return l
+	if x, ok := c.hints[key]; ok {
+		return x
+	}
+	x := &Hints{}
+	for _, z := range h.ForZones {
+		x.Zones = append(x.Zones, z.Name)
+	}
+	for _, n := range h.ForNodes {
+		x.Nodes = append(x.Nodes, n.Name)
+	}
+	c.hints[key] = x
+	return x
 }
 
 // portName returns the shared list of the one port name n.

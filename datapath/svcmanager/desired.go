@@ -136,7 +136,8 @@ type picker struct {
 	name     string // the frontend's port name ("": any)
 	local    bool
 	node     string
-	zone     string  // topology-aware routing applies: this zone's backends only (topologyZone)
+	zone     string  // topology-aware routing applies: this zone's (or node's) backends only (topology)
+	byNode   bool    // zone is this node's name: node hints
 	lastList *string // the first element of the last port-name list checked
 	lastLen  int
 	lastOK   bool
@@ -164,33 +165,55 @@ func (p *picker) takesLocal(be *Backend) bool {
 	return p.takes(be) && (!p.local || p.onNode(be)) && (p.zone == "" || p.inZone(be))
 }
 
-// inZone reports whether be is hinted for p.zone.
+// inZone reports whether be is hinted for p.zone (a zone, or with
+// p.byNode a node).
 func (p *picker) inZone(be *Backend) bool {
-	return be.Zones != nil && slices.Contains(*be.Zones, p.zone)
+	if be.Hints == nil {
+		return false
+	}
+	if p.byNode {
+		return slices.Contains(be.Hints.Nodes, p.zone)
+	}
+	return slices.Contains(be.Hints.Zones, p.zone)
 }
 
-// topologyZone returns zone when topology-aware routing applies to the
-// frontend p picks for, by kube-proxy's rule: every ready backend it
-// takes has zone hints (the EndpointSlice controller sets them only for
-// services that ask: trafficDistribution PreferClose, topology-mode
-// Auto) and one is hinted for zone; else "". A backend without hints
-// ends the scan: a service without hints costs one backend's look.
-func (p *picker) topologyZone(bes []Backend, zone string) string {
-	found := false
+// topology decides topology-aware routing for the frontend p picks for,
+// by kube-proxy's rule, and sets p.zone (and p.byNode): when every ready
+// backend it takes has node hints and one is hinted for this node, this
+// node's (PreferSameNode); else when every one has zone hints and one is
+// hinted for node's zone, that zone's; else none. A backend without
+// hints ends the scan: a service without hints costs one backend's look.
+func (p *picker) topology(bes []Backend, node Node) {
+	allNodes, allZones, forNode, forZone := true, node.Zone != "", false, false
 	for i := range bes {
 		be := &bes[i]
 		if be.Condition != Ready || !p.takes(be) {
 			continue
 		}
-		if be.Zones == nil {
-			return ""
+		h := be.Hints
+		if h == nil {
+			return
 		}
-		found = found || slices.Contains(*be.Zones, zone)
+		if len(h.Nodes) == 0 {
+			allNodes = false
+		} else if slices.Contains(h.Nodes, node.Name) {
+			forNode = true
+		}
+		if len(h.Zones) == 0 {
+			allZones = false
+		} else if node.Zone != "" && slices.Contains(h.Zones, node.Zone) {
+			forZone = true
+		}
+		if !allNodes && !allZones {
+			return
+		}
 	}
-	if found {
-		return zone
+	switch {
+	case allNodes && forNode:
+		p.zone, p.byNode = node.Name, true
+	case allZones && forZone:
+		p.zone = node.Zone
 	}
-	return ""
 }
 
 // portOK reports whether names holds the frontend's port name.
@@ -208,8 +231,8 @@ func (p *picker) portOK(names []string) bool {
 // cluster's backends only (pickLocal), else two (count, then convert).
 func selectBackends(svc *Service, fe Frontend, remote []Backend, node Node, local bool, arena *[]datapath.LBBackend) []datapath.LBBackend {
 	p := newPicker(fe, node, local)
-	if node.Zone != "" && !local {
-		p.zone = p.topologyZone(svc.Backends, node.Zone)
+	if !local {
+		p.topology(svc.Backends, node)
 	}
 	global := svc.Global && !local // remote backends are never on this node
 	if !global && svc.Affinity != AffinityRemote {

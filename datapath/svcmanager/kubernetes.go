@@ -192,12 +192,12 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 // serving terminating ones and terminating ones (kept for their
 // connections); endpoints neither ready nor terminating are left out, as
 // kube-proxy does. A port without a number (all ports) serves nothing.
-// names returns a shared one-name list for a port name, zones the shared
-// list of an endpoint's zone hints (the Converter's), so that a slice
+// names returns a shared one-name list for a port name, hints the shared
+// topology hints of an endpoint (the Converter's), so that a slice
 // allocates no list per port or endpoint. The
 // backends are made in room when it has the capacity (else in a new
 // array with spare ones extra); what room held past them is cleared.
-func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string, zones func(*discoveryv1.EndpointHints) *[]string,
+func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string, hints func(*discoveryv1.EndpointHints) *Hints,
 	room []Backend, spare int) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
@@ -249,9 +249,9 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 		if ep.NodeName != nil {
 			node = *ep.NodeName
 		}
-		var hinted *[]string
+		var hinted *Hints
 		if ep.Hints != nil {
-			hinted = zones(ep.Hints)
+			hinted = hints(ep.Hints)
 		}
 		for j, addr := range ep.Addresses {
 			a, err := parseAddr(addr)
@@ -261,7 +261,7 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			}
 			for _, p := range ports {
 				out = append(out, Backend{Addr: datapath.L3n4Addr{Addr: a.Unmap(), Port: p.num, Proto: p.proto},
-					PortNames: p.names, NodeName: node, Zones: hinted, Condition: cond})
+					PortNames: p.names, NodeName: node, Hints: hinted, Condition: cond})
 			}
 		}
 	}

@@ -57,15 +57,20 @@ type Backend struct {
 	PortNames []string
 	// NodeName is the node that hosts the backend ("" unknown).
 	NodeName string
-	// Zones are the zones the EndpointSlice controller hints the
-	// endpoint for (topology-aware routing: trafficDistribution
-	// PreferClose, topology-mode Auto); nil: no hints. Shared, never
-	// changed.
-	Zones     *[]string
+	// Hints are the zones and nodes the EndpointSlice controller hints
+	// the endpoint for (topology-aware routing: trafficDistribution,
+	// topology-mode Auto); nil: none. Shared, never changed.
+	Hints     *Hints
 	Condition Condition
 	// ClusterID is the backend's cluster (0: this one); ClusterMesh's
 	// status names the cluster.
 	ClusterID uint32
+}
+
+// Hints are an endpoint's topology hints (endpoints[].hints).
+type Hints struct {
+	Zones []string // forZones
+	Nodes []string // forNodes (PreferSameNode)
 }
 
 // Service is a service as a source describes it: the frontends (NodePort

@@ -28,10 +28,26 @@ func hinted(sl *discoveryv1.EndpointSlice, zones ...string) *discoveryv1.Endpoin
 	return sl
 }
 
+// nodeHinted adds node hints to slice's endpoints: nodes[i] is endpoint
+// i's ("" none).
+func nodeHinted(sl *discoveryv1.EndpointSlice, nodes ...string) *discoveryv1.EndpointSlice {
+	for i, n := range nodes {
+		if n == "" {
+			continue
+		}
+		if sl.Endpoints[i].Hints == nil {
+			sl.Endpoints[i].Hints = &discoveryv1.EndpointHints{}
+		}
+		sl.Endpoints[i].Hints.ForNodes = append(sl.Endpoints[i].Hints.ForNodes, discoveryv1.ForNode{Name: n})
+	}
+	return sl
+}
+
 // TestDesiredTopology: topology-aware routing, kube-proxy's rule. When
-// every ready endpoint has zone hints and one is hinted for this node's
-// zone, the frontends of Cluster policy take only the endpoints hinted
-// for it; otherwise (no zone for the node, no endpoint for its zone, a
+// every ready endpoint has node hints and one is hinted for this node,
+// the frontends of Cluster policy take only those; else when every one
+// has zone hints and one is hinted for this node's zone, only those;
+// otherwise (no zone for the node, no endpoint for it or its zone, a
 // ready endpoint without hints) all of them. Local frontends are not
 // filtered; a two-scope frontend's internal entry is.
 func TestDesiredTopology(t *testing.T) {
@@ -58,6 +74,33 @@ func TestDesiredTopology(t *testing.T) {
 		want: []string{
 			"0.0.0.0:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active) 10.0.1.3:8080/TCP(active)",
 			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active) 10.0.1.3:8080/TCP(active)",
+		},
+	}, {
+		name: "node hints (PreferSameNode) before zone hints: this node's endpoint only",
+		svc:  svc(nil),
+		slice: nodeHinted(hinted(slice("web-a", http, "10.0.1.1@node1", "10.0.1.2@node2", "10.0.1.3@node3"), "a", "a", "b"),
+			"node1", "node2", "node3"),
+		zone: "a",
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)",
+		},
+	}, {
+		name:  "no endpoint hinted for this node: the zone's",
+		svc:   svc(nil),
+		slice: nodeHinted(hinted(slice("web-a", http, "10.0.1.2@node2", "10.0.1.3@node3"), "a", "b"), "node2", "node3"),
+		zone:  "a",
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort -> 10.0.1.2:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.2:8080/TCP(active)",
+		},
+	}, {
+		name:  "node hints without a zone for the node",
+		svc:   svc(nil),
+		slice: nodeHinted(slice("web-a", http, "10.0.1.1@node1", "10.0.1.2@node2"), "node1", "node2"),
+		want: []string{
+			"0.0.0.0:30080/TCP NodePort -> 10.0.1.1:8080/TCP(active)",
+			"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)",
 		},
 	}, {
 		name:  "no endpoint for the node's zone: all",
