@@ -111,8 +111,18 @@ func (w *Writer) dropRanges(rev uint16, want []netip.Prefix) error {
 	return errors.Join(errs...)
 }
 
-// readRanges calls fn for every entry of both source-range maps.
-func (m *Maps) readRanges(fn func(rev uint16, p netip.Prefix)) error {
+// restoreRanges reads the source ranges into w.ranges.
+func (w *Writer) restoreRanges() error {
+	var err error
+	w.ranges, err = w.m.SourceRanges()
+	return err
+}
+
+// SourceRanges returns the source ranges of every frontend by rev-NAT
+// index, sorted (w.ranges' form), for the writer's restore and `apiary
+// bpf lb list`.
+func (m *Maps) SourceRanges() (map[uint16][]netip.Prefix, error) {
+	out := map[uint16][]netip.Prefix{}
 	var (
 		k4  SrcRange4Key
 		k6  SrcRange6Key
@@ -120,39 +130,20 @@ func (m *Maps) readRanges(fn func(rev uint16, p netip.Prefix)) error {
 	)
 	it := m.range4.Iterate()
 	for it.Next(&k4, &one) {
-		fn(k4.RevNATIndex, netip.PrefixFrom(netip.AddrFrom4(k4.Address), int(k4.Prefixlen)-32))
+		out[k4.RevNATIndex] = append(out[k4.RevNATIndex], netip.PrefixFrom(netip.AddrFrom4(k4.Address), int(k4.Prefixlen)-32))
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", SourceRange4Name, err)
+		return out, fmt.Errorf("read %s: %w", SourceRange4Name, err)
 	}
 	it = m.range6.Iterate()
 	for it.Next(&k6, &one) {
-		fn(k6.RevNATIndex, netip.PrefixFrom(netip.AddrFrom16(k6.Address), int(k6.Prefixlen)-32))
+		out[k6.RevNATIndex] = append(out[k6.RevNATIndex], netip.PrefixFrom(netip.AddrFrom16(k6.Address), int(k6.Prefixlen)-32))
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", SourceRange6Name, err)
+		return out, fmt.Errorf("read %s: %w", SourceRange6Name, err)
 	}
-	return nil
-}
-
-// restoreRanges reads the source ranges into w.ranges.
-func (w *Writer) restoreRanges() error {
-	w.ranges = map[uint16][]netip.Prefix{}
-	err := w.m.readRanges(func(rev uint16, p netip.Prefix) { w.ranges[rev] = append(w.ranges[rev], p) })
-	for rev, ps := range w.ranges {
-		slices.SortFunc(ps, comparePrefix)
-		w.ranges[rev] = ps
-	}
-	return err
-}
-
-// SourceRanges returns the source ranges of every frontend by rev-NAT
-// index, sorted, for `apiary bpf lb list`.
-func (m *Maps) SourceRanges() (map[uint16][]netip.Prefix, error) {
-	out := map[uint16][]netip.Prefix{}
-	err := m.readRanges(func(rev uint16, p netip.Prefix) { out[rev] = append(out[rev], p) })
 	for _, ps := range out {
 		slices.SortFunc(ps, comparePrefix)
 	}
-	return out, err
+	return out, nil
 }
