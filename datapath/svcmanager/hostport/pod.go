@@ -24,7 +24,7 @@ import (
 // FromPod returns the service of pod's host ports on node, nil when it
 // has none to balance: no host port, the host's network namespace (its
 // ports are the node's already), no address yet, or finished. Each
-// mapping gets a port name of its own ("<hostPort>/<protocol>"), so a
+// mapping gets a port name of its own ("<hostPort>/<protocol number>"), so a
 // frontend takes its containerPort only. A hostIP of the other family
 // than a pod address, or one that does not parse, is named in Warnings
 // and left out.
@@ -54,7 +54,7 @@ func FromPod(pod *corev1.Pod, node string) *svcmanager.Service {
 				continue
 			}
 			proto := svcmanager.Protocol(p.Protocol)
-			name := fmt.Sprintf("%d/%s", p.HostPort, protoName(p.Protocol))
+			name := fmt.Sprintf("%d/%d", p.HostPort, proto)
 			var host netip.Addr
 			if p.HostIP != "" {
 				a, err := netip.ParseAddr(p.HostIP)
@@ -94,12 +94,4 @@ func FromPod(pod *corev1.Pod, node string) *svcmanager.Service {
 		return nil
 	}
 	return svc
-}
-
-// protoName is a protocol as the port name spells it (TCP when empty).
-func protoName(p corev1.Protocol) corev1.Protocol {
-	if p == "" {
-		return corev1.ProtocolTCP
-	}
-	return p
 }
