@@ -49,6 +49,27 @@ func TestBadKubeconfig(t *testing.T) {
 	}
 }
 
+// TestBadServiceProxyName: a --k8s-service-proxy-name that is no label
+// value stops the agent at populate, naming the flag; the selector of
+// a good one is kube-proxy's.
+func TestBadServiceProxyName(t *testing.T) {
+	for _, bad := range []string{"two words", "-dash-first", strings.Repeat("x", 64)} {
+		_, err := celltest.Populate(t, []string{"node-name=node-a", "node-ip=192.0.2.10", "k8s-service-proxy-name=" + bad},
+			localnode.Cell, k8s.Cell)
+		if err == nil || !strings.Contains(err.Error(), "--k8s-service-proxy-name") {
+			t.Errorf("%q: got %v, want an error naming --k8s-service-proxy-name", bad, err)
+		}
+	}
+	for name, want := range map[string]string{
+		"":         "!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless",
+		"my-proxy": "service.kubernetes.io/service-proxy-name=my-proxy,!service.kubernetes.io/headless",
+	} {
+		if got := k8s.ServiceSelector(name); got != want {
+			t.Errorf("ServiceSelector(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // TestStatusAndPods runs against a real kube-apiserver: the status line
 // shows its version as Cilium does, Pods delivers only this node's pods
 // (listing, Sync, then changes) to every subscriber of one informer, and

@@ -2,7 +2,10 @@ package k8s
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/spf13/pflag"
 )
@@ -23,6 +26,11 @@ type Config struct {
 	K8sSyncTimeout time.Duration
 	// K8sHeartbeatTimeout bounds one status probe of the API server.
 	K8sHeartbeatTimeout time.Duration
+	// K8sServiceProxyName is the value of the Services' and
+	// EndpointSlices' service.kubernetes.io/service-proxy-name label
+	// this agent handles; empty: those without the label (kube-proxy's
+	// and Cilium's rule, KEP-2447).
+	K8sServiceProxyName string
 }
 
 // DefaultConfig holds Cilium's defaults.
@@ -44,6 +52,8 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 		"How long to wait for the Kubernetes caches before regenerating endpoints without them")
 	fs.Duration("k8s-heartbeat-timeout", def.K8sHeartbeatTimeout,
 		"Timeout of one health check of the Kubernetes API server")
+	fs.String("k8s-service-proxy-name", def.K8sServiceProxyName,
+		"Value of the service.kubernetes.io/service-proxy-name label of the Services this agent handles (empty: those without the label)")
 }
 
 // Validate checks the rate limits and timeouts.
@@ -57,6 +67,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--k8s-sync-timeout: %s is not positive", c.K8sSyncTimeout)
 	case c.K8sHeartbeatTimeout <= 0:
 		return fmt.Errorf("--k8s-heartbeat-timeout: %s is not positive", c.K8sHeartbeatTimeout)
+	}
+	if n := c.K8sServiceProxyName; n != "" {
+		if errs := validation.IsValidLabelValue(n); len(errs) > 0 {
+			return fmt.Errorf("--k8s-service-proxy-name: %q is not a label value: %s", n, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }

@@ -28,9 +28,10 @@ type (
 	Namespaces = Resource[*corev1.Namespace]
 	// Nodes are every node.
 	Nodes = Resource[*corev1.Node]
-	// Services are every service.
+	// Services are the services this agent handles (ServiceSelector).
 	Services = Resource[*corev1.Service]
-	// EndpointSlices are every endpoint slice.
+	// EndpointSlices are the endpoint slices of those services
+	// (ServiceSelector).
 	EndpointSlices = Resource[*discoveryv1.EndpointSlice]
 	// NetworkPolicies are every networking.k8s.io/v1 NetworkPolicy.
 	NetworkPolicies = Resource[*networkingv1.NetworkPolicy]
@@ -58,6 +59,7 @@ type resourceParams struct {
 	cell.In
 
 	Clientset Clientset
+	Config    Config
 	APIs      *apiRegistry
 	Lifecycle cell.Lifecycle
 	Log       *slog.Logger
@@ -96,16 +98,46 @@ func newNodes(p resourceParams) Nodes {
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 
+// The labels that keep a Service, and its EndpointSlices (the
+// EndpointSlice controller copies a Service's labels to its slices),
+// from a service proxy.
+const (
+	// LabelServiceProxyName names the proxy that handles the Service
+	// (KEP-2447); a proxy without a name handles those without it.
+	LabelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	// LabelHeadless marks the slices of a headless Service.
+	LabelHeadless = corev1.IsHeadlessService
+)
+
+// ServiceSelector is the label selector of the Services and
+// EndpointSlices a proxy named proxyName handles, kube-proxy's and
+// Cilium's: the service-proxy-name label absent (proxyName "") or
+// proxyName, and no headless label.
+func ServiceSelector(proxyName string) string {
+	sel := "!" + LabelServiceProxyName
+	if proxyName != "" {
+		sel = LabelServiceProxyName + "=" + proxyName
+	}
+	return sel + ",!" + LabelHeadless
+}
+
+// serviceLabels selects by ServiceSelector (the proxy name is a valid
+// label value: Config.Validate).
+func serviceLabels(c Config) func(*metav1.ListOptions) {
+	sel := ServiceSelector(c.K8sServiceProxyName)
+	return func(o *metav1.ListOptions) { o.LabelSelector = sel }
+}
+
 func newServices(p resourceParams) Services {
 	return newResource[*corev1.Service](resourceSpec{
-		name: "core/v1::Service", object: &corev1.Service{}, listWatch: typedListWatch(coreV1, "services", nil),
+		name: "core/v1::Service", object: &corev1.Service{}, listWatch: typedListWatch(coreV1, "services", serviceLabels(p.Config)),
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 
 func newEndpointSlices(p resourceParams) EndpointSlices {
 	return newResource[*discoveryv1.EndpointSlice](resourceSpec{
 		name: "discovery/v1::EndpointSlice", object: &discoveryv1.EndpointSlice{},
-		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.DiscoveryV1() }, "endpointslices", nil),
+		listWatch: typedListWatch(func(cs Clientset) cache.Getter { return cs.DiscoveryV1() }, "endpointslices", serviceLabels(p.Config)),
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 

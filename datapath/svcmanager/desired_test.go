@@ -173,11 +173,18 @@ func TestDesired(t *testing.T) {
 		svc:    web(nil, []string{"None"}, "http:80:8080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
 	}, {
-		name: "headless annotation: no frontends even with a ClusterIP",
+		name: "headless label: no frontends even with a ClusterIP",
 		svc: web(func(s *corev1.Service) {
-			s.Annotations[svcmanager.AnnotationHeadless] = ""
+			s.Labels = map[string]string{svcmanager.LabelHeadless: ""}
 		}, []string{"10.96.0.10"}, "http:80:8080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
+	}, {
+		name: "the headless annotation is not the label: frontends",
+		svc: web(func(s *corev1.Service) {
+			s.Annotations[svcmanager.LabelHeadless] = ""
+		}, []string{"10.96.0.10"}, "http:80:8080"),
+		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
+		want:   []string{"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"},
 	}, {
 		name: "session affinity ClientIP: the default timeout and a given one",
 		svc: web(func(s *corev1.Service) {

@@ -20,10 +20,13 @@ const (
 	AnnotationSharedOld   = "io.cilium/shared-service"
 	AnnotationAffinity    = "service.cilium.io/affinity"
 	AnnotationAffinityOld = "io.cilium/service-affinity"
-	// AnnotationHeadless marks a service without frontends, whatever its
-	// spec says (Kubernetes' service.kubernetes.io/headless).
-	AnnotationHeadless = "service.kubernetes.io/headless"
 )
+
+// LabelHeadless marks a service without frontends, whatever its spec
+// says: Kubernetes' service.kubernetes.io/headless label, as kube-proxy
+// and Cilium read it (the agent's watch leaves such Services out; a
+// library user may not).
+const LabelHeadless = corev1.IsHeadlessService
 
 // defaultAffinityTimeout is Kubernetes' default ClientIP affinity timeout
 // (3 hours).
@@ -79,7 +82,7 @@ func ServiceAffinity(svc *corev1.Service) (Affinity, error) {
 // FromKubernetes returns the Service of a Kubernetes Service and its
 // EndpointSlices (label kubernetes.io/service-name), or nil for a service
 // the datapath does not balance (ExternalName). Headless services
-// (clusterIP None or the headless annotation) have no frontends.
+// (clusterIP None or the headless label) have no frontends.
 // Unparsable addresses are skipped and named in Warnings (an
 // unparsable loadBalancerSourceRanges entry closes the LoadBalancer
 // frontends instead: sourceRanges). A watcher keeps a Converter, which
@@ -109,7 +112,7 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 			s.SessionAffinityTimeout = time.Duration(*c.ClientIP.TimeoutSeconds) * time.Second
 		}
 	}
-	if _, headless := svc.Annotations[AnnotationHeadless]; !headless {
+	if _, headless := svc.Labels[LabelHeadless]; !headless {
 		s.Frontends = slices.Clip(frontends(svc, &s.Warnings, room[:0])) // an append by a caller copies
 	}
 	s.SourceRanges = sourceRanges(svc, &s.Warnings)

@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/k8s"
 	"github.com/apiary-net/apiary/clustermesh/clustermeshcell"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
@@ -138,4 +141,62 @@ func TestGlobalServiceBackends(t *testing.T) {
 	waitCalls(t, w, "cluster1's backend replaced",
 		"upsert 10.96.1.10:53/UDP ClusterIP -> 10.1.0.5:5353/UDP(active,c1)",
 		"upsert 10.96.1.10:80/TCP ClusterIP -> 10.1.0.5:8080/TCP(active,c1)")
+}
+
+// TestServiceProxyName: as kube-proxy and Cilium, an agent handles the
+// Services (and their EndpointSlices) without the
+// service.kubernetes.io/service-proxy-name label, or with
+// --k8s-service-proxy-name those with its value, and never those
+// labelled headless; a Service relabelled for another proxy leaves the
+// maps.
+func TestServiceProxyName(t *testing.T) {
+	c := newCluster(t, "c1", 1)
+	proxied := func(name, proxy string) (*corev1.Service, *discoveryv1.EndpointSlice) {
+		svc, sl := k8sService(name, nil, "10.96.0.1"+name[len(name)-1:]), slice(name, name+"-1", endpoint(nil, "10.1.0.1"+name[len(name)-1:]))
+		if proxy != "" {
+			// The EndpointSlice controller copies a Service's labels to
+			// its slices.
+			svc.Labels[k8s.LabelServiceProxyName], sl.Labels[k8s.LabelServiceProxyName] = proxy, proxy
+		}
+		return svc, sl
+	}
+	for _, x := range []struct{ name, proxy string }{{"web1", ""}, {"web2", "other"}} {
+		svc, sl := proxied(x.name, x.proxy)
+		c.apply(t, svc, sl)
+	}
+	hl, hlSlice := proxied("web3", "")
+	hl.Labels[k8s.LabelHeadless], hlSlice.Labels[k8s.LabelHeadless] = "", ""
+	c.apply(t, hl, hlSlice)
+
+	ours1, theirs := svcmanagertest.New(), svcmanagertest.New()
+	startAgent(t, c, "node-a", "", withWriter(ours1))
+	startAgentFlags(t, c, "node-b", "", []string{"k8s-service-proxy-name=other"}, withWriter(theirs))
+	waitCalls(t, ours1, "no proxy name: web1 and default/kubernetes", "reconcile 3")
+	if got, want := ours(ours1), []string{
+		"10.96.0.11:53/UDP ClusterIP -> 10.1.0.11:5353/UDP(active)",
+		"10.96.0.11:80/TCP ClusterIP -> 10.1.0.11:8080/TCP(active)",
+	}; !slices.Equal(got, want) {
+		t.Fatalf("maps without a proxy name =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	waitCalls(t, theirs, "proxy name other: web2 only", "reconcile 2")
+	if got, want := theirs.Dump(), []string{
+		"10.96.0.12:53/UDP ClusterIP -> 10.1.0.12:5353/UDP(active)",
+		"10.96.0.12:80/TCP ClusterIP -> 10.1.0.12:8080/TCP(active)",
+	}; !slices.Equal(got, want) {
+		t.Fatalf("maps of proxy other =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	// web1 relabelled for proxy other: it moves from one agent to the
+	// other (the watches see it leave and enter their selectors).
+	svc, sl := proxied("web1", "other")
+	c.relabel(t, svc, sl)
+	waitCalls(t, ours1, "web1 handed to proxy other", "delete 10.96.0.11:53/UDP", "delete 10.96.0.11:80/TCP")
+	// The Service may come before its slice: the end state.
+	want := []string{
+		"10.96.0.11:53/UDP ClusterIP -> 10.1.0.11:5353/UDP(active)",
+		"10.96.0.11:80/TCP ClusterIP -> 10.1.0.11:8080/TCP(active)",
+		"10.96.0.12:53/UDP ClusterIP -> 10.1.0.12:5353/UDP(active)",
+		"10.96.0.12:80/TCP ClusterIP -> 10.1.0.12:8080/TCP(active)",
+	}
+	celltest.Eventually(t, "web1 taken by proxy other", func() bool { return slices.Equal(theirs.Dump(), want) })
 }

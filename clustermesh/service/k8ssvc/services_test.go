@@ -66,6 +66,12 @@ type agent struct {
 // files of the remote clusters; extra are more cells.
 func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string, extra ...cell.Cell) *agent {
 	t.Helper()
+	return startAgentFlags(t, c, nodeName, meshDir, nil, extra...)
+}
+
+// startAgentFlags is startAgent with more flags.
+func startAgentFlags(t *testing.T, c *meshCluster, nodeName, meshDir string, more []string, extra ...cell.Cell) *agent {
+	t.Helper()
 	a := &agent{}
 	socket := filepath.Join(t.TempDir(), "apiary.sock")
 	flags := []string{
@@ -76,6 +82,7 @@ func startAgent(t *testing.T, c *meshCluster, nodeName, meshDir string, extra ..
 	if meshDir != "" {
 		flags = append(flags, "clustermesh-config="+meshDir)
 	}
+	flags = append(flags, more...)
 	a.hive = celltest.StartWithFlags(t, flags,
 		api.Cell, status.Cell, metrics.Cell, controller.Cell, kvstorecell.Cell, store.Cell, localnode.Cell,
 		identitycell.Cell, policycell.Cell, ipcachecell.Cell, nodecell.Cell, clustermeshcell.Cell, publish.Cell,
@@ -288,4 +295,19 @@ func TestPublisherHandover(t *testing.T) {
 	// The new leader follows changes.
 	c.applySlice(t, slice("web", "web-1", endpoint(nil, "10.1.0.7")))
 	celltest.Eventually(t, "the new backend published", func() bool { return strings.Contains(c.key(t, webKey), "10.1.0.7") })
+}
+
+// relabel gives the Service and the slice of svc and sl their labels.
+func (c *meshCluster) relabel(t *testing.T, svc *corev1.Service, sl *discoveryv1.EndpointSlice) {
+	t.Helper()
+	ctx := context.Background()
+	old, err := c.cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Labels = svc.Labels
+	if _, err := c.cs.CoreV1().Services(svc.Namespace).Update(ctx, old, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.applySlice(t, sl)
 }
