@@ -35,13 +35,30 @@ static __u64 (*sock_ktime_coarse)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
 #define SYS_REJECT 0
 #define SYS_PROCEED 1
 
-/* struct sock_addr is the destination in host-neutral form. */
+/* host_netns_cookie, when not 0, is the cookie of the node's network
+ * namespace (--bpf-lb-sock-hostns-only, as Cilium's): sockets of any other
+ * namespace (pods) are not translated, their packets are balanced by their
+ * endpoint programs instead, where a service mesh's sidecar sees the
+ * frontend. The loader sets it. */
+volatile const __u64 host_netns_cookie = 0;
+
+/* sock_skip reports whether the socket's namespace is left to the
+ * per-packet balancer. */
+static __always_inline int sock_skip(void *ctx)
+{
+	return host_netns_cookie && get_netns_cookie(ctx) != host_netns_cookie;
+}
+
+/* struct sock_addr is the destination in host-neutral form. An IPv6
+ * socket's IPv4-mapped address (::ffff:a.b.c.d, a dual-stack socket's
+ * IPv4 peer) is family 4, v4mapped set: written back mapped. */
 struct sock_addr {
 	__u32 address[4];
 	__be16 port;
 	__u8 family;
 	__u8 proto;
 	__u8 scope; /* the frontend entry's (LB_SCOPE_*) */
+	__u8 v4mapped;
 };
 
 static __always_inline struct lb_service *sock_service(const struct sock_addr *a, __u16 slot)
@@ -187,6 +204,14 @@ static __always_inline struct sock_addr sock_read6(struct bpf_sock_addr *ctx, __
 	a.address[2] = ctx->user_ip6[2];
 	a.address[3] = ctx->user_ip6[3];
 	a.port = (__be16)ctx->user_port;
+	if (a.address[0] == 0 && a.address[1] == 0 && a.address[2] == bpf_htonl(0xffff)) {
+		/* IPv4-mapped: an IPv4 service, as Cilium's v4-in-v6. */
+		a.family = 4;
+		a.v4mapped = 1;
+		a.address[0] = a.address[3];
+		a.address[2] = 0;
+		a.address[3] = 0;
+	}
 	return a;
 }
 
@@ -198,6 +223,14 @@ static __always_inline void sock_write4(struct bpf_sock_addr *ctx, const struct 
 
 static __always_inline void sock_write6(struct bpf_sock_addr *ctx, const struct sock_addr *a)
 {
+	if (a->v4mapped) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0xffff);
+		ctx->user_ip6[3] = a->address[0];
+		ctx->user_port = (__u32)a->port;
+		return;
+	}
 	ctx->user_ip6[0] = a->address[0];
 	ctx->user_ip6[1] = a->address[1];
 	ctx->user_ip6[2] = a->address[2];
@@ -215,7 +248,11 @@ static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
 static __always_inline int forward4(struct bpf_sock_addr *ctx)
 {
 	struct sock_addr a = sock_read4(ctx, sock_proto(ctx));
-	int ret = sock_translate(ctx, &a);
+	int ret;
+
+	if (sock_skip(ctx))
+		return SYS_PROCEED;
+	ret = sock_translate(ctx, &a);
 
 	if (ret == SYS_PROCEED)
 		sock_write4(ctx, &a);
@@ -225,7 +262,11 @@ static __always_inline int forward4(struct bpf_sock_addr *ctx)
 static __always_inline int forward6(struct bpf_sock_addr *ctx)
 {
 	struct sock_addr a = sock_read6(ctx, sock_proto(ctx));
-	int ret = sock_translate(ctx, &a);
+	int ret;
+
+	if (sock_skip(ctx))
+		return SYS_PROCEED;
+	ret = sock_translate(ctx, &a);
 
 	if (ret == SYS_PROCEED)
 		sock_write6(ctx, &a);

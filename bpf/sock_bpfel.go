@@ -175,6 +175,7 @@ const (
 	SockProgSockRecvmsg6     = "sock_recvmsg6"
 	SockProgSockSendmsg4     = "sock_sendmsg4"
 	SockProgSockSendmsg6     = "sock_sendmsg6"
+	SockVarHostNetnsCookie   = "host_netns_cookie"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -251,6 +252,7 @@ type SockMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockVariableSpecs struct {
+	HostNetnsCookie *ebpf.VariableSpec `ebpf:"host_netns_cookie"`
 }
 
 // SockObjects contains all objects after they have been loaded into the kernel.
@@ -308,6 +310,7 @@ func (m *SockMaps) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockVariables struct {
+	HostNetnsCookie *ebpf.Variable `ebpf:"host_netns_cookie"`
 }
 
 // SockPrograms contains all programs after they have been loaded into the kernel.

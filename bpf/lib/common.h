@@ -40,9 +40,11 @@ static long (*ringbuf_output)(void *ringbuf, void *data, __u64 size,
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define bpf_htons(x) __builtin_bswap16(x)
 #define bpf_ntohs(x) __builtin_bswap16(x)
+#define bpf_htonl(x) __builtin_bswap32(x)
 #else
 #define bpf_htons(x) (x)
 #define bpf_ntohs(x) (x)
+#define bpf_htonl(x) (x)
 #endif
 
 /* Verdicts returned to tc/tcx: TC_ACT_OK passes, TC_ACT_SHOT drops (tcx

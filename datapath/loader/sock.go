@@ -34,15 +34,22 @@ func (l *Loader) SockLinkDir() string { return filepath.Join(l.root, "links", "s
 
 // AttachSockLB loads the socket-level balancer with the shared
 // load-balancing maps and attaches it to the cgroup v2 at cgroupPath
-// (every process in it or below it, in any network namespace): links
+// (every process in it or below it, in any network namespace; with
+// hostNetnsCookie not 0 only the sockets of the network namespace of
+// that cookie, netnsutil.Cookie, are translated: the node's, as
+// --bpf-lb-sock-hostns-only asks, leaving the pods' to their endpoint
+// programs): links
 // pinned under SockLinkDir, so it keeps balancing while the agent
 // restarts. Links pinned by an earlier run are updated in place to the
 // new programs (they must be on the same cgroup: DetachSockLB first to
 // move it).
-func (l *Loader) AttachSockLB(cgroupPath string) error {
+func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
 	spec, err := bpf.LoadSock()
 	if err != nil {
 		return fmt.Errorf("attach socket load balancer: %w", err)
+	}
+	if err := spec.Variables["host_netns_cookie"].Set(hostNetnsCookie); err != nil {
+		return fmt.Errorf("attach socket load balancer: host_netns_cookie: %w", err)
 	}
 	repl, open := l.sharedReplacements(spec)
 	if !open {

@@ -9,25 +9,45 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
 )
 
 // sockClientEnv names the client the test binary runs as: "tcp <addr>" or
 // "udp <addr>". It prints the answer and the peer the socket reports.
-const sockClientEnv = "APIARY_TEST_SOCKLB_CLIENT"
+// With sockNetnsEnv set it first enters the network namespace of its
+// file descriptor 3 (a pod's).
+const (
+	sockClientEnv = "APIARY_TEST_SOCKLB_CLIENT"
+	sockNetnsEnv  = "APIARY_TEST_SOCKLB_NETNS"
+)
 
 func sockClient(spec string) int {
+	if os.Getenv(sockNetnsEnv) != "" {
+		runtime.LockOSThread() // the dial's socket is made on this thread
+		if err := unix.Setns(3, unix.CLONE_NEWNET); err != nil {
+			fmt.Fprintln(os.Stderr, "enter the pod's network namespace:", err)
+			return 1
+		}
+	}
 	network, addr, _ := strings.Cut(spec, " ")
+	if strings.HasSuffix(network, "4in6") {
+		return mappedClient(strings.TrimSuffix(network, "4in6"), addr)
+	}
 	c, err := net.DialTimeout(network, addr, safety)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,6 +84,68 @@ func sockClient(spec string) int {
 	return 0
 }
 
+// mappedClient is sockClient on an IPv6 socket to the IPv4-mapped
+// address of addr (a dual-stack socket's IPv4 peer, as Java opens
+// them): "tcp" connects, "udp" sends one unconnected datagram. It
+// prints the answer, the datagram's source (udp) and the peer name.
+func mappedClient(network, addr string) int {
+	ap := netip.MustParseAddrPort(addr)
+	to := &unix.SockaddrInet6{Port: int(ap.Port()), Addr: netip.AddrFrom16(ap.Addr().As16()).As16()}
+	typ := unix.SOCK_STREAM
+	if network == "udp" {
+		typ = unix.SOCK_DGRAM
+	}
+	fail := func(what string, err error) int {
+		fmt.Fprintln(os.Stderr, what+":", err)
+		return 1
+	}
+	fd, err := unix.Socket(unix.AF_INET6, typ|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail("socket", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err != nil {
+		return fail("dual stack", err)
+	}
+	tv := unix.NsecToTimeval(int64(safety))
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return fail("timeout", err)
+	}
+	name := func(sa unix.Sockaddr) string {
+		if s6, ok := sa.(*unix.SockaddrInet6); ok {
+			return netip.AddrPortFrom(netip.AddrFrom16(s6.Addr), uint16(s6.Port)).String()
+		}
+		return fmt.Sprintf("%T", sa)
+	}
+	buf := make([]byte, 64)
+	var answer string
+	if network == "udp" {
+		if err := unix.Sendto(fd, []byte("hi"), 0, to); err != nil {
+			return fail("sendto", err)
+		}
+		n, from, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return fail("recvfrom", err)
+		}
+		fmt.Printf("%s from %s\n", strings.TrimSpace(string(buf[:n])), name(from))
+		return 0
+	}
+	if err := unix.Connect(fd, to); err != nil {
+		return fail("connect", err)
+	}
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return fail("read", err)
+	}
+	answer, _, _ = strings.Cut(string(buf[:n]), "\n")
+	peer, err := unix.Getpeername(fd)
+	if err != nil {
+		return fail("getpeername", err)
+	}
+	fmt.Printf("%s peer %s\n", answer, name(peer))
+	return 0
+}
+
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
 func cgroup2Mount(t *testing.T) string {
 	t.Helper()
@@ -96,8 +178,18 @@ func testCgroup(t *testing.T) string {
 // and returns its output.
 func runClient(t *testing.T, dir, spec string) (string, error) {
 	t.Helper()
+	return runClientIn(t, dir, -1, spec)
+}
+
+// runClientIn is runClient in network namespace ns (-1: the test's).
+func runClientIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
+	if ns >= 0 {
+		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
+		cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(ns), "netns")}
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if dir != "" {
@@ -119,7 +211,11 @@ func runClient(t *testing.T, dir, spec string) (string, error) {
 // its UDP datagram to a ClusterIP reach the backend, and the socket
 // names the ClusterIP as its peer and as the datagram's source; with
 // session affinity every connection goes to the first one's backend; a
-// process outside the cgroup reaches nothing there.
+// process outside the cgroup reaches nothing there. A process of
+// another namespace (a pod's) is translated too, unless the balancer
+// is limited to the node's namespace (--bpf-lb-sock-hostns-only): its
+// connection then reaches the ClusterIP itself, the node's still the
+// backend.
 func TestSocketLB(t *testing.T) {
 	inNewNetns(t, func() {
 		h := newHarness(t)
@@ -170,7 +266,7 @@ func TestSocketLB(t *testing.T) {
 			}
 		}
 		cg := testCgroup(t)
-		if err := h.loader.AttachSockLB(cg); err != nil {
+		if err := h.loader.AttachSockLB(cg, 0); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
@@ -179,7 +275,7 @@ func TestSocketLB(t *testing.T) {
 			}
 		})
 		// A second attach (an agent restart) updates the pinned links.
-		if err := h.loader.AttachSockLB(cg); err != nil {
+		if err := h.loader.AttachSockLB(cg, 0); err != nil {
 			t.Fatalf("attach again: %v", err)
 		}
 		for _, tt := range []struct{ spec, want string }{
@@ -187,6 +283,9 @@ func TestSocketLB(t *testing.T) {
 			{"tcp [fd00:96::10]:80", "b1 peer [fd00:96::10]:80"},
 			{"udp 10.96.0.10:53", "b1 from 10.96.0.10:53 peer 10.96.0.10:53"},
 			{"tcp 10.96.0.12:80", "b1 peer 10.96.0.12:80"},
+			// IPv4 services through dual-stack IPv6 sockets.
+			{"tcp4in6 10.96.0.10:80", "b1 peer [::ffff:10.96.0.10]:80"},
+			{"udp4in6 10.96.0.10:53", "b1 from [::ffff:10.96.0.10]:53"},
 		} {
 			got, err := runClient(t, cg, tt.spec)
 			if err != nil || got != tt.want {
@@ -206,6 +305,64 @@ func TestSocketLB(t *testing.T) {
 		}
 		if got, err := runClient(t, "", "tcp 10.96.0.10:80"); err == nil {
 			t.Errorf("a client outside the cgroup reached %q through the ClusterIP", got)
+		}
+
+		// --bpf-lb-sock-hostns-only: a pod's socket in the cgroup is not
+		// translated (its endpoint programs would balance it), the
+		// node's still is. The node answers "vip" on the ClusterIP
+		// itself, so a connection that was not translated says so.
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		newVeth(t, "p1")
+		pod := newNS(t)
+		plumbLink(t, "p1", pod, []string{"10.1.9.1/24"}, []string{"10.1.9.2/24"})
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.AddrAdd(lo, &netlink.Addr{IPNet: netlink.NewIPNet(net.ParseIP("10.96.0.10"))}); err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.LinkSetUp(lo); err != nil {
+			t.Fatal(err)
+		}
+		vip, err := net.Listen("tcp4", "10.96.0.10:80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { vip.Close() })
+		go func() {
+			for {
+				c, err := vip.Accept()
+				if err != nil {
+					return
+				}
+				fmt.Fprintln(c, "vip")
+				c.Close()
+			}
+		}()
+		if got, err := runClientIn(t, cg, pod, "tcp 10.96.0.10:80"); err != nil || got != "b1 peer 10.96.0.10:80" {
+			t.Errorf("a pod's client, every namespace translated: %q, %v; want b1", got, err)
+		}
+		cookie, err := netnsutil.Cookie()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.loader.AttachSockLB(cg, cookie); err != nil {
+			t.Fatalf("attach, host namespace only: %v", err)
+		}
+		for _, tt := range []struct {
+			ns         netns.NsHandle
+			spec, want string
+		}{
+			{pod, "tcp 10.96.0.10:80", "vip peer 10.96.0.10:80"},
+			{-1, "tcp 10.96.0.10:80", "b1 peer 10.96.0.10:80"},
+			{-1, "udp 10.96.0.10:53", "b1 from 10.96.0.10:53 peer 10.96.0.10:53"},
+		} {
+			if got, err := runClientIn(t, cg, tt.ns, tt.spec); err != nil || got != tt.want {
+				t.Errorf("host namespace only: client %q (pod %v): %q, %v; want %q", tt.spec, tt.ns >= 0, got, err, tt.want)
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Run runs fn on a new OS thread in the network namespace ns and returns
@@ -139,4 +140,21 @@ func onNewThread(fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// Cookie returns the cookie of the calling thread's network namespace,
+// as BPF's bpf_get_netns_cookie gives it (SO_NETNS_COOKIE of a socket
+// made there; Linux 5.14). Call it on a thread locked in the namespace
+// (Run), or on any thread for the process's own namespace.
+func Cookie() (uint64, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("network namespace cookie: %w", err)
+	}
+	defer unix.Close(fd)
+	c, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+	if err != nil {
+		return 0, fmt.Errorf("network namespace cookie: %w", err)
+	}
+	return c, nil
 }

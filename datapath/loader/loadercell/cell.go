@@ -11,6 +11,8 @@ import (
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/policymap"
@@ -55,6 +57,11 @@ type Config struct {
 	// (Cilium's --bpf-lb-sock): processes there reach services at
 	// connect/sendmsg time.
 	BPFLBSock bool
+	// BPFLBSockHostnsOnly limits the socket-level balancer to the
+	// sockets of the node's network namespace (Cilium's
+	// --bpf-lb-sock-hostns-only, for service meshes whose sidecars
+	// must see the frontend): the pods' are balanced per packet.
+	BPFLBSockHostnsOnly bool
 	// CgroupRoot is the cgroup v2 the socket-level balancer attaches to.
 	CgroupRoot string
 	// EnableNodePort attaches the NodePort programs to Devices (Cilium's
@@ -92,6 +99,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
 	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
+	fs.Bool("bpf-lb-sock-hostns-only", def.BPFLBSockHostnsOnly, "With --bpf-lb-sock, translate only the sockets of the node's network namespace (--datapath-netns, else the agent's); the pods' are balanced per packet by their endpoint programs, where a service mesh's sidecar sees the frontend")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
@@ -146,6 +154,7 @@ type loaderParams struct {
 	cell.In
 
 	Config    Config
+	Linux     linux.Config `optional:"true"`
 	Lifecycle cell.Lifecycle
 	Log       *slog.Logger
 }
@@ -165,7 +174,7 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 			if err := l.Open(); err != nil {
 				return err
 			}
-			if err := sockLB(p.Log, l, p.Config); err != nil {
+			if err := sockLB(p.Log, l, p.Config, p.Linux.DatapathNetNS); err != nil {
 				l.Close()
 				return err
 			}
@@ -177,8 +186,10 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 }
 
 // sockLB attaches the socket-level load balancer with --bpf-lb-sock, and
-// detaches one a previous run left without it.
-func sockLB(log *slog.Logger, l *loader.Loader, c Config) error {
+// detaches one a previous run left without it; with
+// --bpf-lb-sock-hostns-only it translates the sockets of netns only
+// (--datapath-netns; empty: the agent's namespace).
+func sockLB(log *slog.Logger, l *loader.Loader, c Config, netns string) error {
 	if !c.BPFLBSock {
 		return l.DetachSockLB()
 	}
@@ -189,9 +200,25 @@ func sockLB(log *slog.Logger, l *loader.Loader, c Config) error {
 	if st.Type != unix.CGROUP2_SUPER_MAGIC {
 		return fmt.Errorf("--cgroup-root %s is not a cgroup v2 mount (the socket-level load balancer needs one)", c.CgroupRoot)
 	}
-	if err := l.AttachSockLB(c.CgroupRoot); err != nil {
+	var cookie uint64
+	if c.BPFLBSockHostnsOnly {
+		get := func() (err error) {
+			cookie, err = netnsutil.Cookie()
+			return err
+		}
+		var err error
+		if netns == "" {
+			err = get()
+		} else {
+			err = netnsutil.RunPath(netns, get)
+		}
+		if err != nil {
+			return fmt.Errorf("--bpf-lb-sock-hostns-only: %w", err)
+		}
+	}
+	if err := l.AttachSockLB(c.CgroupRoot, cookie); err != nil {
 		return err
 	}
-	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot)
+	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot, "hostNamespaceOnly", c.BPFLBSockHostnsOnly)
 	return nil
 }

@@ -1,6 +1,8 @@
 package loadercell_test
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,11 +14,14 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 
+	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnstest"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/loader/loadercell"
@@ -110,6 +115,91 @@ func TestCellSocketLB(t *testing.T) {
 	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, BPFLBSock: true}).Validate(); err == nil {
 		t.Error("--bpf-lb-sock without --cgroup-root validated")
 	}
+
+	// --bpf-lb-sock-hostns-only: the programs hold the cookie of the
+	// node's namespace, --datapath-netns's when set.
+	if got := sockCookie(t, root); got != 0 {
+		t.Fatalf("links of the last start: %v", got)
+	}
+	for _, netns := range []string{"", netnstest.New(t, "apiary-socklb")} {
+		var want uint64
+		get := func() (err error) {
+			want, err = netnsutil.Cookie()
+			return err
+		}
+		var err error
+		if netns == "" {
+			err = get()
+		} else {
+			err = netnsutil.RunPath(netns, get)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		flags := append(flags, "bpf-lb-sock-hostns-only=true", "datapath-netns="+netns)
+		h := celltest.StartWithFlags(t, flags, loadercell.Cell, linux.Cell, celltest.Capture(&l))
+		if got := sockCookie(t, root); got != want || want == 0 {
+			t.Errorf("--datapath-netns %q: the programs hold netns cookie %d, want %d", netns, got, want)
+		}
+		if err := h.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sockCookie returns the host_netns_cookie of the socket balancer's
+// connect4 program pinned under root (0: not attached, or every
+// namespace translated).
+func sockCookie(t *testing.T, root string) uint64 {
+	t.Helper()
+	lk, err := link.LoadPinnedLink(filepath.Join(root, "links", "sock", "sock_connect4"), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	info, err := lk.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ebpf.NewProgramFromID(info.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	pinfo, err := prog.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := pinfo.MapIDs()
+	spec, err := bpf.LoadSock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := spec.Variables["host_netns_cookie"]
+	for _, id := range ids {
+		m, err := ebpf.NewMapFromID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		mi, err := m.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(mi.Name, ".rodata") {
+			continue
+		}
+		buf := make([]byte, mi.ValueSize)
+		if err := m.Lookup(uint32(0), &buf); err != nil {
+			t.Fatal(err)
+		}
+		return binary.LittleEndian.Uint64(buf[v.Offset:])
+	}
+	t.Fatal("the connect4 program has no .rodata map")
+	return 0
 }
 
 func testCgroup(t *testing.T) string {

@@ -23,7 +23,11 @@ func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config) status.Provi
 func kprReport(d *Datapath, c Config) status.Report {
 	parts := []string{"ClusterIP per packet"}
 	if c.BPFLBSock {
-		parts = append(parts, "socket LB on "+c.CgroupRoot)
+		if c.BPFLBSockHostnsOnly {
+			parts = append(parts, "socket LB on "+c.CgroupRoot+" (host namespace only)")
+		} else {
+			parts = append(parts, "socket LB on "+c.CgroupRoot)
+		}
 	}
 	if c.EnableNodePort {
 		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", "))

@@ -35,6 +35,10 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c.BPFLBSockHostnsOnly, c.EnableNodePort = true, false
+	if got := kprReport(d, c); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
+		t.Errorf("socket LB for the host namespace only: %q", got.Message)
+	}
 	if got := kprReport(d, Config{}); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
 		t.Errorf("with two services sharing two backends: %q", got.Message)
 	}
