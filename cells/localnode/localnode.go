@@ -27,6 +27,11 @@ type LocalNode struct {
 	// Zone is the node's topology.kubernetes.io/zone label, from its
 	// Node ("" without Kubernetes or the label): topology-aware routing.
 	Zone string
+	// BeingDeleted: the node's Node has a deletionTimestamp or the
+	// cluster autoscaler's ToBeDeletedByClusterAutoscaler taint, or is
+	// gone (kube-proxy's rule, KEP-3836): load balancers should stop
+	// sending it traffic (the kube-proxy health check answers 503).
+	BeingDeleted bool
 }
 
 // Store holds the local node. It is safe for concurrent use.

@@ -520,6 +520,9 @@ func (m *Manager) wrote() bool {
 
 func (m *Manager) failed(err error) {
 	m.stats.LastError, m.stats.LastErrorTime = err, m.now()
+	if m.stats.PendingSince.IsZero() {
+		m.stats.PendingSince = m.stats.LastErrorTime
+	}
 	m.stats.Failures++
 	m.log.Warn("Unable to write the load-balancing maps", "error", err)
 }

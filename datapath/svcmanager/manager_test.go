@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -116,8 +117,12 @@ func TestManagerWriteFailures(t *testing.T) {
 	if err := m.Reconcile(); err != nil {
 		t.Fatal(err)
 	}
+	if st := m.Stats(); !st.PendingSince.IsZero() {
+		t.Errorf("pending since %v after a successful reconcile", st.PendingSince)
+	}
 	w.Take()
 	w.SetFailing(true)
+	before := time.Now()
 	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
 	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, nil))
 	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("db", []string{"10.96.0.11"}, "sql:5432:5432"), nil))
@@ -125,6 +130,11 @@ func TestManagerWriteFailures(t *testing.T) {
 	st := m.Stats()
 	if st.Failures != 4 || st.Pending != 2 || !errors.Is(st.LastError, errFull) || !m.NeedsRetry() {
 		t.Errorf("stats = %+v, want 4 failures (one the reconcile), 2 pending", st)
+	}
+	// Pending since the first of the failed upserts (the failed
+	// reconcile was made good by the next).
+	if st.PendingSince.IsZero() || st.PendingSince.After(st.LastErrorTime) || st.PendingSince.Before(before) {
+		t.Errorf("pending since %v, want between %v and the last error %v", st.PendingSince, before, st.LastErrorTime)
 	}
 	w.Take()
 	if err := m.RetryFailed(); !errors.Is(err, errFull) {
@@ -140,6 +150,9 @@ func TestManagerWriteFailures(t *testing.T) {
 	checkCalls(t, w, "retry", "upsert 10.96.0.10:80/TCP ClusterIP ->")
 	if m.NeedsRetry() {
 		t.Error("NeedsRetry after a successful retry")
+	}
+	if st := m.Stats(); !st.PendingSince.IsZero() {
+		t.Errorf("pending since %v after a successful retry", st.PendingSince)
 	}
 }
 

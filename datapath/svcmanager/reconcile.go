@@ -30,6 +30,10 @@ type Stats struct {
 	Pending                    int
 	LastError                  error
 	LastErrorTime              time.Time
+	// PendingSince is when the writes that still wait for a retry
+	// started failing (zero: none waits), for kube-proxy's health
+	// check: a datapath out of step for long is unhealthy.
+	PendingSince time.Time
 	// Conflicts are frontends wanted by more than one service (the
 	// first keeps it); Warnings are the services' warnings, by service.
 	Conflicts int
@@ -59,7 +63,7 @@ func (m *Manager) Reconcile() error {
 	for _, fe := range m.desired {
 		fe.dirty = false
 	}
-	m.stats.pendingDeletes, m.stats.LastError = nil, nil
+	m.stats.pendingDeletes, m.stats.LastError, m.stats.PendingSince = nil, nil, time.Time{}
 	m.stats.Reconciled, m.stats.ReconcileAdded, m.stats.ReconcileRemoved = true, added, removed
 	m.log.Info("Reconciled the load-balancing maps", "frontends", len(m.desired), "added", added, "removed", removed)
 	return nil
@@ -101,6 +105,7 @@ func (m *Manager) RetryFailed() error {
 	}
 	if len(errs) == 0 {
 		m.stats.LastError = nil // the failures are counted; the line is Ok again
+		m.stats.PendingSince = time.Time{}
 	}
 	return errors.Join(errs...)
 }
@@ -129,6 +134,9 @@ func (m *Manager) Stats() Stats {
 	st := m.stats
 	st.pendingDeletes = nil
 	st.Services, st.Frontends, st.Pending = len(m.services), len(m.desired), m.pendingLocked()
+	if st.Pending == 0 && m.stats.Reconciled {
+		m.stats.PendingSince, st.PendingSince = time.Time{}, time.Time{}
+	}
 	for _, fe := range m.desired {
 		st.Backends += fe.backends
 		st.RemoteBackends += fe.remote

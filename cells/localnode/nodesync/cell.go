@@ -83,16 +83,22 @@ type watcherParams struct {
 	Log       *slog.Logger
 }
 
-// startWatcher adds the jobs that give the store the Node's zone (with
-// Kubernetes) and pod CIDRs (--ipam=kubernetes).
+// startWatcher adds the jobs that give the store the Node's zone and
+// whether it is being deleted (with Kubernetes), and its pod CIDRs
+// (--ipam=kubernetes).
 func startWatcher(p watcherParams) {
 	if p.Clientset.IsEnabled() {
 		p.Jobs.Add(job.OneShot("local-node-zone", func(ctx context.Context, health cell.Health) error {
 			name := p.Local.Get().Name
-			health.OK("following the zone label of node " + name)
+			health.OK("following the zone label and the deletion of node " + name)
 			for ev := range p.Nodes.Events(ctx) {
-				if ev.Kind == k8s.Upsert && ev.Key.Name == name {
+				switch {
+				case ev.Key.Name != name:
+				case ev.Kind == k8s.Upsert:
 					setZone(p.Local, p.Log, ev.Object)
+					setBeingDeleted(p.Local, p.Log, name, beingDeleted(ev.Object))
+				case ev.Kind == k8s.Delete:
+					setBeingDeleted(p.Local, p.Log, name, true)
 				}
 			}
 			return nil
@@ -112,6 +118,34 @@ func startWatcher(p watcherParams) {
 		}
 		return nil
 	}))
+}
+
+// ToBeDeletedTaint is the cluster autoscaler's taint of a node it is
+// about to delete (kube-proxy's ToBeDeletedTaint).
+const ToBeDeletedTaint = "ToBeDeletedByClusterAutoscaler"
+
+// beingDeleted reports whether Node k is on its way out: a
+// deletionTimestamp, or the autoscaler's taint (kube-proxy's rule).
+func beingDeleted(k *corev1.Node) bool {
+	if k.DeletionTimestamp != nil {
+		return true
+	}
+	for _, t := range k.Spec.Taints {
+		if t.Key == ToBeDeletedTaint {
+			return true
+		}
+	}
+	return false
+}
+
+// setBeingDeleted gives the store whether its Node is being deleted when
+// that changed.
+func setBeingDeleted(local localnode.Store, log *slog.Logger, name string, deleted bool) {
+	if local.Get().BeingDeleted == deleted {
+		return
+	}
+	log.Info("Node being deleted", "node", name, "beingDeleted", deleted)
+	local.Update(func(n *localnode.LocalNode) { n.BeingDeleted = deleted })
 }
 
 // setZone gives the store the zone label of its Node k when it changed.

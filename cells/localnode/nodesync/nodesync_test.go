@@ -58,3 +58,55 @@ func TestKubernetesIPAMNeedsKubernetes(t *testing.T) {
 		t.Fatalf("populate = %v, want ErrNoKubernetes", err)
 	}
 }
+
+// TestNodeBeingDeleted: the local node is being deleted while its Node
+// has the cluster autoscaler's taint or a deletionTimestamp, and once
+// it is gone (kube-proxy's rule for its health check), against a real
+// kube-apiserver.
+func TestNodeBeingDeleted(t *testing.T) {
+	srv := k8stest.Start(t)
+	cs := srv.Clientset().CoreV1().Nodes()
+	ctx := context.Background()
+	if _, err := cs.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Finalizers: []string{"apiary.test/hold"}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var st localnode.Store
+	celltest.StartWithFlags(t, []string{"node-name=node-a", "node-ip=192.0.2.10", "k8s-kubeconfig-path=" + srv.WriteKubeconfig(k8stest.AdminToken)},
+		localnode.Cell, k8s.Cell, nodesync.Cell, celltest.Capture(&st))
+	update := func(fn func(*corev1.Node)) {
+		t.Helper()
+		n, err := cs.Get(ctx, "node-a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(n)
+		if _, err := cs.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := func(what string, want bool) {
+		t.Helper()
+		celltest.Eventually(t, what, func() bool { return st.Get().BeingDeleted == want })
+	}
+	update(func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoSchedule}}
+	})
+	// The autoscaler's taint, beside another.
+	update(func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: nodesync.ToBeDeletedTaint, Value: "1700000000", Effect: corev1.TaintEffectNoSchedule})
+	})
+	wait("the autoscaler's taint", true)
+	update(func(n *corev1.Node) { n.Spec.Taints = n.Spec.Taints[:1] })
+	wait("the taint removed", false)
+	if err := cs.Delete(ctx, "node-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wait("a deletionTimestamp (the finalizer holds the Node)", true)
+	update(func(n *corev1.Node) { n.Finalizers = nil })
+	celltest.Eventually(t, "the Node gone", func() bool {
+		_, err := cs.Get(ctx, "node-a", metav1.GetOptions{})
+		return err != nil
+	})
+	wait("still, once gone", true)
+}

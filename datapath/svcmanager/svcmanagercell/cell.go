@@ -25,8 +25,8 @@ import (
 var Cell = cell.Module("service-manager", "Services to load-balancing frontends in the datapath",
 	cell.Config(DefaultConfig),
 	cell.Provide(newManager, newStatusProvider, newMetricsOut, func(f *fileSource) StateFile { return f }),
-	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }, newHealthServer),
-	cell.Invoke(start, startHealthServer),
+	cell.ProvidePrivate(newFileSource, func() *waiting { return &waiting{} }, newHealthServer, newProxyHealth),
+	cell.Invoke(start, startHealthServer, startProxyHealth),
 )
 
 // Config is the service manager's configuration.
@@ -38,21 +38,32 @@ type Config struct {
 	// LoadBalancer Services with externalTrafficPolicy Local (Cilium's
 	// flag).
 	EnableHealthCheckNodePort bool
+	// KubeProxyReplacementHealthzBindAddress is where kube-proxy's own
+	// health check (/healthz, /livez; kube-proxy's :10256) is answered
+	// (Cilium's flag; empty: not answered).
+	KubeProxyReplacementHealthzBindAddress string
 }
 
 // DefaultConfig reads no state file and answers health-check NodePorts.
 var DefaultConfig = Config{EnableHealthCheckNodePort: true}
 
-// Flags registers --lb-state-file and --enable-health-check-nodeport.
+// Flags registers --lb-state-file, --enable-health-check-nodeport and
+// --kube-proxy-replacement-healthz-bind-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("lb-state-file", def.LBStateFile,
 		"Synchronize load-balancing state from this file of Kubernetes Services and EndpointSlices (\"services:\", \"endpoints:\"; .yaml, .yml or .json); replace it atomically (rename) to change it, empty it to remove everything")
 	fs.Bool("enable-health-check-nodeport", def.EnableHealthCheckNodePort,
 		"Answer the spec.healthCheckNodePort of LoadBalancer Services with externalTrafficPolicy Local on every node address (200 with local ready endpoints, else 503), as kube-proxy does")
+	fs.String("kube-proxy-replacement-healthz-bind-address", def.KubeProxyReplacementHealthzBindAddress,
+		"Address (IP:port, such as 0.0.0.0:10256) to answer kube-proxy's health check on (/healthz, /livez), which cloud load balancers probe; empty: not answered")
 }
 
-// Validate checks the file's format is known.
+// Validate checks the file's format is known and the health check's
+// address.
 func (c *Config) Validate() error {
+	if err := checkBindAddress(c.KubeProxyReplacementHealthzBindAddress); err != nil {
+		return err
+	}
 	switch filepath.Ext(c.LBStateFile) {
 	case ".yaml", ".yml", ".json":
 		return nil

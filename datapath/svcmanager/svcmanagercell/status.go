@@ -22,7 +22,8 @@ const maxWarnings = 10
 //
 // A Warning when a write failed (with its error and time), the state
 // file was refused, frontends conflict or a service had fields ignored.
-func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, w *waiting, hs *healthserver.Server, health cell.Health) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSource, w *waiting, hs *healthserver.Server, proxy *healthserver.Proxy,
+	health cell.Health) status.ProviderOut {
 	return status.NewProviderOut(id, "Services", func(context.Context) status.Report {
 		st := m.Stats()
 		r := report(st, m.HasWriter())
@@ -36,6 +37,7 @@ func newStatusProvider(id cell.FullModuleID, m *svcmanager.Manager, f *fileSourc
 				r.Details = append(r.Details, strings.Split(err.Error(), "\n")...)
 			}
 		}
+		proxyReport(&r, proxy)
 		if what := w.get(); what != "" && !st.Reconciled {
 			r.Details = append(r.Details, "waiting for "+what)
 		}
