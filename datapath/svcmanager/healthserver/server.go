@@ -6,10 +6,13 @@
 // ready endpoint of the Service (the datapath drops that traffic on the
 // others: its Local frontends have no backend there).
 //
-// Each port answers any HTTP request with 200 (local endpoints) or 503
-// (none) and kube-proxy's JSON body:
+// Each port answers any HTTP request with 200 (local endpoints, and the
+// node's service proxy healthy: WithProxyHealth) or 503 and kube-proxy's
+// JSON body:
 //
 //	{"service":{"namespace":"default","name":"web"},"localEndpoints":1,"serviceProxyHealthy":true}
+//
+// Proxy answers kube-proxy's own health check (/healthz, /livez).
 //
 // It may import packages of cells, kvstore, policy and datapath
 // (docs/design.md, Layers).
@@ -35,8 +38,9 @@ import (
 
 // Server holds one listener per health-check NodePort.
 type Server struct {
-	log  *slog.Logger
-	addr string // host to listen on ("": every address)
+	log     *slog.Logger
+	addr    string      // host to listen on ("": every address)
+	healthy func() bool // the service proxy's health (serviceProxyHealthy)
 
 	mu     sync.Mutex
 	ports  map[uint16]*port
@@ -46,15 +50,25 @@ type Server struct {
 
 // port is one listener and the check it answers.
 type port struct {
-	check atomic.Pointer[svcmanager.HealthCheck]
-	srv   *http.Server
-	done  chan struct{}
+	healthy func() bool // the server's
+	check   atomic.Pointer[svcmanager.HealthCheck]
+	srv     *http.Server
+	done    chan struct{}
 }
 
 // New returns a server listening on host (empty: every address of the
 // node) once Sync gives it ports.
 func New(log *slog.Logger, host string) *Server {
-	return &Server{log: log, addr: host, ports: map[uint16]*port{}, failed: map[uint16]error{}}
+	return &Server{log: log, addr: host, healthy: func() bool { return true }, ports: map[uint16]*port{}, failed: map[uint16]error{}}
+}
+
+// WithProxyHealth makes the ports answer 503, serviceProxyHealthy
+// false, while healthy says the node's service proxy is not (kube-proxy
+// answers so while it is unhealthy, whatever the endpoints); call it
+// before the first Sync.
+func (s *Server) WithProxyHealth(healthy func() bool) *Server {
+	s.healthy = healthy
+	return s
 }
 
 // Sync makes the server answer exactly checks: it opens the ports that
@@ -104,7 +118,7 @@ func (s *Server) open(n uint16, c svcmanager.HealthCheck) (*port, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &port{done: make(chan struct{})}
+	p := &port{done: make(chan struct{}), healthy: s.healthy}
 	p.check.Store(&c)
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() {
@@ -138,11 +152,11 @@ func (p *port) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	c := p.check.Load()
 	var b body
 	b.Service.Namespace, b.Service.Name = c.Namespace, c.Name
-	b.LocalEndpoints, b.ServiceProxyHealthy = c.LocalEndpoints, true
+	b.LocalEndpoints, b.ServiceProxyHealthy = c.LocalEndpoints, p.healthy()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Load-Balancing-Endpoint-Weight", strconv.Itoa(c.LocalEndpoints))
-	if c.LocalEndpoints > 0 {
+	if c.LocalEndpoints > 0 && b.ServiceProxyHealthy {
 		w.WriteHeader(http.StatusOK)
 	} else {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +50,9 @@ func probe(port uint16) (int, map[string]any, string, error) {
 // once; a port no check has any more is closed; a port in use is
 // reported and tried again.
 func TestServer(t *testing.T) {
-	s := healthserver.New(slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1")
+	var proxyHealthy atomic.Bool
+	proxyHealthy.Store(true)
+	s := healthserver.New(slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1").WithProxyHealth(proxyHealthy.Load)
 	t.Cleanup(s.Close)
 	p1, p2 := freePort(t), freePort(t)
 	s.Sync([]svcmanager.HealthCheck{
@@ -70,6 +73,14 @@ func TestServer(t *testing.T) {
 	if code, body, _, err := probe(p2); err != nil || code != http.StatusServiceUnavailable || body["localEndpoints"] != 0.0 {
 		t.Errorf("probe of a service without local endpoints: %d %v %v; want 503", code, body, err)
 	}
+	// The service proxy unhealthy: 503 whatever the endpoints, as
+	// kube-proxy answers.
+	proxyHealthy.Store(false)
+	if code, body, _, err := probe(p1); err != nil || code != http.StatusServiceUnavailable || body["serviceProxyHealthy"] != false ||
+		body["localEndpoints"] != 2.0 {
+		t.Errorf("probe with the service proxy unhealthy: %d %v %v; want 503", code, body, err)
+	}
+	proxyHealthy.Store(true)
 
 	// web loses its endpoints, cart is gone.
 	s.Sync([]svcmanager.HealthCheck{{Namespace: "default", Name: "web", Port: p1}})

@@ -2,7 +2,6 @@ package svcmanagercell
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
@@ -13,12 +12,17 @@ import (
 )
 
 // newHealthServer returns the health-check NodePort server, nil with
-// --enable-health-check-nodeport=false.
-func newHealthServer(c Config, log *slog.Logger) *healthserver.Server {
-	if !c.EnableHealthCheckNodePort {
+// --enable-health-check-nodeport=false. Its serviceProxyHealthy is the
+// kube-proxy health check's (/livez); a manager without a datapath (an
+// embedder's, whose own datapath balances) answers from the endpoints
+// alone.
+func newHealthServer(p proxyHealthParams) *healthserver.Server {
+	if !p.Config.EnableHealthCheckNodePort {
 		return nil
 	}
-	return healthserver.New(log, "")
+	return healthserver.New(p.Log, "").WithProxyHealth(func() bool {
+		return !p.Manager.HasWriter() || proxyState(p.Manager, p.Health, p.Node.Get(), time.Now()).Healthy
+	})
 }
 
 type healthParams struct {

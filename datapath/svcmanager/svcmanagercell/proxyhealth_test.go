@@ -2,6 +2,7 @@ package svcmanagercell_test
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -98,4 +99,37 @@ func TestKubeProxyHealthzAddress(t *testing.T) {
 			t.Errorf("%q: %v", good, err)
 		}
 	}
+}
+
+// TestHealthCheckNodePortProxyHealth: with a datapath, a health-check
+// NodePort answers 503 (serviceProxyHealthy false) until the initial
+// reconcile, even with a local endpoint, as kube-proxy answers while it
+// is unhealthy; 200 after.
+func TestHealthCheckNodePortProxyHealth(t *testing.T) {
+	port := freePort(t)
+	file := filepath.Join(t.TempDir(), "state.yaml")
+	celltest.ReplaceFile(t, file, fmt.Sprintf(lbLocal, port, "node1"))
+	w, r := svcmanagertest.New(), make(remotes)
+	celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file},
+		localnode.Cell, status.Cell, svcmanagercell.Cell,
+		cell.Provide(func() datapath.LBMapWriter { return w }, func() datapath.RemoteSync { return r }))
+	probe := func() (int, string) {
+		c := http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	celltest.Eventually(t, "503 before the initial reconcile", func() bool {
+		code, body := probe()
+		return code == http.StatusServiceUnavailable && strings.Contains(body, `"localEndpoints":1,"serviceProxyHealthy":false`)
+	})
+	close(r)
+	celltest.Eventually(t, "200 once reconciled", func() bool {
+		code, body := probe()
+		return code == http.StatusOK && strings.Contains(body, `"serviceProxyHealthy":true`)
+	})
 }
