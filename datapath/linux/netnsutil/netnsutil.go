@@ -158,3 +158,17 @@ func Cookie() (uint64, error) {
 	}
 	return c, nil
 }
+
+// CookieAt returns the cookie of the network namespace at path (Cookie
+// run there), or of the calling thread's when path is empty.
+func CookieAt(path string) (uint64, error) {
+	if path == "" {
+		return Cookie()
+	}
+	var c uint64
+	err := RunPath(path, func() (err error) {
+		c, err = Cookie()
+		return err
+	})
+	return c, err
+}

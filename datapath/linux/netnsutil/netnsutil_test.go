@@ -119,3 +119,32 @@ func TestNewNamed(t *testing.T) {
 		t.Error("lo is down in the new namespace, want up")
 	}
 }
+
+// TestCookie: a namespace's cookie is the same read from any of its
+// threads, and differs from another namespace's.
+func TestCookie(t *testing.T) {
+	needRoot(t)
+	own, err := netnsutil.Cookie()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := netnsutil.CookieAt(""); err != nil || again != own || own == 0 {
+		t.Fatalf("CookieAt(\"\") = %d, %v; Cookie %d", again, err, own)
+	}
+	name := fmt.Sprintf("netnsutil-cookie-%d", os.Getpid())
+	if err := netnsutil.NewNamed(name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netns.DeleteNamed(name) })
+	path := filepath.Join("/var/run/netns", name)
+	other, err := netnsutil.CookieAt(path)
+	if err != nil || other == own || other == 0 {
+		t.Fatalf("cookie of %s = %d, %v; own %d", path, other, err, own)
+	}
+	if again, err := netnsutil.CookieAt(path); err != nil || again != other {
+		t.Errorf("cookie of %s read again = %d, %v; want %d", path, again, err, other)
+	}
+	if _, err := netnsutil.CookieAt("/nonexistent"); err == nil {
+		t.Error("a cookie of a path that is no namespace")
+	}
+}

@@ -202,17 +202,8 @@ func sockLB(log *slog.Logger, l *loader.Loader, c Config, netns string) error {
 	}
 	var cookie uint64
 	if c.BPFLBSockHostnsOnly {
-		get := func() (err error) {
-			cookie, err = netnsutil.Cookie()
-			return err
-		}
 		var err error
-		if netns == "" {
-			err = get()
-		} else {
-			err = netnsutil.RunPath(netns, get)
-		}
-		if err != nil {
+		if cookie, err = netnsutil.CookieAt(netns); err != nil {
 			return fmt.Errorf("--bpf-lb-sock-hostns-only: %w", err)
 		}
 	}

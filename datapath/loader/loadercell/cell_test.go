@@ -122,17 +122,7 @@ func TestCellSocketLB(t *testing.T) {
 		t.Fatalf("links of the last start: %v", got)
 	}
 	for _, netns := range []string{"", netnstest.New(t, "apiary-socklb")} {
-		var want uint64
-		get := func() (err error) {
-			want, err = netnsutil.Cookie()
-			return err
-		}
-		var err error
-		if netns == "" {
-			err = get()
-		} else {
-			err = netnsutil.RunPath(netns, get)
-		}
+		want, err := netnsutil.CookieAt(netns)
 		if err != nil {
 			t.Fatal(err)
 		}
