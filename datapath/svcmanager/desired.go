@@ -22,7 +22,7 @@ import (
 // frontend, each frontend's backends by cluster and address, so that
 // equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
-	return desired(svc, svc.NamespacedName(), remote, node, nil, nil)
+	return desired(svc, svc.NamespacedName(), remote, node, nil, nil, true)
 }
 
 // desired is Desired with the service's name given (the manager keeps
@@ -30,13 +30,16 @@ func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
 // nil, the backend lists appended to *arena, which the manager reuses
 // from one update to the next: the lists are valid until its next use.
 // The frontends are appended to out (the manager's room, else nil).
-func desired(svc *Service, name string, remote []Backend, node Node, out []datapath.LBService, arena *[]datapath.LBBackend) []datapath.LBService {
+// Without checkRanges (--enable-svc-source-range-check=false) no
+// frontend gets source ranges.
+func desired(svc *Service, name string, remote []Backend, node Node, out []datapath.LBService, arena *[]datapath.LBBackend,
+	checkRanges bool) []datapath.LBService {
 	fes := svc.Frontends
 	if slices.ContainsFunc(fes, nodeBound) {
 		fes = expand(fes, node)
 	}
 	var ranges4, ranges6 []netip.Prefix // shared by the frontends of each family
-	if len(svc.SourceRanges) > 0 {
+	if len(svc.SourceRanges) > 0 && checkRanges {
 		ranges4, ranges6 = rangesByFamily(svc.SourceRanges)
 	}
 	start := len(out)

@@ -111,16 +111,19 @@ func pin(svc *Service) {
 // changes through a datapath.LBMapWriter. It is safe for concurrent use;
 // writes happen in the order of the changes.
 type Manager struct {
-	mu       sync.Mutex
-	log      *slog.Logger
-	writer   datapath.LBMapWriter // nil: compute only
-	node     Node
-	services map[svcKey]*entry
-	remote   map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
-	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
-	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
-	nextID   uint32
-	stats    Stats
+	mu     sync.Mutex
+	log    *slog.Logger
+	writer datapath.LBMapWriter // nil: compute only
+	node   Node
+	// noRangeCheck leaves the Services' source ranges out of their
+	// frontends (SetSourceRangeCheck).
+	noRangeCheck bool
+	services     map[svcKey]*entry
+	remote       map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
+	desired      map[datapath.L3n4Addr]*frontend // frontend -> its LBService
+	lost         map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
+	nextID       uint32
+	stats        Stats
 	// arena holds the backend lists of the Desired call of recompute,
 	// handed to the writer (which copies what it keeps).
 	arena []datapath.LBBackend
@@ -309,6 +312,25 @@ func (m *Manager) SetNode(n Node) {
 	}
 }
 
+// SetSourceRangeCheck makes the LoadBalancer frontends carry their
+// Services' source ranges (loadBalancerSourceRanges), the default, or
+// not (Cilium's --enable-svc-source-range-check=false: the cloud load
+// balancer enforces them, and the clients' addresses may not reach the
+// node), and rewrites the services that have ranges.
+func (m *Manager) SetSourceRangeCheck(enabled bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.noRangeCheck == !enabled {
+		return
+	}
+	m.noRangeCheck = !enabled
+	for _, k := range m.sortedKeys() {
+		if e := m.services[k]; e.svc != nil && len(e.svc.SourceRanges) > 0 {
+			m.recompute(k, e)
+		}
+	}
+}
+
 // hasNodePort reports whether svc has a NodePort frontend of the
 // unspecified address (which Desired expands to the node's addresses).
 func hasNodePort(svc *Service) bool {
@@ -326,7 +348,7 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
 		m.arena = m.arena[:0]
-		want = desired(e.svc, e.name, m.remoteOf(k), m.node, m.want, &m.arena)
+		want = desired(e.svc, e.name, m.remoteOf(k), m.node, m.want, &m.arena, !m.noRangeCheck)
 		m.want = nil
 		defer func() { m.want = want[:0] }()
 	}
@@ -464,7 +486,7 @@ func (m *Manager) lists(k svcKey, e *entry, out []datapath.LBService, arena *[]d
 		return out
 	}
 	start := len(out)
-	out = desired(e.svc, e.name, m.remoteOf(k), m.node, out, arena)
+	out = desired(e.svc, e.name, m.remoteOf(k), m.node, out, arena, !m.noRangeCheck)
 	kept, p := out[start:start], 0
 	for _, lb := range out[start:] {
 		if ownedAt(e.owned, &p, lb.Frontend) != nil {

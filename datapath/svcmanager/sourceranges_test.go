@@ -2,6 +2,7 @@ package svcmanager_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
@@ -134,5 +136,35 @@ func TestDesiredSourceRanges(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Desired =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestSourceRangeCheckOff: with the check off (Cilium's
+// --enable-svc-source-range-check=false) the LoadBalancer frontends are
+// written without their ranges, and written again with them once it is
+// back on; a service without ranges is not rewritten.
+func TestSourceRangeCheckOff(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	m.SetSourceRangeCheck(false)
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(lbService([]string{"10.0.0.0/8"}, ""), nil))
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("plain", []string{"10.96.0.11"}, "http:80:8080"), nil))
+	w.Take()
+	lb := netip.MustParseAddrPort("203.0.113.5:80")
+	fe := datapath.L3n4Addr{Addr: lb.Addr(), Port: lb.Port(), Proto: datapath.ProtoTCP}
+	if got, ok := w.Get(fe); !ok || len(got.SourceRanges) != 0 {
+		t.Fatalf("check off: %v %v, want the frontend without ranges", got.SourceRanges, ok)
+	}
+	m.SetSourceRangeCheck(true)
+	if got, _ := w.Get(fe); !slices.Equal(got.SourceRanges, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}) {
+		t.Errorf("check on again: %v", got.SourceRanges)
+	}
+	for _, c := range w.Take() {
+		if strings.Contains(c, "10.96.0.11") {
+			t.Errorf("the service without ranges written again: %s", c)
+		}
 	}
 }

@@ -38,22 +38,31 @@ type Config struct {
 	// LoadBalancer Services with externalTrafficPolicy Local (Cilium's
 	// flag).
 	EnableHealthCheckNodePort bool
+	// EnableSvcSourceRangeCheck enforces loadBalancerSourceRanges in
+	// the datapath (Cilium's --enable-svc-source-range-check); off when
+	// the cloud load balancer enforces them and the clients' addresses
+	// do not reach the node (a load balancer that translates them).
+	EnableSvcSourceRangeCheck bool
 	// KubeProxyReplacementHealthzBindAddress is where kube-proxy's own
 	// health check (/healthz, /livez; kube-proxy's :10256) is answered
 	// (Cilium's flag; empty: not answered).
 	KubeProxyReplacementHealthzBindAddress string
 }
 
-// DefaultConfig reads no state file and answers health-check NodePorts.
-var DefaultConfig = Config{EnableHealthCheckNodePort: true}
+// DefaultConfig reads no state file, answers health-check NodePorts and
+// enforces source ranges, as Cilium's defaults.
+var DefaultConfig = Config{EnableHealthCheckNodePort: true, EnableSvcSourceRangeCheck: true}
 
-// Flags registers --lb-state-file, --enable-health-check-nodeport and
+// Flags registers --lb-state-file, --enable-health-check-nodeport,
+// --enable-svc-source-range-check and
 // --kube-proxy-replacement-healthz-bind-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("lb-state-file", def.LBStateFile,
 		"Synchronize load-balancing state from this file of Kubernetes Services and EndpointSlices (\"services:\", \"endpoints:\"; .yaml, .yml or .json); replace it atomically (rename) to change it, empty it to remove everything")
 	fs.Bool("enable-health-check-nodeport", def.EnableHealthCheckNodePort,
 		"Answer the spec.healthCheckNodePort of LoadBalancer Services with externalTrafficPolicy Local on every node address (200 with local ready endpoints, else 503), as kube-proxy does")
+	fs.Bool("enable-svc-source-range-check", def.EnableSvcSourceRangeCheck,
+		"Enforce the loadBalancerSourceRanges of LoadBalancer Services for clients from outside the cluster (turn off when the cloud load balancer enforces them and translates the clients' addresses)")
 	fs.String("kube-proxy-replacement-healthz-bind-address", def.KubeProxyReplacementHealthzBindAddress,
 		"Address (IP:port, such as 0.0.0.0:10256) to answer kube-proxy's health check on (/healthz, /livez), which cloud load balancers probe; empty: not answered")
 }
@@ -80,13 +89,16 @@ const retryInterval = 10 * time.Second
 type managerParams struct {
 	cell.In
 
+	Config Config
 	Writer datapath.LBMapWriter `optional:"true"`
 	Node   localnode.Store
 	Log    *slog.Logger
 }
 
 func newManager(p managerParams) *svcmanager.Manager {
-	return svcmanager.New(p.Writer, nodeOf(p.Node.Get()), p.Log)
+	m := svcmanager.New(p.Writer, nodeOf(p.Node.Get()), p.Log)
+	m.SetSourceRangeCheck(p.Config.EnableSvcSourceRangeCheck)
+	return m
 }
 
 // nodeOf is the manager's view of the local node.

@@ -1,0 +1,47 @@
+package svcmanagercell_test
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/localnode"
+	"github.com/apiary-net/apiary/cells/status"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagercell"
+	"github.com/apiary-net/apiary/datapath/svcmanager/svcmanagertest"
+)
+
+const lbRanges = `services:
+- metadata: {name: web, namespace: shop}
+  spec:
+    type: LoadBalancer
+    clusterIP: 10.96.0.30
+    loadBalancerSourceRanges: [10.0.0.0/8]
+    ports: [{port: 80, nodePort: 30090}]
+  status:
+    loadBalancer: {ingress: [{ip: 172.16.1.1}]}
+`
+
+// TestSourceRangeCheckFlag: with --enable-svc-source-range-check=false
+// the LoadBalancer frontend is written without its source ranges
+// (default: with them).
+func TestSourceRangeCheckFlag(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		file := filepath.Join(t.TempDir(), "state.yaml")
+		celltest.ReplaceFile(t, file, lbRanges)
+		w := svcmanagertest.New()
+		celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file,
+			fmt.Sprintf("enable-svc-source-range-check=%v", on)},
+			localnode.Cell, status.Cell, svcmanagercell.Cell, cell.Provide(func() datapath.LBMapWriter { return w }))
+		fe := datapath.L3n4Addr{Addr: netip.MustParseAddr("172.16.1.1"), Port: 80, Proto: datapath.ProtoTCP}
+		celltest.Eventually(t, "the LoadBalancer frontend written", func() bool { _, ok := w.Get(fe); return ok })
+		got, _ := w.Get(fe)
+		if want := on; (len(got.SourceRanges) == 1) != want {
+			t.Errorf("--enable-svc-source-range-check=%v: source ranges %v", on, got.SourceRanges)
+		}
+	}
+}
