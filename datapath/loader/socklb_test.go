@@ -3,6 +3,7 @@ package loader_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -45,6 +46,9 @@ func sockClient(spec string) int {
 		}
 	}
 	network, addr, _ := strings.Cut(spec, " ")
+	if n, ok := strings.CutPrefix(network, "hold"); ok {
+		return holdClient(n, addr)
+	}
 	if strings.HasSuffix(network, "4in6") {
 		return mappedClient(strings.TrimSuffix(network, "4in6"), addr)
 	}
@@ -81,6 +85,36 @@ func sockClient(spec string) int {
 		return 1
 	}
 	fmt.Printf("%s peer %s\n", strings.TrimSpace(answer), c.RemoteAddr())
+	return 0
+}
+
+// holdClient connects to addr ("tcp": reads the greeting; "udp": sends
+// a datagram and reads the answer), prints "connected <answer>", then
+// waits on the socket until it fails and prints "closed: <error>".
+func holdClient(network, addr string) int {
+	c, err := net.DialTimeout(network, addr, safety)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	if network == "udp" {
+		if _, err := c.Write([]byte("hi")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	c.SetReadDeadline(time.Now().Add(safety))
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("connected %s\n", strings.TrimSpace(string(buf[:n])))
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	_, err = c.Read(buf)
+	fmt.Printf("closed: %v\n", err)
 	return 0
 }
 
@@ -372,7 +406,7 @@ func TestSocketLB(t *testing.T) {
 // endpoint's policy map, so no load creates a private copy.
 func TestEveryMapShared(t *testing.T) {
 	h := newHarness(t)
-	for _, load := range []func() (*ebpf.CollectionSpec, error){bpf.LoadLxc, bpf.LoadSock} {
+	for _, load := range []func() (*ebpf.CollectionSpec, error){bpf.LoadLxc, bpf.LoadSock, bpf.LoadSockTerm} {
 		spec, err := load()
 		if err != nil {
 			t.Fatal(err)
@@ -386,4 +420,125 @@ func TestEveryMapShared(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldClient is a holdClient process: its output lines, in order.
+type heldClient struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+// startHeld starts a holdClient in cgroup dir and waits for its
+// "connected" line, which it returns.
+func startHeld(t *testing.T, dir, spec string) (*heldClient, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &heldClient{cmd: cmd, lines: make(chan string, 4)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	first, err := h.next()
+	if err != nil {
+		t.Fatalf("client %q: %v (%s)", spec, err, errOut.String())
+	}
+	return h, first
+}
+
+// next returns the client's next line.
+func (h *heldClient) next() (string, error) {
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			return "", errors.New("the client exited")
+		}
+		return l, nil
+	case <-time.After(safety):
+		return "", errors.New("no line in time")
+	}
+}
+
+// TestSocketTermination: the sockets the socket-level balancer connected
+// to a backend are destroyed when it is terminated (its applications
+// see the connection aborted), TCP and connected UDP; a socket connected
+// to the backend's address directly is left.
+func TestSocketTermination(t *testing.T) {
+	inNewNetns(t, func() {
+		h := newHarness(t)
+		lb := h.lbWriter(t)
+		newVeth(t, "b1")
+		ns := newNS(t)
+		plumbLink(t, "b1", ns, []string{"10.1.1.1/24"}, []string{"10.1.1.2/24"})
+		serve(t, ns, "b1")
+		for _, s := range []struct {
+			port, target uint16
+			proto        uint8
+		}{{80, 8080, datapath.ProtoTCP}, {53, 5353, datapath.ProtoUDP}} {
+			if err := lb.UpsertService(datapath.LBService{
+				Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.10"), Port: s.port, Proto: s.proto},
+				Backends: []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: s.target, Proto: s.proto}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cg := testCgroup(t)
+		if err := h.loader.AttachSockLB(cg, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.loader.DetachSockLB() })
+		viaTCP, got := startHeld(t, cg, "holdtcp 10.96.0.10:80")
+		if got != "connected b1" {
+			t.Fatalf("TCP client through the ClusterIP: %q", got)
+		}
+		viaUDP, got := startHeld(t, cg, "holdudp 10.96.0.10:53")
+		if got != "connected b1" {
+			t.Fatalf("UDP client through the ClusterIP: %q", got)
+		}
+		direct, got := startHeld(t, cg, "holdtcp 10.1.1.2:8080")
+		if got != "connected b1" {
+			t.Fatalf("TCP client to the backend's address: %q", got)
+		}
+		for _, tt := range []struct {
+			proto  uint8
+			port   uint16
+			client *heldClient
+		}{{datapath.ProtoTCP, 8080, viaTCP}, {datapath.ProtoUDP, 5353, viaUDP}} {
+			n, err := h.loader.TerminateSockets(datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: tt.port, Proto: tt.proto})
+			if err != nil || n != 1 {
+				t.Fatalf("terminate the sockets of backend port %d: %d, %v; want 1", tt.port, n, err)
+			}
+			if got, err := tt.client.next(); err != nil || !strings.HasPrefix(got, "closed: ") ||
+				!strings.HasSuffix(got, "software caused connection abort") {
+				t.Errorf("client of backend port %d after the termination: %q, %v", tt.port, got, err)
+			}
+		}
+		select {
+		case l := <-direct.lines:
+			t.Errorf("the client connected to the backend directly: %q", l)
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
@@ -32,6 +33,9 @@ type Datapath struct {
 	mu      sync.Mutex
 	ipcache *ipcachemap.Map // open between start and stop
 	lb      *lbmap.Writer   // open between start and stop
+	// term destroys the sockets connected to deleted backends (with
+	// --bpf-lb-sock; nil without).
+	term *sockTerminator
 }
 
 var (
@@ -49,6 +53,7 @@ type adapterParams struct {
 	Linux     linux.Config          `optional:"true"`
 	Tunnel    datapath.TunnelDevice `optional:"true"`
 	Lifecycle cell.Lifecycle
+	Jobs      job.Group
 	Log       *slog.Logger
 }
 
@@ -59,6 +64,13 @@ type adapterParams struct {
 // runs first) or removes one left by an earlier run (native routing).
 func newDatapath(p adapterParams) *Datapath {
 	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
+	if p.Config.BPFLBSock {
+		d.term = newSockTerminator(d, p.Log)
+		p.Jobs.Add(job.OneShot("lb-socket-terminator", func(ctx context.Context, _ cell.Health) error {
+			d.term.run(ctx)
+			return nil
+		}))
+	}
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
 			if err := d.startOverlay(p.Tunnel); err != nil {
@@ -77,6 +89,9 @@ func newDatapath(p adapterParams) *Datapath {
 				m.Close()
 				lb.Close()
 				return err
+			}
+			if d.term != nil {
+				lb.OnBackendDeleted(d.term.add)
 			}
 			d.mu.Lock()
 			d.ipcache, d.lb = m, lb

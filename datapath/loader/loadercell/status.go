@@ -40,5 +40,11 @@ func kprReport(d *Datapath, c Config) status.Report {
 		return status.Report{State: status.Ok, Message: msg + " (maps not open)"}
 	}
 	fe, be := w.Stats()
-	return status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%d frontends, %d backends)", msg, fe, be)}
+	counts := fmt.Sprintf("%d frontends, %d backends", fe, be)
+	if d.term != nil {
+		if n := d.term.destroyed.Load(); n > 0 {
+			counts += fmt.Sprintf(", %d sockets of deleted backends terminated", n)
+		}
+	}
+	return status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%s)", msg, counts)}
 }

@@ -84,6 +84,9 @@ func (w *Writer) release(ids []uint32) error {
 				err = errors.Join(err, fmt.Errorf("delete backend %d (%s): %w", id, be.entry.addr, derr))
 				continue
 			}
+			if w.deleted != nil {
+				w.deleted(be.entry.addr.l3n4())
+			}
 		}
 		w.forget(be)
 	}

@@ -65,6 +65,9 @@ type Writer struct {
 	// UpsertService and DeleteService calls that wrote any (Changes).
 	wrote, changes uint64
 	buf            keyBuf
+	// deleted, when set, is told each backend deleted from the maps
+	// (OnBackendDeleted).
+	deleted func(datapath.L3n4Addr)
 }
 
 var _ datapath.LBMapWriter = (*Writer)(nil)
@@ -364,6 +367,17 @@ func (w *Writer) delete(key addrKey) error {
 		return fmt.Errorf("delete service %s: %w", fe, err)
 	}
 	return nil
+}
+
+// OnBackendDeleted makes the writer call fn with each backend it deletes
+// from the maps (no service uses it any more), under its lock: fn must
+// not call the writer, and should only hand the backend on (the
+// socket-level balancer's terminator destroys the sockets connected to
+// it).
+func (w *Writer) OnBackendDeleted(fn func(datapath.L3n4Addr)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deleted = fn
 }
 
 // Stats returns how many frontends and backends the maps hold.
