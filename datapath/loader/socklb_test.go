@@ -221,8 +221,16 @@ func runClientIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (stri
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
 	if ns >= 0 {
+		// A copy of the handle: the *os.File closes its descriptor when
+		// collected, which must not be the handle's.
+		fd, err := unix.Dup(int(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := os.NewFile(uintptr(fd), "netns")
+		defer f.Close()
 		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
-		cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(ns), "netns")}
+		cmd.ExtraFiles = []*os.File{f}
 	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
