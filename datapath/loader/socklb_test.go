@@ -440,8 +440,24 @@ type heldClient struct {
 // "connected" line, which it returns.
 func startHeld(t *testing.T, dir, spec string) (*heldClient, string) {
 	t.Helper()
+	return startHeldIn(t, dir, -1, spec)
+}
+
+// startHeldIn is startHeld in network namespace ns (-1: the test's).
+func startHeldIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (*heldClient, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
+	if ns >= 0 {
+		fd, err := unix.Dup(int(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := os.NewFile(uintptr(fd), "netns")
+		defer f.Close()
+		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
+		cmd.ExtraFiles = []*os.File{f}
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +508,8 @@ func (h *heldClient) next() (string, error) {
 // TestSocketTermination: the sockets the socket-level balancer connected
 // to a backend are destroyed when it is terminated (its applications
 // see the connection aborted), TCP and connected UDP; a socket connected
-// to the backend's address directly is left.
+// to the backend's address directly is left; a pod's socket is found
+// when the terminator runs in the pod's namespace.
 func TestSocketTermination(t *testing.T) {
 	inNewNetns(t, func() {
 		h := newHarness(t)
@@ -529,12 +546,28 @@ func TestSocketTermination(t *testing.T) {
 		if got != "connected b1" {
 			t.Fatalf("TCP client to the backend's address: %q", got)
 		}
+		// A pod's TCP client, in its own namespace.
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		newVeth(t, "p1")
+		pod := newNS(t)
+		plumbLink(t, "p1", pod, []string{"10.1.9.1/24"}, []string{"10.1.9.2/24"})
+		podTCP, got := startHeldIn(t, cg, pod, "holdtcp 10.96.0.10:80")
+		if got != "connected b1" {
+			t.Fatalf("a pod's TCP client through the ClusterIP: %q", got)
+		}
+		term, err := h.loader.NewSockTerminator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer term.Close()
 		for _, tt := range []struct {
 			proto  uint8
 			port   uint16
 			client *heldClient
 		}{{datapath.ProtoTCP, 8080, viaTCP}, {datapath.ProtoUDP, 5353, viaUDP}} {
-			n, err := h.loader.TerminateSockets(datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: tt.port, Proto: tt.proto})
+			n, err := term.Terminate(datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: tt.port, Proto: tt.proto})
 			if err != nil || n != 1 {
 				t.Fatalf("terminate the sockets of backend port %d: %d, %v; want 1", tt.port, n, err)
 			}
@@ -546,7 +579,21 @@ func TestSocketTermination(t *testing.T) {
 		select {
 		case l := <-direct.lines:
 			t.Errorf("the client connected to the backend directly: %q", l)
+		case l := <-podTCP.lines:
+			t.Errorf("the pod's client, with the terminator run in the node's namespace only: %q", l)
 		case <-time.After(200 * time.Millisecond):
+		}
+		// Run in the pod's namespace, it finds the pod's socket.
+		var n int
+		err = netnsutil.Run(pod, func() (err error) {
+			n, err = term.Terminate(datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: 8080, Proto: datapath.ProtoTCP})
+			return err
+		})
+		if err != nil || n != 1 {
+			t.Fatalf("terminate in the pod's namespace: %d, %v; want 1", n, err)
+		}
+		if got, err := podTCP.next(); err != nil || !strings.HasSuffix(got, "software caused connection abort") {
+			t.Errorf("the pod's client after the termination: %q, %v", got, err)
 		}
 	})
 }

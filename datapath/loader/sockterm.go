@@ -14,49 +14,62 @@ import (
 	"github.com/apiary-net/apiary/datapath"
 )
 
-// TerminateSockets destroys the sockets of the calling thread's network
-// namespace that the socket-level balancer connected to backend, a
-// backend that left the load-balancing maps (bpf/sockterm.c): their
+// SockTerminator destroys the sockets the socket-level balancer connected
+// to a backend that left the load-balancing maps (bpf/sockterm.c): their
 // applications get ECONNABORTED and connect again through the frontend.
 // TCP backends' TCP sockets, UDP backends' UDP sockets; other protocols
-// have none. It returns how many it destroyed. Run it in the node's
-// namespace (that of the sockets the balancer serves).
-func (l *Loader) TerminateSockets(backend datapath.L3n4Addr) (int, error) {
-	progName := ""
-	switch backend.Proto {
-	case datapath.ProtoTCP:
-		progName = "sock_term_tcp"
-	case datapath.ProtoUDP:
-		progName = "sock_term_udp"
-	default:
-		return 0, nil
-	}
+// have none. Not safe for concurrent use (one filter).
+type SockTerminator struct {
+	coll     *ebpf.Collection
+	tcp, udp *link.Iter
+}
+
+// NewSockTerminator loads the terminator with the loader's shared maps.
+func (l *Loader) NewSockTerminator() (*SockTerminator, error) {
 	spec, err := bpf.LoadSockTerm()
 	if err != nil {
-		return 0, fmt.Errorf("terminate sockets of %s: %w", backend, err)
+		return nil, fmt.Errorf("load socket terminator: %w", err)
 	}
 	repl, open := l.sharedReplacements(spec)
 	if !open {
-		return 0, errors.New("terminate sockets: loader not open")
+		return nil, errors.New("load socket terminator: loader not open")
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
-			return 0, fmt.Errorf("load socket terminator: %+v", ve)
+			return nil, fmt.Errorf("load socket terminator: %+v", ve)
 		}
-		return 0, fmt.Errorf("load socket terminator: %w", err)
+		return nil, fmt.Errorf("load socket terminator: %w", err)
 	}
-	defer coll.Close()
-	if err := coll.Variables["term_filter"].Set(termFilter(backend)); err != nil {
-		return 0, fmt.Errorf("terminate sockets of %s: %w", backend, err)
+	t := &SockTerminator{coll: coll}
+	if t.tcp, err = link.AttachIter(link.IterOptions{Program: coll.Programs["sock_term_tcp"]}); err == nil {
+		t.udp, err = link.AttachIter(link.IterOptions{Program: coll.Programs["sock_term_udp"]})
 	}
-	it, err := link.AttachIter(link.IterOptions{Program: coll.Programs[progName]})
 	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("load socket terminator: %w", err)
+	}
+	return t, nil
+}
+
+// Terminate destroys the sockets of the calling thread's network
+// namespace connected to backend through the socket-level balancer, and
+// returns how many it destroyed.
+func (t *SockTerminator) Terminate(backend datapath.L3n4Addr) (int, error) {
+	var it *link.Iter
+	switch backend.Proto {
+	case datapath.ProtoTCP:
+		it = t.tcp
+	case datapath.ProtoUDP:
+		it = t.udp
+	default:
+		return 0, nil
+	}
+	if err := t.coll.Variables["term_filter"].Set(termFilter(backend)); err != nil {
 		return 0, fmt.Errorf("terminate sockets of %s: %w", backend, err)
 	}
-	defer it.Close()
-	rd, err := it.Open()
+	rd, err := it.Open() // iterates the sockets of the thread's namespace
 	if err != nil {
 		return 0, fmt.Errorf("terminate sockets of %s: %w", backend, err)
 	}
@@ -66,6 +79,16 @@ func (l *Loader) TerminateSockets(backend datapath.L3n4Addr) (int, error) {
 		return 0, fmt.Errorf("terminate sockets of %s: %w", backend, err)
 	}
 	return len(cookies) / 8, nil
+}
+
+// Close releases the programs.
+func (t *SockTerminator) Close() {
+	for _, it := range []*link.Iter{t.tcp, t.udp} {
+		if it != nil {
+			it.Close()
+		}
+	}
+	t.coll.Close()
 }
 
 // termFilter is backend as the terminator's filter holds it: the

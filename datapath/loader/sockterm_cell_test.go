@@ -22,8 +22,9 @@ import (
 // datapath in a namespace of the test's), a backend that leaves a
 // service's list is deleted from the maps, and the sockets the
 // socket-level balancer connected to it are destroyed without anyone
-// asking: the client's connection aborts, and the KubeProxyReplacement
-// line counts the socket.
+// asking, the node's and a pod's (the namespace of a process of the
+// machine): the clients' connections abort, and the
+// KubeProxyReplacement line counts the sockets.
 func TestSocketTerminationCell(t *testing.T) {
 	inNewNetns(t, func() {
 		newVeth(t, "b1")
@@ -34,6 +35,12 @@ func TestSocketTerminationCell(t *testing.T) {
 		ns2 := newNS(t)
 		plumbLink(t, "b2", ns2, []string{"10.1.2.1/24"}, []string{"10.1.2.2/24"})
 		serve(t, ns2, "b2")
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		newVeth(t, "p1")
+		pod := newNS(t)
+		plumbLink(t, "p1", pod, []string{"10.1.9.1/24"}, []string{"10.1.9.2/24"})
 		cg := testCgroup(t)
 		// The namespace of this locked thread, where the sockets are.
 		netns := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
@@ -56,16 +63,23 @@ func TestSocketTerminationCell(t *testing.T) {
 		if got != "connected b1" {
 			t.Fatalf("UDP client through the ClusterIP: %q", got)
 		}
+		podClient, got := startHeldIn(t, cg, pod, "holdudp 10.96.0.10:53")
+		if got != "connected b1" {
+			t.Fatalf("a pod's UDP client through the ClusterIP: %q", got)
+		}
 		if err := lb.UpsertService(svc("10.1.2.2")); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := client.next(); err != nil || !strings.HasSuffix(got, "software caused connection abort") {
 			t.Fatalf("the client once its backend was replaced: %q, %v", got, err)
 		}
+		if got, err := podClient.next(); err != nil || !strings.HasSuffix(got, "software caused connection abort") {
+			t.Fatalf("the pod's client once its backend was replaced: %q, %v", got, err)
+		}
 		celltest.Eventually(t, "the socket counted on the KubeProxyReplacement line", func() bool {
 			for _, e := range col.Status().Entries {
 				if e.Name == "KubeProxyReplacement" {
-					return e.State == models.StateOk && strings.Contains(e.Message, "1 sockets of deleted backends terminated")
+					return e.State == models.StateOk && strings.Contains(e.Message, "2 sockets of deleted backends terminated")
 				}
 			}
 			return false

@@ -3,7 +3,9 @@ package netnsutil
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -171,4 +173,43 @@ func CookieAt(path string) (uint64, error) {
 		return err
 	})
 	return c, err
+}
+
+// All returns one path per network namespace a process of the machine
+// is in (/proc/<pid>/ns/net of one of its processes), the namespace of
+// except (a path; "": none) left out. Processes that exit meanwhile are
+// skipped.
+func All(except string) ([]string, error) {
+	type id struct{ dev, ino uint64 }
+	idOf := func(path string) (id, bool) {
+		var st unix.Stat_t
+		if unix.Stat(path, &st) != nil {
+			return id{}, false
+		}
+		return id{uint64(st.Dev), st.Ino}, true
+	}
+	seen := map[id]bool{}
+	if except != "" {
+		x, ok := idOf(except)
+		if !ok {
+			return nil, fmt.Errorf("network namespaces: %s is not one", except)
+		}
+		seen[x] = true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("network namespaces: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		path := "/proc/" + e.Name() + "/ns/net"
+		if x, ok := idOf(path); ok && !seen[x] {
+			seen[x] = true
+			out = append(out, path)
+		}
+	}
+	return out, nil
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -146,5 +149,49 @@ func TestCookie(t *testing.T) {
 	}
 	if _, err := netnsutil.CookieAt("/nonexistent"); err == nil {
 		t.Error("a cookie of a path that is no namespace")
+	}
+}
+
+// TestAll: every namespace once, one a child process is in among them,
+// the excepted one not.
+func TestAll(t *testing.T) {
+	needRoot(t)
+	child := exec.Command("sleep", "30")
+	child.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		child.Process.Kill()
+		child.Wait()
+	})
+	want, err := netnsutil.CookieAt(fmt.Sprintf("/proc/%d/ns/net", child.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := netnsutil.All("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := netnsutil.Cookie()
+	var cookies []uint64
+	for _, p := range all {
+		c, err := netnsutil.CookieAt(p)
+		if err != nil {
+			continue // the process exited
+		}
+		if c == own {
+			t.Errorf("the excepted namespace listed: %s", p)
+		}
+		if slices.Contains(cookies, c) {
+			t.Errorf("namespace %d listed twice (%s)", c, p)
+		}
+		cookies = append(cookies, c)
+	}
+	if !slices.Contains(cookies, want) {
+		t.Errorf("the child's namespace %d is not among %v", want, cookies)
+	}
+	if _, err := netnsutil.All("/nonexistent"); err == nil {
+		t.Error("All with an except path that is no namespace")
 	}
 }

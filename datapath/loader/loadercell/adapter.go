@@ -65,7 +65,7 @@ type adapterParams struct {
 func newDatapath(p adapterParams) *Datapath {
 	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
 	if p.Config.BPFLBSock {
-		d.term = newSockTerminator(d, p.Log)
+		d.term = newSockTerminator(d, p.Log, p.Config.BPFLBSockHostnsOnly)
 		p.Jobs.Add(job.OneShot("lb-socket-terminator", func(ctx context.Context, _ cell.Health) error {
 			d.term.run(ctx)
 			return nil
