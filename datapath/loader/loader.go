@@ -222,11 +222,7 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 	repl[policymap.SpecName] = pm.EBPF()
 	var objs bpf.LxcPrograms
 	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{MapReplacements: repl}); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("load endpoint %d programs: %+v", ep.ID, ve)
-		}
-		return nil, fmt.Errorf("load endpoint %d programs: %w", ep.ID, err)
+		return nil, loadError(fmt.Sprintf("load endpoint %d programs", ep.ID), err)
 	}
 	return &Programs{FromContainer: objs.FromContainer, ToContainer: objs.ToContainer}, nil
 }
@@ -260,4 +256,13 @@ func CheckServiceLoopback(a netip.Addr) error {
 		return fmt.Errorf("--ipv4-service-loopback-address %s is not an IPv4 unicast address", a)
 	}
 	return nil
+}
+
+// loadError says what failed to load; a verifier error with its log.
+func loadError(what string, err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%s: %+v", what, ve)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

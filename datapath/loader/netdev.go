@@ -33,11 +33,7 @@ func (l *Loader) AttachNodePort(name string, ifindex int) error {
 	}
 	var objs bpf.NetdevPrograms
 	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{MapReplacements: repl}); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("load NodePort programs: %+v", ve)
-		}
-		return fmt.Errorf("load NodePort programs: %w", err)
+		return loadError("load NodePort programs", err)
 	}
 	defer objs.Close()
 	dir := l.NetdevLinkDir(name)

@@ -57,11 +57,7 @@ func (l *Loader) AttachOverlay(ifindex int) error {
 	var progs bpf.OverlayPrograms // only the programs: the maps they use are the shared ones
 	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{ipcachemap.MapName: l.shared[ipcachemap.MapName]}}
 	if err := spec.LoadAndAssign(&progs, opts); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("load overlay programs: %+v", ve)
-		}
-		return fmt.Errorf("load overlay programs: %w", err)
+		return loadError("load overlay programs", err)
 	}
 	defer progs.Close()
 	for _, h := range overlayHooks {

@@ -57,11 +57,7 @@ func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
 	if err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("load socket load balancer: %+v", ve)
-		}
-		return fmt.Errorf("load socket load balancer: %w", err)
+		return loadError("load socket load balancer", err)
 	}
 	defer coll.Close()
 	if err := os.MkdirAll(l.SockLinkDir(), 0o700); err != nil {

@@ -118,6 +118,43 @@ func holdClient(network, addr string) int {
 	return 0
 }
 
+// clientCmd is the test binary run as the client of spec in cgroup dir
+// ("": the test's) and network namespace ns (-1: the test's); done
+// closes the descriptors it hands over, once the client started.
+func clientCmd(t *testing.T, dir string, ns netns.NsHandle, spec string) (cmd *exec.Cmd, done func()) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
+	var files []*os.File
+	done = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if ns >= 0 {
+		// A copy of the handle: the *os.File closes its descriptor when
+		// collected, which must not be the handle's.
+		fd, err := unix.Dup(int(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := os.NewFile(uintptr(fd), "netns")
+		files = append(files, f)
+		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
+		cmd.ExtraFiles = []*os.File{f}
+	}
+	if dir != "" {
+		f, err := os.Open(dir)
+		if err != nil {
+			done()
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	}
+	return cmd, done
+}
+
 // mappedClient is sockClient on an IPv6 socket to the IPv4-mapped
 // address of addr (a dual-stack socket's IPv4 peer, as Java opens
 // them): "tcp" connects, "udp" sends one unconnected datagram. It
@@ -218,30 +255,10 @@ func runClient(t *testing.T, dir, spec string) (string, error) {
 // runClientIn is runClient in network namespace ns (-1: the test's).
 func runClientIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
-	if ns >= 0 {
-		// A copy of the handle: the *os.File closes its descriptor when
-		// collected, which must not be the handle's.
-		fd, err := unix.Dup(int(ns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := os.NewFile(uintptr(fd), "netns")
-		defer f.Close()
-		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
-		cmd.ExtraFiles = []*os.File{f}
-	}
+	cmd, done := clientCmd(t, dir, ns, spec)
+	defer done()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if dir != "" {
-		f, err := os.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
-	}
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("%w: %s", err, errOut.String())
 	}
@@ -446,24 +463,8 @@ func startHeld(t *testing.T, dir, spec string) (*heldClient, string) {
 // startHeldIn is startHeld in network namespace ns (-1: the test's).
 func startHeldIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (*heldClient, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), sockClientEnv+"="+spec)
-	if ns >= 0 {
-		fd, err := unix.Dup(int(ns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := os.NewFile(uintptr(fd), "netns")
-		defer f.Close()
-		cmd.Env = append(cmd.Env, sockNetnsEnv+"=1")
-		cmd.ExtraFiles = []*os.File{f}
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	cmd, done := clientCmd(t, dir, ns, spec)
+	defer done()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

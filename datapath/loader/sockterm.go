@@ -36,11 +36,7 @@ func (l *Loader) NewSockTerminator() (*SockTerminator, error) {
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
 	if err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("load socket terminator: %+v", ve)
-		}
-		return nil, fmt.Errorf("load socket terminator: %w", err)
+		return nil, loadError("load socket terminator", err)
 	}
 	t := &SockTerminator{coll: coll}
 	if t.tcp, err = link.AttachIter(link.IterOptions{Program: coll.Programs["sock_term_tcp"]}); err == nil {
