@@ -22,7 +22,17 @@ import (
 // frontend, each frontend's backends by cluster and address, so that
 // equal inputs give equal outputs.
 func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
-	return desired(svc, svc.NamespacedName(), remote, node, nil, nil, true)
+	return desired(svc, svc.NamespacedName(), remote, node, nil, nil, options{})
+}
+
+// options switch off parts of what Desired gives (the zero value: all of
+// it).
+type options struct {
+	// noRangeCheck: no frontend gets source ranges
+	// (--enable-svc-source-range-check=false).
+	noRangeCheck bool
+	// noExternalIPs: no ExternalIPs frontends (--enable-external-ips=false).
+	noExternalIPs bool
 }
 
 // desired is Desired with the service's name given (the manager keeps
@@ -30,21 +40,23 @@ func Desired(svc *Service, remote []Backend, node Node) []datapath.LBService {
 // nil, the backend lists appended to *arena, which the manager reuses
 // from one update to the next: the lists are valid until its next use.
 // The frontends are appended to out (the manager's room, else nil).
-// Without checkRanges (--enable-svc-source-range-check=false) no
-// frontend gets source ranges.
+// opts are the manager's switches.
 func desired(svc *Service, name string, remote []Backend, node Node, out []datapath.LBService, arena *[]datapath.LBBackend,
-	checkRanges bool) []datapath.LBService {
+	opts options) []datapath.LBService {
 	fes := svc.Frontends
 	if slices.ContainsFunc(fes, nodeBound) {
 		fes = expand(fes, node)
 	}
 	var ranges4, ranges6 []netip.Prefix // shared by the frontends of each family
-	if len(svc.SourceRanges) > 0 && checkRanges {
+	if len(svc.SourceRanges) > 0 && !opts.noRangeCheck {
 		ranges4, ranges6 = rangesByFamily(svc.SourceRanges)
 	}
 	start := len(out)
 	out = slices.Grow(out, len(fes))
 	for _, fe := range fes {
+		if opts.noExternalIPs && fe.Type == datapath.SVCTypeExternalIP {
+			continue
+		}
 		local := localOnly(svc, fe.Type)
 		two := fe.Type != datapath.SVCTypeClusterIP && svc.ExtLocal != svc.IntLocal
 		out = append(out, datapath.LBService{

@@ -115,15 +115,15 @@ type Manager struct {
 	log    *slog.Logger
 	writer datapath.LBMapWriter // nil: compute only
 	node   Node
-	// noRangeCheck leaves the Services' source ranges out of their
-	// frontends (SetSourceRangeCheck).
-	noRangeCheck bool
-	services     map[svcKey]*entry
-	remote       map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
-	desired      map[datapath.L3n4Addr]*frontend // frontend -> its LBService
-	lost         map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
-	nextID       uint32
-	stats        Stats
+	// opts switch parts of the frontends off (SetSourceRangeCheck,
+	// SetExternalIPs).
+	opts     options
+	services map[svcKey]*entry
+	remote   map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
+	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
+	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
+	nextID   uint32
+	stats    Stats
 	// arena holds the backend lists of the Desired call of recompute,
 	// handed to the writer (which copies what it keeps).
 	arena []datapath.LBBackend
@@ -318,14 +318,30 @@ func (m *Manager) SetNode(n Node) {
 // balancer enforces them, and the clients' addresses may not reach the
 // node), and rewrites the services that have ranges.
 func (m *Manager) SetSourceRangeCheck(enabled bool) {
+	m.setOption(&m.opts.noRangeCheck, !enabled, func(s *Service) bool { return len(s.SourceRanges) > 0 })
+}
+
+// SetExternalIPs makes the Services' spec.externalIPs frontends (the
+// default), or not (Cilium's --enable-external-ips=false: an external
+// IP any Service may claim is how CVE-2020-8554 intercepts traffic), and
+// rewrites the services that have some.
+func (m *Manager) SetExternalIPs(enabled bool) {
+	m.setOption(&m.opts.noExternalIPs, !enabled, func(s *Service) bool {
+		return slices.ContainsFunc(s.Frontends, func(fe Frontend) bool { return fe.Type == datapath.SVCTypeExternalIP })
+	})
+}
+
+// setOption sets *opt to v and computes again the services affects says
+// it changes.
+func (m *Manager) setOption(opt *bool, v bool, affects func(*Service) bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.noRangeCheck == !enabled {
+	if *opt == v {
 		return
 	}
-	m.noRangeCheck = !enabled
+	*opt = v
 	for _, k := range m.sortedKeys() {
-		if e := m.services[k]; e.svc != nil && len(e.svc.SourceRanges) > 0 {
+		if e := m.services[k]; e.svc != nil && affects(e.svc) {
 			m.recompute(k, e)
 		}
 	}
@@ -348,7 +364,7 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	var want []datapath.LBService
 	if e.svc != nil {
 		m.arena = m.arena[:0]
-		want = desired(e.svc, e.name, m.remoteOf(k), m.node, m.want, &m.arena, !m.noRangeCheck)
+		want = desired(e.svc, e.name, m.remoteOf(k), m.node, m.want, &m.arena, m.opts)
 		m.want = nil
 		defer func() { m.want = want[:0] }()
 	}
@@ -486,7 +502,7 @@ func (m *Manager) lists(k svcKey, e *entry, out []datapath.LBService, arena *[]d
 		return out
 	}
 	start := len(out)
-	out = desired(e.svc, e.name, m.remoteOf(k), m.node, out, arena, !m.noRangeCheck)
+	out = desired(e.svc, e.name, m.remoteOf(k), m.node, out, arena, m.opts)
 	kept, p := out[start:start], 0
 	for _, lb := range out[start:] {
 		if ownedAt(e.owned, &p, lb.Frontend) != nil {

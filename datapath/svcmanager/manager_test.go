@@ -422,3 +422,26 @@ func TestManagerRandomFrontends(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalIPsOff: with external IPs off (Cilium's
+// --enable-external-ips=false) a Service's spec.externalIPs get no
+// frontend, its other frontends stay; on again, they are written, and a
+// service without external IPs is not rewritten.
+func TestExternalIPsOff(t *testing.T) {
+	w := newFakeWriter()
+	m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+	if err := m.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	m.SetExternalIPs(false)
+	svc := k8sService("web", []string{"10.96.0.10"}, "http:80:8080")
+	svc.Spec.ExternalIPs = []string{"198.51.100.7"}
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, nil))
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(k8sService("plain", []string{"10.96.0.11"}, "http:80:8080"), nil))
+	if got, want := w.Dump(), []string{"10.96.0.10:80/TCP ClusterIP ->", "10.96.0.11:80/TCP ClusterIP ->"}; !slices.Equal(got, want) {
+		t.Fatalf("external IPs off: maps %v, want %v", got, want)
+	}
+	w.Take()
+	m.SetExternalIPs(true)
+	checkCalls(t, w, "external IPs on again", "upsert 198.51.100.7:80/TCP ExternalIPs ->")
+}

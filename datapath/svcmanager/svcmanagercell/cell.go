@@ -43,18 +43,22 @@ type Config struct {
 	// the cloud load balancer enforces them and the clients' addresses
 	// do not reach the node (a load balancer that translates them).
 	EnableSvcSourceRangeCheck bool
+	// EnableExternalIPs balances the Services' spec.externalIPs
+	// (Cilium's --enable-external-ips); off, they get no frontend.
+	EnableExternalIPs bool
 	// KubeProxyReplacementHealthzBindAddress is where kube-proxy's own
 	// health check (/healthz, /livez; kube-proxy's :10256) is answered
 	// (Cilium's flag; empty: not answered).
 	KubeProxyReplacementHealthzBindAddress string
 }
 
-// DefaultConfig reads no state file, answers health-check NodePorts and
-// enforces source ranges, as Cilium's defaults.
-var DefaultConfig = Config{EnableHealthCheckNodePort: true, EnableSvcSourceRangeCheck: true}
+// DefaultConfig reads no state file, answers health-check NodePorts,
+// enforces source ranges and balances external IPs, as Cilium's
+// defaults with kube-proxy replacement.
+var DefaultConfig = Config{EnableHealthCheckNodePort: true, EnableSvcSourceRangeCheck: true, EnableExternalIPs: true}
 
 // Flags registers --lb-state-file, --enable-health-check-nodeport,
-// --enable-svc-source-range-check and
+// --enable-svc-source-range-check, --enable-external-ips and
 // --kube-proxy-replacement-healthz-bind-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("lb-state-file", def.LBStateFile,
@@ -63,6 +67,8 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 		"Answer the spec.healthCheckNodePort of LoadBalancer Services with externalTrafficPolicy Local on every node address (200 with local ready endpoints, else 503), as kube-proxy does")
 	fs.Bool("enable-svc-source-range-check", def.EnableSvcSourceRangeCheck,
 		"Enforce the loadBalancerSourceRanges of LoadBalancer Services for clients from outside the cluster (turn off when the cloud load balancer enforces them and translates the clients' addresses)")
+	fs.Bool("enable-external-ips", def.EnableExternalIPs,
+		"Balance the spec.externalIPs of Services (off: they get no frontend, as a mitigation of CVE-2020-8554 where any Service may claim any address)")
 	fs.String("kube-proxy-replacement-healthz-bind-address", def.KubeProxyReplacementHealthzBindAddress,
 		"Address (IP:port, such as 0.0.0.0:10256) to answer kube-proxy's health check on (/healthz, /livez), which cloud load balancers probe; empty: not answered")
 }
@@ -98,6 +104,7 @@ type managerParams struct {
 func newManager(p managerParams) *svcmanager.Manager {
 	m := svcmanager.New(p.Writer, nodeOf(p.Node.Get()), p.Log)
 	m.SetSourceRangeCheck(p.Config.EnableSvcSourceRangeCheck)
+	m.SetExternalIPs(p.Config.EnableExternalIPs)
 	return m
 }
 

@@ -21,6 +21,7 @@ const lbRanges = `services:
     type: LoadBalancer
     clusterIP: 10.96.0.30
     loadBalancerSourceRanges: [10.0.0.0/8]
+    externalIPs: [198.51.100.7]
     ports: [{port: 80, nodePort: 30090}]
   status:
     loadBalancer: {ingress: [{ip: 172.16.1.1}]}
@@ -42,6 +43,26 @@ func TestSourceRangeCheckFlag(t *testing.T) {
 		got, _ := w.Get(fe)
 		if want := on; (len(got.SourceRanges) == 1) != want {
 			t.Errorf("--enable-svc-source-range-check=%v: source ranges %v", on, got.SourceRanges)
+		}
+	}
+}
+
+// TestExternalIPsFlag: with --enable-external-ips=false the Service's
+// external IP gets no frontend (default: it does), its LoadBalancer one
+// still does.
+func TestExternalIPsFlag(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		file := filepath.Join(t.TempDir(), "state.yaml")
+		celltest.ReplaceFile(t, file, lbRanges)
+		w := svcmanagertest.New()
+		celltest.StartWithFlags(t, []string{"node-name=node1", "node-ip=192.0.2.10", "lb-state-file=" + file,
+			fmt.Sprintf("enable-external-ips=%v", on)},
+			localnode.Cell, status.Cell, svcmanagercell.Cell, cell.Provide(func() datapath.LBMapWriter { return w }))
+		lb := datapath.L3n4Addr{Addr: netip.MustParseAddr("172.16.1.1"), Port: 80, Proto: datapath.ProtoTCP}
+		celltest.Eventually(t, "the LoadBalancer frontend written", func() bool { _, ok := w.Get(lb); return ok })
+		_, ok := w.Get(datapath.L3n4Addr{Addr: netip.MustParseAddr("198.51.100.7"), Port: 80, Proto: datapath.ProtoTCP})
+		if ok != on {
+			t.Errorf("--enable-external-ips=%v: the external IP's frontend written %v", on, ok)
 		}
 	}
 }
