@@ -1,10 +1,8 @@
 package healthserver
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -45,9 +43,8 @@ type Proxy struct {
 
 	mu          sync.Mutex
 	lastHealthy time.Time // when a probe last found it healthy (start: the server's creation)
-	srv         *http.Server
-	done        chan struct{}
-	err         error // why addr could not be opened (nil: open, or not tried)
+	srv         *serving  // nil: not listening
+	err         error     // why addr could not be opened (nil: open, or not tried)
 	closed      bool
 }
 
@@ -69,7 +66,10 @@ func (p *Proxy) Open() error {
 	if p.closed || p.srv != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", p.addr)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, true) })
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, false) })
+	srv, err := serve(p.log, p.addr, mux)
 	if err != nil {
 		if p.err == nil {
 			p.log.Warn("Cannot open the kube-proxy health check (is kube-proxy still running?)", "address", p.addr, "error", err)
@@ -77,17 +77,7 @@ func (p *Proxy) Open() error {
 		p.err = fmt.Errorf("kube-proxy health check %s: %w", p.addr, err)
 		return p.err
 	}
-	p.err = nil
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, true) })
-	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, false) })
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
-	p.done = make(chan struct{})
-	srv, done := p.srv, p.done
-	go func() {
-		defer close(done)
-		srv.Serve(ln) // returns when closed
-	}()
+	p.srv, p.err = srv, nil
 	p.log.Info("Serving the kube-proxy health check", "address", p.addr)
 	return nil
 }
@@ -102,18 +92,12 @@ func (p *Proxy) Failed() error {
 // Close stops listening; Open does nothing afterwards.
 func (p *Proxy) Close() {
 	p.mu.Lock()
-	srv, done := p.srv, p.done
+	srv := p.srv
 	p.closed, p.srv, p.err = true, nil, nil
 	p.mu.Unlock()
-	if srv == nil {
-		return
+	if srv != nil {
+		srv.stop()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if srv.Shutdown(ctx) != nil {
-		srv.Close()
-	}
-	<-done
 }
 
 // answer writes the check's answer: /healthz (eligible: the node's

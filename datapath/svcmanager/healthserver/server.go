@@ -19,7 +19,6 @@
 package healthserver
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +30,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
@@ -50,10 +48,9 @@ type Server struct {
 
 // port is one listener and the check it answers.
 type port struct {
+	*serving
 	healthy func() bool // the server's
 	check   atomic.Pointer[svcmanager.HealthCheck]
-	srv     *http.Server
-	done    chan struct{}
 }
 
 // New returns a server listening on host (empty: every address of the
@@ -114,27 +111,13 @@ func (s *Server) Sync(checks []svcmanager.HealthCheck) {
 
 // open listens on port n and serves check c there.
 func (s *Server) open(n uint16, c svcmanager.HealthCheck) (*port, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.addr, strconv.Itoa(int(n))))
-	if err != nil {
+	p := &port{healthy: s.healthy}
+	p.check.Store(&c)
+	var err error
+	if p.serving, err = serve(s.log, net.JoinHostPort(s.addr, strconv.Itoa(int(n))), p); err != nil {
 		return nil, err
 	}
-	p := &port{done: make(chan struct{}), healthy: s.healthy}
-	p.check.Store(&c)
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	go func() {
-		defer close(p.done)
-		p.srv.Serve(ln) // returns when stopped
-	}()
 	return p, nil
-}
-
-func (p *port) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if p.srv.Shutdown(ctx) != nil {
-		p.srv.Close()
-	}
-	<-p.done
 }
 
 // body is kube-proxy's answer.
