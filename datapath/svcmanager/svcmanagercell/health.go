@@ -25,11 +25,14 @@ func newHealthServer(p proxyHealthParams) *healthserver.Server {
 	})
 }
 
+// healthParams are what the health-check NodePorts' and the kube-proxy
+// health check's jobs need (either server nil when it is off).
 type healthParams struct {
 	cell.In
 
 	Manager   *svcmanager.Manager
 	Server    *healthserver.Server
+	Proxy     *healthserver.Proxy
 	Status    status.Refresher `optional:"true"`
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group

@@ -96,19 +96,10 @@ func proxyState(m *svcmanager.Manager, h cell.HealthReporter, node localnode.Loc
 	return s
 }
 
-type proxyJobParams struct {
-	cell.In
-
-	Proxy     *healthserver.Proxy
-	Status    status.Refresher `optional:"true"`
-	Lifecycle cell.Lifecycle
-	Jobs      job.Group
-}
-
 // startProxyHealth listens on the address, trying again every
 // retryInterval while it cannot (kube-proxy still holding the port, or
 // the address not yet on the node), until the agent stops.
-func startProxyHealth(p proxyJobParams) {
+func startProxyHealth(p healthParams) {
 	if p.Proxy == nil {
 		return
 	}
