@@ -143,6 +143,20 @@ func (l *Loader) sharedReplacements(spec *ebpf.CollectionSpec) (map[string]*ebpf
 	return repl, true
 }
 
+// newSharedCollection loads spec with the shared maps it uses; what
+// names it in errors ("load socket terminator").
+func (l *Loader) newSharedCollection(spec *ebpf.CollectionSpec, what string) (*ebpf.Collection, error) {
+	repl, open := l.sharedReplacements(spec)
+	if !open {
+		return nil, fmt.Errorf("%s: loader not open", what)
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		return nil, loadError(what, err)
+	}
+	return coll, nil
+}
+
 // Close releases the loader's file descriptors. Pinned maps and links stay,
 // so attached programs keep enforcing.
 func (l *Loader) Close() error {

@@ -33,14 +33,13 @@ var sockHooks = []struct {
 func (l *Loader) SockLinkDir() string { return filepath.Join(l.root, "links", "sock") }
 
 // AttachSockLB loads the socket-level balancer with the shared
-// load-balancing maps and attaches it to the cgroup v2 at cgroupPath
-// (every process in it or below it, in any network namespace; with
+// load-balancing maps and attaches it to the cgroup v2 at cgroupPath:
+// every process in it or below it, in any network namespace; with
 // hostNetnsCookie not 0 only the sockets of the network namespace of
-// that cookie, netnsutil.Cookie, are translated: the node's, as
+// that cookie (netnsutil.Cookie) are translated, the node's, as
 // --bpf-lb-sock-hostns-only asks, leaving the pods' to their endpoint
-// programs): links
-// pinned under SockLinkDir, so it keeps balancing while the agent
-// restarts. Links pinned by an earlier run are updated in place to the
+// programs. Links are pinned under SockLinkDir, so it keeps balancing
+// while the agent restarts. Links pinned by an earlier run are updated in place to the
 // new programs (they must be on the same cgroup: DetachSockLB first to
 // move it).
 func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
@@ -51,13 +50,9 @@ func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
 	if err := spec.Variables["host_netns_cookie"].Set(hostNetnsCookie); err != nil {
 		return fmt.Errorf("attach socket load balancer: host_netns_cookie: %w", err)
 	}
-	repl, open := l.sharedReplacements(spec)
-	if !open {
-		return errors.New("attach socket load balancer: loader not open")
-	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	coll, err := l.newSharedCollection(spec, "load socket load balancer")
 	if err != nil {
-		return loadError("load socket load balancer", err)
+		return err
 	}
 	defer coll.Close()
 	if err := os.MkdirAll(l.SockLinkDir(), 0o700); err != nil {

@@ -2,7 +2,6 @@ package loader
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -30,13 +29,9 @@ func (l *Loader) NewSockTerminator() (*SockTerminator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load socket terminator: %w", err)
 	}
-	repl, open := l.sharedReplacements(spec)
-	if !open {
-		return nil, errors.New("load socket terminator: loader not open")
-	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	coll, err := l.newSharedCollection(spec, "load socket terminator")
 	if err != nil {
-		return nil, loadError("load socket terminator", err)
+		return nil, err
 	}
 	t := &SockTerminator{coll: coll}
 	if t.tcp, err = link.AttachIter(link.IterOptions{Program: coll.Programs["sock_term_tcp"]}); err == nil {
