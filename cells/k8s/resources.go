@@ -98,16 +98,12 @@ func newNodes(p resourceParams) Nodes {
 	}, p.Clientset, p.APIs, p.Lifecycle, p.Log)
 }
 
-// The labels that keep a Service, and its EndpointSlices (the
-// EndpointSlice controller copies a Service's labels to its slices),
-// from a service proxy.
-const (
-	// LabelServiceProxyName names the proxy that handles the Service
-	// (KEP-2447); a proxy without a name handles those without it.
-	LabelServiceProxyName = "service.kubernetes.io/service-proxy-name"
-	// LabelHeadless marks the slices of a headless Service.
-	LabelHeadless = corev1.IsHeadlessService
-)
+// LabelServiceProxyName names the proxy that handles a Service
+// (KEP-2447); a proxy without a name handles those without it. With
+// corev1.IsHeadlessService it keeps a Service and its EndpointSlices
+// (the EndpointSlice controller copies a Service's labels to its
+// slices) from a service proxy.
+const LabelServiceProxyName = "service.kubernetes.io/service-proxy-name"
 
 // ServiceSelector is the label selector of the Services and
 // EndpointSlices a proxy named proxyName handles, kube-proxy's and
@@ -118,7 +114,7 @@ func ServiceSelector(proxyName string) string {
 	if proxyName != "" {
 		sel = LabelServiceProxyName + "=" + proxyName
 	}
-	return sel + ",!" + LabelHeadless
+	return sel + ",!" + corev1.IsHeadlessService
 }
 
 // serviceLabels selects by ServiceSelector (the proxy name is a valid

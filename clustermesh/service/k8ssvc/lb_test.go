@@ -165,7 +165,7 @@ func TestServiceProxyName(t *testing.T) {
 		c.apply(t, svc, sl)
 	}
 	hl, hlSlice := proxied("web3", "")
-	hl.Labels[k8s.LabelHeadless], hlSlice.Labels[k8s.LabelHeadless] = "", ""
+	hl.Labels[corev1.IsHeadlessService], hlSlice.Labels[corev1.IsHeadlessService] = "", ""
 	c.apply(t, hl, hlSlice)
 
 	ours1, theirs := svcmanagertest.New(), svcmanagertest.New()
