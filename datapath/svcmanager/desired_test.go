@@ -175,13 +175,13 @@ func TestDesired(t *testing.T) {
 	}, {
 		name: "headless label: no frontends even with a ClusterIP",
 		svc: web(func(s *corev1.Service) {
-			s.Labels = map[string]string{svcmanager.LabelHeadless: ""}
+			s.Labels = map[string]string{corev1.IsHeadlessService: ""}
 		}, []string{"10.96.0.10"}, "http:80:8080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
 	}, {
 		name: "the headless annotation is not the label: frontends",
 		svc: web(func(s *corev1.Service) {
-			s.Annotations[svcmanager.LabelHeadless] = ""
+			s.Annotations[corev1.IsHeadlessService] = ""
 		}, []string{"10.96.0.10"}, "http:80:8080"),
 		slices: []*discoveryv1.EndpointSlice{slice("web-a", http, "10.0.1.1")},
 		want:   []string{"10.96.0.10:80/TCP ClusterIP -> 10.0.1.1:8080/TCP(active)"},

@@ -22,12 +22,6 @@ const (
 	AnnotationAffinityOld = "io.cilium/service-affinity"
 )
 
-// LabelHeadless marks a service without frontends, whatever its spec
-// says: Kubernetes' service.kubernetes.io/headless label, as kube-proxy
-// and Cilium read it (the agent's watch leaves such Services out; a
-// library user may not).
-const LabelHeadless = corev1.IsHeadlessService
-
 // defaultAffinityTimeout is Kubernetes' default ClientIP affinity timeout
 // (3 hours).
 const defaultAffinityTimeout = 10800 * time.Second
@@ -112,7 +106,9 @@ func serviceOf(svc *corev1.Service, s *Service, room []Frontend) bool {
 			s.SessionAffinityTimeout = time.Duration(*c.ClientIP.TimeoutSeconds) * time.Second
 		}
 	}
-	if _, headless := svc.Labels[LabelHeadless]; !headless {
+	// Kubernetes' headless label, as kube-proxy and Cilium read it (the
+	// agent's watch leaves such Services out; a library user may not).
+	if _, headless := svc.Labels[corev1.IsHeadlessService]; !headless {
 		s.Frontends = slices.Clip(frontends(svc, &s.Warnings, room[:0])) // an append by a caller copies
 	}
 	s.SourceRanges = sourceRanges(svc, &s.Warnings)
