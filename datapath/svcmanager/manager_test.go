@@ -136,6 +136,9 @@ func TestManagerWriteFailures(t *testing.T) {
 	if st.PendingSince.IsZero() || st.PendingSince.After(st.LastErrorTime) || st.PendingSince.Before(before) {
 		t.Errorf("pending since %v, want between %v and the last error %v", st.PendingSince, before, st.LastErrorTime)
 	}
+	if reconciled, n, since := m.SyncState(); !reconciled || n != 2 || !since.Equal(st.PendingSince) {
+		t.Errorf("SyncState = %v, %d, %v; want what Stats says", reconciled, n, since)
+	}
 	w.Take()
 	if err := m.RetryFailed(); !errors.Is(err, errFull) {
 		t.Errorf("RetryFailed = %v, want %v", err, errFull)
@@ -153,6 +156,9 @@ func TestManagerWriteFailures(t *testing.T) {
 	}
 	if st := m.Stats(); !st.PendingSince.IsZero() {
 		t.Errorf("pending since %v after a successful retry", st.PendingSince)
+	}
+	if reconciled, n, since := m.SyncState(); !reconciled || n != 0 || !since.IsZero() {
+		t.Errorf("SyncState after a successful retry = %v, %d, %v", reconciled, n, since)
 	}
 }
 

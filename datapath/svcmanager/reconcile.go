@@ -156,6 +156,22 @@ func (m *Manager) Stats() Stats {
 	return st
 }
 
+// SyncState reports whether the initial reconcile is done and, when
+// writes wait for a retry, how many frontends and since when (zero: none
+// waits): what the kube-proxy health check asks on every probe, without
+// Stats' walk of every service (it walks the frontends only while some
+// write has failed).
+func (m *Manager) SyncState() (reconciled bool, pending int, since time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.stats.PendingSince.IsZero() {
+		if pending = m.pendingLocked(); pending == 0 && m.stats.Reconciled {
+			m.stats.PendingSince = time.Time{}
+		}
+	}
+	return m.stats.Reconciled, pending, m.stats.PendingSince
+}
+
 // Entry is a desired frontend with the manager's id for it.
 type Entry struct {
 	ID uint32

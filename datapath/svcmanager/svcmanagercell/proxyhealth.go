@@ -73,14 +73,14 @@ func newProxyHealth(p proxyHealthParams) *healthserver.Proxy {
 // not being deleted.
 func proxyState(m *svcmanager.Manager, h cell.HealthReporter, node localnode.LocalNode, now time.Time) healthserver.ProxyState {
 	s := healthserver.ProxyState{Healthy: true, NodeEligible: !node.BeingDeleted}
-	st := m.Stats()
+	reconciled, pending, since := m.SyncState()
 	switch {
 	case !m.HasWriter():
 		s.Healthy, s.Reason = false, "no load-balancing datapath in this agent"
-	case !st.Reconciled:
+	case !reconciled:
 		s.Healthy, s.Reason = false, "waiting for the initial sync"
-	case st.Pending > 0 && now.Sub(st.PendingSince) > proxyHealthTimeout:
-		s.Healthy, s.Reason = false, fmt.Sprintf("%d frontends not written since %s", st.Pending, st.PendingSince.UTC().Format(time.RFC3339))
+	case pending > 0 && now.Sub(since) > proxyHealthTimeout:
+		s.Healthy, s.Reason = false, fmt.Sprintf("%d frontends not written since %s", pending, since.UTC().Format(time.RFC3339))
 	}
 	if s.Healthy && h != nil {
 		for _, hs := range h.All() {
