@@ -17,6 +17,7 @@
 // (cilium/ebpf); only the datapath imports it (docs/design.md, Layers).
 package bpf
 
+//go:generate go run ./internal/sctpcrc/gen
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpf -output-stem lxc -type ipcache_key -type ipcache_value -type policy_key -type policy_value -type ct4_key -type ct6_key -type ct_value -type endpoint_state -type config_value -type metrics_value -type lb4_key -type lb6_key -type lb_service -type lb4_backend -type lb6_backend -type lb4_rev_nat -type lb6_rev_nat -type lb_affinity_key -type lb_affinity_value -type lb_affinity_match_key -type snat_key -type snat_value -type lb4_src_range_key -type lb6_src_range_key Lxc lxc.c -- -O2 -mcpu=v3 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpf -output-stem overlay Overlay overlay.c -- -O2 -mcpu=v3 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc ${BPF_CLANG} -strip ${BPF_STRIP} -target bpfel -go-package bpf -output-stem sock -type lb_sk_key -type lb_sk_value Sock sock.c -- -O2 -mcpu=v3 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu

@@ -179,7 +179,7 @@ int from_netdev(struct __sk_buff *ctx)
 
 	if (parse_packet(ctx, &f) != PARSE_OK || f.frag == FRAG_LATER)
 		return CTX_ACT_OK;
-	if (f.proto != IPPROTO_TCP && f.proto != IPPROTO_UDP)
+	if (f.proto != IPPROTO_TCP && f.proto != IPPROTO_UDP && f.proto != IPPROTO_SCTP)
 		return CTX_ACT_OK;
 	if (snat_reverse(ctx, &f))
 		return redirect_fib(ctx, &f);
@@ -209,7 +209,7 @@ int to_netdev(struct __sk_buff *ctx)
 
 	if (parse_packet(ctx, &f) != PARSE_OK || f.frag == FRAG_LATER)
 		return CTX_ACT_OK;
-	if (f.proto != IPPROTO_TCP && f.proto != IPPROTO_UDP)
+	if (f.proto != IPPROTO_TCP && f.proto != IPPROTO_UDP && f.proto != IPPROTO_SCTP)
 		return CTX_ACT_OK;
 	/* The flow's opening packet: the client to the backend. */
 	o.family = f.family;

@@ -238,20 +238,31 @@ static __always_inline void sock_write6(struct bpf_sock_addr *ctx, const struct 
 	ctx->user_port = (__u32)a->port;
 }
 
-/* sock_proto is the L4 protocol of the socket: TCP for stream sockets,
- * UDP for datagram ones. */
+/* sock_proto is the L4 protocol of the socket's services: TCP for TCP
+ * and MPTCP sockets, UDP for UDP ones; 0 for any other (SCTP, UDP-Lite,
+ * raw), which the hooks leave alone: an SCTP stream socket is not a TCP
+ * one of the same port (SCTP services are balanced per packet only). */
 static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
 {
-	return ctx->type == 1 /* SOCK_STREAM */ ? IPPROTO_TCP : IPPROTO_UDP;
+	switch (ctx->protocol) {
+	case IPPROTO_TCP:
+	case 262: /* IPPROTO_MPTCP */
+		return IPPROTO_TCP;
+	case IPPROTO_UDP:
+		return IPPROTO_UDP;
+	}
+	return 0;
 }
 
 static __always_inline int forward4(struct bpf_sock_addr *ctx)
 {
-	struct sock_addr a = sock_read4(ctx, sock_proto(ctx));
+	__u8 proto = sock_proto(ctx);
+	struct sock_addr a;
 	int ret;
 
-	if (sock_skip(ctx))
+	if (!proto || sock_skip(ctx))
 		return SYS_PROCEED;
+	a = sock_read4(ctx, proto);
 	ret = sock_translate(ctx, &a);
 
 	if (ret == SYS_PROCEED)
@@ -261,11 +272,13 @@ static __always_inline int forward4(struct bpf_sock_addr *ctx)
 
 static __always_inline int forward6(struct bpf_sock_addr *ctx)
 {
-	struct sock_addr a = sock_read6(ctx, sock_proto(ctx));
+	__u8 proto = sock_proto(ctx);
+	struct sock_addr a;
 	int ret;
 
-	if (sock_skip(ctx))
+	if (!proto || sock_skip(ctx))
 		return SYS_PROCEED;
+	a = sock_read6(ctx, proto);
 	ret = sock_translate(ctx, &a);
 
 	if (ret == SYS_PROCEED)
@@ -275,8 +288,12 @@ static __always_inline int forward6(struct bpf_sock_addr *ctx)
 
 static __always_inline int reverse4(struct bpf_sock_addr *ctx)
 {
-	struct sock_addr a = sock_read4(ctx, sock_proto(ctx));
+	__u8 proto = sock_proto(ctx);
+	struct sock_addr a;
 
+	if (!proto)
+		return SYS_PROCEED;
+	a = sock_read4(ctx, proto);
 	if (sock_reverse(ctx, &a))
 		sock_write4(ctx, &a);
 	return SYS_PROCEED;
@@ -284,8 +301,12 @@ static __always_inline int reverse4(struct bpf_sock_addr *ctx)
 
 static __always_inline int reverse6(struct bpf_sock_addr *ctx)
 {
-	struct sock_addr a = sock_read6(ctx, sock_proto(ctx));
+	__u8 proto = sock_proto(ctx);
+	struct sock_addr a;
 
+	if (!proto)
+		return SYS_PROCEED;
+	a = sock_read6(ctx, proto);
 	if (sock_reverse(ctx, &a))
 		sock_write6(ctx, &a);
 	return SYS_PROCEED;

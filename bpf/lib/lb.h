@@ -40,7 +40,10 @@
 #include "lbmaps.h"
 #include "parse.h"
 #include "conntrack.h"
+#include "sctp.h"
 
+static long (*skb_load_bytes)(const struct __sk_buff *skb, __u32 offset, void *to,
+			      __u32 len) = (void *)BPF_FUNC_skb_load_bytes;
 static long (*skb_store_bytes)(struct __sk_buff *skb, __u32 offset, const void *from, __u32 len,
 			       __u64 flags) = (void *)BPF_FUNC_skb_store_bytes;
 static long (*l3_csum_replace)(struct __sk_buff *skb, __u32 offset, __u64 from, __u64 to,
@@ -86,6 +89,30 @@ static __always_inline __u32 lb_l4_csum_off(const struct flow *f)
 	return 0;
 }
 
+/* lb_sctp_csum updates the CRC32c of an SCTP packet (IPv4: family 4,
+ * else IPv6; the common header at l4_off) for a change by diff (old xor
+ * new) of the port at offset off (0: source, 2: destination) of its
+ * common header (lib/sctp.h); the SCTP length is the IP header's. Returns
+ * 0, or -1 for a packet too short. A global function: the verifier walks
+ * it once, not once per path of each caller. */
+__attribute__((noinline)) int lb_sctp_csum(struct __sk_buff *ctx, __u32 l4_off, __u32 off, __u32 diff,
+					   __u32 family)
+{
+	__u32 end = sizeof(struct ethhdr), crc;
+	__be16 iplen;
+
+	/* IPv4: total length at 2; IPv6: payload length at 4, after 40. */
+	if (skb_load_bytes(ctx, sizeof(struct ethhdr) + (family == 4 ? 2 : 4), &iplen, sizeof(iplen)) < 0)
+		return -1;
+	end += bpf_ntohs(iplen) + (family == 4 ? 0 : sizeof(struct ipv6hdr));
+	if (l4_off > 0xffff || off > 2 || end < l4_off + 12)
+		return -1;
+	if (skb_load_bytes(ctx, l4_off + 8, &crc, sizeof(crc)) < 0)
+		return -1;
+	crc ^= sctp_crc_delta(diff, end - l4_off - off - 2);
+	return skb_store_bytes(ctx, l4_off + 8, &crc, sizeof(crc), 0) < 0 ? -1 : 0;
+}
+
 /* lb_rewrite replaces the packet's destination (dst) or source address and
  * port by addr and port, with the IPv4 header checksum and the L4
  * checksum (its pseudo header included) updated. Returns 0 or a negative
@@ -124,13 +151,20 @@ static __always_inline int lb_rewrite(struct __sk_buff *ctx, const struct flow *
 		if (skb_store_bytes(ctx, dst ? LB_IP6_DADDR_OFF : LB_IP6_SADDR_OFF, new, 16, 0) < 0)
 			return -1;
 	}
-	if (csum_off && old_port != port) {
+	if (old_port == port)
+		return 0;
+	if (csum_off) {
 		if (l4_csum_replace(ctx, csum_off, old_port, port, mangled | sizeof(port)) < 0)
 			return -1;
-		if (skb_store_bytes(ctx, f->l4_off + (dst ? 2 : 0), &port, sizeof(port), 0) < 0)
-			return -1;
+	} else if (f->proto != IPPROTO_SCTP || f->frag == FRAG_LATER) {
+		return 0; /* no ports in the packet */
+	} else if (f->frag != FRAG_NONE ||
+		   lb_sctp_csum(ctx, f->l4_off, dst ? 2 : 0, old_port ^ port, f->family) < 0) {
+		/* A first fragment: the checksum covers the fragments that
+		 * follow too. */
+		return -1;
 	}
-	return 0;
+	return skb_store_bytes(ctx, f->l4_off + (dst ? 2 : 0), &port, sizeof(port), 0) < 0 ? -1 : 0;
 }
 
 /* lb_backend_get reads backend id of family fam. */
@@ -374,7 +408,7 @@ static __always_inline int lb_egress(struct __sk_buff *ctx, struct flow *f, __u1
 {
 	struct lb_service *svc;
 
-	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
+	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP && f->proto != IPPROTO_SCTP)
 		return 0;
 	svc = lb_service_get(f, 0, LB_SCOPE_EXT);
 	if (!svc)
@@ -445,7 +479,7 @@ static __attribute__((noinline, unused)) void lb_rev_nat_icmp(struct __sk_buff *
 
 	if (parse_embedded(ctx, f, &e) != PARSE_OK)
 		return;
-	if (e.proto != IPPROTO_TCP && e.proto != IPPROTO_UDP)
+	if (e.proto != IPPROTO_TCP && e.proto != IPPROTO_UDP && e.proto != IPPROTO_SCTP)
 		return;
 	/* The embedded packet is the flow's own (client -> backend). */
 	if (ct_lookup(&e, DIR_EGRESS, now, &v) != CT_ESTABLISHED || !v || !v->rev_nat_index)

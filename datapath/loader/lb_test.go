@@ -1,6 +1,7 @@
 package loader_test
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"testing"
 	"time"
@@ -51,6 +52,10 @@ var lbCases = []lbCase{
 	{"IPv4 UDP", testpkt.ProtoUDP, netipAP("10.0.0.7:40000"), netipAP("10.96.0.10:53"), netipAP("10.0.1.1:5353"), netipAP("10.0.1.2:5353")},
 	{"IPv6 TCP", testpkt.ProtoTCP, netipAP("[fd00::7]:40000"), netipAP("[fd00:96::10]:80"), netipAP("[fd00::1:1]:8080"), netipAP("[fd00::1:2]:8080")},
 	{"IPv6 UDP", testpkt.ProtoUDP, netipAP("[fd00::7]:40000"), netipAP("[fd00:96::10]:53"), netipAP("[fd00::1:1]:5353"), netipAP("[fd00::1:2]:5353")},
+	// SCTP (the 5G core's N2: 38412), balanced to another port: the
+	// CRC32c is updated for each port the translation changes.
+	{"IPv4 SCTP", testpkt.ProtoSCTP, netipAP("10.0.0.7:40000"), netipAP("10.96.0.10:38412"), netipAP("10.0.1.1:38413"), netipAP("10.0.1.2:38413")},
+	{"IPv6 SCTP", testpkt.ProtoSCTP, netipAP("[fd00::7]:40000"), netipAP("[fd00:96::10]:38412"), netipAP("[fd00::1:1]:38413"), netipAP("[fd00::1:2]:38413")},
 }
 
 func (c lbCase) service(backends ...netip.AddrPort) datapath.LBService {
@@ -62,7 +67,25 @@ func (c lbCase) service(backends ...netip.AddrPort) datapath.LBService {
 }
 
 func (c lbCase) packet(sport uint16, flags uint8) testpkt.Packet {
-	return testpkt.Packet{Src: c.client.Addr(), Dst: c.vip.Addr(), Proto: c.proto, Sport: sport, Dport: c.vip.Port(), TCPFlags: flags, Payload: 11}
+	p := testpkt.Packet{Src: c.client.Addr(), Dst: c.vip.Addr(), Proto: c.proto, Sport: sport, Dport: c.vip.Port(), TCPFlags: flags, Payload: 11}
+	if c.proto == testpkt.ProtoSCTP {
+		p.Embedded, p.Payload = sctpChunk(int(sport)), 0
+	}
+	return p
+}
+
+// sctpChunk returns an SCTP DATA chunk of 1 to 1,400 bytes of data that
+// vary with seed, padded to 4 bytes as SCTP pads chunks.
+func sctpChunk(seed int) []byte {
+	n := 1 + seed*7919%1400
+	c := make([]byte, 16+n, 16+n+3)
+	c[0], c[1] = 0, 3 // DATA, first and last fragment of a message
+	binary.BigEndian.PutUint16(c[2:], uint16(16+n))
+	binary.BigEndian.PutUint32(c[4:], uint32(seed)) // TSN
+	for i := range n {
+		c[16+i] = byte(seed*31 + i*7)
+	}
+	return append(c, make([]byte, (4-n%4)%4)...)
 }
 
 // TestServiceTranslation runs packets to a service through the programs:
@@ -135,6 +158,9 @@ func serviceTranslation(t *testing.T, c lbCase) {
 
 	// The backend's reply comes from the frontend.
 	reply := testpkt.Packet{Src: c.backA.Addr(), Dst: c.client.Addr(), Proto: c.proto, Sport: c.backA.Port(), Dport: sportA, TCPFlags: testpkt.ACK, Payload: 5}
+	if c.proto == testpkt.ProtoSCTP {
+		reply.Embedded, reply.Payload = sctpChunk(int(sportA)+1), 0
+	}
 	ret, out := runOut(t, progs.ToContainer, withChecksums(reply.MustFrame()))
 	if src, dst := frameTuple(out); ret != actOK || src != c.vip || dst != netip.AddrPortFrom(c.client.Addr(), sportA) {
 		t.Errorf("reply passed as %v -> %v (verdict %d); want %v -> client", src, dst, ret, c.vip)
@@ -200,13 +226,14 @@ func TestServiceSessionAffinity(t *testing.T) {
 
 // TestServiceICMPErrorFromFrontend: an ICMP error a backend sends about a
 // translated flow reaches the client as from the frontend, about a packet
-// to the frontend, with every checksum right; both families.
+// to the frontend, with every checksum right; both families, UDP and
+// SCTP (whose path MTU discovery needs the errors).
 func TestServiceICMPErrorFromFrontend(t *testing.T) {
-	for _, c := range []lbCase{lbCases[1], lbCases[3]} {
+	for _, c := range []lbCase{lbCases[1], lbCases[3], lbCases[4], lbCases[5]} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			lb := h.lbWriter(t)
-			progs := h.endpoint(t, policy.MapState{key(0, policy.Egress, policy.ProtoUDP, c.backA.Port(), 16): allow}, true)
+			progs := h.endpoint(t, policy.MapState{key(0, policy.Egress, policy.Proto(c.proto), c.backA.Port(), 16): allow}, true)
 			if err := lb.UpsertService(c.service(c.backA)); err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package loader_test
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"net/netip"
 )
 
@@ -48,7 +49,19 @@ func l4CsumOff(proto uint8) int {
 	return 6
 }
 
-// withChecksums returns f with correct IPv4 header and TCP/UDP checksums.
+// castagnoli is SCTP's CRC32c.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sctpCRC returns the CRC32c of SCTP packet p, its checksum field (bytes
+// 8-11, little-endian) taken as zero.
+func sctpCRC(p []byte) uint32 {
+	c := append([]byte(nil), p...)
+	clear(c[8:12])
+	return crc32.Checksum(c, castagnoli)
+}
+
+// withChecksums returns f with correct IPv4 header and TCP/UDP checksums
+// or SCTP CRC32c.
 func withChecksums(f []byte) []byte {
 	f = append([]byte(nil), f...)
 	if binary.BigEndian.Uint16(f[12:]) == 0x0800 {
@@ -56,6 +69,10 @@ func withChecksums(f []byte) []byte {
 		binary.BigEndian.PutUint16(f[24:], fold(sum16(f[14:34], 0)))
 	}
 	l4off, proto, pseudo := frameParts(f)
+	if proto == 132 {
+		binary.LittleEndian.PutUint32(f[l4off+8:], sctpCRC(f[l4off:]))
+		return f
+	}
 	off := l4off + l4CsumOff(proto)
 	binary.BigEndian.PutUint16(f[off:], 0)
 	c := fold(sum16(f[l4off:], pseudo))
@@ -66,14 +83,21 @@ func withChecksums(f []byte) []byte {
 	return f
 }
 
-// checkChecksums reports a wrong IPv4 header or TCP/UDP checksum in f.
+// checkChecksums reports a wrong IPv4 header or TCP/UDP checksum, or
+// SCTP CRC32c, in f.
 func checkChecksums(f []byte) error {
 	if binary.BigEndian.Uint16(f[12:]) == 0x0800 {
 		if c := fold(sum16(f[14:34], 0)); c != 0 {
 			return fmt.Errorf("IPv4 header checksum off by %#04x", c)
 		}
 	}
-	l4off, _, pseudo := frameParts(f)
+	l4off, proto, pseudo := frameParts(f)
+	if proto == 132 {
+		if got, want := binary.LittleEndian.Uint32(f[l4off+8:]), sctpCRC(f[l4off:]); got != want {
+			return fmt.Errorf("SCTP checksum %#08x, want %#08x", got, want)
+		}
+		return nil
+	}
 	if c := fold(sum16(f[l4off:], pseudo)); c != 0 {
 		return fmt.Errorf("L4 checksum off by %#04x", c)
 	}

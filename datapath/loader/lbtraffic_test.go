@@ -41,8 +41,12 @@ type lbLab struct {
 	h        *harness
 	lb       *lbmap.Writer
 	clientNS netns.NsHandle
-	devIf    int // the node's device facing outside (withOutside)
+	backends []netns.NsHandle // b1..b3's
+	devIf    int              // the node's device facing outside (withOutside)
 }
+
+// backendNS returns backend bi's namespace.
+func (l *lbLab) backendNS(i int) netns.NsHandle { return l.backends[i-1] }
 
 func backendAddr(i int, v6 bool) netip.Addr {
 	if v6 {
@@ -83,6 +87,7 @@ func newLBLabEnforcing(t *testing.T, ms policy.MapState, ingress bool) *lbLab {
 		plumbLink(t, name, ns, []string{fmt.Sprintf("10.1.%d.1/24", i), fmt.Sprintf("fd00:1:%d::1/64", i)},
 			[]string{backendAddr(i, false).String() + "/24", backendAddr(i, true).String() + "/64"})
 		serve(t, ns, name)
+		l.backends = append(l.backends, ns)
 		for _, v6 := range []bool{false, true} {
 			if err := l.h.ipcache.Upsert(netip.PrefixFrom(backendAddr(i, v6), backendAddr(i, v6).BitLen()), backendID(i)); err != nil {
 				t.Fatal(err)

@@ -33,6 +33,21 @@ func (l *lbLab) withOutside(t *testing.T) netns.NsHandle {
 	return outside
 }
 
+// remoteNode adds another node's namespace (10.4.0.2, fd00:4::2), with
+// no ipcache entry, behind the link nb, whose NodePort programs see the
+// replies of the flows SNATed to its backends; it returns the namespace.
+func (l *lbLab) remoteNode(t *testing.T) netns.NsHandle {
+	t.Helper()
+	nbIf := newVeth(t, "nb")
+	nodeB := newNS(t)
+	plumbLink(t, "nb", nodeB, []string{"10.4.0.1/24", "fd00:4::1/64"}, []string{"10.4.0.2/24", "fd00:4::2/64"})
+	if err := l.h.loader.AttachNodePort("nb", nbIf); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.h.loader.DetachNodePort("nb") })
+	return nodeB
+}
+
 // TestNodePortRealTraffic attaches the NodePort programs to the node's
 // device (eth7, facing an "outside" namespace) and connects from outside
 // to the node's address and NodePort: the connection reaches the backend
@@ -85,14 +100,8 @@ func TestNodePortRealTraffic(t *testing.T) {
 		// node B's namespace, behind the link nb, whose NodePort programs
 		// see the replies): translated and SNATed to the node's address,
 		// so that its replies come back through this node.
-		nbIf := newVeth(t, "nb")
-		nodeB := newNS(t)
-		plumbLink(t, "nb", nodeB, []string{"10.4.0.1/24", "fd00:4::1/64"}, []string{"10.4.0.2/24", "fd00:4::2/64"})
+		nodeB := l.remoteNode(t)
 		serve(t, nodeB, "remote")
-		if err := l.h.loader.AttachNodePort("nb", nbIf); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.h.loader.DetachNodePort("nb") })
 		nodePort := func(fe, be string) {
 			t.Helper()
 			f, b := netip.MustParseAddrPort(fe), netip.MustParseAddrPort(be)

@@ -48,7 +48,8 @@ type Packet struct {
 	// HopByHop adds an (empty) IPv6 hop-by-hop options header.
 	HopByHop bool
 	// Embedded bytes follow the L4 header before the payload: the start
-	// of the offending packet in an ICMP error (see ICMPError).
+	// of the offending packet in an ICMP error (see ICMPError), or an
+	// SCTP packet's chunks.
 	Embedded []byte
 }
 
