@@ -34,6 +34,7 @@ var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps
 		func(d *Datapath) datapath.PolicyMapWriter { return d },
 		func(d *Datapath) datapath.IPCacheMapWriter { return d },
 		func(d *Datapath) datapath.LBMapWriter { return d },
+		newNodePortAddrs,
 		newStatusProvider,
 		func(c Config) policy.MapStateLimit { return policy.MapStateLimit(c.BPFPolicyMapMax) },
 	),
@@ -70,6 +71,11 @@ type Config struct {
 	EnableNodePort bool
 	// Devices are the node's external devices (Cilium's --devices).
 	Devices []string
+	// NodePortAddresses are CIDRs NodePort frontends are limited to
+	// (Cilium's --nodeport-addresses): every address of Devices within
+	// them, and the node's own within them; empty: the node's own and
+	// each device's primary IPv4 and IPv6 address.
+	NodePortAddresses []string
 	// IPv4ServiceLoopbackAddress is the source of a pod's flows to itself
 	// through a service (hairpin; Cilium's flag of that name); empty: no
 	// hairpin translation.
@@ -91,8 +97,8 @@ const maxPolicyMapMax = 1 << 20
 const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
-// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices and
-// --ipv4-service-loopback-address.
+// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
+// --nodeport-addresses and --ipv4-service-loopback-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
@@ -103,6 +109,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
+	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of --devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")
 	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
 }
 
@@ -129,6 +136,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if _, err := c.serviceLoopback(); err != nil {
+		return err
+	}
+	if _, err := c.nodePortCIDRs(); err != nil {
 		return err
 	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {

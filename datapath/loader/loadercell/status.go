@@ -14,13 +14,13 @@ import (
 // frontends and backends its maps hold, e.g. "True [ClusterIP per packet,
 // socket LB on /sys/fs/cgroup, NodePort on eth0] (12 frontends, 30
 // backends)".
-func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config, addrs *nodePortAddrs) status.ProviderOut {
 	return status.NewProviderOut(id, "KubeProxyReplacement", func(context.Context) status.Report {
-		return kprReport(d, c)
+		return kprReport(d, c, addrs)
 	})
 }
 
-func kprReport(d *Datapath, c Config) status.Report {
+func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
 	parts := []string{"ClusterIP per packet"}
 	if c.BPFLBSock {
 		if c.BPFLBSockHostnsOnly {
@@ -30,7 +30,7 @@ func kprReport(d *Datapath, c Config) status.Report {
 		}
 	}
 	if c.EnableNodePort {
-		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", "))
+		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", ")+" ("+addrs.devicesStatus()+")")
 	}
 	msg := "True [" + strings.Join(parts, ", ") + "]"
 	d.mu.Lock()

@@ -1,6 +1,7 @@
 package loadercell
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -17,8 +18,13 @@ import (
 func TestKubeProxyReplacementLine(t *testing.T) {
 	d := &Datapath{}
 	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", EnableNodePort: true, Devices: []string{"eth0", "eth1"}}
-	if got := kprReport(d, c); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort on eth0, eth1] (maps not open)" {
+	addrs := &nodePortAddrs{devs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
+	if got := kprReport(d, c, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10)] (maps not open)" {
 		t.Errorf("before start: %+v", got)
+	}
+	addrs.lastErr = errors.New("--devices eth1: Link not found")
+	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort on eth0, eth1 (addresses unknown: --devices eth1: Link not found)] (maps not open)" {
+		t.Errorf("the devices' addresses unreadable: %+v", got)
 	}
 	w, err := lbmap.OpenWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), bpfmaptest.Root(t))
 	if err != nil {
@@ -36,10 +42,10 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 		}
 	}
 	c.BPFLBSockHostnsOnly, c.EnableNodePort = true, false
-	if got := kprReport(d, c); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
+	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
 		t.Errorf("socket LB for the host namespace only: %q", got.Message)
 	}
-	if got := kprReport(d, Config{}); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
+	if got := kprReport(d, Config{}, addrs); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
 		t.Errorf("with two services sharing two backends: %q", got.Message)
 	}
 }

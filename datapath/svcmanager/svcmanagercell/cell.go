@@ -95,27 +95,33 @@ const retryInterval = 10 * time.Second
 type managerParams struct {
 	cell.In
 
-	Config Config
-	Writer datapath.LBMapWriter `optional:"true"`
-	Node   localnode.Store
-	Log    *slog.Logger
+	Config    Config
+	Writer    datapath.LBMapWriter   `optional:"true"`
+	NodePorts datapath.NodePortAddrs `optional:"true"`
+	Node      localnode.Store
+	Log       *slog.Logger
 }
 
 func newManager(p managerParams) *svcmanager.Manager {
-	m := svcmanager.New(p.Writer, nodeOf(p.Node.Get()), p.Log)
+	m := svcmanager.New(p.Writer, nodeOf(p.Node.Get(), p.NodePorts), p.Log)
 	m.SetSourceRangeCheck(p.Config.EnableSvcSourceRangeCheck)
 	m.SetExternalIPs(p.Config.EnableExternalIPs)
 	return m
 }
 
-// nodeOf is the manager's view of the local node.
-func nodeOf(n localnode.LocalNode) svcmanager.Node {
+// nodeOf is the manager's view of the local node: its NodePort
+// addresses are its own and, with NodePort programs (nodePorts not
+// nil), its devices' (--devices, --nodeport-addresses).
+func nodeOf(n localnode.LocalNode, nodePorts datapath.NodePortAddrs) svcmanager.Node {
 	out := svcmanager.Node{Name: n.Name, Zone: n.Zone}
 	if n.IP.IsValid() {
 		out.Addrs = append(out.Addrs, n.IP)
 	}
 	if n.SecondaryIP.IsValid() {
 		out.Addrs = append(out.Addrs, n.SecondaryIP)
+	}
+	if nodePorts != nil {
+		out.Addrs = nodePorts.Addrs(out.Addrs)
 	}
 	return out
 }
@@ -146,26 +152,33 @@ type startParams struct {
 	File      *fileSource
 	Waiting   *waiting
 	Node      localnode.Store
-	Remotes   datapath.RemoteSync `optional:"true"`
-	K8sCaches k8s.CacheSync       `optional:"true"`
-	Status    status.Refresher    `optional:"true"`
+	NodePorts datapath.NodePortAddrs `optional:"true"`
+	Remotes   datapath.RemoteSync    `optional:"true"`
+	K8sCaches k8s.CacheSync          `optional:"true"`
+	Status    status.Refresher       `optional:"true"`
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group
 	Log       *slog.Logger
 }
 
-// start follows the local node, adds the state file's watcher, the
-// initial reconcile and the retry of failed writes.
+// start follows the local node and its NodePort addresses, adds the
+// state file's watcher, the initial reconcile and the retry of failed
+// writes.
 func start(p startParams) {
-	var unsubscribe func()
+	var unsubscribe []func()
 	p.Lifecycle.Append(cell.Hook{
 		OnStart: func(cell.HookContext) error {
-			unsubscribe = p.Node.Subscribe(func(n localnode.LocalNode) { p.Manager.SetNode(nodeOf(n)) })
-			p.Manager.SetNode(nodeOf(p.Node.Get()))
+			unsubscribe = append(unsubscribe, p.Node.Subscribe(func(n localnode.LocalNode) { p.Manager.SetNode(nodeOf(n, p.NodePorts)) }))
+			if p.NodePorts != nil {
+				unsubscribe = append(unsubscribe, p.NodePorts.Subscribe(func() { p.Manager.SetNode(nodeOf(p.Node.Get(), p.NodePorts)) }))
+			}
+			p.Manager.SetNode(nodeOf(p.Node.Get(), p.NodePorts))
 			return nil
 		},
 		OnStop: func(cell.HookContext) error {
-			unsubscribe()
+			for _, u := range unsubscribe {
+				u()
+			}
 			return nil
 		},
 	})

@@ -1,0 +1,284 @@
+package loadercell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/datapath"
+	"github.com/apiary-net/apiary/datapath/linux"
+)
+
+// nodePortAddrs follows the addresses of --devices (in --datapath-netns)
+// and chooses those NodePort frontends are served on, as Cilium does:
+// with --nodeport-addresses every address of a device within those
+// CIDRs, else each device's primary IPv4 and IPv6 address (the first
+// one of the family that is not a secondary, deprecated or tentative
+// one); link-local and loopback addresses never.
+type nodePortAddrs struct {
+	log     *slog.Logger
+	devices []string
+	cidrs   []netip.Prefix
+	netns   string
+
+	mu      sync.Mutex
+	devs    []netip.Addr // the devices' chosen addresses, sorted
+	lastErr error        // of the last read, for the status line
+	subs    map[int]func()
+	nextSub int
+}
+
+var _ datapath.NodePortAddrs = (*nodePortAddrs)(nil)
+
+type nodePortAddrsParams struct {
+	cell.In
+
+	Config    Config
+	Linux     linux.Config `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Jobs      job.Group
+	Log       *slog.Logger
+}
+
+// newNodePortAddrs returns the NodePort addresses; with
+// --enable-node-port it reads the devices' addresses when the hive
+// starts (before the service manager's first use) and follows them.
+func newNodePortAddrs(p nodePortAddrsParams) (datapath.NodePortAddrs, *nodePortAddrs, error) {
+	cidrs, err := p.Config.nodePortCIDRs()
+	if err != nil {
+		return nil, nil, &cell.ConfigError{Err: err}
+	}
+	n := &nodePortAddrs{log: p.Log, cidrs: cidrs, netns: p.Linux.DatapathNetNS, subs: map[int]func(){}}
+	if !p.Config.EnableNodePort {
+		return n, n, nil
+	}
+	n.devices = p.Config.Devices
+	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
+		if err := n.read(); err != nil {
+			n.log.Warn("Unable to read the addresses of --devices for NodePort", "error", err)
+		}
+		return nil
+	}})
+	p.Jobs.Add(job.OneShot("nodeport-addresses", n.follow, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})))
+	return n, n, nil
+}
+
+// nodePortCIDRs parses --nodeport-addresses.
+func (c *Config) nodePortCIDRs() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, s := range c.NodePortAddresses {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("--nodeport-addresses[%d]: %q is not a CIDR (such as 192.0.2.0/24)", i, s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// Addrs implements datapath.NodePortAddrs.
+func (n *nodePortAddrs) Addrs(node []netip.Addr) []netip.Addr {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []netip.Addr
+	for _, a := range node {
+		if a = a.Unmap(); n.within(a) {
+			out = append(out, a)
+		}
+	}
+	out = append(out, n.devs...)
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out)
+}
+
+// within reports whether a is in --nodeport-addresses (any address when
+// it is not set).
+func (n *nodePortAddrs) within(a netip.Addr) bool {
+	return len(n.cidrs) == 0 || slices.ContainsFunc(n.cidrs, func(p netip.Prefix) bool { return p.Contains(a) })
+}
+
+// Subscribe implements datapath.NodePortAddrs.
+func (n *nodePortAddrs) Subscribe(fn func()) func() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.nextSub
+	n.nextSub++
+	n.subs[id] = fn
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.subs, id)
+	}
+}
+
+// devicesStatus is the status line's part: the devices' chosen
+// addresses, or why they could not be read.
+func (n *nodePortAddrs) devicesStatus() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lastErr != nil {
+		return "addresses unknown: " + n.lastErr.Error()
+	}
+	s := make([]string, len(n.devs))
+	for i, a := range n.devs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// follow reads the devices' addresses again after every address change
+// of the namespace, until ctx ends.
+func (n *nodePortAddrs) follow(ctx context.Context, health cell.Health) error {
+	ns, err := n.openNS()
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	updates, done := make(chan netlink.AddrUpdate, 64), make(chan struct{})
+	defer close(done)
+	failed := make(chan error, 1)
+	err = netlink.AddrSubscribeWithOptions(updates, done, netlink.AddrSubscribeOptions{
+		Namespace: &ns, ListExisting: true,
+		ErrorCallback: func(err error) {
+			select {
+			case failed <- err:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("follow the addresses of --devices: %w", err)
+	}
+	health.OK("following the addresses of " + strings.Join(n.devices, ", "))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-failed:
+			return fmt.Errorf("follow the addresses of --devices: %w", err)
+		case _, ok := <-updates:
+			if !ok {
+				return errors.New("follow the addresses of --devices: the netlink subscription ended")
+			}
+			for len(updates) > 0 { // one read for a burst
+				<-updates
+			}
+			if err := n.read(); err != nil {
+				health.Degraded("reading the addresses of --devices", err)
+				continue
+			}
+			health.OK("following the addresses of " + strings.Join(n.devices, ", "))
+		}
+	}
+}
+
+// openNS opens --datapath-netns, or the agent's namespace.
+func (n *nodePortAddrs) openNS() (netns.NsHandle, error) {
+	if n.netns == "" {
+		return netns.Get()
+	}
+	ns, err := netns.GetFromPath(n.netns)
+	if err != nil {
+		return netns.None(), fmt.Errorf("--datapath-netns %s: %w", n.netns, err)
+	}
+	return ns, nil
+}
+
+// read lists the devices' addresses, chooses, and tells the subscribers
+// when the choice changed.
+func (n *nodePortAddrs) read() error {
+	devs, err := n.list()
+	n.mu.Lock()
+	n.lastErr = err
+	changed := err == nil && !slices.Equal(devs, n.devs)
+	if changed {
+		n.devs = devs
+	}
+	subs := make([]func(), 0, len(n.subs))
+	for _, fn := range n.subs {
+		subs = append(subs, fn)
+	}
+	n.mu.Unlock()
+	if !changed {
+		return err
+	}
+	n.log.Info("NodePort addresses of --devices", "addresses", devs)
+	for _, fn := range subs {
+		fn()
+	}
+	return nil
+}
+
+// list returns the devices' chosen addresses, sorted.
+func (n *nodePortAddrs) list() ([]netip.Addr, error) {
+	ns, err := n.openNS()
+	if err != nil {
+		return nil, err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	var out []netip.Addr
+	for _, name := range n.devices {
+		lk, err := h.LinkByName(name)
+		if err != nil {
+			return nil, fmt.Errorf("--devices %s: %w", name, err)
+		}
+		addrs, err := h.AddrList(lk, netlink.FAMILY_ALL)
+		if err != nil {
+			return nil, fmt.Errorf("--devices %s: addresses: %w", name, err)
+		}
+		out = append(out, chooseAddrs(addrs, n.cidrs)...)
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out), nil
+}
+
+// chooseAddrs returns the NodePort addresses among one device's: every
+// usable one within cidrs, or without cidrs the first usable one of
+// each family that is not a secondary address.
+func chooseAddrs(addrs []netlink.Addr, cidrs []netip.Prefix) []netip.Addr {
+	var out []netip.Addr
+	var have4, have6 bool
+	for _, a := range addrs {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok || a.IPNet == nil {
+			continue
+		}
+		ip = ip.Unmap()
+		const unusable = unix.IFA_F_TENTATIVE | unix.IFA_F_DADFAILED | unix.IFA_F_DEPRECATED
+		if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsMulticast() || ip.IsUnspecified() || a.Flags&unusable != 0 {
+			continue
+		}
+		if len(cidrs) > 0 {
+			if slices.ContainsFunc(cidrs, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+				out = append(out, ip)
+			}
+			continue
+		}
+		if a.Flags&unix.IFA_F_SECONDARY != 0 {
+			continue
+		}
+		if ip.Is4() && !have4 {
+			out, have4 = append(out, ip), true
+		} else if ip.Is6() && !have6 {
+			out, have6 = append(out, ip), true
+		}
+	}
+	return out
+}
