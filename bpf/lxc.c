@@ -231,15 +231,16 @@ static __attribute__((noinline)) int hairpin_reply(struct __sk_buff *ctx, struct
 						   struct ct_value *v, __u32 dir_state)
 {
 	__u8 dir = dir_state & 1;
-	__u32 self[4] = { f->saddr[0] };
+	__u32 self[4];
 
-	if (dir != DIR_EGRESS || (dir_state >> 1) != CT_REPLY || f->family != 4)
+	__builtin_memcpy(self, f->saddr, 16);
+	if (dir != DIR_EGRESS || (dir_state >> 1) != CT_REPLY)
 		return drop(f, DROP_INVALID, dir, 0, endpoint_identity);
 	if (lb_rewrite(ctx, f, 1, self, f->dport) < 0)
 		return drop(f, DROP_CSUM, dir, endpoint_identity, endpoint_identity);
-	f->daddr[0] = self[0];
+	__builtin_memcpy(f->daddr, self, 16);
 	lb_rev_nat(ctx, f, v->rev_nat_index);
-	if (f->saddr[0] == self[0]) /* the service is gone */
+	if (lb_addr_eq(f->saddr, self)) /* the service is gone */
 		return drop(f, DROP_NO_SERVICE, dir, endpoint_identity, endpoint_identity);
 	trace_forwarded(f, dir, CT_REPLY, endpoint_id, endpoint_identity, endpoint_identity); /* hubble */
 	pass(f, dir);

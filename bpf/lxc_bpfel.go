@@ -318,6 +318,7 @@ const (
 	LxcVarEnforceIngress      = "enforce_ingress"
 	LxcVarEventBtfAnchor      = "event_btf_anchor"
 	LxcVarServiceLoopbackIpv4 = "service_loopback_ipv4"
+	LxcVarServiceLoopbackIpv6 = "service_loopback_ipv6"
 	LxcVarTunnelIfindex       = "tunnel_ifindex"
 )
 
@@ -404,6 +405,7 @@ type LxcVariableSpecs struct {
 	EnforceIngress      *ebpf.VariableSpec `ebpf:"enforce_ingress"`
 	EventBtfAnchor      *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
 	ServiceLoopbackIpv4 *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6 *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
 	TunnelIfindex       *ebpf.VariableSpec `ebpf:"tunnel_ifindex"`
 }
 
@@ -486,6 +488,7 @@ type LxcVariables struct {
 	EnforceIngress      *ebpf.Variable `ebpf:"enforce_ingress"`
 	EventBtfAnchor      *ebpf.Variable `ebpf:"event_btf_anchor"`
 	ServiceLoopbackIpv4 *ebpf.Variable `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6 *ebpf.Variable `ebpf:"service_loopback_ipv6"`
 	TunnelIfindex       *ebpf.Variable `ebpf:"tunnel_ifindex"`
 }
 

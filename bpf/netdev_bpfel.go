@@ -291,6 +291,7 @@ const (
 	NetdevProgFromNetdev         = "from_netdev"
 	NetdevProgToNetdev           = "to_netdev"
 	NetdevVarServiceLoopbackIpv4 = "service_loopback_ipv4"
+	NetdevVarServiceLoopbackIpv6 = "service_loopback_ipv6"
 )
 
 // LoadNetdev returns the embedded CollectionSpec for Netdev.
@@ -371,6 +372,7 @@ type NetdevMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetdevVariableSpecs struct {
 	ServiceLoopbackIpv4 *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6 *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
 }
 
 // NetdevObjects contains all objects after they have been loaded into the kernel.
@@ -447,6 +449,7 @@ func (m *NetdevMaps) Close() error {
 // It can be passed to LoadNetdevObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetdevVariables struct {
 	ServiceLoopbackIpv4 *ebpf.Variable `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6 *ebpf.Variable `ebpf:"service_loopback_ipv6"`
 }
 
 // NetdevPrograms contains all programs after they have been loaded into the kernel.

@@ -26,12 +26,14 @@
  * backend is still an active backend of the service and the timeout has
  * not passed since the last new flow.
  *
- * Hairpin (IPv4, as Cilium's loopback LB): when the backend picked is the
- * client itself, the source is rewritten too, to the service loopback
- * address (service_loopback_ipv4, --ipv4-service-loopback-address), so
- * that the endpoint's answer leaves it instead of going to the client
- * socket through its own loopback. lxc.c sends such packets straight back
- * into the endpoint (lb_loopback set on f) and rewrites the answers. */
+ * Hairpin (as Cilium's loopback LB, and for IPv6 too): when the backend
+ * picked is the client itself, the source is rewritten too, to the
+ * service loopback address of its family (service_loopback_ipv4,
+ * --ipv4-service-loopback-address; service_loopback_ipv6,
+ * --ipv6-service-loopback-address), so that the endpoint's answer leaves
+ * it instead of going to the client socket through its own loopback.
+ * lxc.c sends such packets straight back into the endpoint (lb_loopback
+ * set on f) and rewrites the answers. */
 #ifndef APIARY_LB_H
 #define APIARY_LB_H
 
@@ -58,9 +60,33 @@ static __u32 (*get_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
 #define DROP_NO_SERVICE 158 /* a service without an active backend (Cilium's number) */
 #define DROP_CSUM 153       /* the translation failed to rewrite the packet (Cilium's CSUM_L4 number) */
 
-/* service_loopback_ipv4 is the source of a hairpinned flow (network byte
- * order), set by the loader; 0: no hairpin translation. */
+/* service_loopback_ipv4 and service_loopback_ipv6 are the sources of a
+ * hairpinned flow (network byte order), set by the loader; 0: no hairpin
+ * translation in that family. */
 volatile const __u32 service_loopback_ipv4 = 0;
+volatile const __u32 service_loopback_ipv6[4] = {};
+
+/* lb_hairpin_source writes the hairpin source of family fam into loop and
+ * reports whether the family has hairpin translation. */
+static __always_inline int lb_hairpin_source(__u8 fam, __u32 *loop)
+{
+	if (fam == 4) {
+		loop[0] = service_loopback_ipv4;
+		return loop[0] != 0;
+	}
+	loop[0] = service_loopback_ipv6[0];
+	loop[1] = service_loopback_ipv6[1];
+	loop[2] = service_loopback_ipv6[2];
+	loop[3] = service_loopback_ipv6[3];
+	return (loop[0] | loop[1] | loop[2] | loop[3]) != 0;
+}
+
+/* lb_addr_eq reports whether two addresses of a flow (IPv4 in the first
+ * word, the others zero) are the same. */
+static __always_inline int lb_addr_eq(const __u32 *a, const __u32 *b)
+{
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0;
+}
 
 #define LB_IP4_CSUM_OFF (sizeof(struct ethhdr) + 10)
 #define LB_IP4_SADDR_OFF (sizeof(struct ethhdr) + 12)
@@ -373,13 +399,15 @@ static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct 
 		return DROP_CSUM;
 	__builtin_memcpy(f->daddr, b.address, 16);
 	f->dport = b.port;
-	if (f->family == 4 && service_loopback_ipv4 && b.address[0] == f->saddr[0]) {
-		__u32 loop[4] = { service_loopback_ipv4 };
+	if (lb_addr_eq(b.address, f->saddr)) {
+		__u32 loop[4] = {};
 
 		/* Hairpin: the client is its own backend. */
+		if (!lb_hairpin_source(f->family, loop))
+			return 0;
 		if (lb_rewrite(ctx, f, 0, loop, f->sport) < 0)
 			return DROP_CSUM;
-		f->saddr[0] = service_loopback_ipv4;
+		__builtin_memcpy(f->saddr, loop, 16);
 		f->lb_loopback = 1;
 	}
 	return 0;

@@ -26,11 +26,12 @@ import (
 var clientAddr = netip.MustParseAddr("10.0.0.7")
 
 // TestServiceHairpin makes the client endpoint a backend of the services
-// it connects to (hairpin): connections and datagrams it sends to the
-// ClusterIP that are balanced to itself arrive from the service loopback
-// address and are answered from the ClusterIP, with neither its egress
-// policy (which allows b1 only) nor its ingress policy (which allows
-// nothing) in the way, as in Cilium; those balanced to b1 are untouched.
+// it connects to (hairpin), over IPv4 and IPv6: connections and
+// datagrams it sends to the ClusterIP that are balanced to itself arrive
+// from the service loopback address of the family and are answered from
+// the ClusterIP, with neither its egress policy (which allows b1 only)
+// nor its ingress policy (which allows nothing) in the way, as in
+// Cilium; those balanced to b1 are untouched.
 func TestServiceHairpin(t *testing.T) {
 	inNewNetns(t, func() {
 		l := newLBLabEnforcing(t, policy.MapState{
@@ -38,67 +39,83 @@ func TestServiceHairpin(t *testing.T) {
 			key(peerAID, policy.Egress, policy.ProtoUDP, 5353, 16): allow,
 		}, true)
 		serveWho(t, l.clientNS, "self")
-		self := "self " + loader.DefaultServiceLoopback.String()
-		vip := netip.AddrPortFrom(vip4, 80)
-		l.services(t, vip, datapath.ProtoTCP, 8080, clientAddr, backendAddr(1, false))
-		if seen := l.names(t, vip, 30); len(seen) != 2 || seen["b1"] == 0 || seen[self] == 0 {
-			t.Fatalf("30 connections reached %v, want b1 and %q", seen, self)
-		}
+		for _, fam := range []struct {
+			name         string
+			vip, client  netip.Addr
+			loop         netip.Addr
+			v6           bool
+			clientListen string
+		}{
+			{"IPv4", vip4, clientAddr, loader.DefaultServiceLoopback, false, "10.0.0.7:0"},
+			{"IPv6", vip6, clientAddr6, loader.DefaultServiceLoopback6, true, "[fd00::7]:0"},
+		} {
+			t.Run(fam.name, func(t *testing.T) {
+				self := "self " + fam.loop.String()
+				vip := netip.AddrPortFrom(fam.vip, 80)
+				l.services(t, vip, datapath.ProtoTCP, 8080, fam.client, backendAddr(1, fam.v6))
+				if seen := l.names(t, vip, 30); len(seen) != 2 || seen["b1"] == 0 || seen[self] == 0 {
+					t.Fatalf("30 connections reached %v, want b1 and %q", seen, self)
+				}
 
-		// An established hairpinned connection carries data both ways.
-		var (
-			r    *bufio.Reader
-			conn net.Conn
-		)
-		for name := ""; name != self; {
-			if conn != nil {
-				conn.Close()
-			}
-			name, r, conn = l.hello(t, vip)
-		}
-		defer conn.Close()
-		for i := range 5 {
-			msg := fmt.Sprintf("line %d", i)
-			fmt.Fprintln(conn, msg)
-			got, err := r.ReadString('\n')
-			if err != nil || strings.TrimSpace(got) != msg {
-				t.Fatalf("echo %q over the hairpinned connection: %q, %v", msg, got, err)
-			}
-		}
-		lport := netip.MustParseAddrPort(conn.LocalAddr().String()).Port()
-		l.wantLoopbackEntry(t, lport)
+				// An established hairpinned connection carries data both ways.
+				var (
+					r    *bufio.Reader
+					conn net.Conn
+				)
+				for name := ""; name != self; {
+					if conn != nil {
+						conn.Close()
+					}
+					name, r, conn = l.hello(t, vip)
+				}
+				defer conn.Close()
+				for i := range 5 {
+					msg := fmt.Sprintf("line %d", i)
+					fmt.Fprintln(conn, msg)
+					got, err := r.ReadString('\n')
+					if err != nil || strings.TrimSpace(got) != msg {
+						t.Fatalf("echo %q over the hairpinned connection: %q, %v", msg, got, err)
+					}
+				}
+				lport := netip.MustParseAddrPort(conn.LocalAddr().String()).Port()
+				l.wantLoopbackEntry(t, netip.AddrPortFrom(fam.loop, lport), netip.AddrPortFrom(fam.client, 8080))
 
-		// UDP: every answer comes from the ClusterIP.
-		uvip := netip.AddrPortFrom(vip4, 53)
-		l.services(t, uvip, datapath.ProtoUDP, 5353, clientAddr)
-		for range 3 {
-			c := listenIn(t, l.clientNS, "10.0.0.7:0")
-			send(t, c, uvip.String(), "hi")
-			c.SetReadDeadline(time.Now().Add(safety))
-			buf := make([]byte, 64)
-			n, from, err := c.ReadFrom(buf)
-			if err != nil {
-				t.Fatalf("UDP answer through %v: %v", uvip, err)
-			}
-			if from.String() != uvip.String() || string(buf[:n]) != self {
-				t.Fatalf("UDP answer %q from %v, want %q from %v", buf[:n], from, self, uvip)
-			}
-			c.Close()
+				// UDP: every answer comes from the ClusterIP.
+				uvip := netip.AddrPortFrom(fam.vip, 53)
+				l.services(t, uvip, datapath.ProtoUDP, 5353, fam.client)
+				for range 3 {
+					c := listenIn(t, l.clientNS, fam.clientListen)
+					send(t, c, uvip.String(), "hi")
+					c.SetReadDeadline(time.Now().Add(safety))
+					buf := make([]byte, 64)
+					n, from, err := c.ReadFrom(buf)
+					if err != nil {
+						t.Fatalf("UDP answer through %v: %v", uvip, err)
+					}
+					if from.String() != uvip.String() || string(buf[:n]) != self {
+						t.Fatalf("UDP answer %q from %v, want %q from %v", buf[:n], from, self, uvip)
+					}
+					c.Close()
+				}
+			})
 		}
 	})
 }
 
+// clientAddr6 is the lab's client endpoint's IPv6 address.
+var clientAddr6 = netip.MustParseAddr("fd00::7")
+
 // wantLoopbackEntry checks the conntrack entry of the hairpinned TCP flow
-// from the client's port lport: an ingress entry from the loopback address
-// to the client, flagged loopback, carrying the rev-NAT index.
-func (l *lbLab) wantLoopbackEntry(t *testing.T, lport uint16) {
+// from src (the loopback address and the client's port) to dst (the
+// client and its port): an ingress entry flagged loopback, carrying the
+// rev-NAT index.
+func (l *lbLab) wantLoopbackEntry(t *testing.T, src, dst netip.AddrPort) {
 	t.Helper()
 	entries, err := l.h.ct.Dump()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ctmap.Tuple{Src: netip.AddrPortFrom(loader.DefaultServiceLoopback, lport), Dst: netip.AddrPortFrom(clientAddr, 8080),
-		Proto: policy.ProtoTCP, Direction: policy.Ingress}
+	want := ctmap.Tuple{Src: src, Dst: dst, Proto: policy.ProtoTCP, Direction: policy.Ingress}
 	for _, e := range entries {
 		if e.Tuple == want {
 			if e.Value.Flags&ctmap.FlagLoopback == 0 || e.Value.RevNATIndex == 0 {
@@ -122,31 +139,47 @@ func (l *lbLab) services(t *testing.T, fe netip.AddrPort, proto uint8, bport uin
 	}
 }
 
-// serveWho runs, in ns, IPv4 servers like serve's whose greeting is name
+// serveWho runs, in ns, IPv4 and IPv6 servers like serve's whose greeting is name
 // and the address the connection or datagram came from.
 func serveWho(t *testing.T, ns netns.NsHandle, name string) {
 	t.Helper()
 	var (
-		tl net.Listener
-		ul net.PacketConn
+		tls []net.Listener
+		uls []net.PacketConn
 	)
 	err := netnsutil.Run(ns, func() error {
-		var err error
-		if tl, err = net.Listen("tcp4", ":8080"); err != nil {
-			return err
+		for _, fam := range []string{"4", "6"} {
+			tl, err := net.Listen("tcp"+fam, ":8080")
+			if err != nil {
+				return err
+			}
+			ul, err := net.ListenPacket("udp"+fam, ":5353")
+			if err != nil {
+				tl.Close()
+				return err
+			}
+			tls, uls = append(tls, tl), append(uls, ul)
 		}
-		ul, err = net.ListenPacket("udp4", ":5353")
-		return err
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		tl.Close()
-		ul.Close()
+		for i := range tls {
+			tls[i].Close()
+			uls[i].Close()
+		}
 		wg.Wait()
 	})
+	for i := range tls {
+		serveWhoOn(&wg, tls[i], uls[i], name)
+	}
+}
+
+// serveWhoOn serves tl and ul as serveWho describes, in goroutines of wg.
+func serveWhoOn(wg *sync.WaitGroup, tl net.Listener, ul net.PacketConn, name string) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -183,22 +216,33 @@ func serveWho(t *testing.T, ns netns.NsHandle, name string) {
 const actRedirect = 7
 
 // TestServiceHairpinTranslation runs a hairpinned TCP flow through the
-// programs (BPF_PROG_TEST_RUN): the client's packet to the ClusterIP,
-// balanced to the client itself, leaves from_container from the loopback
-// address to the client's port, and the client's answer from the
-// frontend to the client's port, both with valid checksums and sent back
-// into the endpoint (Ethernet addresses swapped); a packet from the
-// loopback address reaching to_container without having come through
-// from_container's hairpin is dropped.
+// programs (BPF_PROG_TEST_RUN), IPv4 and IPv6: the client's packet to the
+// ClusterIP, balanced to the client itself, leaves from_container from
+// the loopback address of its family to the client's port, and the
+// client's answer from the frontend to the client's port, both with
+// valid checksums and sent back into the endpoint (Ethernet addresses
+// swapped); a packet from the loopback address reaching to_container
+// without having come through from_container's hairpin is dropped.
 func TestServiceHairpinTranslation(t *testing.T) {
+	for _, tt := range []struct {
+		c    lbCase
+		loop netip.Addr
+	}{
+		{lbCase{"IPv4 TCP", testpkt.ProtoTCP, netipAP("10.0.0.7:40000"), netipAP("10.96.0.10:80"), netipAP("10.0.0.7:8080"), netip.AddrPort{}}, loader.DefaultServiceLoopback},
+		{lbCase{"IPv6 TCP", testpkt.ProtoTCP, netipAP("[fd00::7]:40000"), netipAP("[fd00:96::10]:80"), netipAP("[fd00::7]:8080"), netip.AddrPort{}}, loader.DefaultServiceLoopback6},
+	} {
+		t.Run(tt.c.name, func(t *testing.T) { hairpinTranslation(t, tt.c, tt.loop) })
+	}
+}
+
+func hairpinTranslation(t *testing.T, c lbCase, loopAddr netip.Addr) {
 	h := newHarness(t)
 	lb := h.lbWriter(t)
 	progs := h.endpoint(t, policy.MapState{}, true)
-	c := lbCase{"IPv4 TCP", testpkt.ProtoTCP, netipAP("10.0.0.7:40000"), netipAP("10.96.0.10:80"), netipAP("10.0.0.7:8080"), netip.AddrPort{}}
 	if err := lb.UpsertService(c.service(c.backA)); err != nil {
 		t.Fatal(err)
 	}
-	loop := netip.AddrPortFrom(loader.DefaultServiceLoopback, c.client.Port())
+	loop := netip.AddrPortFrom(loopAddr, c.client.Port())
 	through := func(prog *ebpf.Program, p testpkt.Packet, src, dst netip.AddrPort) {
 		t.Helper()
 		in := withChecksums(p.MustFrame())

@@ -52,8 +52,9 @@ type Loader struct {
 	// tunnelIfIndex is the tunnel device endpoint programs encapsulate
 	// to (AttachOverlay); 0: native routing.
 	tunnelIfIndex int
-	// loopback is the source of hairpinned flows (WithServiceLoopback).
-	loopback netip.Addr
+	// loopback and loopback6 are the sources of hairpinned flows
+	// (WithServiceLoopback, WithServiceLoopback6).
+	loopback, loopback6 netip.Addr
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -68,13 +69,18 @@ func New(log *slog.Logger, root string, policyMapMax uint32, opts ...Option) (*L
 	l := &Loader{
 		log: log, root: root, policyMapMax: policyMapMax,
 		links: make(map[uint16]*endpointLinks), policyMaps: make(map[uint16]*policymap.Map),
-		loopback: DefaultServiceLoopback,
+		loopback: DefaultServiceLoopback, loopback6: DefaultServiceLoopback6,
 	}
 	for _, o := range opts {
 		o(l)
 	}
 	if l.loopback.IsValid() {
 		if err := CheckServiceLoopback(l.loopback); err != nil {
+			return nil, fmt.Errorf("new loader: %w", err)
+		}
+	}
+	if l.loopback6.IsValid() {
+		if err := CheckServiceLoopback6(l.loopback6); err != nil {
 			return nil, fmt.Errorf("new loader: %w", err)
 		}
 	}
@@ -217,6 +223,7 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 		bpf.LxcVarEnforceEgress:       enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
 		bpf.LxcVarTunnelIfindex:       uint32(l.TunnelIfIndex()),
 		bpf.LxcVarServiceLoopbackIpv4: loopbackWord(l.loopback),
+		bpf.LxcVarServiceLoopbackIpv6: loopbackWords(l.loopback6),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -260,6 +267,31 @@ func loopbackWord(a netip.Addr) uint32 {
 	}
 	b := a.As4()
 	return binary.NativeEndian.Uint32(b[:])
+}
+
+// loopbackWords is a as the programs' service_loopback_ipv6 holds it;
+// zeros when a is the invalid Addr.
+func loopbackWords(a netip.Addr) [4]uint32 {
+	var w [4]uint32
+	if !a.IsValid() {
+		return w
+	}
+	b := a.As16()
+	for i := range w {
+		w[i] = binary.NativeEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// CheckServiceLoopback6 refuses an IPv6 hairpin source address (see
+// WithServiceLoopback6) that is not a routed unicast one: the pod sends
+// its answers to it through its default route, which a link-local
+// address does not take.
+func CheckServiceLoopback6(a netip.Addr) error {
+	if !a.Is6() || a.Is4In6() || a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return fmt.Errorf("--ipv6-service-loopback-address %s is not a routed IPv6 unicast address (link-local ones are not)", a)
+	}
+	return nil
 }
 
 // CheckServiceLoopback refuses a hairpin source address (see

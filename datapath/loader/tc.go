@@ -45,6 +45,19 @@ var DefaultServiceLoopback = netip.MustParseAddr("169.254.42.1")
 // off; New refuses any other address that is not IPv4 unicast.
 func WithServiceLoopback(a netip.Addr) Option { return func(l *Loader) { l.loopback = a } }
 
+// DefaultServiceLoopback6 is the IPv6 source of hairpinned flows
+// (--ipv6-service-loopback-address): an address of the discard-only
+// prefix 100::/64 (RFC 6666), which no host has, and which a pod's
+// answers reach through its default route (a link-local one would be
+// on-link, and never answered by neighbour discovery).
+var DefaultServiceLoopback6 = netip.MustParseAddr("100::42:1")
+
+// WithServiceLoopback6 sets the IPv6 address a pod reaching itself
+// through a service appears to come from (default
+// DefaultServiceLoopback6); the invalid Addr turns IPv6 hairpin
+// translation off.
+func WithServiceLoopback6(a netip.Addr) Option { return func(l *Loader) { l.loopback6 = a } }
+
 // tcFilter is the bpf filter of hook (HookIngress or HookEgress) on
 // ifindex, running prog (nil to name the filter for deletion).
 func tcFilter(ifindex int, hook string, prog *ebpf.Program) *netlink.BpfFilter {

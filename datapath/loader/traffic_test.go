@@ -130,13 +130,18 @@ func plumb(t *testing.T, hostNS, epNS netns.NsHandle) {
 }
 
 // listenIn opens a UDP socket bound to addr in namespace ns (sockets keep
-// the namespace they were made in, whichever thread uses them later).
+// the namespace they were made in, whichever thread uses them later), of
+// addr's family.
 func listenIn(t *testing.T, ns netns.NsHandle, addr string) net.PacketConn {
 	t.Helper()
+	network := "udp4"
+	if netip.MustParseAddrPort(addr).Addr().Is6() {
+		network = "udp6"
+	}
 	var c net.PacketConn
 	err := netnsutil.Run(ns, func() error {
 		var err error
-		c, err = net.ListenPacket("udp4", addr)
+		c, err = net.ListenPacket(network, addr)
 		return err
 	})
 	if err != nil {
@@ -148,7 +153,7 @@ func listenIn(t *testing.T, ns netns.NsHandle, addr string) net.PacketConn {
 
 func send(t *testing.T, c net.PacketConn, to, msg string) {
 	t.Helper()
-	dst, err := net.ResolveUDPAddr("udp4", to)
+	dst, err := net.ResolveUDPAddr("udp", to)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,9 @@ type Config struct {
 	// through a service (hairpin; Cilium's flag of that name); empty: no
 	// hairpin translation.
 	IPv4ServiceLoopbackAddress string
+	// IPv6ServiceLoopbackAddress is IPv6's (apiary's flag in Cilium's
+	// spelling: Cilium has no IPv6 hairpin translation).
+	IPv6ServiceLoopbackAddress string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
@@ -87,7 +90,8 @@ var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx":
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
 var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
-	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String()}
+	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String(),
+	IPv6ServiceLoopbackAddress: loader.DefaultServiceLoopback6.String()}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
@@ -98,7 +102,8 @@ const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
 // --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
-// --nodeport-addresses and --ipv4-service-loopback-address.
+// --nodeport-addresses, --ipv4-service-loopback-address and
+// --ipv6-service-loopback-address.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
@@ -111,6 +116,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
 	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of --devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")
 	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
+	fs.String("ipv6-service-loopback-address", def.IPv6ServiceLoopbackAddress, "IPv6 source address of a pod's connections to itself through an IPv6 service (hairpin), routed (not link-local); empty: no IPv6 hairpin translation")
 }
 
 // Validate checks the flags.
@@ -135,7 +141,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--devices: %q is not a device name", d)
 		}
 	}
-	if _, err := c.serviceLoopback(); err != nil {
+	if _, _, err := c.serviceLoopback(); err != nil {
 		return err
 	}
 	if _, err := c.nodePortCIDRs(); err != nil {
@@ -147,17 +153,25 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// serviceLoopback parses --ipv4-service-loopback-address; empty turns
-// hairpin translation off (the invalid Addr).
-func (c *Config) serviceLoopback() (netip.Addr, error) {
-	if c.IPv4ServiceLoopbackAddress == "" {
-		return netip.Addr{}, nil
+// serviceLoopback parses --ipv4-service-loopback-address and
+// --ipv6-service-loopback-address; empty turns the family's hairpin
+// translation off (the invalid Addr).
+func (c *Config) serviceLoopback() (v4, v6 netip.Addr, err error) {
+	parse := func(flag, s string, check func(netip.Addr) error) (netip.Addr, error) {
+		if s == "" {
+			return netip.Addr{}, nil
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("--%s %q is not an IP address", flag, s)
+		}
+		return a, check(a)
 	}
-	a, err := netip.ParseAddr(c.IPv4ServiceLoopbackAddress)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("--ipv4-service-loopback-address %q is not an IPv4 address", c.IPv4ServiceLoopbackAddress)
+	if v4, err = parse("ipv4-service-loopback-address", c.IPv4ServiceLoopbackAddress, loader.CheckServiceLoopback); err != nil {
+		return v4, v6, err
 	}
-	return a, loader.CheckServiceLoopback(a)
+	v6, err = parse("ipv6-service-loopback-address", c.IPv6ServiceLoopbackAddress, loader.CheckServiceLoopback6)
+	return v4, v6, err
 }
 
 type loaderParams struct {
@@ -170,12 +184,12 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
-	loopback, err := p.Config.serviceLoopback()
+	loopback, loopback6, err := p.Config.serviceLoopback()
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}
 	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]),
-		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback))
+		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback), loader.WithServiceLoopback6(loopback6))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

@@ -82,6 +82,12 @@ func TestConfigValidate(t *testing.T) {
 		{"multicast loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "224.0.0.1"}, false},
 		{"127/8 loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv4ServiceLoopbackAddress: "127.0.0.1"}, false},
 		{"policy map too large", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1<<20 + 1, BPFLBMapMax: 1}, false},
+		{"other IPv6 loopback address", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "fd00:42::1"}, true},
+		{"IPv6 loopback address link-local", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "fe80::42"}, false},
+		{"IPv6 loopback address IPv4", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "169.254.42.1"}, false},
+		{"IPv6 loopback address v4-mapped", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::ffff:169.254.42.1"}, false},
+		{"IPv6 loopback address ::1", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::1"}, false},
+		{"IPv6 loopback address not one", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "100::42::1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
