@@ -33,6 +33,9 @@ type nodePortAddrs struct {
 	cidrs   []netip.Prefix
 	netns   string
 
+	// readMu makes each read whole (list, choose, tell): the start's
+	// and the follower's reads never apply an older list last.
+	readMu  sync.Mutex
 	mu      sync.Mutex
 	devs    []netip.Addr // the devices' chosen addresses, sorted
 	lastErr error        // of the last read, for the status line
@@ -199,6 +202,8 @@ func (n *nodePortAddrs) openNS() (netns.NsHandle, error) {
 // read lists the devices' addresses, chooses, and tells the subscribers
 // when the choice changed.
 func (n *nodePortAddrs) read() error {
+	n.readMu.Lock()
+	defer n.readMu.Unlock()
 	devs, err := n.list()
 	n.mu.Lock()
 	n.lastErr = err
