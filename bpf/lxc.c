@@ -28,6 +28,7 @@
 #include "lib/encap.h" /* tunnel routing */
 #include "lib/trace.h" /* hubble: trace events of forwarded packets */
 #include "lib/lb.h"    /* services */
+#include "lib/reject.h" /* services without backends refuse */
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -188,7 +189,8 @@ static __always_inline int hairpin_send(struct __sk_buff *ctx)
 }
 
 /* hairpin_request handles a packet from_container translated to the
- * endpoint itself (f: loopback address -> the endpoint). No policy
+ * endpoint itself (f: the endpoint -> itself), whose source it rewrites
+ * to the loopback address of its family. No policy
  * applies, as in Cilium: an endpoint reaching itself through a service
  * needs no rule. The flow is tracked as the endpoint's ingress flow (its
  * answers are replies of it), flagged CT_FLAG_LOOPBACK and carrying the
@@ -196,8 +198,14 @@ static __always_inline int hairpin_send(struct __sk_buff *ctx)
 static __attribute__((noinline)) int hairpin_request(struct __sk_buff *ctx, struct flow *f,
 						     __u64 now)
 {
-	struct ct_value *v = ct_get_live(f, DIR_INGRESS, now);
+	struct ct_value *v;
 	int state = CT_ESTABLISHED;
+
+	/* From the service loopback address (lib/lb.h). */
+	if (!lb_hairpin_source(f->family, f->saddr) ||
+	    lb_hairpin_snat(ctx, f->l4_off, f->family, f->proto, f->frag) < 0)
+		return drop(f, DROP_CSUM, DIR_EGRESS, endpoint_identity, endpoint_identity);
+	v = ct_get_live(f, DIR_INGRESS, now);
 
 	if (v && (v->flags & CT_FLAG_LOOPBACK) && v->rev_nat_index == f->lb_rev_nat) {
 		ct_refresh(v, f, now);
@@ -247,6 +255,16 @@ static __attribute__((noinline)) int hairpin_reply(struct __sk_buff *ctx, struct
 	return hairpin_send(ctx);
 }
 
+/* reject_service answers a packet to a service without backends with the
+ * ICMP error of lib/reject.h, sent back into the endpoint with the
+ * loopback mark (to_container lets it in as a hairpinned packet); the
+ * packet counts, and is reported, as dropped for that reason. */
+static __always_inline int reject_service(struct __sk_buff *ctx, const struct flow *f, __u8 dir)
+{
+	drop(f, DROP_NO_SERVICE, dir, endpoint_identity, 0);
+	return lb_reject_back(ctx, f, MARK_MAGIC_LOOPBACK);
+}
+
 /* handle decides the packet in ctx, parsed into *f (zeroed by the caller;
  * from_container reads it afterwards). */
 static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *f)
@@ -286,6 +304,8 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 	if (dir == DIR_EGRESS && lb_needs_lookup(state, v)) {
 		int reason = lb_egress(ctx, f, endpoint_id, now);
 
+		if (unlikely(reason == DROP_NO_SERVICE && service_no_backend_reject))
+			return reject_service(ctx, f, dir);
 		if (unlikely(reason))
 			return drop(f, reason, dir, endpoint_identity, 0);
 		if (unlikely(f->lb_loopback))

@@ -289,37 +289,38 @@ type LxcSnatValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	LxcMapConfig              = "config"
-	LxcMapCt4                 = "ct4"
-	LxcMapCt6                 = "ct6"
-	LxcMapEndpoints           = "endpoints"
-	LxcMapEvents              = "events"
-	LxcMapFrags               = "frags"
-	LxcMapIpcache             = "ipcache"
-	LxcMapLb4Backends         = "lb4_backends"
-	LxcMapLb4ReverseNat       = "lb4_reverse_nat"
-	LxcMapLb4Services         = "lb4_services"
-	LxcMapLb4SourceRange      = "lb4_source_range"
-	LxcMapLb6Backends         = "lb6_backends"
-	LxcMapLb6ReverseNat       = "lb6_reverse_nat"
-	LxcMapLb6Services         = "lb6_services"
-	LxcMapLb6SourceRange      = "lb6_source_range"
-	LxcMapLbAffinity          = "lb_affinity"
-	LxcMapLbAffinityMatch     = "lb_affinity_match"
-	LxcMapLbReverseSk         = "lb_reverse_sk"
-	LxcMapLbSnat              = "lb_snat"
-	LxcMapMetrics             = "metrics"
-	LxcMapPolicy              = "policy"
-	LxcProgFromContainer      = "from_container"
-	LxcProgToContainer        = "to_container"
-	LxcVarEndpointId          = "endpoint_id"
-	LxcVarEndpointIdentity    = "endpoint_identity"
-	LxcVarEnforceEgress       = "enforce_egress"
-	LxcVarEnforceIngress      = "enforce_ingress"
-	LxcVarEventBtfAnchor      = "event_btf_anchor"
-	LxcVarServiceLoopbackIpv4 = "service_loopback_ipv4"
-	LxcVarServiceLoopbackIpv6 = "service_loopback_ipv6"
-	LxcVarTunnelIfindex       = "tunnel_ifindex"
+	LxcMapConfig                 = "config"
+	LxcMapCt4                    = "ct4"
+	LxcMapCt6                    = "ct6"
+	LxcMapEndpoints              = "endpoints"
+	LxcMapEvents                 = "events"
+	LxcMapFrags                  = "frags"
+	LxcMapIpcache                = "ipcache"
+	LxcMapLb4Backends            = "lb4_backends"
+	LxcMapLb4ReverseNat          = "lb4_reverse_nat"
+	LxcMapLb4Services            = "lb4_services"
+	LxcMapLb4SourceRange         = "lb4_source_range"
+	LxcMapLb6Backends            = "lb6_backends"
+	LxcMapLb6ReverseNat          = "lb6_reverse_nat"
+	LxcMapLb6Services            = "lb6_services"
+	LxcMapLb6SourceRange         = "lb6_source_range"
+	LxcMapLbAffinity             = "lb_affinity"
+	LxcMapLbAffinityMatch        = "lb_affinity_match"
+	LxcMapLbReverseSk            = "lb_reverse_sk"
+	LxcMapLbSnat                 = "lb_snat"
+	LxcMapMetrics                = "metrics"
+	LxcMapPolicy                 = "policy"
+	LxcProgFromContainer         = "from_container"
+	LxcProgToContainer           = "to_container"
+	LxcVarEndpointId             = "endpoint_id"
+	LxcVarEndpointIdentity       = "endpoint_identity"
+	LxcVarEnforceEgress          = "enforce_egress"
+	LxcVarEnforceIngress         = "enforce_ingress"
+	LxcVarEventBtfAnchor         = "event_btf_anchor"
+	LxcVarServiceLoopbackIpv4    = "service_loopback_ipv4"
+	LxcVarServiceLoopbackIpv6    = "service_loopback_ipv6"
+	LxcVarServiceNoBackendReject = "service_no_backend_reject"
+	LxcVarTunnelIfindex          = "tunnel_ifindex"
 )
 
 // LoadLxc returns the embedded CollectionSpec for Lxc.
@@ -399,14 +400,15 @@ type LxcMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LxcVariableSpecs struct {
-	EndpointId          *ebpf.VariableSpec `ebpf:"endpoint_id"`
-	EndpointIdentity    *ebpf.VariableSpec `ebpf:"endpoint_identity"`
-	EnforceEgress       *ebpf.VariableSpec `ebpf:"enforce_egress"`
-	EnforceIngress      *ebpf.VariableSpec `ebpf:"enforce_ingress"`
-	EventBtfAnchor      *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
-	ServiceLoopbackIpv4 *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
-	ServiceLoopbackIpv6 *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
-	TunnelIfindex       *ebpf.VariableSpec `ebpf:"tunnel_ifindex"`
+	EndpointId             *ebpf.VariableSpec `ebpf:"endpoint_id"`
+	EndpointIdentity       *ebpf.VariableSpec `ebpf:"endpoint_identity"`
+	EnforceEgress          *ebpf.VariableSpec `ebpf:"enforce_egress"`
+	EnforceIngress         *ebpf.VariableSpec `ebpf:"enforce_ingress"`
+	EventBtfAnchor         *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
+	ServiceLoopbackIpv4    *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6    *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
+	ServiceNoBackendReject *ebpf.VariableSpec `ebpf:"service_no_backend_reject"`
+	TunnelIfindex          *ebpf.VariableSpec `ebpf:"tunnel_ifindex"`
 }
 
 // LxcObjects contains all objects after they have been loaded into the kernel.
@@ -482,14 +484,15 @@ func (m *LxcMaps) Close() error {
 //
 // It can be passed to LoadLxcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LxcVariables struct {
-	EndpointId          *ebpf.Variable `ebpf:"endpoint_id"`
-	EndpointIdentity    *ebpf.Variable `ebpf:"endpoint_identity"`
-	EnforceEgress       *ebpf.Variable `ebpf:"enforce_egress"`
-	EnforceIngress      *ebpf.Variable `ebpf:"enforce_ingress"`
-	EventBtfAnchor      *ebpf.Variable `ebpf:"event_btf_anchor"`
-	ServiceLoopbackIpv4 *ebpf.Variable `ebpf:"service_loopback_ipv4"`
-	ServiceLoopbackIpv6 *ebpf.Variable `ebpf:"service_loopback_ipv6"`
-	TunnelIfindex       *ebpf.Variable `ebpf:"tunnel_ifindex"`
+	EndpointId             *ebpf.Variable `ebpf:"endpoint_id"`
+	EndpointIdentity       *ebpf.Variable `ebpf:"endpoint_identity"`
+	EnforceEgress          *ebpf.Variable `ebpf:"enforce_egress"`
+	EnforceIngress         *ebpf.Variable `ebpf:"enforce_ingress"`
+	EventBtfAnchor         *ebpf.Variable `ebpf:"event_btf_anchor"`
+	ServiceLoopbackIpv4    *ebpf.Variable `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6    *ebpf.Variable `ebpf:"service_loopback_ipv6"`
+	ServiceNoBackendReject *ebpf.Variable `ebpf:"service_no_backend_reject"`
+	TunnelIfindex          *ebpf.Variable `ebpf:"tunnel_ifindex"`
 }
 
 // LxcPrograms contains all programs after they have been loaded into the kernel.

@@ -31,6 +31,7 @@
 #include "lib/parse.h"
 #include "lib/conntrack.h"
 #include "lib/lb.h"
+#include "lib/reject.h"
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -176,6 +177,7 @@ int from_netdev(struct __sk_buff *ctx)
 	struct revs rev = {};
 	__u32 fe[4];
 	__u64 now;
+	int reason;
 
 	if (parse_packet(ctx, &f) != PARSE_OK || f.frag == FRAG_LATER)
 		return CTX_ACT_OK;
@@ -192,7 +194,10 @@ int from_netdev(struct __sk_buff *ctx)
 		return CTX_ACT_DROP;
 	__builtin_memcpy(fe, f.daddr, 16);
 	now = ktime_get_coarse_ns();
-	if (lb_translate(ctx, &f, svc, 0, now))
+	reason = lb_translate(ctx, &f, svc, 0, now);
+	if (reason == DROP_NO_SERVICE && service_no_backend_reject)
+		return lb_reject_back(ctx, &f, 0); /* back out to the client */
+	if (reason)
 		return CTX_ACT_DROP;
 	if (backend_is_remote(&f))
 		return snat_forward(ctx, &f, fe, f.lb_rev_nat) ? CTX_ACT_DROP : redirect_fib(ctx, &f);

@@ -267,31 +267,32 @@ type NetdevSnatValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	NetdevMapConfig              = "config"
-	NetdevMapCt4                 = "ct4"
-	NetdevMapCt6                 = "ct6"
-	NetdevMapEndpoints           = "endpoints"
-	NetdevMapEvents              = "events"
-	NetdevMapFrags               = "frags"
-	NetdevMapIpcache             = "ipcache"
-	NetdevMapLb4Backends         = "lb4_backends"
-	NetdevMapLb4ReverseNat       = "lb4_reverse_nat"
-	NetdevMapLb4Services         = "lb4_services"
-	NetdevMapLb4SourceRange      = "lb4_source_range"
-	NetdevMapLb6Backends         = "lb6_backends"
-	NetdevMapLb6ReverseNat       = "lb6_reverse_nat"
-	NetdevMapLb6Services         = "lb6_services"
-	NetdevMapLb6SourceRange      = "lb6_source_range"
-	NetdevMapLbAffinity          = "lb_affinity"
-	NetdevMapLbAffinityMatch     = "lb_affinity_match"
-	NetdevMapLbReverseSk         = "lb_reverse_sk"
-	NetdevMapLbSnat              = "lb_snat"
-	NetdevMapMetrics             = "metrics"
-	NetdevMapPolicy              = "policy"
-	NetdevProgFromNetdev         = "from_netdev"
-	NetdevProgToNetdev           = "to_netdev"
-	NetdevVarServiceLoopbackIpv4 = "service_loopback_ipv4"
-	NetdevVarServiceLoopbackIpv6 = "service_loopback_ipv6"
+	NetdevMapConfig                 = "config"
+	NetdevMapCt4                    = "ct4"
+	NetdevMapCt6                    = "ct6"
+	NetdevMapEndpoints              = "endpoints"
+	NetdevMapEvents                 = "events"
+	NetdevMapFrags                  = "frags"
+	NetdevMapIpcache                = "ipcache"
+	NetdevMapLb4Backends            = "lb4_backends"
+	NetdevMapLb4ReverseNat          = "lb4_reverse_nat"
+	NetdevMapLb4Services            = "lb4_services"
+	NetdevMapLb4SourceRange         = "lb4_source_range"
+	NetdevMapLb6Backends            = "lb6_backends"
+	NetdevMapLb6ReverseNat          = "lb6_reverse_nat"
+	NetdevMapLb6Services            = "lb6_services"
+	NetdevMapLb6SourceRange         = "lb6_source_range"
+	NetdevMapLbAffinity             = "lb_affinity"
+	NetdevMapLbAffinityMatch        = "lb_affinity_match"
+	NetdevMapLbReverseSk            = "lb_reverse_sk"
+	NetdevMapLbSnat                 = "lb_snat"
+	NetdevMapMetrics                = "metrics"
+	NetdevMapPolicy                 = "policy"
+	NetdevProgFromNetdev            = "from_netdev"
+	NetdevProgToNetdev              = "to_netdev"
+	NetdevVarServiceLoopbackIpv4    = "service_loopback_ipv4"
+	NetdevVarServiceLoopbackIpv6    = "service_loopback_ipv6"
+	NetdevVarServiceNoBackendReject = "service_no_backend_reject"
 )
 
 // LoadNetdev returns the embedded CollectionSpec for Netdev.
@@ -371,8 +372,9 @@ type NetdevMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetdevVariableSpecs struct {
-	ServiceLoopbackIpv4 *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
-	ServiceLoopbackIpv6 *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
+	ServiceLoopbackIpv4    *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6    *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
+	ServiceNoBackendReject *ebpf.VariableSpec `ebpf:"service_no_backend_reject"`
 }
 
 // NetdevObjects contains all objects after they have been loaded into the kernel.
@@ -448,8 +450,9 @@ func (m *NetdevMaps) Close() error {
 //
 // It can be passed to LoadNetdevObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetdevVariables struct {
-	ServiceLoopbackIpv4 *ebpf.Variable `ebpf:"service_loopback_ipv4"`
-	ServiceLoopbackIpv6 *ebpf.Variable `ebpf:"service_loopback_ipv6"`
+	ServiceLoopbackIpv4    *ebpf.Variable `ebpf:"service_loopback_ipv4"`
+	ServiceLoopbackIpv6    *ebpf.Variable `ebpf:"service_loopback_ipv6"`
+	ServiceNoBackendReject *ebpf.Variable `ebpf:"service_no_backend_reject"`
 }
 
 // NetdevPrograms contains all programs after they have been loaded into the kernel.

@@ -15,7 +15,8 @@
  * The translation happens once per connect (per datagram for sendmsg), not
  * per packet: no NAT, no conntrack. Backend selection is random among the
  * active backends (slots 1..count of lib/lbmaps.h); a frontend without an
- * active backend refuses the connect/sendmsg (EPERM). Session affinity
+ * active backend refuses the connect/sendmsg: ECONNREFUSED, as kube-proxy's
+ * REJECT gives (service_no_backend_reject), else EPERM. Session affinity
  * ClientIP keys the client by its network namespace (its cookie), as
  * Cilium's socket LB does: the source address is not known at connect. */
 
@@ -28,6 +29,14 @@ static __u64 (*get_socket_cookie)(void *ctx) = (void *)BPF_FUNC_get_socket_cooki
 static __u32 (*sock_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
 static __u64 (*get_netns_cookie)(void *ctx) = (void *)BPF_FUNC_get_netns_cookie;
 static __u64 (*sock_ktime_coarse)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
+static long (*set_retval)(int retval) = (void *)BPF_FUNC_set_retval;
+
+/* service_no_backend_reject is set by the loader (--service-no-backend-
+ * response=reject, the default): a refused connect or sendmsg fails with
+ * ECONNREFUSED, as a REJECTed one would; 0: EPERM, the hook's own. */
+volatile const __u8 service_no_backend_reject = 0;
+
+#define SOCK_ECONNREFUSED 111
 
 #define SOCK_NSEC_PER_SEC 1000000000ULL
 #define SOCK_AFFINITY_FAMILY 0 /* lb_affinity keys of the socket LB: client is a netns cookie */
@@ -264,6 +273,8 @@ static __always_inline int forward4(struct bpf_sock_addr *ctx)
 		return SYS_PROCEED;
 	a = sock_read4(ctx, proto);
 	ret = sock_translate(ctx, &a);
+	if (ret == SYS_REJECT && service_no_backend_reject)
+		set_retval(-SOCK_ECONNREFUSED);
 
 	if (ret == SYS_PROCEED)
 		sock_write4(ctx, &a);
@@ -280,6 +291,8 @@ static __always_inline int forward6(struct bpf_sock_addr *ctx)
 		return SYS_PROCEED;
 	a = sock_read6(ctx, proto);
 	ret = sock_translate(ctx, &a);
+	if (ret == SYS_REJECT && service_no_backend_reject)
+		set_retval(-SOCK_ECONNREFUSED);
 
 	if (ret == SYS_PROCEED)
 		sock_write6(ctx, &a);

@@ -155,27 +155,28 @@ type SockSnatValue struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SockMapLb4Backends       = "lb4_backends"
-	SockMapLb4ReverseNat     = "lb4_reverse_nat"
-	SockMapLb4Services       = "lb4_services"
-	SockMapLb4SourceRange    = "lb4_source_range"
-	SockMapLb6Backends       = "lb6_backends"
-	SockMapLb6ReverseNat     = "lb6_reverse_nat"
-	SockMapLb6Services       = "lb6_services"
-	SockMapLb6SourceRange    = "lb6_source_range"
-	SockMapLbAffinity        = "lb_affinity"
-	SockMapLbAffinityMatch   = "lb_affinity_match"
-	SockMapLbReverseSk       = "lb_reverse_sk"
-	SockMapLbSnat            = "lb_snat"
-	SockProgSockConnect4     = "sock_connect4"
-	SockProgSockConnect6     = "sock_connect6"
-	SockProgSockGetpeername4 = "sock_getpeername4"
-	SockProgSockGetpeername6 = "sock_getpeername6"
-	SockProgSockRecvmsg4     = "sock_recvmsg4"
-	SockProgSockRecvmsg6     = "sock_recvmsg6"
-	SockProgSockSendmsg4     = "sock_sendmsg4"
-	SockProgSockSendmsg6     = "sock_sendmsg6"
-	SockVarHostNetnsCookie   = "host_netns_cookie"
+	SockMapLb4Backends            = "lb4_backends"
+	SockMapLb4ReverseNat          = "lb4_reverse_nat"
+	SockMapLb4Services            = "lb4_services"
+	SockMapLb4SourceRange         = "lb4_source_range"
+	SockMapLb6Backends            = "lb6_backends"
+	SockMapLb6ReverseNat          = "lb6_reverse_nat"
+	SockMapLb6Services            = "lb6_services"
+	SockMapLb6SourceRange         = "lb6_source_range"
+	SockMapLbAffinity             = "lb_affinity"
+	SockMapLbAffinityMatch        = "lb_affinity_match"
+	SockMapLbReverseSk            = "lb_reverse_sk"
+	SockMapLbSnat                 = "lb_snat"
+	SockProgSockConnect4          = "sock_connect4"
+	SockProgSockConnect6          = "sock_connect6"
+	SockProgSockGetpeername4      = "sock_getpeername4"
+	SockProgSockGetpeername6      = "sock_getpeername6"
+	SockProgSockRecvmsg4          = "sock_recvmsg4"
+	SockProgSockRecvmsg6          = "sock_recvmsg6"
+	SockProgSockSendmsg4          = "sock_sendmsg4"
+	SockProgSockSendmsg6          = "sock_sendmsg6"
+	SockVarHostNetnsCookie        = "host_netns_cookie"
+	SockVarServiceNoBackendReject = "service_no_backend_reject"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -252,7 +253,8 @@ type SockMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockVariableSpecs struct {
-	HostNetnsCookie *ebpf.VariableSpec `ebpf:"host_netns_cookie"`
+	HostNetnsCookie        *ebpf.VariableSpec `ebpf:"host_netns_cookie"`
+	ServiceNoBackendReject *ebpf.VariableSpec `ebpf:"service_no_backend_reject"`
 }
 
 // SockObjects contains all objects after they have been loaded into the kernel.
@@ -310,7 +312,8 @@ func (m *SockMaps) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockVariables struct {
-	HostNetnsCookie *ebpf.Variable `ebpf:"host_netns_cookie"`
+	HostNetnsCookie        *ebpf.Variable `ebpf:"host_netns_cookie"`
+	ServiceNoBackendReject *ebpf.Variable `ebpf:"service_no_backend_reject"`
 }
 
 // SockPrograms contains all programs after they have been loaded into the kernel.

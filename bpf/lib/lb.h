@@ -81,6 +81,15 @@ static __always_inline int lb_hairpin_source(__u8 fam, __u32 *loop)
 	return (loop[0] | loop[1] | loop[2] | loop[3]) != 0;
 }
 
+/* lb_hairpin_on reports whether family fam has hairpin translation. */
+static __always_inline int lb_hairpin_on(__u8 fam)
+{
+	if (fam == 4)
+		return service_loopback_ipv4 != 0;
+	return (service_loopback_ipv6[0] | service_loopback_ipv6[1] | service_loopback_ipv6[2] |
+		service_loopback_ipv6[3]) != 0;
+}
+
 /* lb_addr_eq reports whether two addresses of a flow (IPv4 in the first
  * word, the others zero) are the same. */
 static __always_inline int lb_addr_eq(const __u32 *a, const __u32 *b)
@@ -191,6 +200,29 @@ static __always_inline int lb_rewrite(struct __sk_buff *ctx, const struct flow *
 		return -1;
 	}
 	return skb_store_bytes(ctx, f->l4_off + (dst ? 2 : 0), &port, sizeof(port), 0) < 0 ? -1 : 0;
+}
+
+/* lb_hairpin_snat rewrites the source of a hairpinned packet (family,
+ * protocol, fragment state and L4 offset of its flow; its source the
+ * endpoint itself, read from the packet) to the service loopback address
+ * of its family, its port kept. A global function, verified once:
+ * inlined, the rewrite's paths of both families multiplied
+ * from_container's verified states. Returns 0 or -1. */
+__attribute__((noinline)) int lb_hairpin_snat(struct __sk_buff *ctx, __u32 l4_off, __u32 family,
+					      __u32 proto, __u32 frag)
+{
+	struct flow f = { .family = family, .proto = proto, .frag = frag, .l4_off = l4_off };
+	__u32 loop[4] = {};
+
+	if (!lb_hairpin_source(f.family, loop))
+		return -1;
+	if (family == 4) {
+		if (skb_load_bytes(ctx, LB_IP4_SADDR_OFF, f.saddr, 4) < 0)
+			return -1;
+	} else if (skb_load_bytes(ctx, LB_IP6_SADDR_OFF, f.saddr, 16) < 0) {
+		return -1;
+	}
+	return lb_rewrite(ctx, &f, 0, loop, f.sport); /* the port kept: f's 0 for both */
 }
 
 /* lb_backend_get reads backend id of family fam. */
@@ -399,17 +431,10 @@ static __attribute__((noinline)) int lb_translate(struct __sk_buff *ctx, struct 
 		return DROP_CSUM;
 	__builtin_memcpy(f->daddr, b.address, 16);
 	f->dport = b.port;
-	if (lb_addr_eq(b.address, f->saddr)) {
-		__u32 loop[4] = {};
-
-		/* Hairpin: the client is its own backend. */
-		if (!lb_hairpin_source(f->family, loop))
-			return 0;
-		if (lb_rewrite(ctx, f, 0, loop, f->sport) < 0)
-			return DROP_CSUM;
-		__builtin_memcpy(f->saddr, loop, 16);
+	/* Hairpin: an endpoint is its own backend. lxc.c's hairpin_request
+	 * rewrites the source (lb_hairpin_snat). */
+	if (ep_id && lb_addr_eq(b.address, f->saddr) && lb_hairpin_on(f->family))
 		f->lb_loopback = 1;
-	}
 	return 0;
 }
 

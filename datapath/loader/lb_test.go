@@ -177,13 +177,14 @@ func serviceTranslation(t *testing.T, c lbCase) {
 		t.Errorf("flow of a deleted backend went to %v (verdict %d); want it balanced again to %v", dst, ret, c.backB)
 	}
 
-	// No backend: the service drops with Cilium's reason.
+	// No backend: the service refuses the flow (TestServiceNoBackendReject),
+	// reported as dropped for Cilium's reason.
 	if err := lb.UpsertService(c.service()); err != nil {
 		t.Fatal(err)
 	}
 	h.drain(t)
-	if ret, _ := runOut(t, progs.FromContainer, withChecksums(c.packet(42000, 0).MustFrame())); ret != actShot {
-		t.Errorf("flow to a service without backends: verdict %d, want drop", ret)
+	if ret, _ := runOut(t, progs.FromContainer, withChecksums(c.packet(42000, 0).MustFrame())); ret != actRedirect {
+		t.Errorf("flow to a service without backends: verdict %d, want its refusal sent back (%d)", ret, actRedirect)
 	}
 	evs := h.drain(t)
 	if len(evs) == 0 || evs[len(evs)-1].Type != eventsmap.TypeDrop || evs[len(evs)-1].Reason != eventsmap.ReasonNoService {

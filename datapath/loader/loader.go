@@ -55,6 +55,9 @@ type Loader struct {
 	// loopback and loopback6 are the sources of hairpinned flows
 	// (WithServiceLoopback, WithServiceLoopback6).
 	loopback, loopback6 netip.Addr
+	// noBackendDrop: packets to a service without backends are dropped,
+	// not refused (WithServiceNoBackendResponse).
+	noBackendDrop bool
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -217,13 +220,14 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 		return nil, err
 	}
 	consts := map[string]any{
-		bpf.LxcVarEndpointId:          uint32(ep.ID),
-		bpf.LxcVarEndpointIdentity:    uint32(ep.Identity),
-		bpf.LxcVarEnforceIngress:      enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
-		bpf.LxcVarEnforceEgress:       enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
-		bpf.LxcVarTunnelIfindex:       uint32(l.TunnelIfIndex()),
-		bpf.LxcVarServiceLoopbackIpv4: loopbackWord(l.loopback),
-		bpf.LxcVarServiceLoopbackIpv6: loopbackWords(l.loopback6),
+		bpf.LxcVarEndpointId:             uint32(ep.ID),
+		bpf.LxcVarEndpointIdentity:       uint32(ep.Identity),
+		bpf.LxcVarEnforceIngress:         enforceByte(ep.IngressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarEnforceEgress:          enforceByte(ep.EgressEnforcement, ep.PolicyAudit),
+		bpf.LxcVarTunnelIfindex:          uint32(l.TunnelIfIndex()),
+		bpf.LxcVarServiceLoopbackIpv4:    loopbackWord(l.loopback),
+		bpf.LxcVarServiceLoopbackIpv6:    loopbackWords(l.loopback6),
+		bpf.LxcVarServiceNoBackendReject: l.noBackendReject(),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -267,6 +271,14 @@ func loopbackWord(a netip.Addr) uint32 {
 	}
 	b := a.As4()
 	return binary.NativeEndian.Uint32(b[:])
+}
+
+// noBackendReject is the programs' service_no_backend_reject.
+func (l *Loader) noBackendReject() uint8 {
+	if l.noBackendDrop {
+		return 0
+	}
+	return 1
 }
 
 // loopbackWords is a as the programs' service_loopback_ipv6 holds it;

@@ -27,6 +27,9 @@ func (l *Loader) AttachNodePort(name string, ifindex int) error {
 	if err != nil {
 		return fmt.Errorf("attach NodePort programs to %s: %w", name, err)
 	}
+	if err := spec.Variables[bpf.NetdevVarServiceNoBackendReject].Set(l.noBackendReject()); err != nil {
+		return fmt.Errorf("attach NodePort programs to %s: %w", name, err)
+	}
 	repl, open := l.sharedReplacements(spec)
 	if !open {
 		return errors.New("attach NodePort programs: loader not open")

@@ -50,6 +50,9 @@ func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
 	if err := spec.Variables["host_netns_cookie"].Set(hostNetnsCookie); err != nil {
 		return fmt.Errorf("attach socket load balancer: host_netns_cookie: %w", err)
 	}
+	if err := spec.Variables[bpf.SockVarServiceNoBackendReject].Set(l.noBackendReject()); err != nil {
+		return fmt.Errorf("attach socket load balancer: %w", err)
+	}
 	coll, err := l.newSharedCollection(spec, "load socket load balancer")
 	if err != nil {
 		return err

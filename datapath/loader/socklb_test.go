@@ -365,6 +365,19 @@ func TestSocketLB(t *testing.T) {
 		if got, err := runClient(t, "", "tcp 10.96.0.10:80"); err == nil {
 			t.Errorf("a client outside the cgroup reached %q through the ClusterIP", got)
 		}
+		// A service without backends refuses the connect and the
+		// datagram, as kube-proxy's REJECT (--service-no-backend-response).
+		if err := lb.UpsertService(datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.13"), Port: 80, Proto: datapath.ProtoTCP}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := lb.UpsertService(datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.13"), Port: 53, Proto: datapath.ProtoUDP}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range []string{"tcp 10.96.0.13:80", "udp 10.96.0.13:53"} {
+			if got, err := runClient(t, cg, spec); err == nil || !strings.Contains(err.Error(), "connection refused") {
+				t.Errorf("client %q of a service without backends: %q, %v; want connection refused", spec, got, err)
+			}
+		}
 
 		// --bpf-lb-sock-hostns-only: a pod's socket in the cgroup is not
 		// translated (its endpoint programs would balance it), the

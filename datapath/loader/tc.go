@@ -58,6 +58,16 @@ var DefaultServiceLoopback6 = netip.MustParseAddr("100::42:1")
 // translation off.
 func WithServiceLoopback6(a netip.Addr) Option { return func(l *Loader) { l.loopback6 = a } }
 
+// WithServiceNoBackendResponse sets what a packet to a service without
+// backends gets (Cilium's --service-no-backend-response): reject (the
+// default) answers it with an ICMP port unreachable from the frontend,
+// and the socket-level balancer refuses the connect or sendmsg with
+// ECONNREFUSED, as kube-proxy's REJECT; drop drops it (EPERM at the
+// socket).
+func WithServiceNoBackendResponse(reject bool) Option {
+	return func(l *Loader) { l.noBackendDrop = !reject }
+}
+
 // tcFilter is the bpf filter of hook (HookIngress or HookEgress) on
 // ifindex, running prog (nil to name the filter for deletion).
 func tcFilter(ifindex int, hook string, prog *ebpf.Program) *netlink.BpfFilter {

@@ -83,6 +83,10 @@ type Config struct {
 	// IPv6ServiceLoopbackAddress is IPv6's (apiary's flag in Cilium's
 	// spelling: Cilium has no IPv6 hairpin translation).
 	IPv6ServiceLoopbackAddress string
+	// ServiceNoBackendResponse is what a packet to a service without
+	// backends gets (Cilium's flag): "reject" (an ICMP port unreachable,
+	// ECONNREFUSED at the socket, as kube-proxy; also "") or "drop".
+	ServiceNoBackendResponse string
 }
 
 var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx": loader.AttachTCX, "tc": loader.AttachTC}
@@ -91,7 +95,7 @@ var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx":
 // the map's own default (Cilium's).
 var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
 	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String(),
-	IPv6ServiceLoopbackAddress: loader.DefaultServiceLoopback6.String()}
+	IPv6ServiceLoopbackAddress: loader.DefaultServiceLoopback6.String(), ServiceNoBackendResponse: "reject"}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
 // take more, but a policy map of millions of keys is a mistake).
@@ -102,8 +106,8 @@ const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
 // --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
-// --nodeport-addresses, --ipv4-service-loopback-address and
-// --ipv6-service-loopback-address.
+// --nodeport-addresses, --ipv4-service-loopback-address,
+// --ipv6-service-loopback-address and --service-no-backend-response.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
 	fs.String("bpf-attach-mode", def.BPFAttachMode, "How endpoint programs attach: auto (tcx on Linux >= 6.6, else tc clsact), tcx or tc")
@@ -116,6 +120,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
 	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of --devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")
 	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
+	fs.String("service-no-backend-response", def.ServiceNoBackendResponse, "What a packet to a service without backends gets: reject (an ICMP port unreachable from the frontend, ECONNREFUSED at the socket, as kube-proxy's REJECT) or drop")
 	fs.String("ipv6-service-loopback-address", def.IPv6ServiceLoopbackAddress, "IPv6 source address of a pod's connections to itself through an IPv6 service (hairpin), routed (not link-local); empty: no IPv6 hairpin translation")
 }
 
@@ -146,6 +151,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.nodePortCIDRs(); err != nil {
 		return err
+	}
+	switch c.ServiceNoBackendResponse {
+	case "", "reject", "drop": // "": reject, for a Config made in Go
+	default:
+		return fmt.Errorf("--service-no-backend-response %q is not reject or drop", c.ServiceNoBackendResponse)
 	}
 	if c.BPFPolicyMapMax < 1 || c.BPFPolicyMapMax > maxPolicyMapMax {
 		return fmt.Errorf("--bpf-policy-map-max: %d is not between 1 and %d", c.BPFPolicyMapMax, maxPolicyMapMax)
@@ -189,7 +199,8 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 		return nil, &cell.ConfigError{Err: err}
 	}
 	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]),
-		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback), loader.WithServiceLoopback6(loopback6))
+		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback), loader.WithServiceLoopback6(loopback6),
+		loader.WithServiceNoBackendResponse(p.Config.ServiceNoBackendResponse != "drop"))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

@@ -87,6 +87,8 @@ func TestConfigValidate(t *testing.T) {
 		{"IPv6 loopback address IPv4", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "169.254.42.1"}, false},
 		{"IPv6 loopback address v4-mapped", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::ffff:169.254.42.1"}, false},
 		{"IPv6 loopback address ::1", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::1"}, false},
+		{"no-backend response drop", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, ServiceNoBackendResponse: "drop"}, true},
+		{"no-backend response unknown", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, ServiceNoBackendResponse: "ignore"}, false},
 		{"IPv6 loopback address not one", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "100::42::1"}, false},
 	}
 	for _, tt := range tests {
