@@ -247,13 +247,14 @@ static __always_inline void sock_write6(struct bpf_sock_addr *ctx, const struct 
 	ctx->user_port = (__u32)a->port;
 }
 
-/* sock_proto is the L4 protocol of the socket's services: TCP for TCP
- * and MPTCP sockets, UDP for UDP ones; 0 for any other (SCTP, UDP-Lite,
- * raw), which the hooks leave alone: an SCTP stream socket is not a TCP
- * one of the same port (SCTP services are balanced per packet only). */
-static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
+/* proto_of is the L4 protocol of the services of a socket of protocol p:
+ * TCP for TCP and MPTCP sockets, UDP for UDP ones; 0 for any other (SCTP,
+ * UDP-Lite, raw), which the hooks leave alone: an SCTP stream socket is
+ * not a TCP one of the same port (SCTP services are balanced per packet
+ * only). */
+static __always_inline __u8 proto_of(__u32 p)
 {
-	switch (ctx->protocol) {
+	switch (p) {
 	case IPPROTO_TCP:
 	case 262: /* IPPROTO_MPTCP */
 		return IPPROTO_TCP;
@@ -261,6 +262,11 @@ static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
 		return IPPROTO_UDP;
 	}
 	return 0;
+}
+
+static __always_inline __u8 sock_proto(struct bpf_sock_addr *ctx)
+{
+	return proto_of(ctx->protocol);
 }
 
 static __always_inline int forward4(struct bpf_sock_addr *ctx)
@@ -348,3 +354,76 @@ int sock_getpeername4(struct bpf_sock_addr *ctx) { return reverse4(ctx); }
 
 SEC("cgroup/getpeername6")
 int sock_getpeername6(struct bpf_sock_addr *ctx) { return reverse6(ctx); }
+
+/* node_netns_cookie is the cookie of the node's network namespace, set by
+ * the loader for the bind protection (AttachBindProtection). */
+volatile const __u64 node_netns_cookie = 0;
+
+#define SOCK_EADDRINUSE 98
+#define SOCK_BIND_PROTECTED (LB_SVC_FLAG_NODEPORT | LB_SVC_FLAG_EXTERNAL_IP | LB_SVC_FLAG_LOADBALANCER)
+
+/* sock_unspec_or_loopback reports whether a's address is the unspecified
+ * or a loopback one. */
+static __always_inline int sock_unspec_or_loopback(const struct sock_addr *a)
+{
+	if (a->family == 4)
+		return a->address[0] == 0 ||
+		       (a->address[0] & bpf_htonl(0xff000000)) == bpf_htonl(0x7f000000);
+	return (a->address[0] | a->address[1] | a->address[2]) == 0 &&
+	       (a->address[3] == 0 || a->address[3] == bpf_htonl(1));
+}
+
+/* bind_check refuses with EADDRINUSE, as Cilium's
+ * --node-port-bind-protection, a bind of a socket of the node's network
+ * namespace to the address and port of a NodePort, ExternalIPs or
+ * LoadBalancer frontend, whose traffic the datapath balances away from
+ * the socket; the unspecified and the loopback addresses take the
+ * NodePort's own (the unspecified address's frontend), IPv6's :: IPv4's
+ * too (a dual-stack socket). Sockets of other
+ * namespaces (pods) are not the node's ports. */
+static __always_inline int bind_check(struct bpf_sock *ctx, struct sock_addr *a)
+{
+	struct lb_service *svc;
+
+	if (!a->proto || !a->port || get_netns_cookie(ctx) != node_netns_cookie)
+		return SYS_PROCEED;
+	svc = sock_service(a, 0);
+	if (!svc) {
+		if (!sock_unspec_or_loopback(a))
+			return SYS_PROCEED;
+		__builtin_memset(a->address, 0, sizeof(a->address));
+		svc = sock_service(a, 0);
+	}
+	if (!(svc && (svc->flags & SOCK_BIND_PROTECTED)) && a->family == 6 &&
+	    (a->address[0] | a->address[1] | a->address[2] | a->address[3]) == 0) {
+		/* A dual-stack socket on :: takes IPv4 too. */
+		a->family = 4;
+		svc = sock_service(a, 0);
+	}
+	if (svc && (svc->flags & SOCK_BIND_PROTECTED)) {
+		set_retval(-SOCK_EADDRINUSE);
+		return SYS_REJECT;
+	}
+	return SYS_PROCEED;
+}
+
+SEC("cgroup/post_bind4")
+int sock_post_bind4(struct bpf_sock *ctx)
+{
+	struct sock_addr a = { .family = 4, .proto = proto_of(ctx->protocol), .port = bpf_htons(ctx->src_port) };
+
+	a.address[0] = ctx->src_ip4;
+	return bind_check(ctx, &a);
+}
+
+SEC("cgroup/post_bind6")
+int sock_post_bind6(struct bpf_sock *ctx)
+{
+	struct sock_addr a = { .family = 6, .proto = proto_of(ctx->protocol), .port = bpf_htons(ctx->src_port) };
+
+	a.address[0] = ctx->src_ip6[0];
+	a.address[1] = ctx->src_ip6[1];
+	a.address[2] = ctx->src_ip6[2];
+	a.address[3] = ctx->src_ip6[3];
+	return bind_check(ctx, &a);
+}

@@ -171,11 +171,14 @@ const (
 	SockProgSockConnect6          = "sock_connect6"
 	SockProgSockGetpeername4      = "sock_getpeername4"
 	SockProgSockGetpeername6      = "sock_getpeername6"
+	SockProgSockPostBind4         = "sock_post_bind4"
+	SockProgSockPostBind6         = "sock_post_bind6"
 	SockProgSockRecvmsg4          = "sock_recvmsg4"
 	SockProgSockRecvmsg6          = "sock_recvmsg6"
 	SockProgSockSendmsg4          = "sock_sendmsg4"
 	SockProgSockSendmsg6          = "sock_sendmsg6"
 	SockVarHostNetnsCookie        = "host_netns_cookie"
+	SockVarNodeNetnsCookie        = "node_netns_cookie"
 	SockVarServiceNoBackendReject = "service_no_backend_reject"
 )
 
@@ -225,6 +228,8 @@ type SockProgramSpecs struct {
 	SockConnect6     *ebpf.ProgramSpec `ebpf:"sock_connect6"`
 	SockGetpeername4 *ebpf.ProgramSpec `ebpf:"sock_getpeername4"`
 	SockGetpeername6 *ebpf.ProgramSpec `ebpf:"sock_getpeername6"`
+	SockPostBind4    *ebpf.ProgramSpec `ebpf:"sock_post_bind4"`
+	SockPostBind6    *ebpf.ProgramSpec `ebpf:"sock_post_bind6"`
 	SockRecvmsg4     *ebpf.ProgramSpec `ebpf:"sock_recvmsg4"`
 	SockRecvmsg6     *ebpf.ProgramSpec `ebpf:"sock_recvmsg6"`
 	SockSendmsg4     *ebpf.ProgramSpec `ebpf:"sock_sendmsg4"`
@@ -254,6 +259,7 @@ type SockMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockVariableSpecs struct {
 	HostNetnsCookie        *ebpf.VariableSpec `ebpf:"host_netns_cookie"`
+	NodeNetnsCookie        *ebpf.VariableSpec `ebpf:"node_netns_cookie"`
 	ServiceNoBackendReject *ebpf.VariableSpec `ebpf:"service_no_backend_reject"`
 }
 
@@ -313,6 +319,7 @@ func (m *SockMaps) Close() error {
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockVariables struct {
 	HostNetnsCookie        *ebpf.Variable `ebpf:"host_netns_cookie"`
+	NodeNetnsCookie        *ebpf.Variable `ebpf:"node_netns_cookie"`
 	ServiceNoBackendReject *ebpf.Variable `ebpf:"service_no_backend_reject"`
 }
 
@@ -324,6 +331,8 @@ type SockPrograms struct {
 	SockConnect6     *ebpf.Program `ebpf:"sock_connect6"`
 	SockGetpeername4 *ebpf.Program `ebpf:"sock_getpeername4"`
 	SockGetpeername6 *ebpf.Program `ebpf:"sock_getpeername6"`
+	SockPostBind4    *ebpf.Program `ebpf:"sock_post_bind4"`
+	SockPostBind6    *ebpf.Program `ebpf:"sock_post_bind6"`
 	SockRecvmsg4     *ebpf.Program `ebpf:"sock_recvmsg4"`
 	SockRecvmsg6     *ebpf.Program `ebpf:"sock_recvmsg6"`
 	SockSendmsg4     *ebpf.Program `ebpf:"sock_sendmsg4"`
@@ -336,6 +345,8 @@ func (p *SockPrograms) Close() error {
 		p.SockConnect6,
 		p.SockGetpeername4,
 		p.SockGetpeername6,
+		p.SockPostBind4,
+		p.SockPostBind6,
 		p.SockRecvmsg4,
 		p.SockRecvmsg6,
 		p.SockSendmsg4,

@@ -12,12 +12,14 @@ import (
 	"github.com/apiary-net/apiary/bpf"
 )
 
-// sockHooks are the socket-level balancer's programs (bpf/sock.c) and the
-// cgroup hooks they attach to.
-var sockHooks = []struct {
+// sockHook is a program of bpf/sock.c and the cgroup hook it attaches to.
+type sockHook struct {
 	prog   string
 	attach ebpf.AttachType
-}{
+}
+
+// sockHooks are the socket-level balancer's programs.
+var sockHooks = []sockHook{
 	{"sock_connect4", ebpf.AttachCGroupInet4Connect},
 	{"sock_connect6", ebpf.AttachCGroupInet6Connect},
 	{"sock_sendmsg4", ebpf.AttachCGroupUDP4Sendmsg},
@@ -26,6 +28,12 @@ var sockHooks = []struct {
 	{"sock_recvmsg6", ebpf.AttachCGroupUDP6Recvmsg},
 	{"sock_getpeername4", ebpf.AttachCgroupInet4GetPeername},
 	{"sock_getpeername6", ebpf.AttachCgroupInet6GetPeername},
+}
+
+// bindHooks are the bind protection's programs.
+var bindHooks = []sockHook{
+	{"sock_post_bind4", ebpf.AttachCGroupInet4PostBind},
+	{"sock_post_bind6", ebpf.AttachCGroupInet6PostBind},
 }
 
 // SockLinkDir is the directory the socket-level balancer's links are
@@ -53,17 +61,24 @@ func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
 	if err := spec.Variables[bpf.SockVarServiceNoBackendReject].Set(l.noBackendReject()); err != nil {
 		return fmt.Errorf("attach socket load balancer: %w", err)
 	}
-	coll, err := l.newSharedCollection(spec, "load socket load balancer")
+	return l.attachSockHooks(cgroupPath, "socket load balancer", spec, sockHooks)
+}
+
+// attachSockHooks loads spec (bpf/sock.c with its variables set) with the
+// shared maps and attaches hooks of it to the cgroup at cgroupPath (what
+// names them in errors).
+func (l *Loader) attachSockHooks(cgroupPath, what string, spec *ebpf.CollectionSpec, hooks []sockHook) error {
+	coll, err := l.newSharedCollection(spec, "load "+what)
 	if err != nil {
 		return err
 	}
 	defer coll.Close()
 	if err := os.MkdirAll(l.SockLinkDir(), 0o700); err != nil {
-		return fmt.Errorf("attach socket load balancer: %w", err)
+		return fmt.Errorf("attach %s: %w", what, err)
 	}
-	for _, h := range sockHooks {
+	for _, h := range hooks {
 		if err := l.attachSockHook(cgroupPath, h.prog, h.attach, coll.Programs[h.prog]); err != nil {
-			return fmt.Errorf("attach socket load balancer to %s: %w", cgroupPath, err)
+			return fmt.Errorf("attach %s to %s: %w", what, cgroupPath, err)
 		}
 	}
 	return nil
@@ -91,11 +106,43 @@ func (l *Loader) attachSockHook(cgroupPath, name string, at ebpf.AttachType, pro
 	return nil
 }
 
-// DetachSockLB detaches the socket-level balancer (removes its pinned
-// links); none attached is not an error.
+// AttachBindProtection attaches the node-port bind protection (Cilium's
+// --node-port-bind-protection) to the cgroup v2 at cgroupPath: a bind of
+// a socket of the network namespace of cookie nodeNetnsCookie (the
+// node's: netnsutil.Cookie) to the address and port of a NodePort,
+// ExternalIPs or LoadBalancer frontend fails with EADDRINUSE, the
+// unspecified and loopback addresses taking the NodePort's. Its links are
+// pinned beside the socket-level balancer's, updated in place by a
+// later attach.
+func (l *Loader) AttachBindProtection(cgroupPath string, nodeNetnsCookie uint64) error {
+	spec, err := bpf.LoadSock()
+	if err != nil {
+		return fmt.Errorf("attach bind protection: %w", err)
+	}
+	if err := spec.Variables[bpf.SockVarNodeNetnsCookie].Set(nodeNetnsCookie); err != nil {
+		return fmt.Errorf("attach bind protection: %w", err)
+	}
+	return l.attachSockHooks(cgroupPath, "bind protection", spec, bindHooks)
+}
+
+// DetachBindProtection removes the bind protection's pinned links; none
+// attached is not an error.
+func (l *Loader) DetachBindProtection() error {
+	var errs []error
+	for _, h := range bindHooks {
+		errs = append(errs, removePinnedLink(filepath.Join(l.SockLinkDir(), h.prog)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("detach bind protection: %w", err)
+	}
+	return nil
+}
+
+// DetachSockLB detaches the socket-level balancer and its bind
+// protection (removes their pinned links); none attached is not an error.
 func (l *Loader) DetachSockLB() error {
 	var errs []error
-	for _, h := range sockHooks {
+	for _, h := range append(sockHooks[:len(sockHooks):len(sockHooks)], bindHooks...) {
 		errs = append(errs, removePinnedLink(filepath.Join(l.SockLinkDir(), h.prog)))
 	}
 	if err := os.Remove(l.SockLinkDir()); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -49,6 +49,9 @@ func sockClient(spec string) int {
 	if n, ok := strings.CutPrefix(network, "hold"); ok {
 		return holdClient(n, addr)
 	}
+	if n, ok := strings.CutPrefix(network, "bind"); ok {
+		return bindClient(n, addr)
+	}
 	if strings.HasSuffix(network, "4in6") {
 		return mappedClient(strings.TrimSuffix(network, "4in6"), addr)
 	}
@@ -85,6 +88,29 @@ func sockClient(spec string) int {
 		return 1
 	}
 	fmt.Printf("%s peer %s\n", strings.TrimSpace(answer), c.RemoteAddr())
+	return 0
+}
+
+// bindClient binds a socket of network ("tcp", "tcp4", "udp", ...) to
+// addr and prints "bound".
+func bindClient(network, addr string) int {
+	var err error
+	if strings.HasPrefix(network, "tcp") {
+		var l net.Listener
+		if l, err = net.Listen(network, addr); err == nil {
+			l.Close()
+		}
+	} else {
+		var c net.PacketConn
+		if c, err = net.ListenPacket(network, addr); err == nil {
+			c.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("bound")
 	return 0
 }
 
@@ -265,6 +291,16 @@ func runClientIn(t *testing.T, dir string, ns netns.NsHandle, spec string) (stri
 	return strings.TrimSpace(out.String()), nil
 }
 
+// nodeCookie is the cookie of the test's network namespace.
+func nodeCookie(t *testing.T) uint64 {
+	t.Helper()
+	c, err := netnsutil.Cookie()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestSocketLB attaches the socket-level balancer to a test cgroup and
 // runs a process of the host namespace in it: its TCP connection and
 // its UDP datagram to a ClusterIP reach the backend, and the socket
@@ -365,6 +401,46 @@ func TestSocketLB(t *testing.T) {
 		if got, err := runClient(t, "", "tcp 10.96.0.10:80"); err == nil {
 			t.Errorf("a client outside the cgroup reached %q through the ClusterIP", got)
 		}
+		// --node-port-bind-protection: the node's processes cannot bind
+		// a NodePort's port on the unspecified, a loopback or the
+		// frontend's own address (a dual-stack socket included); other
+		// ports, and a ClusterIP's, can, and so can a pod's process.
+		if err := h.loader.AttachBindProtection(cg, nodeCookie(t)); err != nil {
+			t.Fatal(err)
+		}
+		if lo, err := netlink.LinkByName("lo"); err != nil || netlink.LinkSetUp(lo) != nil {
+			t.Fatalf("lo up: %v", err)
+		}
+		for _, s := range []datapath.LBService{
+			{Frontend: datapath.L3n4Addr{Addr: netip.IPv4Unspecified(), Port: 30088, Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeNodePort},
+			{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.1"), Port: 30088, Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeNodePort},
+			{Frontend: datapath.L3n4Addr{Addr: netip.IPv4Unspecified(), Port: 30053, Proto: datapath.ProtoUDP}, Type: datapath.SVCTypeNodePort},
+		} {
+			s.Backends = []datapath.LBBackend{{Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.1.1.2"), Port: 8080, Proto: s.Frontend.Proto}}}
+			if err := lb.UpsertService(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tt := range []struct {
+			spec  string
+			bound bool
+		}{
+			{"bindtcp4 :30088", false}, {"bindtcp :30088", false}, {"bindtcp4 127.0.0.1:30088", false},
+			{"bindtcp4 10.1.1.1:30088", false}, {"bindudp4 :30053", false},
+			{"bindtcp4 :30089", true}, {"bindtcp4 :80", true}, {"bindudp4 :30088", true},
+		} {
+			got, err := runClient(t, cg, tt.spec)
+			switch {
+			case tt.bound && (err != nil || got != "bound"):
+				t.Errorf("%q: %q, %v; want bound", tt.spec, got, err)
+			case !tt.bound && (err == nil || !strings.Contains(err.Error(), "address already in use")):
+				t.Errorf("%q: %q, %v; want address already in use", tt.spec, got, err)
+			}
+		}
+		if got, err := runClient(t, "", "bindtcp4 :30088"); err != nil || got != "bound" {
+			t.Errorf("a process outside the cgroup: %q, %v; want bound", got, err)
+		}
+
 		// A service without backends refuses the connect and the
 		// datagram, as kube-proxy's REJECT (--service-no-backend-response).
 		if err := lb.UpsertService(datapath.LBService{Frontend: datapath.L3n4Addr{Addr: netip.MustParseAddr("10.96.0.13"), Port: 80, Proto: datapath.ProtoTCP}}); err != nil {
@@ -416,6 +492,9 @@ func TestSocketLB(t *testing.T) {
 		}()
 		if got, err := runClientIn(t, cg, pod, "tcp 10.96.0.10:80"); err != nil || got != "b1 peer 10.96.0.10:80" {
 			t.Errorf("a pod's client, every namespace translated: %q, %v; want b1", got, err)
+		}
+		if got, err := runClientIn(t, cg, pod, "bindtcp4 :30088"); err != nil || got != "bound" {
+			t.Errorf("a pod's process binding a NodePort's port number in its own namespace: %q, %v; want bound", got, err)
 		}
 		cookie, err := netnsutil.Cookie()
 		if err != nil {

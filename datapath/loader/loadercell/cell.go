@@ -63,6 +63,11 @@ type Config struct {
 	// --bpf-lb-sock-hostns-only, for service meshes whose sidecars
 	// must see the frontend): the pods' are balanced per packet.
 	BPFLBSockHostnsOnly bool
+	// NodePortBindProtection, with BPFLBSock, refuses a bind of the
+	// node's sockets to a NodePort, ExternalIPs or LoadBalancer
+	// frontend's address and port (Cilium's --node-port-bind-protection):
+	// its traffic would be balanced away from them.
+	NodePortBindProtection bool
 	// CgroupRoot is the cgroup v2 the socket-level balancer attaches to.
 	CgroupRoot string
 	// EnableNodePort attaches the NodePort programs to Devices (Cilium's
@@ -94,7 +99,7 @@ var attachModes = map[string]loader.AttachMode{"auto": loader.AttachAuto, "tcx":
 // DefaultConfig has the defaults of the flags; the policy map size is
 // the map's own default (Cilium's).
 var DefaultConfig = Config{BPFRoot: bpfmap.DefaultRoot, BPFAttachMode: "auto", BPFPolicyMapMax: policymap.DefaultMaxEntries,
-	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String(),
+	BPFLBMapMax: 65536, CgroupRoot: "/sys/fs/cgroup", NodePortBindProtection: true, IPv4ServiceLoopbackAddress: loader.DefaultServiceLoopback.String(),
 	IPv6ServiceLoopbackAddress: loader.DefaultServiceLoopback6.String(), ServiceNoBackendResponse: "reject"}
 
 // maxPolicyMapMax bounds --bpf-policy-map-max (the kernel's hash maps
@@ -106,7 +111,8 @@ const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
 // --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
-// --nodeport-addresses, --ipv4-service-loopback-address,
+// --node-port-bind-protection, --nodeport-addresses,
+// --ipv4-service-loopback-address,
 // --ipv6-service-loopback-address and --service-no-backend-response.
 func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("bpf-root", def.BPFRoot, "Directory on a bpffs to pin BPF maps and links under (a bpffs is mounted there if it is not on one)")
@@ -115,6 +121,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
 	fs.Bool("bpf-lb-sock-hostns-only", def.BPFLBSockHostnsOnly, "With --bpf-lb-sock, translate only the sockets of the node's network namespace (--datapath-netns, else the agent's); the pods' are balanced per packet by their endpoint programs, where a service mesh's sidecar sees the frontend")
+	fs.Bool("node-port-bind-protection", def.NodePortBindProtection, "With --bpf-lb-sock, refuse (EADDRINUSE) a bind of the node's sockets to the address and port of a NodePort, ExternalIPs or LoadBalancer frontend, whose traffic is balanced away from them")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
@@ -235,16 +242,26 @@ func sockLB(log *slog.Logger, l *loader.Loader, c Config, netns string) error {
 	if st.Type != unix.CGROUP2_SUPER_MAGIC {
 		return fmt.Errorf("--cgroup-root %s is not a cgroup v2 mount (the socket-level load balancer needs one)", c.CgroupRoot)
 	}
+	node, err := netnsutil.CookieAt(netns)
+	if err != nil {
+		return fmt.Errorf("--bpf-lb-sock: the node's network namespace: %w", err)
+	}
 	var cookie uint64
 	if c.BPFLBSockHostnsOnly {
-		var err error
-		if cookie, err = netnsutil.CookieAt(netns); err != nil {
-			return fmt.Errorf("--bpf-lb-sock-hostns-only: %w", err)
-		}
+		cookie = node
 	}
 	if err := l.AttachSockLB(c.CgroupRoot, cookie); err != nil {
 		return err
 	}
-	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot, "hostNamespaceOnly", c.BPFLBSockHostnsOnly)
+	if c.NodePortBindProtection {
+		err = l.AttachBindProtection(c.CgroupRoot, node)
+	} else {
+		err = l.DetachBindProtection()
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("Socket-level load balancer attached", "cgroup", c.CgroupRoot, "hostNamespaceOnly", c.BPFLBSockHostnsOnly,
+		"nodePortBindProtection", c.NodePortBindProtection)
 	return nil
 }

@@ -101,20 +101,26 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestCellSocketLB starts the cell with --bpf-lb-sock on a cgroup of the
-// test's own: the balancer's links are pinned; a start without the flag
+// test's own: the balancer's links are pinned, the bind protection's too
+// unless --node-port-bind-protection=false; a start without the flag
 // removes them.
 func TestCellSocketLB(t *testing.T) {
 	root := bpfmaptest.Root(t)
 	cg := testCgroup(t)
 	flags := []string{"bpf-root=" + root, "bpf-lb-sock=true", "cgroup-root=" + cg}
 	var l *loader.Loader
-	h := celltest.StartWithFlags(t, flags, loadercell.Cell, celltest.Capture(&l))
-	pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*"))
-	if len(pins) != 8 {
-		t.Errorf("pinned socket balancer links %v, want the 8 hooks", pins)
-	}
-	if err := h.Stop(t.Context()); err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		flag string
+		want int
+	}{{"node-port-bind-protection=true", 10}, {"node-port-bind-protection=false", 8}} {
+		h := celltest.StartWithFlags(t, append(flags, tt.flag), loadercell.Cell, celltest.Capture(&l))
+		pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*"))
+		if len(pins) != tt.want {
+			t.Errorf("--%s: pinned socket balancer links %v, want %d", tt.flag, pins, tt.want)
+		}
+		if err := h.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	celltest.StartWithFlags(t, []string{"bpf-root=" + root}, loadercell.Cell, celltest.Capture(&l))
 	if pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*")); len(pins) != 0 {

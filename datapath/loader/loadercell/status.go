@@ -28,6 +28,9 @@ func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
 		} else {
 			parts = append(parts, "socket LB on "+c.CgroupRoot)
 		}
+		if c.NodePortBindProtection {
+			parts = append(parts, "NodePort bind protection")
+		}
 	}
 	if c.EnableNodePort {
 		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", ")+" ("+addrs.devicesStatus()+")")
