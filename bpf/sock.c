@@ -120,34 +120,55 @@ static __always_inline __u32 sock_affinity(void *ctx, const struct lb_service *s
 	return v->backend_id;
 }
 
+/* sock_unspec_or_loopback reports whether a's address is the unspecified
+ * or a loopback one. */
+static __always_inline int sock_unspec_or_loopback(const struct sock_addr *a)
+{
+	if (a->family == 4)
+		return a->address[0] == 0 ||
+		       (a->address[0] & bpf_htonl(0xff000000)) == bpf_htonl(0x7f000000);
+	return (a->address[0] | a->address[1] | a->address[2]) == 0 &&
+	       (a->address[3] == 0 || a->address[3] == bpf_htonl(1));
+}
+
 /* sock_translate turns a (a frontend) into a backend and remembers the
  * way back for the socket. Returns SYS_PROCEED or SYS_REJECT. */
 static __always_inline int sock_translate(void *ctx, struct sock_addr *a)
 {
-	struct lb_service *svc = sock_service(a, 0), *slot;
+	struct sock_addr fe = *a; /* the frontend looked up */
+	struct lb_service *svc = sock_service(&fe, 0), *slot;
 	struct lb_sk_key rkey = { .family = a->family };
 	struct lb_sk_value rval = { .port = a->port };
 	__u32 id = 0;
 
+	if (!svc && sock_unspec_or_loopback(&fe)) {
+		/* A NodePort on a loopback (or the unspecified) address: the
+		 * unspecified address's frontend, as Cilium's wildcard
+		 * lookup (kube-proxy's route_localnet NodePorts). */
+		__builtin_memset(fe.address, 0, sizeof(fe.address));
+		svc = sock_service(&fe, 0);
+		if (svc && !(svc->flags & LB_SVC_FLAG_NODEPORT))
+			svc = 0;
+	}
 	if (!svc)
 		return SYS_PROCEED;
 	if (svc->flags & LB_SVC_FLAG_TWO_SCOPES) {
 		struct lb_service *in;
 
 		/* The node's processes are inside the cluster. */
-		a->scope = LB_SCOPE_INT;
-		in = sock_service(a, 0);
+		fe.scope = LB_SCOPE_INT;
+		in = sock_service(&fe, 0);
 		if (in)
 			svc = in;
 		else
-			a->scope = LB_SCOPE_EXT;
+			fe.scope = LB_SCOPE_EXT;
 	}
 	if (svc->count == 0)
 		return SYS_REJECT;
 	if (svc->flags & LB_SVC_FLAG_AFFINITY)
 		id = sock_affinity(ctx, svc, 0);
 	if (!id) {
-		slot = sock_service(a, (sock_prandom_u32() % svc->count) + 1);
+		slot = sock_service(&fe, (sock_prandom_u32() % svc->count) + 1);
 		if (!slot)
 			return SYS_REJECT;
 		id = slot->backend_id;
@@ -362,16 +383,6 @@ volatile const __u64 node_netns_cookie = 0;
 #define SOCK_EADDRINUSE 98
 #define SOCK_BIND_PROTECTED (LB_SVC_FLAG_NODEPORT | LB_SVC_FLAG_EXTERNAL_IP | LB_SVC_FLAG_LOADBALANCER)
 
-/* sock_unspec_or_loopback reports whether a's address is the unspecified
- * or a loopback one. */
-static __always_inline int sock_unspec_or_loopback(const struct sock_addr *a)
-{
-	if (a->family == 4)
-		return a->address[0] == 0 ||
-		       (a->address[0] & bpf_htonl(0xff000000)) == bpf_htonl(0x7f000000);
-	return (a->address[0] | a->address[1] | a->address[2]) == 0 &&
-	       (a->address[3] == 0 || a->address[3] == bpf_htonl(1));
-}
 
 /* bind_check refuses with EADDRINUSE, as Cilium's
  * --node-port-bind-protection, a bind of a socket of the node's network

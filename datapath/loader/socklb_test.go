@@ -440,6 +440,17 @@ func TestSocketLB(t *testing.T) {
 		if got, err := runClient(t, "", "bindtcp4 :30088"); err != nil || got != "bound" {
 			t.Errorf("a process outside the cgroup: %q, %v; want bound", got, err)
 		}
+		// The NodePort reached on a loopback address (Cilium's wildcard
+		// lookup) and on the node's own.
+		for _, tt := range []struct{ spec, want string }{
+			{"tcp 127.0.0.1:30088", "b1 peer 127.0.0.1:30088"},
+			{"tcp 127.0.0.2:30088", "b1 peer 127.0.0.2:30088"},
+			{"tcp 10.1.1.1:30088", "b1 peer 10.1.1.1:30088"},
+		} {
+			if got, err := runClient(t, cg, tt.spec); err != nil || got != tt.want {
+				t.Errorf("client %q in the cgroup: %q, %v; want %q", tt.spec, got, err, tt.want)
+			}
+		}
 
 		// A service without backends refuses the connect and the
 		// datagram, as kube-proxy's REJECT (--service-no-backend-response).
