@@ -11,7 +11,8 @@
  *                index; the kernel then routes it to the backend.
  *   to_netdev:   tc/tcx egress. A reply of such a flow leaving through the
  *                device gets its source rewritten back to the frontend.
- * ClusterIP frontends are not reachable from outside (Cilium: non-routable).
+ * ClusterIP frontends are not reachable from outside (Cilium: non-routable),
+ * unless external_clusterip.
  * A frontend flagged LB_SVC_FLAG_SOURCE_RANGE (loadBalancerSourceRanges)
  * admits only clients in its lb*_source_range prefixes; the others drop.
  * Backends on other nodes (an ipcache entry with a tunnel peer, or no
@@ -36,6 +37,11 @@
 char __license[] SEC("license") = "Dual BSD/GPL";
 
 #define CT_DIR_NODEPORT 3
+
+/* external_clusterip is set by the loader with --bpf-lb-external-clusterip
+ * (Cilium's): ClusterIP frontends are balanced for traffic from outside
+ * too (a router sends the service CIDR to the nodes). */
+volatile const __u8 external_clusterip = 0;
 #define LB_SVC_EXTERNAL (LB_SVC_FLAG_NODEPORT | LB_SVC_FLAG_EXTERNAL_IP | LB_SVC_FLAG_LOADBALANCER)
 
 /* The SNAT port range (above the NodePort range and the usual ephemeral
@@ -186,7 +192,7 @@ int from_netdev(struct __sk_buff *ctx)
 	if (snat_reverse(ctx, &f))
 		return redirect_fib(ctx, &f);
 	svc = lb_service_get(&f, 0, LB_SCOPE_EXT);
-	if (!svc || !(svc->flags & LB_SVC_EXTERNAL))
+	if (!svc || (!(svc->flags & LB_SVC_EXTERNAL) && !external_clusterip))
 		return CTX_ACT_OK;
 	/* loadBalancerSourceRanges: every packet, so that a client the
 	 * ranges stop admitting loses its established flows too. */

@@ -290,6 +290,7 @@ const (
 	NetdevMapPolicy                 = "policy"
 	NetdevProgFromNetdev            = "from_netdev"
 	NetdevProgToNetdev              = "to_netdev"
+	NetdevVarExternalClusterip      = "external_clusterip"
 	NetdevVarServiceLoopbackIpv4    = "service_loopback_ipv4"
 	NetdevVarServiceLoopbackIpv6    = "service_loopback_ipv6"
 	NetdevVarServiceNoBackendReject = "service_no_backend_reject"
@@ -372,6 +373,7 @@ type NetdevMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetdevVariableSpecs struct {
+	ExternalClusterip      *ebpf.VariableSpec `ebpf:"external_clusterip"`
 	ServiceLoopbackIpv4    *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
 	ServiceLoopbackIpv6    *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
 	ServiceNoBackendReject *ebpf.VariableSpec `ebpf:"service_no_backend_reject"`
@@ -450,6 +452,7 @@ func (m *NetdevMaps) Close() error {
 //
 // It can be passed to LoadNetdevObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetdevVariables struct {
+	ExternalClusterip      *ebpf.Variable `ebpf:"external_clusterip"`
 	ServiceLoopbackIpv4    *ebpf.Variable `ebpf:"service_loopback_ipv4"`
 	ServiceLoopbackIpv6    *ebpf.Variable `ebpf:"service_loopback_ipv6"`
 	ServiceNoBackendReject *ebpf.Variable `ebpf:"service_no_backend_reject"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/policy"
@@ -67,15 +68,16 @@ func newLBLab(t *testing.T, ms policy.MapState) *lbLab {
 }
 
 // newLBLabEnforcing is newLBLab, with the client endpoint's ingress
-// policy enforced when ingress is true (its policy map: ms).
-func newLBLabEnforcing(t *testing.T, ms policy.MapState, ingress bool) *lbLab {
+// policy enforced when ingress is true (its policy map: ms), and the
+// loader's options opts.
+func newLBLabEnforcing(t *testing.T, ms policy.MapState, ingress bool, opts ...loader.Option) *lbLab {
 	t.Helper()
 	for _, p := range []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding"} {
 		if err := os.WriteFile(p, []byte("1"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l := &lbLab{h: newHarness(t)}
+	l := &lbLab{h: newHarness(t, opts...)}
 	l.lb = l.h.lbWriter(t)
 	hostIf := newVeth(t, "lxc7")
 	l.clientNS = newNS(t)

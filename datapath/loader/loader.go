@@ -58,6 +58,9 @@ type Loader struct {
 	// noBackendDrop: packets to a service without backends are dropped,
 	// not refused (WithServiceNoBackendResponse).
 	noBackendDrop bool
+	// externalClusterIP: the NodePort programs balance ClusterIP
+	// frontends too (WithExternalClusterIP).
+	externalClusterIP bool
 }
 
 // New returns a loader pinning under root (see Open); policyMapMax is the
@@ -274,12 +277,7 @@ func loopbackWord(a netip.Addr) uint32 {
 }
 
 // noBackendReject is the programs' service_no_backend_reject.
-func (l *Loader) noBackendReject() uint8 {
-	if l.noBackendDrop {
-		return 0
-	}
-	return 1
-}
+func (l *Loader) noBackendReject() uint8 { return boolByte(!l.noBackendDrop) }
 
 // loopbackWords is a as the programs' service_loopback_ipv6 holds it;
 // zeros when a is the invalid Addr.

@@ -2,6 +2,7 @@ package loader_test
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+	"github.com/apiary-net/apiary/datapath/loader"
 )
 
 // withOutside adds the node's device eth7 (10.2.0.1, fd00:2::1), facing
@@ -158,4 +160,51 @@ func TestNodePortRealTraffic(t *testing.T) {
 			t.Error("a ClusterIP frontend was balanced for traffic from outside")
 		}
 	})
+}
+
+// TestExternalClusterIP: with --bpf-lb-external-clusterip, a client
+// outside whose route to the service CIDR is the node reaches a
+// ClusterIP's backend, over IPv4 and IPv6, and its answer comes from the
+// ClusterIP; without it, the same connection reaches nothing.
+func TestExternalClusterIP(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("on=%v", on), func(t *testing.T) {
+			inNewNetns(t, func() {
+				l := newLBLabEnforcing(t, nil, false, loader.WithExternalClusterIP(on))
+				outside := l.withOutside(t) // routes everything through the node
+				for _, vip := range []netip.Addr{vip4, vip6} {
+					l.service(t, vip, 80, datapath.ProtoTCP, 8080, 2)
+					// Without the flag nothing answers: a short wait is
+					// enough (with it, the first SYN may wait for the
+					// interfaces' IPv6 neighbour discovery).
+					timeout := safety
+					if !on {
+						timeout = 2 * time.Second
+					}
+					var c net.Conn
+					err := netnsutil.Run(outside, func() error {
+						var err error
+						c, err = net.DialTimeout("tcp", netip.AddrPortFrom(vip, 80).String(), timeout)
+						return err
+					})
+					if !on {
+						if err == nil {
+							c.Close()
+							t.Errorf("a ClusterIP %v reached from outside without the flag", vip)
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatalf("connect from outside to the ClusterIP %v: %v", vip, err)
+					}
+					c.SetDeadline(time.Now().Add(safety))
+					name, err := bufio.NewReader(c).ReadString('\n')
+					c.Close()
+					if err != nil || strings.TrimSpace(name) != "b2" {
+						t.Fatalf("ClusterIP %v answered %q, %v; want b2", vip, name, err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -68,6 +68,12 @@ func WithServiceNoBackendResponse(reject bool) Option {
 	return func(l *Loader) { l.noBackendDrop = !reject }
 }
 
+// WithExternalClusterIP makes the NodePort programs balance ClusterIP
+// frontends for traffic from outside too (Cilium's
+// --bpf-lb-external-clusterip), for routers that send the service CIDR
+// to the nodes.
+func WithExternalClusterIP(on bool) Option { return func(l *Loader) { l.externalClusterIP = on } }
+
 // tcFilter is the bpf filter of hook (HookIngress or HookEgress) on
 // ifindex, running prog (nil to name the filter for deletion).
 func tcFilter(ifindex int, hook string, prog *ebpf.Program) *netlink.BpfFilter {

@@ -76,6 +76,9 @@ type Config struct {
 	EnableNodePort bool
 	// Devices are the node's external devices (Cilium's --devices).
 	Devices []string
+	// BPFLBExternalClusterIP balances ClusterIP frontends for traffic
+	// from outside too (Cilium's --bpf-lb-external-clusterip).
+	BPFLBExternalClusterIP bool
 	// NodePortAddresses are CIDRs NodePort frontends are limited to
 	// (Cilium's --nodeport-addresses): every address of Devices within
 	// them, and the node's own within them; empty: the node's own and
@@ -111,7 +114,7 @@ const maxLBMapMax = 1 << 24
 
 // Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
 // --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
-// --node-port-bind-protection, --nodeport-addresses,
+// --node-port-bind-protection, --bpf-lb-external-clusterip, --nodeport-addresses,
 // --ipv4-service-loopback-address,
 // --ipv6-service-loopback-address and --service-no-backend-response.
 func (def Config) Flags(fs *pflag.FlagSet) {
@@ -125,6 +128,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
 	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
+	fs.Bool("bpf-lb-external-clusterip", def.BPFLBExternalClusterIP, "With --enable-node-port, balance ClusterIP frontends for traffic arriving on --devices too (a router sends the service CIDR to the nodes)")
 	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of --devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")
 	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
 	fs.String("service-no-backend-response", def.ServiceNoBackendResponse, "What a packet to a service without backends gets: reject (an ICMP port unreachable from the frontend, ECONNREFUSED at the socket, as kube-proxy's REJECT) or drop")
@@ -207,7 +211,7 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 	}
 	l, err := loader.New(p.Log, p.Config.BPFRoot, uint32(p.Config.BPFPolicyMapMax), loader.WithAttachMode(attachModes[p.Config.BPFAttachMode]),
 		loader.WithLBMapMax(uint32(p.Config.BPFLBMapMax)), loader.WithServiceLoopback(loopback), loader.WithServiceLoopback6(loopback6),
-		loader.WithServiceNoBackendResponse(p.Config.ServiceNoBackendResponse != "drop"))
+		loader.WithServiceNoBackendResponse(p.Config.ServiceNoBackendResponse != "drop"), loader.WithExternalClusterIP(p.Config.BPFLBExternalClusterIP))
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}
 	}

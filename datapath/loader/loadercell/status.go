@@ -34,6 +34,9 @@ func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
 	}
 	if c.EnableNodePort {
 		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", ")+" ("+addrs.devicesStatus()+")")
+		if c.BPFLBExternalClusterIP {
+			parts = append(parts, "ClusterIP from outside")
+		}
 	}
 	msg := "True [" + strings.Join(parts, ", ") + "]"
 	d.mu.Lock()

@@ -17,13 +17,14 @@ import (
 // counts what the maps hold.
 func TestKubeProxyReplacementLine(t *testing.T) {
 	d := &Datapath{}
-	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", NodePortBindProtection: true, EnableNodePort: true, Devices: []string{"eth0", "eth1"}}
+	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", NodePortBindProtection: true, EnableNodePort: true, Devices: []string{"eth0", "eth1"},
+		BPFLBExternalClusterIP: true}
 	addrs := &nodePortAddrs{devs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
-	if got := kprReport(d, c, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10)] (maps not open)" {
+	if got := kprReport(d, c, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("before start: %+v", got)
 	}
 	addrs.lastErr = errors.New("--devices eth1: Link not found")
-	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (addresses unknown: --devices eth1: Link not found)] (maps not open)" {
+	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (addresses unknown: --devices eth1: Link not found), ClusterIP from outside] (maps not open)" {
 		t.Errorf("the devices' addresses unreadable: %+v", got)
 	}
 	w, err := lbmap.OpenWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), bpfmaptest.Root(t))
