@@ -64,6 +64,7 @@ type adapterParams struct {
 // runs first) or removes one left by an earlier run (native routing).
 func newDatapath(p adapterParams) *Datapath {
 	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
+	p.Config = p.Config.effective()
 	if p.Config.BPFLBSock {
 		d.term = newSockTerminator(d, p.Log, p.Config.BPFLBSockHostnsOnly)
 		p.Jobs.Add(job.OneShot("lb-socket-terminator", func(ctx context.Context, _ cell.Health) error {

@@ -58,6 +58,11 @@ type Config struct {
 	// (Cilium's --bpf-lb-sock): processes there reach services at
 	// connect/sendmsg time.
 	BPFLBSock bool
+	// KubeProxyReplacement is Cilium's umbrella switch: "true" (or
+	// "strict") turns BPFLBSock on, and EnableNodePort when Devices
+	// are given, whatever their own flags say (effective); "false" (or
+	// "disabled", or "") leaves them to their flags.
+	KubeProxyReplacement string
 	// BPFLBSockHostnsOnly limits the socket-level balancer to the
 	// sockets of the node's network namespace (Cilium's
 	// --bpf-lb-sock-hostns-only, for service meshes whose sidecars
@@ -112,7 +117,7 @@ const maxPolicyMapMax = 1 << 20
 // maxLBMapMax bounds --bpf-lb-map-max.
 const maxLBMapMax = 1 << 24
 
-// Flags registers --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
+// Flags registers --kube-proxy-replacement, --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
 // --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
 // --node-port-bind-protection, --bpf-lb-external-clusterip, --nodeport-addresses,
 // --ipv4-service-loopback-address,
@@ -123,6 +128,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
 	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
+	fs.String("kube-proxy-replacement", def.KubeProxyReplacement, "true: replace kube-proxy (Cilium's switch): turns on --bpf-lb-sock and, with --devices, --enable-node-port; false: each part by its own flag")
 	fs.Bool("bpf-lb-sock-hostns-only", def.BPFLBSockHostnsOnly, "With --bpf-lb-sock, translate only the sockets of the node's network namespace (--datapath-netns, else the agent's); the pods' are balanced per packet by their endpoint programs, where a service mesh's sidecar sees the frontend")
 	fs.Bool("node-port-bind-protection", def.NodePortBindProtection, "With --bpf-lb-sock, refuse (EADDRINUSE) a bind of the node's sockets to the address and port of a NodePort, ExternalIPs or LoadBalancer frontend, whose traffic is balanced away from them")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
@@ -135,8 +141,38 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.String("ipv6-service-loopback-address", def.IPv6ServiceLoopbackAddress, "IPv6 source address of a pod's connections to itself through an IPv6 service (hairpin), routed (not link-local); empty: no IPv6 hairpin translation")
 }
 
+// kprOn parses --kube-proxy-replacement.
+func (c *Config) kprOn() (bool, error) {
+	switch c.KubeProxyReplacement {
+	case "true", "strict":
+		return true, nil
+	case "", "false", "disabled":
+		return false, nil
+	case "partial", "probe":
+		return false, fmt.Errorf("--kube-proxy-replacement %q is not supported (Cilium removed it in 1.14): use true, or turn the parts on one by one (--bpf-lb-sock, --enable-node-port)", c.KubeProxyReplacement)
+	}
+	return false, fmt.Errorf("--kube-proxy-replacement %q is not true or false", c.KubeProxyReplacement)
+}
+
+// effective is c with --kube-proxy-replacement applied: with it on, the
+// socket-level balancer, and the NodePort programs when there are
+// devices.
+func (c Config) effective() Config {
+	if on, _ := c.kprOn(); on {
+		c.BPFLBSock = true
+		c.EnableNodePort = c.EnableNodePort || len(c.Devices) > 0
+	}
+	return c
+}
+
 // Validate checks the flags.
 func (c *Config) Validate() error {
+	if _, err := c.kprOn(); err != nil {
+		return err
+	}
+	if e := c.effective(); e.BPFLBSock && e.CgroupRoot == "" {
+		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock or --kube-proxy-replacement")
+	}
 	if c.BPFRoot == "" {
 		return fmt.Errorf("--bpf-root must not be empty")
 	}
@@ -145,9 +181,6 @@ func (c *Config) Validate() error {
 	}
 	if c.BPFLBMapMax < 1 || c.BPFLBMapMax > maxLBMapMax {
 		return fmt.Errorf("--bpf-lb-map-max: %d is not between 1 and %d", c.BPFLBMapMax, maxLBMapMax)
-	}
-	if c.BPFLBSock && c.CgroupRoot == "" {
-		return fmt.Errorf("--cgroup-root must not be empty with --bpf-lb-sock")
 	}
 	if c.EnableNodePort && len(c.Devices) == 0 {
 		return fmt.Errorf("--enable-node-port needs --devices (the node's external devices)")
@@ -205,6 +238,7 @@ type loaderParams struct {
 }
 
 func newLoader(p loaderParams) (*loader.Loader, error) {
+	p.Config = p.Config.effective()
 	loopback, loopback6, err := p.Config.serviceLoopback()
 	if err != nil {
 		return nil, &cell.ConfigError{Err: err}

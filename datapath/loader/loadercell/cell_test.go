@@ -19,6 +19,7 @@ import (
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/cells/celltest"
+	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
@@ -87,6 +88,11 @@ func TestConfigValidate(t *testing.T) {
 		{"IPv6 loopback address IPv4", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "169.254.42.1"}, false},
 		{"IPv6 loopback address v4-mapped", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::ffff:169.254.42.1"}, false},
 		{"IPv6 loopback address ::1", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "::1"}, false},
+		{"kube-proxy replacement", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, KubeProxyReplacement: "true", CgroupRoot: "/sys/fs/cgroup"}, true},
+		{"kube-proxy replacement strict", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, KubeProxyReplacement: "strict", CgroupRoot: "/sys/fs/cgroup"}, true},
+		{"kube-proxy replacement without a cgroup", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, KubeProxyReplacement: "true"}, false},
+		{"kube-proxy replacement partial", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, KubeProxyReplacement: "partial", CgroupRoot: "/sys/fs/cgroup"}, false},
+		{"kube-proxy replacement unknown", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, KubeProxyReplacement: "yes", CgroupRoot: "/sys/fs/cgroup"}, false},
 		{"no-backend response drop", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, ServiceNoBackendResponse: "drop"}, true},
 		{"no-backend response unknown", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, ServiceNoBackendResponse: "ignore"}, false},
 		{"IPv6 loopback address not one", loadercell.Config{BPFRoot: "/sys/fs/bpf/x", BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, IPv6ServiceLoopbackAddress: "100::42::1"}, false},
@@ -300,5 +306,58 @@ func TestCellLBMapMax(t *testing.T) {
 			t.Errorf("%s holds %d entries, want --bpf-lb-map-max=1024", name, pinned.MaxEntries())
 		}
 		pinned.Close()
+	}
+}
+
+// TestCellKubeProxyReplacement starts the cell with Cilium's umbrella
+// --kube-proxy-replacement=true and --devices only: the socket-level
+// balancer (with its bind protection) and the NodePort programs are
+// attached, and the KubeProxyReplacement line says so; without
+// --devices the line says NodePort from outside is off, and why.
+func TestCellKubeProxyReplacement(t *testing.T) {
+	root := bpfmaptest.Root(t)
+	cg := testCgroup(t)
+	ns, err := netnsutil.New()
+	if err != nil {
+		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
+	}
+	defer ns.Close()
+	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
+	err = netnsutil.Run(ns, func() error {
+		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		devices   []string
+		sockPins  int
+		nodePorts int
+		line      string
+	}{
+		{[]string{"devices=eth7"}, 10, 2, "socket LB on " + cg + ", NodePort bind protection, NodePort on eth7 ("},
+		{nil, 10, 0, "socket LB on " + cg + ", NodePort bind protection, no NodePort from outside: --kube-proxy-replacement without --devices]"},
+	} {
+		flags := append([]string{"bpf-root=" + root, "kube-proxy-replacement=true", "cgroup-root=" + cg, "datapath-netns=" + nsPath}, tt.devices...)
+		var col status.Collector
+		h := celltest.StartWithFlags(t, flags, loadercell.Cell, linux.Cell, status.Cell, celltest.Capture(&col))
+		if pins, _ := filepath.Glob(filepath.Join(root, "links", "sock", "*")); len(pins) != tt.sockPins {
+			t.Errorf("%v: socket balancer links %v, want %d", tt.devices, pins, tt.sockPins)
+		}
+		if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "eth7", "*")); len(pins) != tt.nodePorts {
+			t.Errorf("%v: NodePort links %v, want %d", tt.devices, pins, tt.nodePorts)
+		}
+		var msg string
+		for _, e := range col.Status().Entries {
+			if e.Name == "KubeProxyReplacement" {
+				msg = e.Message
+			}
+		}
+		if !strings.Contains(msg, tt.line) {
+			t.Errorf("%v: KubeProxyReplacement line %q, want it to hold %q", tt.devices, msg, tt.line)
+		}
+		if err := h.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

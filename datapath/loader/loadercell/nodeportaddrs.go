@@ -59,6 +59,7 @@ type nodePortAddrsParams struct {
 // --enable-node-port it reads the devices' addresses when the hive
 // starts (before the service manager's first use) and follows them.
 func newNodePortAddrs(p nodePortAddrsParams) (datapath.NodePortAddrs, *nodePortAddrs, error) {
+	p.Config = p.Config.effective()
 	cidrs, err := p.Config.nodePortCIDRs()
 	if err != nil {
 		return nil, nil, &cell.ConfigError{Err: err}

@@ -21,6 +21,8 @@ func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config, addrs *nodeP
 }
 
 func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
+	kpr, _ := c.kprOn()
+	c = c.effective()
 	parts := []string{"ClusterIP per packet"}
 	if c.BPFLBSock {
 		if c.BPFLBSockHostnsOnly {
@@ -37,6 +39,8 @@ func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
 		if c.BPFLBExternalClusterIP {
 			parts = append(parts, "ClusterIP from outside")
 		}
+	} else if kpr {
+		parts = append(parts, "no NodePort from outside: --kube-proxy-replacement without --devices")
 	}
 	msg := "True [" + strings.Join(parts, ", ") + "]"
 	d.mu.Lock()
