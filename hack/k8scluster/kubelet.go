@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/datapath/linux/netnstest"
@@ -69,19 +70,29 @@ func (c *Cluster) registerNode(n *Node) {
 	obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{
 		"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux",
 	}}}
-	created, err := nodes.Create(ctx, obj, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := nodes.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("register node %s: %v", n.Name, err)
 	}
-	created.Status.Addresses = []corev1.NodeAddress{
-		{Type: corev1.NodeInternalIP, Address: n.IP.String()},
-		{Type: corev1.NodeHostName, Address: n.Name},
-	}
-	created.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
-	}}
-	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// The controller manager may change the Node between the create
+	// and the status update (its pod CIDR, its taints): read it again on
+	// a conflict, as kubelet does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := nodes.Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Addresses = []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: n.IP.String()},
+			{Type: corev1.NodeHostName, Address: n.Name},
+		}
+		cur.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+		}}
+		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		c.t.Fatalf("node %s status: %v", n.Name, err)
 	}
 }
