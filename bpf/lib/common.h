@@ -33,6 +33,7 @@ static long (*map_delete_elem)(void *map, const void *key) = (void *)BPF_FUNC_ma
 static __u64 (*ktime_get_coarse_ns)(void) = (void *)BPF_FUNC_ktime_get_coarse_ns;
 static long (*ringbuf_output)(void *ringbuf, void *data, __u64 size,
 			      __u64 flags) = (void *)BPF_FUNC_ringbuf_output;
+static long (*redirect)(__u32 ifindex, __u64 flags) = (void *)BPF_FUNC_redirect;
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -29,7 +29,6 @@ static long (*skb_set_tunnel_key)(struct __sk_buff *skb, struct bpf_tunnel_key *
 				  __u64 flags) = (void *)BPF_FUNC_skb_set_tunnel_key;
 static long (*skb_get_tunnel_key)(struct __sk_buff *skb, struct bpf_tunnel_key *key, __u32 size,
 				  __u64 flags) = (void *)BPF_FUNC_skb_get_tunnel_key;
-static long (*redirect)(__u32 ifindex, __u64 flags) = (void *)BPF_FUNC_redirect;
 
 #define TUNNEL_TTL 64
 

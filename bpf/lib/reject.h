@@ -18,7 +18,6 @@
 
 static long (*skb_change_tail)(struct __sk_buff *skb, __u32 len,
 			       __u64 flags) = (void *)BPF_FUNC_skb_change_tail;
-static long (*reject_redirect)(__u32 ifindex, __u64 flags) = (void *)BPF_FUNC_redirect;
 
 /* service_no_backend_reject is set by the loader (1: reject, the
  * default; 0: drop). */
@@ -129,7 +128,7 @@ static __always_inline int lb_reject_back(struct __sk_buff *ctx, const struct fl
 	if (f->frag == FRAG_LATER || lb_reject(ctx, f->l4_off, f->family) < 0)
 		return CTX_ACT_DROP;
 	ctx->mark = mark;
-	return reject_redirect(ctx->ifindex, 0);
+	return redirect(ctx->ifindex, 0);
 }
 
 #endif
