@@ -84,10 +84,9 @@ static __always_inline int lb_hairpin_source(__u8 fam, __u32 *loop)
 /* lb_hairpin_on reports whether family fam has hairpin translation. */
 static __always_inline int lb_hairpin_on(__u8 fam)
 {
-	if (fam == 4)
-		return service_loopback_ipv4 != 0;
-	return (service_loopback_ipv6[0] | service_loopback_ipv6[1] | service_loopback_ipv6[2] |
-		service_loopback_ipv6[3]) != 0;
+	__u32 loop[4];
+
+	return lb_hairpin_source(fam, loop);
 }
 
 /* lb_addr_eq reports whether two addresses of a flow (IPv4 in the first
