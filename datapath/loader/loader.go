@@ -232,10 +232,8 @@ func (l *Loader) Load(ep datapath.EndpointSpec) (*Programs, error) {
 		bpf.LxcVarServiceLoopbackIpv6:    loopbackWords(l.loopback6),
 		bpf.LxcVarServiceNoBackendReject: l.noBackendReject(),
 	}
-	for name, v := range consts {
-		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("load endpoint %d programs: set %s: %w", ep.ID, name, err)
-		}
+	if err := setVariables(spec, consts); err != nil {
+		return nil, fmt.Errorf("load endpoint %d programs: %w", ep.ID, err)
 	}
 	pm, err := l.PolicyMap(uint16(ep.ID))
 	if err != nil {
@@ -274,6 +272,17 @@ func loopbackWord(a netip.Addr) uint32 {
 	}
 	b := a.As4()
 	return binary.NativeEndian.Uint32(b[:])
+}
+
+// setVariables sets the constants vars (name -> value) of spec's
+// programs.
+func setVariables(spec *ebpf.CollectionSpec, vars map[string]any) error {
+	for name, v := range vars {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // noBackendReject is the programs' service_no_backend_reject.

@@ -27,14 +27,12 @@ func (l *Loader) AttachNodePort(name string, ifindex int) error {
 	if err != nil {
 		return fmt.Errorf("attach NodePort programs to %s: %w", name, err)
 	}
-	consts := map[string]any{
+	err = setVariables(spec, map[string]any{
 		bpf.NetdevVarServiceNoBackendReject: l.noBackendReject(),
 		bpf.NetdevVarExternalClusterip:      boolByte(l.externalClusterIP),
-	}
-	for v, x := range consts {
-		if err := spec.Variables[v].Set(x); err != nil {
-			return fmt.Errorf("attach NodePort programs to %s: set %s: %w", name, v, err)
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("attach NodePort programs to %s: %w", name, err)
 	}
 	repl, open := l.sharedReplacements(spec)
 	if !open {

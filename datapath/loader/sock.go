@@ -51,23 +51,23 @@ func (l *Loader) SockLinkDir() string { return filepath.Join(l.root, "links", "s
 // new programs (they must be on the same cgroup: DetachSockLB first to
 // move it).
 func (l *Loader) AttachSockLB(cgroupPath string, hostNetnsCookie uint64) error {
-	spec, err := bpf.LoadSock()
-	if err != nil {
-		return fmt.Errorf("attach socket load balancer: %w", err)
-	}
-	if err := spec.Variables["host_netns_cookie"].Set(hostNetnsCookie); err != nil {
-		return fmt.Errorf("attach socket load balancer: host_netns_cookie: %w", err)
-	}
-	if err := spec.Variables[bpf.SockVarServiceNoBackendReject].Set(l.noBackendReject()); err != nil {
-		return fmt.Errorf("attach socket load balancer: %w", err)
-	}
-	return l.attachSockHooks(cgroupPath, "socket load balancer", spec, sockHooks)
+	return l.attachSockHooks(cgroupPath, "socket load balancer", map[string]any{
+		bpf.SockVarHostNetnsCookie:        hostNetnsCookie,
+		bpf.SockVarServiceNoBackendReject: l.noBackendReject(),
+	}, sockHooks)
 }
 
-// attachSockHooks loads spec (bpf/sock.c with its variables set) with the
-// shared maps and attaches hooks of it to the cgroup at cgroupPath (what
+// attachSockHooks loads bpf/sock.c with its constants vars and the
+// shared maps, and attaches hooks of it to the cgroup at cgroupPath (what
 // names them in errors).
-func (l *Loader) attachSockHooks(cgroupPath, what string, spec *ebpf.CollectionSpec, hooks []sockHook) error {
+func (l *Loader) attachSockHooks(cgroupPath, what string, vars map[string]any, hooks []sockHook) error {
+	spec, err := bpf.LoadSock()
+	if err != nil {
+		return fmt.Errorf("attach %s: %w", what, err)
+	}
+	if err := setVariables(spec, vars); err != nil {
+		return fmt.Errorf("attach %s: %w", what, err)
+	}
 	coll, err := l.newSharedCollection(spec, "load "+what)
 	if err != nil {
 		return err
@@ -115,14 +115,7 @@ func (l *Loader) attachSockHook(cgroupPath, name string, at ebpf.AttachType, pro
 // pinned beside the socket-level balancer's, updated in place by a
 // later attach.
 func (l *Loader) AttachBindProtection(cgroupPath string, nodeNetnsCookie uint64) error {
-	spec, err := bpf.LoadSock()
-	if err != nil {
-		return fmt.Errorf("attach bind protection: %w", err)
-	}
-	if err := spec.Variables[bpf.SockVarNodeNetnsCookie].Set(nodeNetnsCookie); err != nil {
-		return fmt.Errorf("attach bind protection: %w", err)
-	}
-	return l.attachSockHooks(cgroupPath, "bind protection", spec, bindHooks)
+	return l.attachSockHooks(cgroupPath, "bind protection", map[string]any{bpf.SockVarNodeNetnsCookie: nodeNetnsCookie}, bindHooks)
 }
 
 // DetachBindProtection removes the bind protection's pinned links; none
