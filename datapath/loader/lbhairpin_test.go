@@ -22,9 +22,6 @@ import (
 	"github.com/apiary-net/apiary/policy"
 )
 
-// clientAddr is the lab's client endpoint (newLBLab).
-var clientAddr = netip.MustParseAddr("10.0.0.7")
-
 // TestServiceHairpin makes the client endpoint a backend of the services
 // it connects to (hairpin), over IPv4 and IPv6: connections and
 // datagrams it sends to the ClusterIP that are balanced to itself arrive
@@ -46,8 +43,8 @@ func TestServiceHairpin(t *testing.T) {
 			v6           bool
 			clientListen string
 		}{
-			{"IPv4", vip4, clientAddr, loader.DefaultServiceLoopback, false, "10.0.0.7:0"},
-			{"IPv6", vip6, clientAddr6, loader.DefaultServiceLoopback6, true, "[fd00::7]:0"},
+			{"IPv4", vip4, epIP4, loader.DefaultServiceLoopback, false, "10.0.0.7:0"},
+			{"IPv6", vip6, epIP6, loader.DefaultServiceLoopback6, true, "[fd00::7]:0"},
 		} {
 			t.Run(fam.name, func(t *testing.T) {
 				self := "self " + fam.loop.String()
@@ -101,9 +98,6 @@ func TestServiceHairpin(t *testing.T) {
 		}
 	})
 }
-
-// clientAddr6 is the lab's client endpoint's IPv6 address.
-var clientAddr6 = netip.MustParseAddr("fd00::7")
 
 // wantLoopbackEntry checks the conntrack entry of the hairpinned TCP flow
 // from src (the loopback address and the client's port) to dst (the

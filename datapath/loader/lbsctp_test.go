@@ -172,7 +172,11 @@ func TestServiceSCTPRealTraffic(t *testing.T) {
 					t.Fatalf("answer %q from %v, want the ClusterIP %v", got, from, fe)
 				}
 				name, rest, _ := strings.Cut(got, " ")
-				if want := fmt.Sprintf("%v %d", clientAddr4or6(vip), size); rest != want {
+				client := epIP4
+				if vip.Is6() {
+					client = epIP6
+				}
+				if want := fmt.Sprintf("%v %d", client, size); rest != want {
 					t.Fatalf("backend %s saw %q, want the client's address and %d bytes of data (%q)", name, rest, size, want)
 				}
 				seen[name]++
@@ -211,14 +215,6 @@ func TestServiceSCTPRealTraffic(t *testing.T) {
 			}
 		}
 	})
-}
-
-// clientAddr4or6 is the client endpoint's address of vip's family.
-func clientAddr4or6(vip netip.Addr) netip.Addr {
-	if vip.Is6() {
-		return netip.MustParseAddr("fd00::7")
-	}
-	return clientAddr
 }
 
 // TestServiceSCTPFragments runs fragmented SCTP packets through
