@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 
 	"github.com/apiary-net/apiary/bpf"
 	"github.com/apiary-net/apiary/cells/celltest"
@@ -232,23 +233,35 @@ func testCgroup(t *testing.T) string {
 	return ""
 }
 
+// vethNS returns a network namespace of the test's own, and its path,
+// holding a veth pair <name>/<name>p for each of names.
+func vethNS(t *testing.T, names ...string) (netns.NsHandle, string) {
+	t.Helper()
+	ns, err := netnsutil.New()
+	if err != nil {
+		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	err = netnsutil.Run(ns, func() error {
+		for _, name := range names {
+			if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: name + "p"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
+}
+
 // TestCellNodePort starts the cell with --enable-node-port on a device of
 // a namespace of the test's own: the programs' links are pinned; a start
 // without the flag removes them; an unknown device fails the start.
 func TestCellNodePort(t *testing.T) {
 	root := bpfmaptest.Root(t)
-	ns, err := netnsutil.New()
-	if err != nil {
-		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
-	}
-	defer ns.Close()
-	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
-	err = netnsutil.Run(ns, func() error {
-		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nsPath := vethNS(t, "eth7")
 	var l *loader.Loader
 	var ld datapath.Loader
 	flags := []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7", "datapath-netns=" + nsPath}
@@ -317,18 +330,7 @@ func TestCellLBMapMax(t *testing.T) {
 func TestCellKubeProxyReplacement(t *testing.T) {
 	root := bpfmaptest.Root(t)
 	cg := testCgroup(t)
-	ns, err := netnsutil.New()
-	if err != nil {
-		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
-	}
-	defer ns.Close()
-	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
-	err = netnsutil.Run(ns, func() error {
-		return netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nsPath := vethNS(t, "eth7")
 	for _, tt := range []struct {
 		devices   []string
 		sockPins  int

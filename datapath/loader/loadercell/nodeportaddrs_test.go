@@ -1,9 +1,7 @@
 package loadercell_test
 
 import (
-	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,17 +41,8 @@ endpoints:
 // fd00:2::1/64 and its link-local address) and eth8 (none yet).
 func addrNS(t *testing.T) (netns.NsHandle, string) {
 	t.Helper()
-	ns, err := netnsutil.New()
-	if err != nil {
-		celltest.SkipUnprivileged(t, "cannot create a network namespace: %v", err)
-	}
-	t.Cleanup(func() { ns.Close() })
-	err = netnsutil.Run(ns, func() error {
-		for _, name := range []string{"eth7", "eth8"} {
-			if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: name + "p"}); err != nil {
-				return err
-			}
-		}
+	ns, path := vethNS(t, "eth7", "eth8")
+	err := netnsutil.Run(ns, func() error {
 		lk, err := netlink.LinkByName("eth7")
 		if err != nil {
 			return err
@@ -68,7 +57,7 @@ func addrNS(t *testing.T) (netns.NsHandle, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ns, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
+	return ns, path
 }
 
 func addrAdd(lk netlink.Link, a string) error {
