@@ -19,6 +19,7 @@ import (
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
 // nodePortAddrs follows the addresses of --devices (in --datapath-netns)
@@ -188,12 +189,13 @@ func (n *nodePortAddrs) follow(ctx context.Context, health cell.Health) error {
 	}
 }
 
-// openNS opens --datapath-netns, or the agent's namespace.
+// openNS opens --datapath-netns (netnsutil.Open: never blocks, and only
+// a network namespace), or the agent's namespace.
 func (n *nodePortAddrs) openNS() (netns.NsHandle, error) {
 	if n.netns == "" {
 		return netns.Get()
 	}
-	ns, err := netns.GetFromPath(n.netns)
+	ns, err := netnsutil.Open(n.netns)
 	if err != nil {
 		return netns.None(), fmt.Errorf("--datapath-netns %s: %w", n.netns, err)
 	}
