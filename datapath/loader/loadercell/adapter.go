@@ -36,6 +36,13 @@ type Datapath struct {
 	// term destroys the sockets connected to deleted backends (with
 	// --bpf-lb-sock; nil without).
 	term *sockTerminator
+
+	// nodePortMu orders the NodePort programs' attachments: the start's
+	// and those of detected devices' changes. nodePorts are the devices
+	// they are attached to; open: between start and stop.
+	nodePortMu sync.Mutex
+	nodePorts  []netDevice
+	open       bool
 }
 
 var (
@@ -52,6 +59,7 @@ type adapterParams struct {
 	Loader    *loader.Loader
 	Linux     linux.Config          `optional:"true"`
 	Tunnel    datapath.TunnelDevice `optional:"true"`
+	Devices   *devices
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group
 	Log       *slog.Logger
@@ -86,7 +94,7 @@ func newDatapath(p adapterParams) *Datapath {
 				m.Close()
 				return fmt.Errorf("open load-balancing maps: %w", err)
 			}
-			if err := d.inNetNS(func() error { return nodePort(d.log, d.l, p.Config) }); err != nil {
+			if err := d.startNodePorts(p.Devices.current()); err != nil {
 				m.Close()
 				lb.Close()
 				return err
@@ -100,6 +108,9 @@ func newDatapath(p adapterParams) *Datapath {
 			return nil
 		},
 		OnStop: func(cell.HookContext) error {
+			d.nodePortMu.Lock()
+			d.open = false
+			d.nodePortMu.Unlock()
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			if d.ipcache == nil {
@@ -110,7 +121,38 @@ func newDatapath(p adapterParams) *Datapath {
 			return err
 		},
 	})
+	p.Devices.subscribe(d.moveNodePorts)
 	return d
+}
+
+// startNodePorts attaches the NodePort programs to the chosen devices
+// at start (updating those of an earlier run), detaching the others.
+func (d *Datapath) startNodePorts(chosen []netDevice) error {
+	d.nodePortMu.Lock()
+	defer d.nodePortMu.Unlock()
+	return d.inNetNS(func() (err error) {
+		d.nodePorts, err = nodePort(d.log, d.l, chosen, nil)
+		d.open = err == nil
+		return err
+	})
+}
+
+// moveNodePorts follows a change of the detected devices: the programs
+// go on the new ones and off those no longer chosen. A device it fails
+// to attach to is tried again at the next change.
+func (d *Datapath) moveNodePorts(chosen []netDevice) {
+	d.nodePortMu.Lock()
+	defer d.nodePortMu.Unlock()
+	if !d.open {
+		return
+	}
+	err := d.inNetNS(func() (err error) {
+		d.nodePorts, err = nodePort(d.log, d.l, chosen, d.nodePorts)
+		return err
+	})
+	if err != nil {
+		d.log.Error("Unable to move the NodePort programs to the detected devices", "error", err)
+	}
 }
 
 // Attach implements datapath.Loader.

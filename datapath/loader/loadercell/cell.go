@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -34,6 +33,7 @@ var Cell = cell.Module("bpf-loader", "BPF loader: endpoint programs, pinned maps
 		func(d *Datapath) datapath.PolicyMapWriter { return d },
 		func(d *Datapath) datapath.IPCacheMapWriter { return d },
 		func(d *Datapath) datapath.LBMapWriter { return d },
+		newDevices,
 		newNodePortAddrs,
 		newStatusProvider,
 		func(c Config) policy.MapStateLimit { return policy.MapStateLimit(c.BPFPolicyMapMax) },
@@ -59,9 +59,9 @@ type Config struct {
 	// connect/sendmsg time.
 	BPFLBSock bool
 	// KubeProxyReplacement is Cilium's umbrella switch: "true" (or
-	// "strict") turns BPFLBSock on, and EnableNodePort when Devices
-	// are given, whatever their own flags say (effective); "false" (or
-	// "disabled", or "") leaves them to their flags.
+	// "strict") turns BPFLBSock and EnableNodePort on, whatever their
+	// own flags say (effective); "false" (or "disabled", or "") leaves
+	// them to their flags.
 	KubeProxyReplacement string
 	// BPFLBSockHostnsOnly limits the socket-level balancer to the
 	// sockets of the node's network namespace (Cilium's
@@ -79,8 +79,15 @@ type Config struct {
 	// --enable-node-port): NodePort, ExternalIPs and LoadBalancer
 	// frontends are balanced for traffic from outside.
 	EnableNodePort bool
-	// Devices are the node's external devices (Cilium's --devices).
+	// Devices are the node's external devices (Cilium's --devices):
+	// names, prefixes ("eth+") and either after "!" (left out). Names
+	// only: those devices; else, or empty, the devices are detected
+	// (devices.go) and followed.
 	Devices []string
+	// EnforceDeviceDetection detects devices even when Devices lists
+	// names only: those and the detected ones (Cilium's
+	// --enforce-device-detection).
+	EnforceDeviceDetection bool
 	// BPFLBExternalClusterIP balances ClusterIP frontends for traffic
 	// from outside too (Cilium's --bpf-lb-external-clusterip).
 	BPFLBExternalClusterIP bool
@@ -118,7 +125,7 @@ const maxPolicyMapMax = 1 << 20
 const maxLBMapMax = 1 << 24
 
 // Flags registers --kube-proxy-replacement, --bpf-root, --bpf-attach-mode, --bpf-policy-map-max,
-// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices,
+// --bpf-lb-map-max, --bpf-lb-sock, --cgroup-root, --enable-node-port, --devices, --enforce-device-detection,
 // --node-port-bind-protection, --bpf-lb-external-clusterip, --nodeport-addresses,
 // --ipv4-service-loopback-address,
 // --ipv6-service-loopback-address and --service-no-backend-response.
@@ -128,12 +135,13 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.Int("bpf-policy-map-max", def.BPFPolicyMapMax, "Maximum number of keys in an endpoint's policy map")
 	fs.Int("bpf-lb-map-max", def.BPFLBMapMax, "Maximum number of entries of each load-balancing map (services: a frontend takes its backends + 1; backends; reverse NAT; affinity)")
 	fs.Bool("bpf-lb-sock", def.BPFLBSock, "Translate services at the socket (cgroup connect/sendmsg hooks on --cgroup-root) for processes without endpoint programs, such as those of the host network namespace")
-	fs.String("kube-proxy-replacement", def.KubeProxyReplacement, "true: replace kube-proxy (Cilium's switch): turns on --bpf-lb-sock and, with --devices, --enable-node-port; false: each part by its own flag")
+	fs.String("kube-proxy-replacement", def.KubeProxyReplacement, "true: replace kube-proxy (Cilium's switch): turns on --bpf-lb-sock and --enable-node-port; false: each part by its own flag")
 	fs.Bool("bpf-lb-sock-hostns-only", def.BPFLBSockHostnsOnly, "With --bpf-lb-sock, translate only the sockets of the node's network namespace (--datapath-netns, else the agent's); the pods' are balanced per packet by their endpoint programs, where a service mesh's sidecar sees the frontend")
 	fs.Bool("node-port-bind-protection", def.NodePortBindProtection, "With --bpf-lb-sock, refuse (EADDRINUSE) a bind of the node's sockets to the address and port of a NodePort, ExternalIPs or LoadBalancer frontend, whose traffic is balanced away from them")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
-	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on --devices")
-	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set)")
+	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on the node's external devices (--devices, else detected)")
+	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set): names (eth0), prefixes (eth+) and either after ! to leave those out; empty, or with a prefix or !: detected (up, with a global unicast route, not a bridge, bridge port, loopback or lxc/cilium_/cni/docker device) and followed")
+	fs.Bool("enforce-device-detection", def.EnforceDeviceDetection, "Detect the external devices even when --devices lists names: those and the detected ones")
 	fs.Bool("bpf-lb-external-clusterip", def.BPFLBExternalClusterIP, "With --enable-node-port, balance ClusterIP frontends for traffic arriving on --devices too (a router sends the service CIDR to the nodes)")
 	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of --devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")
 	fs.String("ipv4-service-loopback-address", def.IPv4ServiceLoopbackAddress, "Source address of a pod's connections to itself through a service (hairpin), as the pod sees them; empty: no hairpin translation")
@@ -155,12 +163,10 @@ func (c *Config) kprOn() (bool, error) {
 }
 
 // effective is c with --kube-proxy-replacement applied: with it on, the
-// socket-level balancer, and the NodePort programs when there are
-// devices.
+// socket-level balancer and the NodePort programs.
 func (c Config) effective() Config {
 	if on, _ := c.kprOn(); on {
-		c.BPFLBSock = true
-		c.EnableNodePort = c.EnableNodePort || len(c.Devices) > 0
+		c.BPFLBSock, c.EnableNodePort = true, true
 	}
 	return c
 }
@@ -182,13 +188,8 @@ func (c *Config) Validate() error {
 	if c.BPFLBMapMax < 1 || c.BPFLBMapMax > maxLBMapMax {
 		return fmt.Errorf("--bpf-lb-map-max: %d is not between 1 and %d", c.BPFLBMapMax, maxLBMapMax)
 	}
-	if c.EnableNodePort && len(c.Devices) == 0 {
-		return fmt.Errorf("--enable-node-port needs --devices (the node's external devices)")
-	}
-	for _, d := range c.Devices {
-		if d == "" || strings.ContainsAny(d, "/ ") {
-			return fmt.Errorf("--devices: %q is not a device name", d)
-		}
+	if err := deviceFilter(c.Devices).check(); err != nil {
+		return err
 	}
 	if _, _, err := c.serviceLoopback(); err != nil {
 		return err

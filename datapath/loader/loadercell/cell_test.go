@@ -276,8 +276,9 @@ func TestCellNodePort(t *testing.T) {
 	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "*")); len(pins) != 0 {
 		t.Errorf("links %v left after a start without --enable-node-port", pins)
 	}
-	if err := (&loadercell.Config{BPFRoot: root, BPFAttachMode: "auto", BPFPolicyMapMax: 1, BPFLBMapMax: 1, EnableNodePort: true}).Validate(); err == nil {
-		t.Error("--enable-node-port without --devices validated")
+	_, err := celltest.Populate(t, []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7,eth/8"}, loadercell.Cell, linux.Cell)
+	if want := `--devices[1]: "eth/8" is not a device name`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("start with a bad --devices: %v, want %q", err, want)
 	}
 }
 
@@ -326,7 +327,8 @@ func TestCellLBMapMax(t *testing.T) {
 // --kube-proxy-replacement=true and --devices only: the socket-level
 // balancer (with its bind protection) and the NodePort programs are
 // attached, and the KubeProxyReplacement line says so; without
-// --devices the line says NodePort from outside is off, and why.
+// --devices the devices are detected: here none is (eth7 is down, and
+// has no address), and the line says why.
 func TestCellKubeProxyReplacement(t *testing.T) {
 	root := bpfmaptest.Root(t)
 	cg := testCgroup(t)
@@ -338,7 +340,7 @@ func TestCellKubeProxyReplacement(t *testing.T) {
 		line      string
 	}{
 		{[]string{"devices=eth7"}, 10, 2, "socket LB on " + cg + ", NodePort bind protection, NodePort on eth7 ("},
-		{nil, 10, 0, "socket LB on " + cg + ", NodePort bind protection, no NodePort from outside: --kube-proxy-replacement without --devices]"},
+		{nil, 10, 0, "socket LB on " + cg + ", NodePort bind protection, NodePort on no device (none detected: eth7: down; eth7p: down; lo: named lo*)]"},
 	} {
 		flags := append([]string{"bpf-root=" + root, "kube-proxy-replacement=true", "cgroup-root=" + cg, "datapath-netns=" + nsPath}, tt.devices...)
 		var col status.Collector
@@ -349,14 +351,8 @@ func TestCellKubeProxyReplacement(t *testing.T) {
 		if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "eth7", "*")); len(pins) != tt.nodePorts {
 			t.Errorf("%v: NodePort links %v, want %d", tt.devices, pins, tt.nodePorts)
 		}
-		var msg string
-		for _, e := range col.Status().Entries {
-			if e.Name == "KubeProxyReplacement" {
-				msg = e.Message
-			}
-		}
-		if !strings.Contains(msg, tt.line) {
-			t.Errorf("%v: KubeProxyReplacement line %q, want it to hold %q", tt.devices, msg, tt.line)
+		if msg := kprLine(col); !strings.Contains(msg, tt.line) {
+			t.Errorf("%v: KubeProxyReplacement line %q, want it to hold %q", tt.devices, kprLine(col), tt.line)
 		}
 		if err := h.Stop(t.Context()); err != nil {
 			t.Fatal(err)

@@ -12,5 +12,6 @@
 // against. It provides datapath.LBMapWriter (the service maps' writer,
 // lbmap.Writer, open between start and stop) and, with --bpf-lb-sock and
 // --enable-node-port, attaches the socket-level load balancer to
-// --cgroup-root and the NodePort programs to --devices at start.
+// --cgroup-root at start and the NodePort programs to the node's external
+// devices: --devices as listed, or detected and followed (devices.go).
 package loadercell

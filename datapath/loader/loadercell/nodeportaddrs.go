@@ -12,17 +12,15 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
-	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
 )
 
-// nodePortAddrs follows the addresses of --devices (in --datapath-netns)
+// nodePortAddrs follows the addresses of the NodePort devices (devices, in --datapath-netns)
 // and chooses those NodePort frontends are served on, as Cilium does:
 // with --nodeport-addresses every address of a device within those
 // CIDRs, else each device's primary IPv4 and IPv6 address (the first
@@ -30,7 +28,7 @@ import (
 // one); link-local and loopback addresses never.
 type nodePortAddrs struct {
 	log     *slog.Logger
-	devices []string
+	devices *devices
 	cidrs   []netip.Prefix
 	netns   string
 
@@ -51,6 +49,7 @@ type nodePortAddrsParams struct {
 
 	Config    Config
 	Linux     linux.Config `optional:"true"`
+	Devices   *devices
 	Lifecycle cell.Lifecycle
 	Jobs      job.Group
 	Log       *slog.Logger
@@ -65,14 +64,18 @@ func newNodePortAddrs(p nodePortAddrsParams) (datapath.NodePortAddrs, *nodePortA
 	if err != nil {
 		return nil, nil, &cell.ConfigError{Err: err}
 	}
-	n := &nodePortAddrs{log: p.Log, cidrs: cidrs, netns: p.Linux.DatapathNetNS, subs: map[int]func(){}}
+	n := &nodePortAddrs{log: p.Log, devices: p.Devices, cidrs: cidrs, netns: p.Linux.DatapathNetNS, subs: map[int]func(){}}
 	if !p.Config.EnableNodePort {
 		return n, n, nil
 	}
-	n.devices = p.Config.Devices
+	p.Devices.subscribe(func([]netDevice) {
+		if err := n.read(); err != nil {
+			n.log.Warn("Unable to read the addresses of the NodePort devices", "error", err)
+		}
+	})
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
 		if err := n.read(); err != nil {
-			n.log.Warn("Unable to read the addresses of --devices for NodePort", "error", err)
+			n.log.Warn("Unable to read the addresses of the NodePort devices", "error", err)
 		}
 		return nil
 	}})
@@ -146,7 +149,7 @@ func (n *nodePortAddrs) devicesStatus() string {
 // follow reads the devices' addresses again after every address change
 // of the namespace, until ctx ends.
 func (n *nodePortAddrs) follow(ctx context.Context, health cell.Health) error {
-	ns, err := n.openNS()
+	ns, err := openNetNS(n.netns)
 	if err != nil {
 		return err
 	}
@@ -164,42 +167,29 @@ func (n *nodePortAddrs) follow(ctx context.Context, health cell.Health) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("follow the addresses of --devices: %w", err)
+		return fmt.Errorf("follow the addresses of the NodePort devices: %w", err)
 	}
-	health.OK("following the addresses of " + strings.Join(n.devices, ", "))
+	health.OK("following the addresses of the NodePort devices")
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-failed:
-			return fmt.Errorf("follow the addresses of --devices: %w", err)
+			return fmt.Errorf("follow the addresses of the NodePort devices: %w", err)
 		case _, ok := <-updates:
 			if !ok {
-				return errors.New("follow the addresses of --devices: the netlink subscription ended")
+				return errors.New("follow the addresses of the NodePort devices: the netlink subscription ended")
 			}
 			for len(updates) > 0 { // one read for a burst
 				<-updates
 			}
 			if err := n.read(); err != nil {
-				health.Degraded("reading the addresses of --devices", err)
+				health.Degraded("reading the addresses of the NodePort devices", err)
 				continue
 			}
-			health.OK("following the addresses of " + strings.Join(n.devices, ", "))
+			health.OK("following the addresses of the NodePort devices")
 		}
 	}
-}
-
-// openNS opens --datapath-netns (netnsutil.Open: never blocks, and only
-// a network namespace), or the agent's namespace.
-func (n *nodePortAddrs) openNS() (netns.NsHandle, error) {
-	if n.netns == "" {
-		return netns.Get()
-	}
-	ns, err := netnsutil.Open(n.netns)
-	if err != nil {
-		return netns.None(), fmt.Errorf("--datapath-netns %s: %w", n.netns, err)
-	}
-	return ns, nil
 }
 
 // read lists the devices' addresses, chooses, and tells the subscribers
@@ -222,7 +212,7 @@ func (n *nodePortAddrs) read() error {
 	if !changed {
 		return err
 	}
-	n.log.Info("NodePort addresses of --devices", "addresses", devs)
+	n.log.Info("NodePort addresses of the devices", "addresses", devs)
 	for _, fn := range subs {
 		fn()
 	}
@@ -231,7 +221,7 @@ func (n *nodePortAddrs) read() error {
 
 // list returns the devices' chosen addresses, sorted.
 func (n *nodePortAddrs) list() ([]netip.Addr, error) {
-	ns, err := n.openNS()
+	ns, err := openNetNS(n.netns)
 	if err != nil {
 		return nil, err
 	}
@@ -242,14 +232,17 @@ func (n *nodePortAddrs) list() ([]netip.Addr, error) {
 	}
 	defer h.Close()
 	var out []netip.Addr
-	for _, name := range n.devices {
+	for _, name := range n.devices.names() {
 		lk, err := h.LinkByName(name)
+		if _, gone := err.(netlink.LinkNotFoundError); gone && n.devices.detect {
+			continue // detected, and gone since: the next detection drops it
+		}
 		if err != nil {
-			return nil, fmt.Errorf("--devices %s: %w", name, err)
+			return nil, fmt.Errorf("device %s: %w", name, err)
 		}
 		addrs, err := h.AddrList(lk, netlink.FAMILY_ALL)
 		if err != nil {
-			return nil, fmt.Errorf("--devices %s: addresses: %w", name, err)
+			return nil, fmt.Errorf("device %s: addresses: %w", name, err)
 		}
 		out = append(out, chooseAddrs(addrs, n.cidrs)...)
 	}

@@ -14,14 +14,13 @@ import (
 // frontends and backends its maps hold, e.g. "True [ClusterIP per packet,
 // socket LB on /sys/fs/cgroup, NodePort on eth0] (12 frontends, 30
 // backends)".
-func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config, addrs *nodePortAddrs) status.ProviderOut {
+func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) status.ProviderOut {
 	return status.NewProviderOut(id, "KubeProxyReplacement", func(context.Context) status.Report {
-		return kprReport(d, c, addrs)
+		return kprReport(d, c, devs, addrs)
 	})
 }
 
-func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
-	kpr, _ := c.kprOn()
+func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) status.Report {
 	c = c.effective()
 	parts := []string{"ClusterIP per packet"}
 	if c.BPFLBSock {
@@ -35,12 +34,14 @@ func kprReport(d *Datapath, c Config, addrs *nodePortAddrs) status.Report {
 		}
 	}
 	if c.EnableNodePort {
-		parts = append(parts, "NodePort on "+strings.Join(c.Devices, ", ")+" ("+addrs.devicesStatus()+")")
+		on, any := devs.status()
+		if any {
+			on += " (" + addrs.devicesStatus() + ")"
+		}
+		parts = append(parts, "NodePort on "+on)
 		if c.BPFLBExternalClusterIP {
 			parts = append(parts, "ClusterIP from outside")
 		}
-	} else if kpr {
-		parts = append(parts, "no NodePort from outside: --kube-proxy-replacement without --devices")
 	}
 	msg := "True [" + strings.Join(parts, ", ") + "]"
 	d.mu.Lock()

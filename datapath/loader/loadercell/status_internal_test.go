@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/apiary-net/apiary/cells/status"
@@ -19,13 +20,34 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	d := &Datapath{}
 	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", NodePortBindProtection: true, EnableNodePort: true, Devices: []string{"eth0", "eth1"},
 		BPFLBExternalClusterIP: true}
+	devs := &devices{chosen: []netDevice{{name: "eth0"}, {name: "eth1"}}}
 	addrs := &nodePortAddrs{devs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
-	if got := kprReport(d, c, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
+	if got := kprReport(d, c, devs, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("before start: %+v", got)
 	}
-	addrs.lastErr = errors.New("--devices eth1: Link not found")
-	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (addresses unknown: --devices eth1: Link not found), ClusterIP from outside] (maps not open)" {
+	addrs.lastErr = errors.New("device eth1: Link not found")
+	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (addresses unknown: device eth1: Link not found), ClusterIP from outside] (maps not open)" {
 		t.Errorf("the devices' addresses unreadable: %+v", got)
+	}
+	addrs.lastErr = nil
+	c.Devices = nil
+	devs = &devices{detect: true, chosen: []netDevice{{"ens5", 2}}, why: map[string]string{"lo": "named lo*"}}
+	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
+		t.Errorf("a detected device: %+v", got)
+	}
+	devs.chosen = nil
+	devs.why["ens5"] = "down"
+	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; lo: named lo*)") {
+		t.Errorf("no device detected: %+v", got)
+	}
+	devs.lastErr = errors.New("list devices: permission denied")
+	devs.chosen = []netDevice{{"ens5", 2}}
+	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message, "NodePort on ens5 (detected; detecting again failed: list devices: permission denied) (192.0.2.10, 2001:db8::10)") {
+		t.Errorf("detection failed after a choice: %+v", got)
+	}
+	devs.chosen = nil
+	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message, "NodePort on no device: detection failed: list devices: permission denied") {
+		t.Errorf("detection failed: %+v", got)
 	}
 	w, err := lbmap.OpenWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), bpfmaptest.Root(t))
 	if err != nil {
@@ -43,10 +65,10 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 		}
 	}
 	c.BPFLBSockHostnsOnly, c.EnableNodePort, c.NodePortBindProtection = true, false, false
-	if got := kprReport(d, c, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
+	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
 		t.Errorf("socket LB for the host namespace only: %q", got.Message)
 	}
-	if got := kprReport(d, Config{}, addrs); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
+	if got := kprReport(d, Config{}, devs, addrs); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
 		t.Errorf("with two services sharing two backends: %q", got.Message)
 	}
 }

@@ -1,0 +1,169 @@
+package loadercell
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// excludedPrefixes are the names detection never takes (Cilium's
+// list): the loopback, the endpoints' host sides (lxc), the tunnel
+// device (cilium_vxlan), other CNIs' and Docker's bridges.
+var excludedPrefixes = []string{"cilium_", "lo", "lxc", "cni", "docker"}
+
+// linkInfo is what detection reads of one device of the namespace.
+type linkInfo struct {
+	index  int
+	name   string
+	kind   string // netlink's type: "device", "veth", "bridge", "dummy", "vrf", ...
+	flags  uint32 // IFF_*
+	master int    // the bridge, bond or VRF it is enslaved to (ifindex), or 0
+	// ether: an Ethernet address (the NodePort programs read an
+	// Ethernet header).
+	ether bool
+	addrs int // addresses of any family
+	// globalRoute: a route of any table through it to a global unicast
+	// destination (its own address's local route counts);
+	// defaultRoute: a main-table default route through it.
+	globalRoute, defaultRoute bool
+}
+
+// netDevice is a chosen device.
+type netDevice struct {
+	name  string
+	index int
+}
+
+// chooseDevices returns the devices of links the NodePort programs go
+// on, sorted by name, and why each other device is not one, by Cilium's
+// rules: a device --devices names (f) is taken, one it leaves out ("!")
+// never; without a match, with detect, a device is taken when it is up,
+// has an address and a route to a global unicast destination, is not a
+// loopback, bridge, Open vSwitch or IPoIB device, not a port of a bridge
+// or bond (a VRF's is), is not named as the devices of apiary, other
+// CNIs and Docker are (excludedPrefixes), and, for a veth, carries a
+// default route (kind clusters' nodes: other veths are pods' of an
+// earlier CNI). apiary also wants an Ethernet address: its programs
+// read an Ethernet header.
+func chooseDevices(links []linkInfo, f deviceFilter, detect bool) ([]netDevice, map[string]string) {
+	kind := map[int]string{}
+	for _, l := range links {
+		kind[l.index] = l.kind
+	}
+	var out []netDevice
+	why := map[string]string{}
+	for _, l := range links {
+		if matched, excluded := f.match(l.name); matched {
+			if excluded {
+				why[l.name] = "left out by --devices"
+			} else {
+				out = append(out, netDevice{l.name, l.index})
+			}
+			continue
+		}
+		if !detect {
+			why[l.name] = "not in --devices"
+			continue
+		}
+		if reason := unsuitable(l, kind[l.master], len(f) > 0); reason != "" {
+			why[l.name] = reason
+			continue
+		}
+		out = append(out, netDevice{l.name, l.index})
+	}
+	slices.SortFunc(out, func(a, b netDevice) int { return strings.Compare(a.name, b.name) })
+	return out, why
+}
+
+// unsuitable says why detection does not take l (masterKind: the type
+// of the device l is enslaved to), or "".
+func unsuitable(l linkInfo, masterKind string, filtered bool) string {
+	for _, p := range excludedPrefixes {
+		if strings.HasPrefix(l.name, p) {
+			return fmt.Sprintf("named %s*", p)
+		}
+	}
+	switch {
+	case l.flags&unix.IFF_UP == 0:
+		return "down"
+	case l.flags&unix.IFF_LOOPBACK != 0:
+		return "a loopback device"
+	case l.flags&unix.IFF_SLAVE != 0 || l.master != 0 && masterKind != "vrf":
+		return "a port of a bridge or bond"
+	case l.addrs == 0:
+		return "no address"
+	case l.kind == "bridge" || l.kind == "openvswitch":
+		return "a bridge (name it in --devices to use it)"
+	case l.kind == "ipoib":
+		return "an IPoIB device (name it in --devices to use it)"
+	case l.kind == "veth" && !filtered && !l.defaultRoute:
+		return "a veth without a default route"
+	case !l.ether:
+		return "no Ethernet address"
+	case !l.globalRoute:
+		return "no route to a global unicast address"
+	}
+	return ""
+}
+
+// readLinks reads the devices of the namespace h is in, their addresses
+// and routes.
+func readLinks(h *netlink.Handle) ([]linkInfo, error) {
+	lks, err := h.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list devices: %w", err)
+	}
+	addrs, err := h.AddrList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, fmt.Errorf("list addresses: %w", err)
+	}
+	routes, err := h.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	byIndex := map[int]*linkInfo{}
+	out := make([]linkInfo, len(lks))
+	for i, lk := range lks {
+		a := lk.Attrs()
+		out[i] = linkInfo{index: a.Index, name: a.Name, kind: lk.Type(), flags: a.RawFlags, master: a.MasterIndex,
+			ether: len(a.HardwareAddr) == 6 && !isZero(a.HardwareAddr)}
+		byIndex[a.Index] = &out[i]
+	}
+	for _, a := range addrs {
+		if l := byIndex[a.LinkIndex]; l != nil {
+			l.addrs++
+		}
+	}
+	for _, r := range routes {
+		l := byIndex[r.LinkIndex]
+		if l == nil {
+			continue
+		}
+		if ones, _ := maskOf(r.Dst); r.Dst == nil || ones == 0 && r.Dst.IP.IsUnspecified() {
+			l.defaultRoute = l.defaultRoute || r.Table == unix.RT_TABLE_MAIN
+			continue
+		}
+		if ip, ok := netip.AddrFromSlice(r.Dst.IP); ok && ip.Unmap().IsGlobalUnicast() {
+			l.globalRoute = true
+		}
+	}
+	return out, nil
+}
+
+// maskOf returns the prefix length of a route's destination (0, 0 for
+// none: a default route).
+func maskOf(dst *net.IPNet) (ones, bits int) {
+	if dst == nil {
+		return 0, 0
+	}
+	return dst.Mask.Size()
+}
+
+func isZero(mac net.HardwareAddr) bool {
+	return !slices.ContainsFunc(mac, func(b byte) bool { return b != 0 })
+}

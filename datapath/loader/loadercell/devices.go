@@ -1,0 +1,298 @@
+package loadercell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/apiary-net/apiary/cells/cell"
+	"github.com/apiary-net/apiary/cells/job"
+	"github.com/apiary-net/apiary/datapath/linux"
+	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+)
+
+// devices are the node's external devices, those the NodePort programs
+// are attached to and whose addresses NodePorts are served on: --devices
+// when it lists names only (and not --enforce-device-detection), else
+// those of --datapath-netns chosen as Cilium chooses them
+// (chooseDevices), followed as devices, addresses and routes change.
+type devices struct {
+	log     *slog.Logger
+	filter  deviceFilter
+	detect  bool
+	netns   string
+	enabled bool // --enable-node-port (or --kube-proxy-replacement)
+
+	// readMu makes each detection whole (read, choose, tell): the
+	// start's and the follower's never apply an older choice last.
+	readMu  sync.Mutex
+	mu      sync.Mutex
+	chosen  []netDevice
+	why     map[string]string // why each other device is not chosen
+	lastErr error             // of the last detection
+	subs    []func(chosen []netDevice)
+}
+
+type devicesParams struct {
+	cell.In
+
+	Config    Config
+	Linux     linux.Config `optional:"true"`
+	Lifecycle cell.Lifecycle
+	Jobs      job.Group
+	Log       *slog.Logger
+}
+
+// debounce is how long the follower waits after a change for the rest
+// of its burst (a device coming up brings its link, addresses and
+// routes one after the other).
+const debounce = 100 * time.Millisecond
+
+func newDevices(p devicesParams) *devices {
+	c := p.Config.effective()
+	d := &devices{log: p.Log, filter: c.Devices, netns: p.Linux.DatapathNetNS, enabled: c.EnableNodePort,
+		detect: c.EnforceDeviceDetection || !deviceFilter(c.Devices).names()}
+	if !d.enabled {
+		return d
+	}
+	if !d.detect {
+		for _, name := range c.Devices {
+			d.chosen = append(d.chosen, netDevice{name: name})
+		}
+		return d
+	}
+	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
+		if err := d.read(); err != nil {
+			d.log.Warn("Unable to detect the node's devices for NodePort", "error", err)
+		}
+		return nil
+	}})
+	p.Jobs.Add(job.OneShot("device-detection", d.follow, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})))
+	return d
+}
+
+// names returns the chosen devices' names.
+func (d *devices) names() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.namesLocked()
+}
+
+// current returns the chosen devices (index 0: not looked up, --devices
+// as listed).
+func (d *devices) current() []netDevice {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.chosen)
+}
+
+// subscribe calls fn with the chosen devices after every change of them
+// (from the follower's goroutine).
+func (d *devices) subscribe(fn func(chosen []netDevice)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.subs = append(d.subs, fn)
+}
+
+// status is the status line's part: the chosen devices and how, or why
+// there are none (any: false).
+func (d *devices) status() (text string, any bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case !d.detect:
+		return strings.Join(d.namesLocked(), ", "), true
+	case d.lastErr != nil && len(d.chosen) > 0: // the last choice stays
+		return strings.Join(d.namesLocked(), ", ") + " (detected; detecting again failed: " + d.lastErr.Error() + ")", true
+	case d.lastErr != nil:
+		return "no device: detection failed: " + d.lastErr.Error(), false
+	case len(d.chosen) == 0:
+		return "no device (none detected: " + d.whyText() + ")", false
+	}
+	return strings.Join(d.namesLocked(), ", ") + " (detected)", true
+}
+
+func (d *devices) namesLocked() []string {
+	out := make([]string, len(d.chosen))
+	for i, dev := range d.chosen {
+		out[i] = dev.name
+	}
+	return out
+}
+
+// whyText lists why the devices were not chosen, "eth1: down; ...".
+func (d *devices) whyText() string {
+	names := slices.Sorted(maps.Keys(d.why))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + ": " + d.why[n]
+	}
+	if len(parts) == 0 {
+		return "the namespace has no devices"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// read detects the devices and tells the subscribers when the choice
+// changed.
+func (d *devices) read() error {
+	d.readMu.Lock()
+	defer d.readMu.Unlock()
+	chosen, why, err := d.detectOnce()
+	d.mu.Lock()
+	d.lastErr = err
+	changed := err == nil && !slices.Equal(chosen, d.chosen)
+	if err == nil {
+		d.chosen, d.why = chosen, why
+	}
+	subs := slices.Clone(d.subs)
+	d.mu.Unlock()
+	if !changed {
+		return err
+	}
+	d.log.Info("Devices for NodePort detected", "devices", d.names(), "notChosen", why)
+	for _, fn := range subs {
+		fn(chosen)
+	}
+	return nil
+}
+
+// detectOnce reads the namespace's devices and chooses.
+func (d *devices) detectOnce() ([]netDevice, map[string]string, error) {
+	ns, err := openNetNS(d.netns)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer h.Close()
+	links, err := readLinks(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	chosen, why := chooseDevices(links, d.filter, true)
+	return chosen, why, nil
+}
+
+// follow detects the devices again after every change of the
+// namespace's devices, addresses and routes (a burst of them once),
+// until ctx ends.
+func (d *devices) follow(ctx context.Context, health cell.Health) error {
+	ns, err := openNetNS(d.netns)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	changes, failed := make(chan struct{}, 1), make(chan error, 1)
+	done := make(chan struct{})
+	defer close(done)
+	if err := subscribeChanges(ns, done, changes, failed); err != nil {
+		return fmt.Errorf("follow the devices: %w", err)
+	}
+	// A change between the start's detection and the subscriptions.
+	if err := d.read(); err != nil {
+		health.Degraded("detecting the devices", err)
+	} else {
+		health.OK("following the devices")
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-failed:
+			return fmt.Errorf("follow the devices: %w", err)
+		case <-changes:
+		}
+		select { // the rest of the burst
+		case <-ctx.Done():
+			return nil
+		case <-time.After(debounce):
+		}
+		select {
+		case <-changes:
+		default:
+		}
+		if err := d.read(); err != nil {
+			health.Degraded("detecting the devices", err)
+			continue
+		}
+		health.OK("following the devices")
+	}
+}
+
+// subscribeChanges signals changes (without blocking: one pending
+// signal) on every device, address and route update of ns, and failed
+// on a subscription's error, until done is closed.
+func subscribeChanges(ns netns.NsHandle, done chan struct{}, changes chan<- struct{}, failed chan<- error) error {
+	signal := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	onErr := func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}
+	lu, au, ru := make(chan netlink.LinkUpdate, 64), make(chan netlink.AddrUpdate, 64), make(chan netlink.RouteUpdate, 64)
+	err := errors.Join(
+		netlink.LinkSubscribeWithOptions(lu, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
+		netlink.AddrSubscribeWithOptions(au, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
+		netlink.RouteSubscribeWithOptions(ru, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
+	)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case _, ok := <-lu:
+				if !ok {
+					onErr(errors.New("the device subscription ended"))
+					return
+				}
+			case _, ok := <-au:
+				if !ok {
+					onErr(errors.New("the address subscription ended"))
+					return
+				}
+			case _, ok := <-ru:
+				if !ok {
+					onErr(errors.New("the route subscription ended"))
+					return
+				}
+			}
+			signal()
+		}
+	}()
+	return nil
+}
+
+// openNetNS opens --datapath-netns (netnsutil.Open: never blocks, and
+// only a network namespace), or the agent's namespace.
+func openNetNS(path string) (netns.NsHandle, error) {
+	if path == "" {
+		return netns.Get()
+	}
+	ns, err := netnsutil.Open(path)
+	if err != nil {
+		return netns.None(), fmt.Errorf("--datapath-netns %s: %w", path, err)
+	}
+	return ns, nil
+}
