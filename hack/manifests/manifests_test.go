@@ -137,7 +137,8 @@ func TestDaemonSet(t *testing.T) {
 			}
 		}
 		for host, in := range map[string]string{"/sys/fs/bpf": "/sys/fs/bpf", "/opt/cni/bin": "/host/opt/cni/bin",
-			"/etc/cni/net.d": "/host/etc/cni/net.d", "/var/run/apiary": "/var/run/apiary", "configmap:apiary-config": "/etc/apiary/config"} {
+			"/etc/cni/net.d": "/host/etc/cni/net.d", "/var/run/apiary": "/var/run/apiary", "configmap:apiary-config": "/etc/apiary/config",
+			"/sys/fs/cgroup": "/host/sys/fs/cgroup"} {
 			if mounted[host] != in {
 				t.Errorf("%s is mounted at %q, want %s", host, mounted[host], in)
 			}
@@ -186,8 +187,9 @@ func checkDaemonSetContainers(t *testing.T, spec corev1.PodSpec) {
 }
 
 // TestConfigMapIPAM: the shipped ConfigMap takes the pod CIDRs from the
-// Node objects, sets no per-node value and serves metrics on apiary's
-// port, not cilium-agent's 9962.
+// Node objects, sets no per-node value, serves metrics on apiary's port,
+// not cilium-agent's 9962, and points the socket-level balancer to the
+// host's cgroup2.
 func TestConfigMapIPAM(t *testing.T) {
 	for _, o := range loadInstall(t) {
 		cm, ok := o.Value.(*corev1.ConfigMap)
@@ -199,6 +201,13 @@ func TestConfigMapIPAM(t *testing.T) {
 		}
 		if cm.Data["prometheus-serve-addr"] != ":9972" {
 			t.Errorf("prometheus-serve-addr: %q, want :9972", cm.Data["prometheus-serve-addr"])
+		}
+		// The socket-level balancer (kube-proxy-replacement) attaches to
+		// the host's cgroup2, which the DaemonSet mounts there: the
+		// container's own /sys/fs/cgroup holds the agent only.
+		if cm.Data["cgroup-root"] != "/host/sys/fs/cgroup" || cm.Data["kube-proxy-replacement"] != "false" {
+			t.Errorf("cgroup-root %q, kube-proxy-replacement %q: want /host/sys/fs/cgroup (the DaemonSet's mount of the host's) and the switch, off",
+				cm.Data["cgroup-root"], cm.Data["kube-proxy-replacement"])
 		}
 		for _, k := range []string{"node-name", "node-ip", "pod-cidr"} {
 			if _, ok := cm.Data[k]; ok {

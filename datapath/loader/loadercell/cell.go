@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -266,6 +268,16 @@ func newLoader(p loaderParams) (*loader.Loader, error) {
 	return l, nil
 }
 
+// subgroup reports whether cgroup v2 directory dir is not the root of its
+// hierarchy: the root has no cgroup.type. In a container with a cgroup
+// namespace of its own (containerd's default on cgroup v2), the
+// container's /sys/fs/cgroup is its own group, so a socket-level
+// balancer attached there would miss the node's other processes.
+func subgroup(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "cgroup.type"))
+	return err == nil
+}
+
 // sockLB attaches the socket-level load balancer with --bpf-lb-sock, and
 // detaches one a previous run left without it; with
 // --bpf-lb-sock-hostns-only it translates the sockets of netns only
@@ -280,6 +292,11 @@ func sockLB(log *slog.Logger, l *loader.Loader, c Config, netns string) error {
 	}
 	if st.Type != unix.CGROUP2_SUPER_MAGIC {
 		return fmt.Errorf("--cgroup-root %s is not a cgroup v2 mount (the socket-level load balancer needs one)", c.CgroupRoot)
+	}
+	if subgroup(c.CgroupRoot) {
+		log.Warn("--cgroup-root is not the root of its cgroup hierarchy (a sub-group, or the root of a container's cgroup namespace): "+
+			"only the processes under it are balanced at the socket; in a pod, mount the host's cgroup2 (the DaemonSet's /host/sys/fs/cgroup)",
+			"cgroup", c.CgroupRoot)
 	}
 	node, err := netnsutil.CookieAt(netns)
 	if err != nil {

@@ -339,8 +339,8 @@ func TestCellKubeProxyReplacement(t *testing.T) {
 		nodePorts int
 		line      string
 	}{
-		{[]string{"devices=eth7"}, 10, 2, "socket LB on " + cg + ", NodePort bind protection, NodePort on eth7 ("},
-		{nil, 10, 0, "socket LB on " + cg + ", NodePort bind protection, NodePort on no device (none detected: eth7: down; eth7p: down; lo: named lo*)]"},
+		{[]string{"devices=eth7"}, 10, 2, "socket LB on " + cg + " (a sub-group: its processes only), NodePort bind protection, NodePort on eth7 ("},
+		{nil, 10, 0, "socket LB on " + cg + " (a sub-group: its processes only), NodePort bind protection, NodePort on no device (none detected: eth7: down; eth7p: down; lo: named lo*)]"},
 	} {
 		flags := append([]string{"bpf-root=" + root, "kube-proxy-replacement=true", "cgroup-root=" + cg, "datapath-netns=" + nsPath}, tt.devices...)
 		var col status.Collector

@@ -24,11 +24,18 @@ func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) statu
 	c = c.effective()
 	parts := []string{"ClusterIP per packet"}
 	if c.BPFLBSock {
-		if c.BPFLBSockHostnsOnly {
-			parts = append(parts, "socket LB on "+c.CgroupRoot+" (host namespace only)")
-		} else {
-			parts = append(parts, "socket LB on "+c.CgroupRoot)
+		var notes []string
+		if subgroup(c.CgroupRoot) {
+			notes = append(notes, "a sub-group: its processes only")
 		}
+		if c.BPFLBSockHostnsOnly {
+			notes = append(notes, "host namespace only")
+		}
+		sock := "socket LB on " + c.CgroupRoot
+		if len(notes) > 0 {
+			sock += " (" + strings.Join(notes, "; ") + ")"
+		}
+		parts = append(parts, sock)
 		if c.NodePortBindProtection {
 			parts = append(parts, "NodePort bind protection")
 		}

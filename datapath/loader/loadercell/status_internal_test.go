@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,6 +69,14 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	c.BPFLBSockHostnsOnly, c.EnableNodePort, c.NodePortBindProtection = true, false, false
 	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup (host namespace only)] (2 frontends, 2 backends)" {
 		t.Errorf("socket LB for the host namespace only: %q", got.Message)
+	}
+	sub := t.TempDir() // a cgroup v2 group other than the root has cgroup.type
+	if err := os.WriteFile(filepath.Join(sub, "cgroup.type"), []byte("domain\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := kprReport(d, Config{BPFLBSock: true, CgroupRoot: sub, BPFLBSockHostnsOnly: true}, devs, addrs); !strings.Contains(got.Message,
+		"socket LB on "+sub+" (a sub-group: its processes only; host namespace only)]") {
+		t.Errorf("socket LB on a sub-group: %q", got.Message)
 	}
 	if got := kprReport(d, Config{}, devs, addrs); got.Message != "True [ClusterIP per packet] (2 frontends, 2 backends)" {
 		t.Errorf("with two services sharing two backends: %q", got.Message)
