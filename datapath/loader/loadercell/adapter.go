@@ -39,10 +39,12 @@ type Datapath struct {
 
 	// nodePortMu orders the NodePort programs' attachments: the start's
 	// and those of detected devices' changes. nodePorts are the devices
-	// they are attached to; open: between start and stop.
-	nodePortMu sync.Mutex
-	nodePorts  []netDevice
-	open       bool
+	// they are attached to, nodePortErr why the last change left some
+	// out (nil: none); open: between start and stop.
+	nodePortMu  sync.Mutex
+	nodePorts   []netDevice
+	nodePortErr error
+	open        bool
 }
 
 var (
@@ -150,9 +152,18 @@ func (d *Datapath) moveNodePorts(chosen []netDevice) {
 		d.nodePorts, err = nodePort(d.log, d.l, chosen, d.nodePorts)
 		return err
 	})
+	d.nodePortErr = err
 	if err != nil {
 		d.log.Error("Unable to move the NodePort programs to the detected devices", "error", err)
 	}
+}
+
+// nodePortFailure returns why the last change of the detected devices
+// left some without the NodePort programs, nil if none.
+func (d *Datapath) nodePortFailure() error {
+	d.nodePortMu.Lock()
+	defer d.nodePortMu.Unlock()
+	return d.nodePortErr
 }
 
 // Attach implements datapath.Loader.

@@ -20,8 +20,9 @@ import (
 	"github.com/apiary-net/apiary/datapath/linux"
 )
 
-// nodePortAddrs follows the addresses of the NodePort devices (devices, in --datapath-netns)
-// and chooses those NodePort frontends are served on, as Cilium does:
+// nodePortAddrs follows the addresses of the NodePort devices (devices,
+// in --datapath-netns) and chooses those NodePort frontends are served
+// on, as Cilium does:
 // with --nodeport-addresses every address of a device within those
 // CIDRs, else each device's primary IPv4 and IPv6 address (the first
 // one of the family that is not a secondary, deprecated or tentative

@@ -23,6 +23,7 @@ func newStatusProvider(id cell.FullModuleID, d *Datapath, c Config, devs *device
 func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) status.Report {
 	c = c.effective()
 	parts := []string{"ClusterIP per packet"}
+	state := status.Ok
 	if c.BPFLBSock {
 		var notes []string
 		if subgroup(c.CgroupRoot) {
@@ -45,6 +46,10 @@ func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) statu
 		if any {
 			on += " (" + addrs.devicesStatus() + ")"
 		}
+		if err := d.nodePortFailure(); err != nil {
+			on += " (programs not attached to all: " + err.Error() + ")"
+			state = status.Warning
+		}
 		parts = append(parts, "NodePort on "+on)
 		if c.BPFLBExternalClusterIP {
 			parts = append(parts, "ClusterIP from outside")
@@ -55,7 +60,7 @@ func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) statu
 	w := d.lb
 	d.mu.Unlock()
 	if w == nil {
-		return status.Report{State: status.Ok, Message: msg + " (maps not open)"}
+		return status.Report{State: state, Message: msg + " (maps not open)"}
 	}
 	fe, be := w.Stats()
 	counts := fmt.Sprintf("%d frontends, %d backends", fe, be)
@@ -64,5 +69,5 @@ func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) statu
 			counts += fmt.Sprintf(", %d sockets of deleted backends terminated", n)
 		}
 	}
-	return status.Report{State: status.Ok, Message: fmt.Sprintf("%s (%s)", msg, counts)}
+	return status.Report{State: state, Message: fmt.Sprintf("%s (%s)", msg, counts)}
 }

@@ -37,6 +37,12 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("a detected device: %+v", got)
 	}
+	d.nodePortErr = errors.New("attach NodePort programs to ens5: file exists")
+	if got := kprReport(d, c, devs, addrs); got.State != status.Warning ||
+		!strings.Contains(got.Message, "NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10) (programs not attached to all: attach NodePort programs to ens5: file exists)") {
+		t.Errorf("an attachment failed: %+v", got)
+	}
+	d.nodePortErr = nil
 	devs.chosen = nil
 	devs.why["ens5"] = "down"
 	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; lo: named lo*)") {
