@@ -258,7 +258,9 @@ func vethNS(t *testing.T, names ...string) (netns.NsHandle, string) {
 
 // TestCellNodePort starts the cell with --enable-node-port on a device of
 // a namespace of the test's own: the programs' links are pinned; a start
-// without the flag removes them; an unknown device fails the start.
+// without the flag removes them; a device --devices names that is not
+// there fails the start, naming it; an entry that cannot be a device
+// name stops the agent naming the entry.
 func TestCellNodePort(t *testing.T) {
 	root := bpfmaptest.Root(t)
 	_, nsPath := vethNS(t, "eth7")
@@ -276,7 +278,15 @@ func TestCellNodePort(t *testing.T) {
 	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "*")); len(pins) != 0 {
 		t.Errorf("links %v left after a start without --enable-node-port", pins)
 	}
-	_, err := celltest.Populate(t, []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7,eth/8"}, loadercell.Cell, linux.Cell)
+	h, err := celltest.Populate(t, []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7,eth9", "datapath-netns=" + nsPath},
+		loadercell.Cell, linux.Cell, celltest.Capture(&ld))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "--devices eth9: Link not found") {
+		t.Errorf("start with a missing device: %v, want it named", err)
+	}
+	_, err = celltest.Populate(t, []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7,eth/8"}, loadercell.Cell, linux.Cell)
 	if want := `--devices[1]: "eth/8" is not a device name`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("start with a bad --devices: %v, want %q", err, want)
 	}
