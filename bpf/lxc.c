@@ -320,6 +320,10 @@ static __always_inline int handle(struct __sk_buff *ctx, __u8 dir, struct flow *
 
 		if (unlikely(v->flags & CT_FLAG_LOOPBACK))
 			return hairpin_reply(ctx, f, v, dir | state << 1);
+		if (state == CT_REPLY && v->rev_nat_index) { /* events name the service it comes from */
+			f->lb_rev_nat = v->rev_nat_index;
+			f->lb_reply = 1;
+		}
 		if (unlikely(v->policy_rev != rev.policy || v->ipcache_rev != rev.ipcache))
 			ret = ct_revalidate(f, dir | (state == CT_REPLY) << 1, v, rev, tunnel_src);
 		else {

@@ -85,6 +85,9 @@ type LxcEvent struct {
 	Len         uint32
 	Saddr       [4]uint32
 	Daddr       [4]uint32
+	RevNat      uint16
+	LbReply     uint8
+	Pad2        uint8
 }
 
 type LxcFragKey struct {

@@ -36,14 +36,17 @@
 #define MATCH_L4_ONLY 3 /* any peer, protocol (and port) */
 #define MATCH_ALL 4     /* any peer, any protocol */
 
-/* struct event is one ring-buffer record, 60 bytes.
+/* struct event is one ring-buffer record, 64 bytes.
  * type: EVENT_*; reason: the drop reason (drops) or 0; verdict: VERDICT_*
  * (policy verdicts); match_type: MATCH_*; direction: DIR_*;
  * family: 4 or 6; proto: IP protocol; icmp_type: for ICMP; endpoint_id;
  * sport, dport: network byte order; tcp_flags: the packet's TCP flags
  * (byte 13 of the TCP header); src_identity, dst_identity: identities of
  * the packet's source and destination; len: packet length;
- * saddr, daddr: the packet's addresses. */
+ * saddr, daddr: the packet's addresses; rev_nat: the service (its
+ * rev-NAT index) of a translated packet, or 0, which is the packet's
+ * destination, or with lb_reply 1 its source (a reply of the service's
+ * flow, before its source is rewritten back to the frontend). */
 struct event {
 	__u8 type;
 	__u8 reason;
@@ -63,6 +66,9 @@ struct event {
 	__u32 len;
 	__u32 saddr[4];
 	__u32 daddr[4];
+	__u16 rev_nat;
+	__u8 lb_reply;
+	__u8 pad2;
 };
 
 /* Puts struct event into BTF (it lives only on the stack otherwise), so
@@ -111,6 +117,8 @@ static __always_inline void event_emit(const struct flow *f, __u8 type, __u8 rea
 		.src_identity = src_id,
 		.dst_identity = dst_id,
 		.len = f->len,
+		.rev_nat = f->lb_rev_nat,
+		.lb_reply = f->lb_reply,
 	};
 
 	__builtin_memcpy(ev.saddr, f->saddr, 16);

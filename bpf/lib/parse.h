@@ -52,7 +52,8 @@ struct flow {
 	__u8 lb_loopback; /* lib/lb.h: 1 when the endpoint reaches itself through a service (hairpin) */
 	__u32 frag_id; /* IPv4 identification or IPv6 fragment id, network byte order */
 	__u16 lb_rev_nat; /* lib/lb.h: the service's rev-NAT index of a translated packet, else 0 */
-	__u16 lb_new; /* lib/lb.h: 1 when the translated packet's backend was picked for it (a new flow to the service) */
+	__u8 lb_new; /* lib/lb.h: 1 when the translated packet's backend was picked for it (a new flow to the service) */
+	__u8 lb_reply; /* 1: lb_rev_nat is the service a reply comes from (events name it as the source) */
 };
 
 #define FRAG_NONE 0

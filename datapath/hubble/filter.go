@@ -53,11 +53,23 @@ func compileOne(ff *flow.FlowFilter) (match, error) {
 	dst := func(f *flow.Flow) *flow.Endpoint { return f.GetDestination() }
 	srcIP := func(f *flow.Flow) string { return f.GetIP().GetSource() }
 	dstIP := func(f *flow.Flow) string { return f.GetIP().GetDestination() }
+	pod := func(end func(*flow.Flow) *flow.Endpoint) func(*flow.Flow) (string, string) {
+		return func(f *flow.Flow) (string, string) { return end(f).GetNamespace(), end(f).GetPodName() }
+	}
+	srcSvc := func(f *flow.Flow) (string, string) {
+		return f.GetSourceService().GetNamespace(), f.GetSourceService().GetName()
+	}
+	dstSvc := func(f *flow.Flow) (string, string) {
+		return f.GetDestinationService().GetNamespace(), f.GetDestinationService().GetName()
+	}
 	err := errorsJoin(
+		unsupported(ff),
 		add(ipMatch("source_ip", ff.SourceIp, srcIP)),
 		add(ipMatch("destination_ip", ff.DestinationIp, dstIP)),
-		add(podMatch("source_pod", ff.SourcePod, src)),
-		add(podMatch("destination_pod", ff.DestinationPod, dst)),
+		add(nameMatch("source_pod", ff.SourcePod, pod(src))),
+		add(nameMatch("destination_pod", ff.DestinationPod, pod(dst))),
+		add(nameMatch("source_service", ff.SourceService, srcSvc)),
+		add(nameMatch("destination_service", ff.DestinationService, dstSvc)),
 		add(labelMatch("source_label", ff.SourceLabel, src)),
 		add(labelMatch("destination_label", ff.DestinationLabel, dst)),
 		add(portMatch("source_port", ff.SourcePort, true)),
@@ -160,9 +172,11 @@ func ipMatch(field string, vals []string, get func(*flow.Flow) string) (match, e
 	}, nil
 }
 
-// podMatch matches "namespace/pod-name-prefix", "namespace/" or
-// "pod-name-prefix" (namespace default), as Hubble does.
-func podMatch(field string, vals []string, get func(*flow.Flow) *flow.Endpoint) (match, error) {
+// nameMatch matches "namespace/name-prefix", "namespace/" or
+// "name-prefix" (namespace default) against the namespace and name get
+// returns (a pod's, a service's), as Hubble does; nothing matches an end
+// without either.
+func nameMatch(field string, vals []string, get func(*flow.Flow) (ns, name string)) (match, error) {
 	if len(vals) == 0 {
 		return nil, nil
 	}
@@ -170,7 +184,7 @@ func podMatch(field string, vals []string, get func(*flow.Flow) *flow.Endpoint) 
 	var want []nsName
 	for _, v := range vals {
 		if v == "" {
-			return nil, fmt.Errorf("%s: a pod name must not be empty", field)
+			return nil, fmt.Errorf("%s: a name must not be empty", field)
 		}
 		ns, name, ok := strings.Cut(v, "/")
 		if !ok {
@@ -179,14 +193,46 @@ func podMatch(field string, vals []string, get func(*flow.Flow) *flow.Endpoint) 
 		want = append(want, nsName{ns, name})
 	}
 	return func(f *flow.Flow) bool {
-		ep := get(f)
-		if ep.GetNamespace() == "" && ep.GetPodName() == "" {
+		ns, name := get(f)
+		if ns == "" && name == "" {
 			return false
 		}
 		return slices.ContainsFunc(want, func(w nsName) bool {
-			return (w.ns == "" || w.ns == ep.GetNamespace()) && strings.HasPrefix(ep.GetPodName(), w.prefix)
+			return (w.ns == "" || w.ns == ns) && strings.HasPrefix(name, w.prefix)
 		})
 	}, nil
+}
+
+// unsupported are the filter fields apiary's flows cannot match (no L7
+// or DNS visibility, no FQDN names, no flow UUIDs or translated source
+// addresses, no interfaces, node labels, IP tracing or CEL): a filter
+// naming one is refused, not taken as matching every flow.
+func unsupported(ff *flow.FlowFilter) error {
+	for _, x := range []struct {
+		field string
+		set   bool
+	}{
+		{"uuid", len(ff.Uuid) > 0},
+		{"source_ip_xlated", len(ff.SourceIpXlated) > 0},
+		{"source_fqdn", len(ff.SourceFqdn) > 0},
+		{"destination_fqdn", len(ff.DestinationFqdn) > 0},
+		{"interface", len(ff.Interface) > 0},
+		{"http_status_code", len(ff.HttpStatusCode) > 0},
+		{"http_method", len(ff.HttpMethod) > 0},
+		{"http_path", len(ff.HttpPath) > 0},
+		{"http_url", len(ff.HttpUrl) > 0},
+		{"http_header", len(ff.HttpHeader) > 0},
+		{"dns_query", len(ff.DnsQuery) > 0},
+		{"node_labels", len(ff.NodeLabels) > 0},
+		{"trace_id", len(ff.TraceId) > 0},
+		{"ip_trace_id", len(ff.IpTraceId) > 0},
+		{"experimental.cel_expression", len(ff.GetExperimental().GetCelExpression()) > 0},
+	} {
+		if x.set {
+			return fmt.Errorf("%s: apiary's flows have no such field (L3/L4 flows only): the filter would match none or all", x.field)
+		}
+	}
+	return nil
 }
 
 // portMatch matches L4 ports.

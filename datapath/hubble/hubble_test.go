@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/hubble"
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
 	"github.com/apiary-net/apiary/datapath/hubble/api/observer"
@@ -71,8 +72,99 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
+// frontends is a service manager's frontends: address -> namespace/name.
+type frontends map[datapath.L3n4Addr]string
+
+func (fs frontends) ServiceAt(a datapath.L3n4Addr) (string, string, bool) {
+	ns, name, ok := strings.Cut(fs[a], "/")
+	return ns, name, ok
+}
+
+// revNATs are the rev-NAT entries of the load-balancing maps.
+type revNATs map[uint16]netip.AddrPort
+
+func (r revNATs) RevNATFrontend(idx uint16, v4 bool) (netip.AddrPort, bool) {
+	ap, ok := r[idx]
+	return ap, ok && ap.Addr().Is4() == v4
+}
+
+// TestParseServices: the ends of a flow that are service frontends are
+// named as Cilium's Hubble names them: a frontend of the flow's
+// protocol, else TCP's, else UDP's; the IPv6 and IPv4-mapped ends too.
+func TestParseServices(t *testing.T) {
+	fe := func(a string, port uint16, proto uint8) datapath.L3n4Addr {
+		return datapath.L3n4Addr{Addr: netip.MustParseAddr(a), Port: port, Proto: proto}
+	}
+	p := &hubble.Parser{NodeName: "c1/node-a", Services: frontends{
+		fe("10.96.0.10", 53, datapath.ProtoUDP):     "kube-system/kube-dns",
+		fe("10.96.0.10", 9153, datapath.ProtoTCP):   "kube-system/kube-dns-metrics",
+		fe("10.96.0.20", 80, datapath.ProtoTCP):     "shop/web",
+		fe("10.96.0.30", 38412, datapath.ProtoSCTP): "core/amf",
+		fe("10.96.0.30", 38412, datapath.ProtoTCP):  "core/amf-tcp",
+		fe("fd00:96::20", 443, datapath.ProtoTCP):   "shop/web6",
+	}}
+	name := func(s *flow.Service) string {
+		if s == nil {
+			return ""
+		}
+		return s.GetNamespace() + "/" + s.GetName()
+	}
+	for _, tc := range []struct {
+		name     string
+		proto    policy.Proto
+		src, dst netip.AddrPort
+		from, to string
+	}{
+		{"a reply from a ClusterIP", policy.ProtoTCP, netip.MustParseAddrPort("10.96.0.20:80"), netip.MustParseAddrPort("10.0.1.1:40000"), "shop/web", ""},
+		{"to a ClusterIP", policy.ProtoUDP, netip.MustParseAddrPort("10.0.1.1:40000"), netip.MustParseAddrPort("10.96.0.10:53"), "", "kube-system/kube-dns"},
+		{"the flow's protocol first", policy.ProtoSCTP, netip.MustParseAddrPort("10.0.1.1:40000"), netip.MustParseAddrPort("10.96.0.30:38412"), "", "core/amf"},
+		{"TCP's else", policy.ProtoICMP, netip.MustParseAddrPort("10.0.1.1:0"), netip.MustParseAddrPort("10.96.0.10:9153"), "", "kube-system/kube-dns-metrics"},
+		{"UDP's last", policy.ProtoICMP, netip.MustParseAddrPort("10.0.1.1:0"), netip.MustParseAddrPort("10.96.0.10:53"), "", "kube-system/kube-dns"},
+		{"IPv6", policy.ProtoTCP, netip.MustParseAddrPort("[fd00::1]:40000"), netip.MustParseAddrPort("[fd00:96::20]:443"), "", "shop/web6"},
+		{"IPv4-mapped", policy.ProtoTCP, netip.MustParseAddrPort("[::ffff:10.96.0.20]:80"), netip.MustParseAddrPort("10.0.1.1:40000"), "shop/web", ""},
+		{"a backend is no frontend", policy.ProtoTCP, netip.MustParseAddrPort("10.0.1.1:40000"), netip.MustParseAddrPort("10.0.0.7:8080"), "", ""},
+		{"another port", policy.ProtoTCP, netip.MustParseAddrPort("10.0.1.1:40000"), netip.MustParseAddrPort("10.96.0.20:81"), "", ""},
+	} {
+		f, err := p.Decode(monitor.Event{Event: eventsmap.Event{Type: eventsmap.TypeTrace, Direction: policy.Egress, Proto: tc.proto, Src: tc.src, Dst: tc.dst}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from, to := name(f.GetSourceService()), name(f.GetDestinationService()); from != tc.from || to != tc.to {
+			t.Errorf("%s: services %q -> %q, want %q -> %q", tc.name, from, to, tc.from, tc.to)
+		}
+	}
+	// A translated packet names the service it went through by its
+	// rev-NAT index: the destination of a request, the source of a
+	// reply; an end that is a frontend itself keeps that name.
+	p.RevNATs = revNATs{7: netip.MustParseAddrPort("10.96.0.20:80"), 9: netip.MustParseAddrPort("[fd00:96::20]:443")}
+	for _, tc := range []struct {
+		name     string
+		ev       eventsmap.Event
+		from, to string
+	}{
+		{"a request", eventsmap.Event{RevNAT: 7, Src: netip.MustParseAddrPort("10.0.1.1:40000"), Dst: netip.MustParseAddrPort("10.0.0.7:8080")}, "", "shop/web"},
+		{"a reply", eventsmap.Event{RevNAT: 7, ServiceIsSource: true, Src: netip.MustParseAddrPort("10.0.0.7:8080"), Dst: netip.MustParseAddrPort("10.0.1.1:40000")}, "shop/web", ""},
+		{"IPv6", eventsmap.Event{RevNAT: 9, Src: netip.MustParseAddrPort("[fd00::1]:40000"), Dst: netip.MustParseAddrPort("[fd00::7]:8443")}, "", "shop/web6"},
+		{"an index the maps do not have", eventsmap.Event{RevNAT: 8, Src: netip.MustParseAddrPort("10.0.1.1:40000"), Dst: netip.MustParseAddrPort("10.0.0.7:8080")}, "", ""},
+		{"the frontend's own name first", eventsmap.Event{RevNAT: 9, Src: netip.MustParseAddrPort("10.0.1.1:40000"), Dst: netip.MustParseAddrPort("10.96.0.10:9153")}, "", "kube-system/kube-dns-metrics"},
+	} {
+		tc.ev.Type, tc.ev.Proto = eventsmap.TypeTrace, policy.ProtoTCP
+		f, err := p.Decode(monitor.Event{Event: tc.ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from, to := name(f.GetSourceService()), name(f.GetDestinationService()); from != tc.from || to != tc.to {
+			t.Errorf("%s: services %q -> %q, want %q -> %q", tc.name, from, to, tc.from, tc.to)
+		}
+	}
+	if f := reply(t); f.GetSourceService() != nil || f.GetDestinationService() != nil {
+		t.Errorf("a parser without services named %v, %v", f.GetSourceService(), f.GetDestinationService())
+	}
+}
+
 func TestFilters(t *testing.T) {
 	f := reply(t)
+	f.SourceService = &flow.Service{Namespace: "shop", Name: "web"}
 	for _, tc := range []struct {
 		name string
 		give *flow.FlowFilter
@@ -96,6 +188,12 @@ func TestFilters(t *testing.T) {
 		{"node", &flow.FlowFilter{NodeName: []string{"c1/node-*"}}, true},
 		{"workload", &flow.FlowFilter{SourceWorkload: []*flow.Workload{{Name: "web"}}}, true},
 		{"all fields must match", &flow.FlowFilter{SourcePod: []string{"shop/web"}, DestinationPort: []string{"1"}}, false},
+		{"service", &flow.FlowFilter{SourceService: []string{"shop/web"}}, true},
+		{"an empty experimental part", &flow.FlowFilter{SourceService: []string{"shop/web"}, Experimental: &flow.FlowFilter_Experimental{}}, true},
+		{"service prefix", &flow.FlowFilter{SourceService: []string{"shop/w"}}, true},
+		{"service namespace", &flow.FlowFilter{SourceService: []string{"shop/"}}, true},
+		{"service of another namespace", &flow.FlowFilter{SourceService: []string{"web"}}, false},
+		{"no destination service", &flow.FlowFilter{DestinationService: []string{"shop/"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fl, err := hubble.CompileFilters([]*flow.FlowFilter{tc.give})
@@ -109,10 +207,25 @@ func TestFilters(t *testing.T) {
 	}
 	for _, bad := range []*flow.FlowFilter{
 		{SourceIp: []string{"10.0.0.300"}}, {DestinationPort: []string{"http"}}, {Protocol: []string{"gre"}},
-		{SourcePod: []string{""}}, {SourceLabel: []string{"a,,b"}},
+		{SourcePod: []string{""}}, {SourceLabel: []string{"a,,b"}}, {DestinationService: []string{""}},
 	} {
 		if _, err := hubble.CompileFilters([]*flow.FlowFilter{bad}); err == nil {
 			t.Errorf("filter %v accepted", bad)
+		}
+	}
+	// Fields apiary's flows do not have are refused, naming the field:
+	// taken as unset they would match every flow.
+	for field, ff := range map[string]*flow.FlowFilter{
+		"http_status_code": {HttpStatusCode: []string{"200"}}, "dns_query": {DnsQuery: []string{"example"}},
+		"source_fqdn": {SourceFqdn: []string{"*.example.com"}}, "destination_fqdn": {DestinationFqdn: []string{"x"}},
+		"uuid": {Uuid: []string{"x"}}, "interface": {Interface: []*flow.NetworkInterface{{Name: "eth0"}}},
+		"http_method": {HttpMethod: []string{"GET"}}, "http_path": {HttpPath: []string{"/"}}, "http_url": {HttpUrl: []string{"x"}},
+		"http_header": {HttpHeader: []*flow.HTTPHeader{{Key: "a"}}}, "node_labels": {NodeLabels: []string{"a=b"}},
+		"trace_id": {TraceId: []string{"1"}}, "ip_trace_id": {IpTraceId: []uint64{1}}, "source_ip_xlated": {SourceIpXlated: []string{"10.0.0.1"}},
+		"experimental.cel_expression": {Experimental: &flow.FlowFilter_Experimental{CelExpression: []string{"true"}}},
+	} {
+		if _, err := hubble.CompileFilters([]*flow.FlowFilter{{SourcePod: []string{"shop/"}}, ff}); err == nil || !strings.Contains(err.Error(), "filter 1: "+field+":") {
+			t.Errorf("filter on %s: %v, want it refused naming the field", field, err)
 		}
 	}
 }

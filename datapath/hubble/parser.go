@@ -34,6 +34,12 @@ type Parser struct {
 	ClusterName string
 	Endpoints   Endpoints
 	Identities  Identities
+	// Services, when set, names the services of the flows' ends
+	// (source_service, destination_service): the frontends among their
+	// addresses, and with RevNATs the service a translated packet went
+	// through.
+	Services Services
+	RevNATs  RevNATs
 }
 
 // Decode converts ev into a flow.
@@ -89,6 +95,7 @@ func (p *Parser) Decode(ev monitor.Event) (*flow.Flow, error) {
 	p.decodePacket(ev, f)
 	f.Source = p.endpoint(ev.Src.Addr(), ev.SrcIdentity, ev.SrcLabels)
 	f.Destination = p.endpoint(ev.Dst.Addr(), ev.DstIdentity, ev.DstLabels)
+	f.SourceService, f.DestinationService = p.services(ev)
 	return f, nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/hubble/api/flow"
+	"github.com/apiary-net/apiary/datapath/monitor"
+	"github.com/apiary-net/apiary/policy"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/labels"
 )
@@ -29,6 +32,57 @@ type Workload struct {
 // the ipcache for remote ones (pod names are published with them).
 type Endpoints interface {
 	LookupIP(ip netip.Addr) (EndpointInfo, bool)
+}
+
+// Services names the service of a frontend (the service manager).
+type Services interface {
+	ServiceAt(addr datapath.L3n4Addr) (namespace, name string, ok bool)
+}
+
+// RevNATs finds the frontend of a service by its rev-NAT index (the
+// load-balancing maps), which the datapath's events of translated
+// packets carry.
+type RevNATs interface {
+	RevNATFrontend(idx uint16, v4 bool) (netip.AddrPort, bool)
+}
+
+// services names the services of ev's ends: an end that is a frontend
+// (as Cilium's Hubble does), and the service a translated packet was
+// balanced through, which the datapath names (its destination, or the
+// source of a reply), though its addresses are the backend's.
+func (p *Parser) services(ev monitor.Event) (src, dst *flow.Service) {
+	src, dst = p.service(ev.Src, ev.Proto), p.service(ev.Dst, ev.Proto)
+	if ev.RevNAT == 0 || p.RevNATs == nil || (ev.ServiceIsSource && src != nil) || (!ev.ServiceIsSource && dst != nil) {
+		return src, dst
+	}
+	fe, ok := p.RevNATs.RevNATFrontend(ev.RevNAT, ev.Src.Addr().Is4())
+	if !ok {
+		return src, dst
+	}
+	if ev.ServiceIsSource {
+		return p.service(fe, ev.Proto), dst
+	}
+	return src, p.service(fe, ev.Proto)
+}
+
+// service returns the service whose frontend is ap, as Cilium's Hubble
+// names it: a frontend of the flow's protocol, else of TCP, else of UDP
+// (an ICMP error to a frontend names its service too); nil when none.
+func (p *Parser) service(ap netip.AddrPort, proto policy.Proto) *flow.Service {
+	if p.Services == nil || !ap.Addr().IsValid() || ap.Port() == 0 {
+		return nil
+	}
+	protos := []uint8{datapath.ProtoTCP, datapath.ProtoUDP}
+	if proto == policy.ProtoSCTP || proto == policy.ProtoUDP {
+		protos = append([]uint8{uint8(proto)}, protos...)
+	}
+	for _, pr := range protos {
+		addr := datapath.L3n4Addr{Addr: ap.Addr().Unmap(), Port: ap.Port(), Proto: pr, Scope: datapath.ScopeExternal}
+		if ns, name, ok := p.Services.ServiceAt(addr); ok {
+			return &flow.Service{Namespace: ns, Name: name}
+		}
+	}
+	return nil
 }
 
 // Identities looks identities up by number (the identity cache).

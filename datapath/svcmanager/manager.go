@@ -121,6 +121,7 @@ type Manager struct {
 	services map[svcKey]*entry
 	remote   map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
 	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
+	names    frontendNames                   // desired's services, for ServiceAt
 	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
 	nextID   uint32
 	stats    Stats
@@ -152,7 +153,7 @@ type Manager struct {
 func New(w datapath.LBMapWriter, node Node, log *slog.Logger) *Manager {
 	return &Manager{log: log, writer: w, node: node, now: time.Now,
 		services: map[svcKey]*entry{}, remote: map[svcKey][]Backend{},
-		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{},
+		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{}, names: frontendNames{m: map[datapath.L3n4Addr]svcKey{}},
 		health: map[svcKey]bool{}, healthChanged: make(chan struct{}, 1)}
 }
 
@@ -401,6 +402,7 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 				m.nextID++
 				fe = e.newFrontend(k, m.nextID)
 				m.desired[lb.Frontend] = fe
+				m.names.set(lb.Frontend, k)
 			}
 			owned = append(owned, fe)
 		}
@@ -423,6 +425,7 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 		if !has(owned, fe.lb.Frontend) {
 			addr := fe.lb.Frontend
 			delete(m.desired, addr)
+			m.names.del(addr)
 			if fe == &e.first {
 				e.firstUsed = false
 			}

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -176,6 +177,35 @@ func (m *Manager) SyncState() (reconciled bool, pending int, since time.Time) {
 type Entry struct {
 	ID uint32
 	datapath.LBService
+}
+
+// ServiceAt returns the namespace and name of the service that has
+// frontend addr (Hubble names the services of flows with it). It does
+// not wait for the manager's writes.
+func (m *Manager) ServiceAt(addr datapath.L3n4Addr) (namespace, name string, ok bool) {
+	m.names.mu.RLock()
+	defer m.names.mu.RUnlock()
+	k, ok := m.names.m[addr]
+	return k.namespace, k.name, ok
+}
+
+// frontendNames is the service of each desired frontend, under a lock
+// of its own.
+type frontendNames struct {
+	mu sync.RWMutex
+	m  map[datapath.L3n4Addr]svcKey
+}
+
+func (n *frontendNames) set(addr datapath.L3n4Addr, k svcKey) {
+	n.mu.Lock()
+	n.m[addr] = k
+	n.mu.Unlock()
+}
+
+func (n *frontendNames) del(addr datapath.L3n4Addr) {
+	n.mu.Lock()
+	delete(n.m, addr)
+	n.mu.Unlock()
 }
 
 // Frontends returns the desired frontends, sorted by service name, then

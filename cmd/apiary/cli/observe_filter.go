@@ -18,6 +18,7 @@ import (
 // destination).
 type flowFilterFlags struct {
 	fromPod, toPod, pod             []string
+	fromSvc, toSvc, svc             []string
 	fromNS, toNS, ns                []string
 	fromLabel, toLabel, label       []string
 	fromIP, toIP, ip                []string
@@ -36,6 +37,7 @@ func (ff *flowFilterFlags) register(cmd *cobra.Command) {
 		fs.StringSliceVar(p[2], name, nil, "Flows from or to this "+what)
 	}
 	triple(&[3]*[]string{&ff.fromPod, &ff.toPod, &ff.pod}, "pod", "pod ([namespace/]name prefix)")
+	triple(&[3]*[]string{&ff.fromSvc, &ff.toSvc, &ff.svc}, "service", "service ([namespace/]name prefix)")
 	triple(&[3]*[]string{&ff.fromLabel, &ff.toLabel, &ff.label}, "label", "label selector (k8s:app=web,tier)")
 	triple(&[3]*[]string{&ff.fromIP, &ff.toIP, &ff.ip}, "ip", "IP address or CIDR")
 	triple(&[3]*[]string{&ff.fromPort, &ff.toPort, &ff.port}, "port", "L4 port")
@@ -69,13 +71,13 @@ func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
 		SourcePod: podNames(ff.fromPod, ff.fromNS), DestinationPod: podNames(ff.toPod, ff.toNS),
 		SourceLabel: ff.fromLabel, DestinationLabel: ff.toLabel, SourceIp: ff.fromIP, DestinationIp: ff.toIP,
 		SourcePort: ff.fromPort, DestinationPort: ff.toPort, SourceIdentity: uint32s(ff.fromIdentity), DestinationIdentity: uint32s(ff.toIdentity),
-		Protocol: ff.protocol, NodeName: ff.node,
+		Protocol: ff.protocol, NodeName: ff.node, SourceService: ff.fromSvc, DestinationService: ff.toSvc,
 	}
 	if err := ff.enums(base); err != nil {
 		return nil, err
 	}
 	either := podNames(ff.pod, ff.ns)
-	if len(either) == 0 && len(ff.label) == 0 && len(ff.ip) == 0 && len(ff.port) == 0 && len(ff.ident) == 0 {
+	if len(either) == 0 && len(ff.svc) == 0 && len(ff.label) == 0 && len(ff.ip) == 0 && len(ff.port) == 0 && len(ff.ident) == 0 {
 		if isEmptyFilter(base) {
 			return nil, nil
 		}
@@ -83,6 +85,7 @@ func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
 	}
 	src, dst := cloneFilter(base), cloneFilter(base)
 	src.SourcePod, dst.DestinationPod = append(src.SourcePod, either...), append(dst.DestinationPod, either...)
+	src.SourceService, dst.DestinationService = append(src.SourceService, ff.svc...), append(dst.DestinationService, ff.svc...)
 	src.SourceLabel, dst.DestinationLabel = append(src.SourceLabel, ff.label...), append(dst.DestinationLabel, ff.label...)
 	src.SourceIp, dst.DestinationIp = append(src.SourceIp, ff.ip...), append(dst.DestinationIp, ff.ip...)
 	src.SourcePort, dst.DestinationPort = append(src.SourcePort, ff.port...), append(dst.DestinationPort, ff.port...)
@@ -189,7 +192,5 @@ func uint32s(v []uint) []uint32 {
 }
 
 func isEmptyFilter(f *flow.FlowFilter) bool {
-	return len(f.SourcePod)+len(f.DestinationPod)+len(f.SourceLabel)+len(f.DestinationLabel)+len(f.SourceIp)+
-		len(f.DestinationIp)+len(f.SourcePort)+len(f.DestinationPort)+len(f.SourceIdentity)+len(f.DestinationIdentity)+
-		len(f.Protocol)+len(f.NodeName)+len(f.Verdict)+len(f.DropReasonDesc)+len(f.TrafficDirection)+len(f.EventType)+len(f.Reply) == 0
+	return proto.Size(f) == 0 // no field set
 }

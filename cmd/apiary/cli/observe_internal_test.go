@@ -42,6 +42,9 @@ func TestObserveRequest(t *testing.T) {
 			[]string{`whitelist:{source_pod:"shop/web" verdict:DROPPED}`, `whitelist:{destination_pod:"shop/web" verdict:DROPPED}`}},
 		{"type with sub type", []string{"-t", "trace:to-endpoint"}, []string{"event_type:{type:4 match_sub_type:true}"}},
 		{"namespace alone", []string{"-n", "shop"}, []string{`source_pod:"shop/"`, `destination_pod:"shop/"`}},
+		{"to a service", []string{"--to-service", "shop/api"}, []string{`destination_service:"shop/api"`}},
+		{"a service at either end", []string{"--service", "kube-system/kube-dns", "--from-pod", "shop/web"},
+			[]string{`whitelist:{source_pod:"shop/web" source_service:"kube-system/kube-dns"}`, `whitelist:{source_pod:"shop/web" destination_service:"kube-system/kube-dns"}`}},
 		{"reply", []string{"--not-reply", "--drop-reason-desc", "POLICY_DENIED"}, []string{"reply:false", "drop_reason_desc:POLICY_DENIED"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

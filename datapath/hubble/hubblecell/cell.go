@@ -16,13 +16,15 @@ import (
 	"github.com/apiary-net/apiary/datapath/loader"
 	"github.com/apiary-net/apiary/datapath/monitor"
 	"github.com/apiary-net/apiary/datapath/node"
+	"github.com/apiary-net/apiary/datapath/svcmanager"
 	"github.com/apiary-net/apiary/policy/identity"
 	"github.com/apiary-net/apiary/policy/ipcache"
 )
 
 // Cell runs Hubble's observer when --enable-hubble is set. It needs the
 // monitor (monitorcell), the identity cache and the local node; the
-// endpoint manager and the ipcache, when present, name the pods.
+// endpoint manager and the ipcache, when present, name the pods, and the
+// service manager the services.
 var Cell = cell.Module("hubble", "Hubble observer: flows of the datapath's events on Hubble's gRPC API",
 	cell.Config(DefaultConfig),
 	cell.ProvidePrivate(newPeers),
@@ -40,11 +42,12 @@ type params struct {
 	Identities identity.Allocator
 	Node       localnode.Store
 	Peers      *hubble.Peers
-	Endpoints  *endpoint.Manager `optional:"true"`
-	IPCache    ipcache.IPCache   `optional:"true"`
-	Clientset  k8s.Clientset     `optional:"true"`
-	Pods       k8s.Pods          `optional:"true"`
-	Loader     *loader.Loader    `optional:"true"`
+	Endpoints  *endpoint.Manager   `optional:"true"`
+	IPCache    ipcache.IPCache     `optional:"true"`
+	Clientset  k8s.Clientset       `optional:"true"`
+	Pods       k8s.Pods            `optional:"true"`
+	Loader     *loader.Loader      `optional:"true"`
+	Services   *svcmanager.Manager `optional:"true"`
 }
 
 // newServer builds the observer; it listens from start to stop.
@@ -74,6 +77,13 @@ func newServer(p params) (*server, error) {
 	s.parser = &hubble.Parser{
 		NodeName: nodeName, ClusterName: local.Cluster.ClusterName, Identities: p.Identities,
 		Endpoints: newEndpointIndex(p.Endpoints, p.IPCache, pods),
+	}
+	if p.Services != nil {
+		s.parser.Services = p.Services
+		if p.Loader != nil { // translated packets name their service by rev-NAT index
+			s.revNATs = &revNATMaps{log: p.Log, root: p.Loader.Root()}
+			s.parser.RevNATs = s.revNATs
+		}
 	}
 	s.monitor = p.Monitor
 	if p.Loader != nil {

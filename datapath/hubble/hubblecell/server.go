@@ -63,6 +63,9 @@ type server struct {
 	kernelLost uint64
 	bpfRoot    string
 	mu         sync.Mutex
+	// revNATs resolves the services of translated packets (nil without
+	// the service manager or the BPF loader).
+	revNATs *revNATMaps
 }
 
 func versionString() string { return version.Get().String() }
@@ -87,6 +90,9 @@ func (s *server) start(cell.HookContext) error {
 	if err != nil {
 		sub.Close()
 		return err
+	}
+	if s.revNATs != nil {
+		s.revNATs.open()
 	}
 	s.sub, s.stopped = sub, make(chan struct{})
 	s.observer.Started = time.Now()
@@ -261,6 +267,9 @@ func (s *server) stop(ctx cell.HookContext) error {
 		err = s.metrics.Shutdown(ctx)
 	}
 	s.wg.Wait()
+	if s.revNATs != nil {
+		err = errors.Join(err, s.revNATs.close())
+	}
 	if rmErr := os.Remove(s.cfg.HubbleSocketPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}

@@ -145,6 +145,9 @@ type Record struct {
 	Len         uint32
 	Saddr       [16]byte
 	Daddr       [16]byte
+	RevNAT      uint16
+	LBReply     uint8
+	Pad2        uint8
 }
 
 // Verdicts of a policy-verdict record (VERDICT_* in bpf/lib/events.h).
@@ -154,7 +157,7 @@ const (
 )
 
 // RecordSize is the size of a record on the ring.
-const RecordSize = 60
+const RecordSize = 64
 
 // Event is a decoded record.
 type Event struct {
@@ -175,6 +178,12 @@ type Event struct {
 	TCPFlags    uint8 // TCP: the packet's flags (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ...)
 	Src, Dst    netip.AddrPort
 	Len         uint32
+	// RevNAT is the service (its rev-NAT index) of a translated packet,
+	// 0 for none: the packet's destination, or, with ServiceIsSource,
+	// its source (a reply of the service's flow, before its source is
+	// rewritten back to the frontend).
+	RevNAT          uint16
+	ServiceIsSource bool
 }
 
 // Decode parses one ring buffer record.
@@ -222,6 +231,9 @@ func (r Record) Event() (Event, error) {
 		Src:         netip.AddrPortFrom(src, be16(r.Sport)),
 		Dst:         netip.AddrPortFrom(dst, be16(r.Dport)),
 		Len:         r.Len,
+		RevNAT:      r.RevNAT,
+
+		ServiceIsSource: r.LBReply != 0,
 	}, nil
 }
 

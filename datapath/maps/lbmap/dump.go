@@ -88,3 +88,21 @@ func (m *Maps) AffinityMatches() (map[uint16][]uint32, error) {
 	}
 	return out, it.Err()
 }
+
+// RevNATFrontend returns the frontend rev-NAT index idx rewrites
+// replies to, from the IPv4 map (v4) or the IPv6 one; false when the map
+// has no such entry.
+func (m *Maps) RevNATFrontend(idx uint16, v4 bool) (netip.AddrPort, bool) {
+	if v4 {
+		var v RevNAT4Value
+		if err := m.rev4.Lookup(&idx, &v); err != nil {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(netip.AddrFrom4(v.Address), netPort(v.Port)), true
+	}
+	var v RevNAT6Value
+	if err := m.rev6.Lookup(&idx, &v); err != nil {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16(v.Address), netPort(v.Port)), true
+}
