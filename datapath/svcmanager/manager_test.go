@@ -451,3 +451,52 @@ func TestExternalIPsOff(t *testing.T) {
 	m.SetExternalIPs(true)
 	checkCalls(t, w, "external IPs on again", "upsert 198.51.100.7:80/TCP ExternalIPs ->")
 }
+
+// TestManagerServiceAt: every frontend of a service names it (both
+// ports, UDP's apart from TCP's), a hostPort as Cilium names its HostPort
+// services, and a frontend the service no longer has, or a deleted
+// service's, names nothing.
+func TestManagerServiceAt(t *testing.T) {
+	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
+	sl := slice("dns-a", map[string]int32{"dns": 53, "metrics": 9153}, "10.0.1.1")
+	svc := k8sService("kube-dns", []string{"10.96.0.10"}, "dns:53:dns/UDP", "metrics:9153:metrics")
+	svc.Namespace, sl.Namespace = "kube-system", "kube-system"
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	hp := &svcmanager.Service{Namespace: "shop", Name: "web-0", Frontends: []svcmanager.Frontend{{
+		Addr: datapath.L3n4Addr{Addr: netip.MustParseAddr("192.0.2.10"), Port: 8443, Proto: datapath.ProtoTCP}, Type: datapath.SVCTypeHostPort}}}
+	m.Upsert(svcmanager.SourceHostPort, hp)
+	at := func(a string, port uint16, proto uint8) string {
+		ns, name, ok := m.ServiceAt(datapath.L3n4Addr{Addr: netip.MustParseAddr(a), Port: port, Proto: proto})
+		if !ok {
+			return ""
+		}
+		return ns + "/" + name
+	}
+	for _, tc := range []struct {
+		a     string
+		port  uint16
+		proto uint8
+		want  string
+	}{
+		{"10.96.0.10", 53, datapath.ProtoUDP, "kube-system/kube-dns"},
+		{"10.96.0.10", 9153, datapath.ProtoTCP, "kube-system/kube-dns"},
+		{"10.96.0.10", 53, datapath.ProtoTCP, ""},
+		{"10.96.0.11", 53, datapath.ProtoUDP, ""},
+		{"192.0.2.10", 8443, datapath.ProtoTCP, "shop/web-0:host-port:8443"},
+	} {
+		if got := at(tc.a, tc.port, tc.proto); got != tc.want {
+			t.Errorf("ServiceAt(%s:%d/%d) = %q, want %q", tc.a, tc.port, tc.proto, got, tc.want)
+		}
+	}
+	svc = k8sService("kube-dns", []string{"10.96.0.10"}, "dns:53:dns/UDP")
+	svc.Namespace = "kube-system"
+	m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+	if got := at("10.96.0.10", 9153, datapath.ProtoTCP); got != "" {
+		t.Errorf("a port the service no longer has names %q", got)
+	}
+	m.Delete(svcmanager.SourceKubernetes, "kube-system/kube-dns")
+	m.Delete(svcmanager.SourceHostPort, "shop/web-0")
+	if got := at("10.96.0.10", 53, datapath.ProtoUDP) + at("192.0.2.10", 8443, datapath.ProtoTCP); got != "" {
+		t.Errorf("deleted services name %q", got)
+	}
+}

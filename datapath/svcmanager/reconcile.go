@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -180,12 +181,16 @@ type Entry struct {
 }
 
 // ServiceAt returns the namespace and name of the service that has
-// frontend addr (Hubble names the services of flows with it). It does
-// not wait for the manager's writes.
+// frontend addr (Hubble names the services of flows with it); a pod's
+// hostPort is "<pod>:host-port:<port>", as Cilium names its HostPort
+// services. It does not wait for the manager's writes.
 func (m *Manager) ServiceAt(addr datapath.L3n4Addr) (namespace, name string, ok bool) {
 	m.names.mu.RLock()
-	defer m.names.mu.RUnlock()
 	k, ok := m.names.m[addr]
+	m.names.mu.RUnlock()
+	if ok && k.source == SourceHostPort {
+		return k.namespace, k.name + ":host-port:" + strconv.Itoa(int(addr.Port)), true
+	}
 	return k.namespace, k.name, ok
 }
 
