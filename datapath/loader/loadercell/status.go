@@ -45,6 +45,8 @@ func kprReport(d *Datapath, c Config, devs *devices, addrs *nodePortAddrs) statu
 		on, any := devs.status()
 		if any {
 			on += " (" + addrs.devicesStatus() + ")"
+		} else { // NodePorts unreachable from outside, though asked for
+			state = status.Warning
 		}
 		if err := d.nodePortFailure(); err != nil {
 			on += " (programs not attached to all: " + err.Error() + ")"

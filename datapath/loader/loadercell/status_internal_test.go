@@ -45,7 +45,7 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	d.nodePortErr = nil
 	devs.chosen = nil
 	devs.why["ens5"] = "down"
-	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; lo: named lo*)") {
+	if got := kprReport(d, c, devs, addrs); got.State != status.Warning || !strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; lo: named lo*)") {
 		t.Errorf("no device detected: %+v", got)
 	}
 	devs.lastErr = errors.New("list devices: permission denied")
