@@ -96,7 +96,8 @@ func (d *devices) current() []netDevice {
 }
 
 // subscribe calls fn with the chosen devices after every change of them
-// (from the follower's goroutine).
+// (the start's detection's too, from the start hook, before the
+// follower's).
 func (d *devices) subscribe(fn func(chosen []netDevice)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -129,12 +130,30 @@ func (d *devices) namesLocked() []string {
 	return out
 }
 
-// whyText lists why the devices were not chosen, "eth1: down; ...".
+// maxReasons is how many devices the status line gives a reason for.
+const maxReasons = 8
+
+// whyText lists why the devices were not chosen, "eth1: down; ...": at
+// most maxReasons of them, those named as detection never takes them
+// (lo, lxc*, ...: a node has one per pod) counted only.
 func (d *devices) whyText() string {
-	names := slices.Sorted(maps.Keys(d.why))
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + ": " + d.why[n]
+	var parts []string
+	named, more := 0, 0
+	for _, n := range slices.Sorted(maps.Keys(d.why)) {
+		switch {
+		case strings.HasPrefix(d.why[n], "named "):
+			named++
+		case len(parts) == maxReasons:
+			more++
+		default:
+			parts = append(parts, n+": "+d.why[n])
+		}
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", more))
+	}
+	if named > 0 {
+		parts = append(parts, fmt.Sprintf("%d named as apiary's, other CNIs' and Docker's devices, and lo", named))
 	}
 	if len(parts) == 0 {
 		return "the namespace has no devices"

@@ -2,6 +2,7 @@ package loadercell
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -45,8 +46,28 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	d.nodePortErr = nil
 	devs.chosen = nil
 	devs.why["ens5"] = "down"
-	if got := kprReport(d, c, devs, addrs); got.State != status.Warning || !strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; lo: named lo*)") {
+	if got := kprReport(d, c, devs, addrs); got.State != status.Warning ||
+		!strings.Contains(got.Message, "NodePort on no device (none detected: ens5: down; 1 named as apiary's, other CNIs' and Docker's devices, and lo)") {
 		t.Errorf("no device detected: %+v", got)
+	}
+	// A node of many pods: their devices counted, at most maxReasons
+	// others named.
+	for i := range 100 {
+		devs.why[fmt.Sprintf("lxc%d", i)] = "named lxc*"
+	}
+	for i := range 10 {
+		devs.why[fmt.Sprintf("veth%d", i)] = "a veth without a default route"
+	}
+	if got := kprReport(d, c, devs, addrs); !strings.Contains(got.Message,
+		"(none detected: ens5: down; veth0: a veth without a default route; veth1: a veth without a default route; veth2: a veth without a default route; "+
+			"veth3: a veth without a default route; veth4: a veth without a default route; veth5: a veth without a default route; "+
+			"veth6: a veth without a default route; 3 more; 101 named as apiary's, other CNIs' and Docker's devices, and lo)") {
+		t.Errorf("many devices: %+v", got)
+	}
+	for n := range devs.why {
+		if n != "ens5" && n != "lo" {
+			delete(devs.why, n)
+		}
 	}
 	devs.lastErr = errors.New("list devices: permission denied")
 	devs.chosen = []netDevice{{"ens5", 2}}
