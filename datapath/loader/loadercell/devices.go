@@ -178,7 +178,9 @@ func (d *devices) read() error {
 	if !changed {
 		return err
 	}
-	d.log.Info("Devices for NodePort detected", "devices", d.names(), "notChosen", why)
+	others := maps.Clone(why) // without the devices no detection takes (one per pod)
+	maps.DeleteFunc(others, func(_, reason string) bool { return strings.HasPrefix(reason, "named ") })
+	d.log.Info("Devices for NodePort detected", "devices", d.names(), "notChosen", others)
 	for _, fn := range subs {
 		fn(chosen)
 	}
