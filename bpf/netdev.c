@@ -25,7 +25,9 @@
  * of --devices. Policy is
  * enforced by the backend's endpoint programs (to_container sees the
  * translated packet from the outside client, or from this node's address
- * when it was SNATed). */
+ * when it was SNATed). Drops (and refusals) are reported as the endpoint
+ * programs report theirs: counted in the metrics map and written as drop
+ * events (netdev_drop). */
 
 #include "lib/common.h"
 #include "lib/maps.h"
@@ -33,6 +35,8 @@
 #include "lib/conntrack.h"
 #include "lib/lb.h"
 #include "lib/reject.h"
+#include "lib/events.h"
+#include "lib/policy.h"
 
 char __license[] SEC("license") = "Dual BSD/GPL";
 
@@ -54,6 +58,20 @@ static long (*fib_lookup)(void *ctx, struct bpf_fib_lookup *params, int plen,
 			  __u32 flags) = (void *)BPF_FUNC_fib_lookup;
 static long (*redirect_neigh)(__u32 ifindex, void *params, int plen,
 			      __u64 flags) = (void *)BPF_FUNC_redirect_neigh;
+
+#define DROP_NOT_IN_SRC_RANGE 177 /* loadBalancerSourceRanges do not hold the client (Cilium's number) */
+
+/* netdev_drop reports the drop of f for reason as the endpoint programs
+ * report theirs, counted in the metrics map (ingress) and written as a
+ * drop event from the client's identity (world's when the ipcache does
+ * not know it) with no endpoint (0), and returns the drop verdict. A
+ * rejected packet (answered with an ICMP error) is reported too. */
+static __always_inline int netdev_drop(const struct flow *f, __u8 reason)
+{
+	metrics_count(reason, DIR_INGRESS, f->len);
+	event_emit(f, EVENT_DROP, reason, 0, MATCH_NONE, DIR_INGRESS, 0, ipcache_lookup(f, f->saddr), 0);
+	return CTX_ACT_DROP;
+}
 
 /* redirect_fib sends the packet of f (source: this node's address, which
  * the stack would drop as a martian on input) straight out of the
@@ -196,17 +214,23 @@ int from_netdev(struct __sk_buff *ctx)
 		return CTX_ACT_OK;
 	/* loadBalancerSourceRanges: every packet, so that a client the
 	 * ranges stop admitting loses its established flows too. */
-	if ((svc->flags & LB_SVC_FLAG_SOURCE_RANGE) && !lb_src_range_ok(&f, svc->rev_nat_index))
-		return CTX_ACT_DROP;
+	if ((svc->flags & LB_SVC_FLAG_SOURCE_RANGE) && !lb_src_range_ok(&f, svc->rev_nat_index)) {
+		f.lb_rev_nat = svc->rev_nat_index; /* the event names the service */
+		return netdev_drop(&f, DROP_NOT_IN_SRC_RANGE);
+	}
 	__builtin_memcpy(fe, f.daddr, 16);
 	now = ktime_get_coarse_ns();
 	reason = lb_translate(ctx, &f, svc, 0, now);
-	if (reason == DROP_NO_SERVICE && service_no_backend_reject)
-		return lb_reject_back(ctx, &f, 0); /* back out to the client */
-	if (reason)
+	if (reason) {
+		netdev_drop(&f, reason);
+		if (reason == DROP_NO_SERVICE && service_no_backend_reject)
+			return lb_reject_back(ctx, &f, 0); /* back out to the client */
 		return CTX_ACT_DROP;
-	if (backend_is_remote(&f))
-		return snat_forward(ctx, &f, fe, f.lb_rev_nat) ? CTX_ACT_DROP : redirect_fib(ctx, &f);
+	}
+	if (backend_is_remote(&f)) {
+		reason = snat_forward(ctx, &f, fe, f.lb_rev_nat);
+		return reason ? netdev_drop(&f, reason) : redirect_fib(ctx, &f);
+	}
 	ct_create(&f, CT_DIR_NODEPORT, 0, 0, rev, now);
 	return CTX_ACT_OK;
 }

@@ -65,6 +65,31 @@ type NetdevEndpointState struct {
 	Pad       uint32
 }
 
+type NetdevEvent struct {
+	_           structs.HostLayout
+	Type        uint8
+	Reason      uint8
+	Verdict     uint8
+	MatchType   uint8
+	Direction   uint8
+	Family      uint8
+	Proto       uint8
+	IcmpType    uint8
+	EndpointId  uint16
+	Sport       uint16
+	Dport       uint16
+	TcpFlags    uint8
+	Pad         uint8
+	SrcIdentity uint32
+	DstIdentity uint32
+	Len         uint32
+	Saddr       [4]uint32
+	Daddr       [4]uint32
+	RevNat      uint16
+	LbReply     uint8
+	Pad2        uint8
+}
+
 type NetdevFragKey struct {
 	_      structs.HostLayout
 	Saddr  [4]uint32
@@ -290,6 +315,7 @@ const (
 	NetdevMapPolicy                 = "policy"
 	NetdevProgFromNetdev            = "from_netdev"
 	NetdevProgToNetdev              = "to_netdev"
+	NetdevVarEventBtfAnchor         = "event_btf_anchor"
 	NetdevVarExternalClusterip      = "external_clusterip"
 	NetdevVarServiceLoopbackIpv4    = "service_loopback_ipv4"
 	NetdevVarServiceLoopbackIpv6    = "service_loopback_ipv6"
@@ -373,6 +399,7 @@ type NetdevMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetdevVariableSpecs struct {
+	EventBtfAnchor         *ebpf.VariableSpec `ebpf:"event_btf_anchor"`
 	ExternalClusterip      *ebpf.VariableSpec `ebpf:"external_clusterip"`
 	ServiceLoopbackIpv4    *ebpf.VariableSpec `ebpf:"service_loopback_ipv4"`
 	ServiceLoopbackIpv6    *ebpf.VariableSpec `ebpf:"service_loopback_ipv6"`
@@ -452,6 +479,7 @@ func (m *NetdevMaps) Close() error {
 //
 // It can be passed to LoadNetdevObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetdevVariables struct {
+	EventBtfAnchor         *ebpf.Variable `ebpf:"event_btf_anchor"`
 	ExternalClusterip      *ebpf.Variable `ebpf:"external_clusterip"`
 	ServiceLoopbackIpv4    *ebpf.Variable `ebpf:"service_loopback_ipv4"`
 	ServiceLoopbackIpv6    *ebpf.Variable `ebpf:"service_loopback_ipv6"`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -141,7 +142,16 @@ func TestServiceNoBackendRejectRealTraffic(t *testing.T) {
 				Type: datapath.SVCTypeNodePort}); err != nil {
 				t.Fatal(err)
 			}
+			l.h.drain(t)
 			refused(func(fn func() error) error { return netnsutil.Run(outside, fn) }, "tcp", f)
+			// Reported as from_container reports its refusals: a drop
+			// event of reason 158 from the client, to the frontend.
+			if !slices.ContainsFunc(l.h.drain(t), func(ev eventsmap.Event) bool {
+				return ev.Type == eventsmap.TypeDrop && ev.Reason == eventsmap.ReasonNoService && ev.Dst == f && ev.EndpointID == 0 &&
+					ev.Direction == policy.Ingress && (ev.Src.Addr() == netip.MustParseAddr("10.2.0.2") || ev.Src.Addr() == netip.MustParseAddr("fd00:2::2"))
+			}) {
+				t.Errorf("no drop event for the refused NodePort %v", f)
+			}
 		}
 	})
 }

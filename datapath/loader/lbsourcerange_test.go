@@ -11,6 +11,9 @@ import (
 
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux/netnsutil"
+	"github.com/apiary-net/apiary/datapath/maps/eventsmap"
+	"github.com/apiary-net/apiary/policy"
+	"github.com/apiary-net/apiary/policy/identity"
 )
 
 // TestLoadBalancerSourceRanges connects from outside (10.2.0.2,
@@ -79,7 +82,21 @@ func TestLoadBalancerSourceRanges(t *testing.T) {
 		}
 		defer c.Close()
 		lb(fe4, "172.16.0.0/12")
+		l.h.drain(t)
 		dropped(fe4)
+		// The drop is reported as the endpoint programs report theirs: a
+		// drop event (Cilium's reason 177) from the client, naming the
+		// service by its rev-NAT index, and counted in the metrics.
+		var seen *eventsmap.Event
+		for _, ev := range l.h.drain(t) {
+			if ev.Type == eventsmap.TypeDrop && ev.Dst == fe4 {
+				seen = &ev
+			}
+		}
+		if seen == nil || seen.Reason != eventsmap.ReasonSourceRange || seen.Src.Addr() != netip.MustParseAddr("10.2.0.2") ||
+			seen.EndpointID != 0 || seen.Direction != policy.Ingress || seen.RevNAT == 0 || seen.SrcIdentity != identity.ReservedWorldIPv4 {
+			t.Errorf("the source-range drop's event %+v", seen)
+		}
 		fmt.Fprintln(c, "still there?")
 		c.SetReadDeadline(time.Now().Add(time.Second))
 		if line, err := r.ReadString('\n'); err == nil {

@@ -50,6 +50,9 @@ const (
 	ReasonEventsLost Reason = 255
 	ReasonNoService  Reason = 158 // a service without an active backend (bpf/lib/lb.h)
 	ReasonCsumFailed Reason = 153 // the service translation could not rewrite the packet
+	// ReasonSourceRange: a frontend's loadBalancerSourceRanges do not
+	// hold the client (bpf/netdev.c).
+	ReasonSourceRange Reason = 177
 )
 
 var reasonNames = map[Reason]string{
@@ -61,6 +64,7 @@ var reasonNames = map[Reason]string{
 	ReasonEventsLost:   "Events lost (ring buffer full)",
 	ReasonNoService:    "Service backend not found",
 	ReasonCsumFailed:   "Error while correcting L3/L4 checksum",
+	ReasonSourceRange:  "Denied by LB src range check",
 }
 
 // String names the reason as Cilium's monitor does.
