@@ -144,7 +144,7 @@ func readLinks(h *netlink.Handle) ([]linkInfo, error) {
 		if l == nil {
 			continue
 		}
-		if ones, _ := maskOf(r.Dst); r.Dst == nil || ones == 0 && r.Dst.IP.IsUnspecified() {
+		if isDefault(r.Dst) {
 			l.defaultRoute = l.defaultRoute || r.Table == unix.RT_TABLE_MAIN
 			continue
 		}
@@ -155,13 +155,14 @@ func readLinks(h *netlink.Handle) ([]linkInfo, error) {
 	return out, nil
 }
 
-// maskOf returns the prefix length of a route's destination (0, 0 for
-// none: a default route).
-func maskOf(dst *net.IPNet) (ones, bits int) {
+// isDefault reports whether dst is a default route's destination: none,
+// 0.0.0.0/0 or ::/0.
+func isDefault(dst *net.IPNet) bool {
 	if dst == nil {
-		return 0, 0
+		return true
 	}
-	return dst.Mask.Size()
+	ones, _ := dst.Mask.Size()
+	return ones == 0 && dst.IP.IsUnspecified()
 }
 
 func isZero(mac net.HardwareAddr) bool {

@@ -189,12 +189,7 @@ func (d *devices) read() error {
 
 // detectOnce reads the namespace's devices and chooses.
 func (d *devices) detectOnce() ([]netDevice, map[string]string, error) {
-	ns, err := openNetNS(d.netns)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	h, err := handleAt(d.netns)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -303,6 +298,17 @@ func subscribeChanges(ns netns.NsHandle, done chan struct{}, changes chan<- stru
 		}
 	}()
 	return nil
+}
+
+// handleAt returns a netlink handle in --datapath-netns (path), or in
+// the agent's namespace.
+func handleAt(path string) (*netlink.Handle, error) {
+	ns, err := openNetNS(path)
+	if err != nil {
+		return nil, err
+	}
+	defer ns.Close() // the handle's sockets stay in the namespace
+	return netlink.NewHandleAt(ns)
 }
 
 // openNetNS opens --datapath-netns (netnsutil.Open: never blocks, and

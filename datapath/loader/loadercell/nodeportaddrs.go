@@ -222,12 +222,7 @@ func (n *nodePortAddrs) read() error {
 
 // list returns the devices' chosen addresses, sorted.
 func (n *nodePortAddrs) list() ([]netip.Addr, error) {
-	ns, err := openNetNS(n.netns)
-	if err != nil {
-		return nil, err
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	h, err := handleAt(n.netns)
 	if err != nil {
 		return nil, err
 	}
