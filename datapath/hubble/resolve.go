@@ -72,11 +72,11 @@ func (p *Parser) service(ap netip.AddrPort, proto policy.Proto) *flow.Service {
 	if p.Services == nil || !ap.Addr().IsValid() || ap.Port() == 0 {
 		return nil
 	}
-	protos := []uint8{datapath.ProtoTCP, datapath.ProtoUDP}
+	first := datapath.ProtoTCP
 	if proto == policy.ProtoSCTP || proto == policy.ProtoUDP {
-		protos = append([]uint8{uint8(proto)}, protos...)
+		first = uint8(proto)
 	}
-	for _, pr := range protos {
+	for _, pr := range [...]uint8{first, datapath.ProtoTCP, datapath.ProtoUDP} {
 		addr := datapath.L3n4Addr{Addr: ap.Addr().Unmap(), Port: ap.Port(), Proto: pr, Scope: datapath.ScopeExternal}
 		if ns, name, ok := p.Services.ServiceAt(addr); ok {
 			return &flow.Service{Namespace: ns, Name: name}
