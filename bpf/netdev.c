@@ -21,8 +21,8 @@
  * through this node: from_netdev then rewrites a reply back to the client
  * (destination) and the frontend (source). Both directions leave through
  * bpf_redirect_neigh (their source is this node's own address, which the
- * stack drops as a martian on input); the replies must arrive on a device
- * of --devices. Policy is
+ * stack drops as a martian on input); the replies must arrive on one of
+ * the NodePort devices (--devices, or detected). Policy is
  * enforced by the backend's endpoint programs (to_container sees the
  * translated packet from the outside client, or from this node's address
  * when it was SNATed). Drops (and refusals) are reported as the endpoint
