@@ -27,10 +27,19 @@ var (
 	buildOnce sync.Once
 	built     binaries
 	buildErr  error
+	builtDir  string
 )
 
+// removeBinaries removes the binaries the clusters of this test binary
+// ran (82 MB a build).
+func removeBinaries() {
+	if builtDir != "" {
+		_ = os.RemoveAll(builtDir)
+	}
+}
+
 // buildBinaries builds apiary-agent, apiary-cni and apiary into a
-// directory that lasts as long as the test binary.
+// directory that lasts until TestMain calls removeBinaries.
 func buildBinaries(t testing.TB) binaries {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -39,6 +48,7 @@ func buildBinaries(t testing.TB) binaries {
 			buildErr = err
 			return
 		}
+		builtDir = dir
 		root := filepath.Join(installDir(), "..", "..")
 		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/apiary-agent", "./cmd/apiary-cni", "./cmd/apiary")
 		cmd.Dir = root
