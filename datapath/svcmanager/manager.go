@@ -61,6 +61,7 @@ func compareKeys(a, b svcKey) int {
 type entry struct {
 	svc   *Service // nil while its deletion is being written
 	name  string
+	seq   uint64 // the order entries were made in (allSeq)
 	owned []*frontend
 	gone  bool // deleted from the manager: a serviceRef to it is stale
 	// first is the room of its first frontend (most services have
@@ -121,10 +122,14 @@ type Manager struct {
 	services map[svcKey]*entry
 	remote   map[svcKey][]Backend            // {"", namespace, name} -> remote clusters' backends
 	desired  map[datapath.L3n4Addr]*frontend // frontend -> its LBService
-	names    frontendNames                   // desired's services, for ServiceAt
-	lost     map[datapath.L3n4Addr][]svcKey  // frontend -> services that want it too
-	nextID   uint32
-	stats    Stats
+	// desiredMu is held, with mu, to change desired (not its
+	// frontends): ServiceAt reads it under desiredMu alone, so that it
+	// never waits for a map write.
+	desiredMu sync.RWMutex
+	lost      map[datapath.L3n4Addr][]svcKey // frontend -> services that want it too
+	nextID    uint32
+	nextSeq   uint64
+	stats     Stats
 	// arena holds the backend lists of the Desired call of recompute,
 	// handed to the writer (which copies what it keeps).
 	arena []datapath.LBBackend
@@ -153,7 +158,7 @@ type Manager struct {
 func New(w datapath.LBMapWriter, node Node, log *slog.Logger) *Manager {
 	return &Manager{log: log, writer: w, node: node, now: time.Now,
 		services: map[svcKey]*entry{}, remote: map[svcKey][]Backend{},
-		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{}, names: frontendNames{m: map[datapath.L3n4Addr]svcKey{}},
+		desired: map[datapath.L3n4Addr]*frontend{}, lost: map[datapath.L3n4Addr][]svcKey{},
 		health: map[svcKey]bool{}, healthChanged: make(chan struct{}, 1)}
 }
 
@@ -182,7 +187,8 @@ func (m *Manager) set(k svcKey, svc *Service) {
 		if svc == nil {
 			return
 		}
-		e = &entry{name: k.namespace + "/" + k.name}
+		m.nextSeq++
+		e = &entry{name: k.namespace + "/" + k.name, seq: m.nextSeq}
 		m.services[k] = e
 		m.claim(k, svc, e)
 	}
@@ -401,8 +407,9 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 			if fe == nil {
 				m.nextID++
 				fe = e.newFrontend(k, m.nextID)
+				m.desiredMu.Lock()
 				m.desired[lb.Frontend] = fe
-				m.names.set(lb.Frontend, k)
+				m.desiredMu.Unlock()
 			}
 			owned = append(owned, fe)
 		}
@@ -424,8 +431,9 @@ func (m *Manager) recompute(k svcKey, e *entry) {
 	for _, fe := range old {
 		if !has(owned, fe.lb.Frontend) {
 			addr := fe.lb.Frontend
+			m.desiredMu.Lock()
 			delete(m.desired, addr)
-			m.names.del(addr)
+			m.desiredMu.Unlock()
 			if fe == &e.first {
 				e.firstUsed = false
 			}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -498,5 +499,34 @@ func TestManagerServiceAt(t *testing.T) {
 	m.Delete(svcmanager.SourceHostPort, "shop/web-0")
 	if got := at("10.96.0.10", 53, datapath.ProtoUDP) + at("192.0.2.10", 8443, datapath.ProtoTCP); got != "" {
 		t.Errorf("deleted services name %q", got)
+	}
+
+	// ServiceAt does not take the manager's lock: while services come
+	// and go (a frontend's room in its entry freed and taken again), a
+	// lookup gives the service that has the frontend or none, never
+	// another's (run with -race).
+	done := make(chan struct{})
+	var wrong atomic.Value
+	go func() {
+		defer close(done)
+		for range 2000 {
+			if got := at("10.96.0.10", 53, datapath.ProtoUDP); got != "" && got != "kube-system/kube-dns" {
+				wrong.Store(got)
+			}
+			if got := at("10.96.0.11", 53, datapath.ProtoUDP); got != "" && got != "kube-system/dns-b" {
+				wrong.Store(got)
+			}
+		}
+	}()
+	other := k8sService("dns-b", []string{"10.96.0.11"}, "dns:53:dns/UDP")
+	other.Namespace = "kube-system"
+	for i := range 200 {
+		m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(svc, []*discoveryv1.EndpointSlice{sl}))
+		m.Upsert(svcmanager.SourceKubernetes, svcmanager.FromKubernetes(other, []*discoveryv1.EndpointSlice{sl}))
+		m.Delete(svcmanager.SourceKubernetes, "kube-system/"+[]string{"kube-dns", "dns-b"}[i%2])
+	}
+	<-done
+	if got := wrong.Load(); got != nil {
+		t.Errorf("ServiceAt named %q during changes", got)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/apiary-net/apiary/datapath"
@@ -185,32 +184,17 @@ type Entry struct {
 // hostPort is "<pod>:host-port:<port>", as Cilium names its HostPort
 // services. It does not wait for the manager's writes.
 func (m *Manager) ServiceAt(addr datapath.L3n4Addr) (namespace, name string, ok bool) {
-	m.names.mu.RLock()
-	k, ok := m.names.m[addr]
-	m.names.mu.RUnlock()
+	var k svcKey
+	m.desiredMu.RLock()
+	fe, ok := m.desired[addr]
+	if ok {
+		k = fe.owner // set when fe was made, never changed while desired holds it
+	}
+	m.desiredMu.RUnlock()
 	if ok && k.source == SourceHostPort {
 		return k.namespace, k.name + ":host-port:" + strconv.Itoa(int(addr.Port)), true
 	}
 	return k.namespace, k.name, ok
-}
-
-// frontendNames is the service of each desired frontend, under a lock
-// of its own.
-type frontendNames struct {
-	mu sync.RWMutex
-	m  map[datapath.L3n4Addr]svcKey
-}
-
-func (n *frontendNames) set(addr datapath.L3n4Addr, k svcKey) {
-	n.mu.Lock()
-	n.m[addr] = k
-	n.mu.Unlock()
-}
-
-func (n *frontendNames) del(addr datapath.L3n4Addr) {
-	n.mu.Lock()
-	delete(n.m, addr)
-	n.mu.Unlock()
 }
 
 // Frontends returns the desired frontends, sorted by service name, then
@@ -251,14 +235,20 @@ func (m *Manager) allLists() []datapath.LBService {
 // each service: the initial reconcile of a large cluster never holds
 // every list at once (LBMapWriter.ReconcileServices may range over it
 // more than once; it yields the same order each time). The order is
-// the services' in m.services when it was called: the writer needs
-// none, and sorting 10,000 services by name cost more than building
-// their lists. m.mu is held while it runs.
+// the one the services were first upserted in: the writer needs none,
+// sorting 10,000 services by name cost more than building their lists,
+// and that order reads their records in the order they were allocated.
+// m.mu is held while it runs.
 func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
 	entries := make([]svcEntry, 0, len(m.services))
 	for k, e := range m.services {
-		entries = append(entries, svcEntry{k: k, e: e})
+		entries = append(entries, svcEntry{k: k, e: e, seq: e.seq})
 	}
+	// The services' records and backend lists were allocated in the
+	// order their entries were made: in that order the walk reads
+	// memory mostly in address order, not a random line (and page) per
+	// service as in the map's order.
+	slices.SortFunc(entries, func(a, b svcEntry) int { return cmp.Compare(a.seq, b.seq) })
 	return func(yield func(datapath.LBService) bool) {
 		var out []datapath.LBService
 		for _, x := range entries {
@@ -275,8 +265,9 @@ func (m *Manager) allSeq() iter.Seq[datapath.LBService] {
 
 // svcEntry is a service's key with its entry.
 type svcEntry struct {
-	k svcKey
-	e *entry
+	k   svcKey
+	e   *entry
+	seq uint64
 }
 
 // sortedLocked returns the desired frontends sorted by name, then
