@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/apiary-net/apiary/cells/cell"
 	"github.com/apiary-net/apiary/cells/job"
@@ -37,15 +38,23 @@ type Datapath struct {
 	// --bpf-lb-sock; nil without).
 	term *sockTerminator
 
-	// nodePortMu orders the NodePort programs' attachments: the start's
-	// and those of detected devices' changes. nodePorts are the devices
-	// they are attached to, nodePortErr why the last change left some
-	// out (nil: none); open: between start and stop.
+	// nodePortMu orders the NodePort programs' attachments: the start's,
+	// those of detected devices' changes and the retries. nodePorts are
+	// the devices they are attached to, nodePortErr why the last
+	// attempt left some out or on a device no longer chosen (nil: none),
+	// retry the timer of the next attempt while it is set; open: between
+	// start and stop.
 	nodePortMu  sync.Mutex
+	devices     *devices
 	nodePorts   []netDevice
 	nodePortErr error
+	retry       *time.Timer
 	open        bool
 }
+
+// nodePortRetry is how long after a failed attachment or detachment of
+// the NodePort programs the next attempt comes.
+var nodePortRetry = 5 * time.Second
 
 var (
 	_ datapath.Loader           = (*Datapath)(nil)
@@ -73,7 +82,7 @@ type adapterParams struct {
 // routing; the Linux datapath created it in its own start hook, which
 // runs first) or removes one left by an earlier run (native routing).
 func newDatapath(p adapterParams) *Datapath {
-	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log}
+	d := &Datapath{l: p.Loader, netns: p.Linux.DatapathNetNS, log: p.Log, devices: p.Devices}
 	p.Config = p.Config.effective()
 	if p.Config.BPFLBSock {
 		d.term = newSockTerminator(d, p.Log, p.Config.BPFLBSockHostnsOnly)
@@ -96,7 +105,7 @@ func newDatapath(p adapterParams) *Datapath {
 				m.Close()
 				return fmt.Errorf("open load-balancing maps: %w", err)
 			}
-			if err := d.startNodePorts(p.Devices.current()); err != nil {
+			if err := d.startNodePorts(); err != nil {
 				m.Close()
 				lb.Close()
 				return err
@@ -112,6 +121,9 @@ func newDatapath(p adapterParams) *Datapath {
 		OnStop: func(cell.HookContext) error {
 			d.nodePortMu.Lock()
 			d.open = false
+			if d.retry != nil {
+				d.retry.Stop()
+			}
 			d.nodePortMu.Unlock()
 			d.mu.Lock()
 			defer d.mu.Unlock()
@@ -128,33 +140,71 @@ func newDatapath(p adapterParams) *Datapath {
 }
 
 // startNodePorts attaches the NodePort programs to the chosen devices
-// at start (updating those of an earlier run), detaching the others.
-func (d *Datapath) startNodePorts(chosen []netDevice) error {
+// at start (updating those of an earlier run), detaching the others. The
+// choice is read under nodePortMu: one the follower made before the
+// start is not lost. --devices as names: a device missing or failing
+// fails the start. Detected devices: a failure is retried, the agent
+// starts (a device may have gone between detection and attachment).
+func (d *Datapath) startNodePorts() error {
 	d.nodePortMu.Lock()
 	defer d.nodePortMu.Unlock()
-	return d.inNetNS(func() (err error) {
-		d.nodePorts, err = nodePort(d.log, d.l, chosen, nil)
-		d.open = err == nil
+	chosen, known := d.devices.current()
+	err := d.inNetNS(func() (err error) {
+		d.nodePorts, err = nodePort(d.log, d.l, chosen, nil, known)
 		return err
 	})
+	if err != nil && !d.devices.detect {
+		return err
+	}
+	d.open = true
+	d.settle(err)
+	return nil
 }
 
 // moveNodePorts follows a change of the detected devices: the programs
-// go on the new ones and off those no longer chosen. A device it fails
-// to attach to is tried again at the next change.
-func (d *Datapath) moveNodePorts(chosen []netDevice) {
+// go on the new ones and off those no longer chosen. What fails is
+// tried again (settle).
+func (d *Datapath) moveNodePorts([]netDevice) {
 	d.nodePortMu.Lock()
 	defer d.nodePortMu.Unlock()
+	d.applyNodePorts()
+}
+
+// applyNodePorts makes the programs' devices the current choice (read
+// now: a retry or a late subscriber call applies the newest);
+// nodePortMu is held.
+func (d *Datapath) applyNodePorts() {
 	if !d.open {
 		return
 	}
+	chosen, known := d.devices.current()
 	err := d.inNetNS(func() (err error) {
-		d.nodePorts, err = nodePort(d.log, d.l, chosen, d.nodePorts)
+		d.nodePorts, err = nodePort(d.log, d.l, chosen, d.nodePorts, known)
 		return err
 	})
+	d.settle(err)
+}
+
+// settle records the result of an attempt and, when it failed, arms
+// the next one; nodePortMu is held.
+func (d *Datapath) settle(err error) {
+	switch {
+	case err != nil && (d.nodePortErr == nil || err.Error() != d.nodePortErr.Error()):
+		d.log.Error("Unable to attach the NodePort programs to all chosen devices; trying again", "error", err, "retry", nodePortRetry)
+	case err == nil && d.nodePortErr != nil:
+		d.log.Info("NodePort programs on the chosen devices again", "devices", deviceNames(d.nodePorts))
+	}
 	d.nodePortErr = err
+	if d.retry != nil {
+		d.retry.Stop()
+		d.retry = nil
+	}
 	if err != nil {
-		d.log.Error("Unable to move the NodePort programs to the detected devices", "error", err)
+		d.retry = time.AfterFunc(nodePortRetry, func() {
+			d.nodePortMu.Lock()
+			defer d.nodePortMu.Unlock()
+			d.applyNodePorts()
+		})
 	}
 }
 

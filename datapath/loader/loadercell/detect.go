@@ -1,6 +1,7 @@
 package loadercell
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -41,16 +42,20 @@ type netDevice struct {
 
 // chooseDevices returns the devices of links the NodePort programs go
 // on, sorted by name, and why each other device is not one, by Cilium's
-// rules: a device --devices names (f) is taken, one it leaves out ("!")
-// never; without a match, with detect, a device is taken when it is up,
+// rules. A device --devices (f) names or matches by prefix is taken
+// when it is up and has an address, whatever else it is; one an
+// exclusion ("!") matches first never. A device f does not match is
+// left out when f has a name or prefix, unless enforce
+// (--enforce-device-detection); otherwise (no --devices, exclusions
+// only, or enforce) detection decides: a device is taken when it is up,
 // has an address and a route to a global unicast destination, is not a
 // loopback, bridge, Open vSwitch or IPoIB device, not a port of a bridge
 // or bond (a VRF's is), is not named as the devices of apiary, other
 // CNIs and Docker are (excludedPrefixes), and, for a veth, carries a
-// default route (kind clusters' nodes: other veths are pods' of an
-// earlier CNI). apiary also wants an Ethernet address: its programs
-// read an Ethernet header.
-func chooseDevices(links []linkInfo, f deviceFilter, detect bool) ([]netDevice, map[string]string) {
+// default route unless f names or matches devices (kind clusters'
+// nodes: other veths are pods' of an earlier CNI). apiary also wants an
+// Ethernet address: its programs read an Ethernet header.
+func chooseDevices(links []linkInfo, f deviceFilter, enforce bool) ([]netDevice, map[string]string) {
 	kind := map[int]string{}
 	for _, l := range links {
 		kind[l.index] = l.kind
@@ -58,19 +63,22 @@ func chooseDevices(links []linkInfo, f deviceFilter, detect bool) ([]netDevice, 
 	var out []netDevice
 	why := map[string]string{}
 	for _, l := range links {
-		if matched, excluded := f.match(l.name); matched {
-			if excluded {
-				why[l.name] = "left out by --devices"
-			} else {
-				out = append(out, netDevice{l.name, l.index})
-			}
-			continue
+		matched, excluded := f.match(l.name)
+		reason := ""
+		switch {
+		case excluded:
+			reason = "left out by --devices"
+		case matched && l.flags&unix.IFF_UP == 0:
+			reason = "down"
+		case matched && l.addrs == 0:
+			reason = "no address"
+		case matched:
+		case f.positive() && !enforce:
+			reason = "not matching --devices"
+		default:
+			reason = unsuitable(l, kind[l.master], f.positive())
 		}
-		if !detect {
-			why[l.name] = "not in --devices"
-			continue
-		}
-		if reason := unsuitable(l, kind[l.master], len(f) > 0); reason != "" {
+		if reason != "" {
 			why[l.name] = reason
 			continue
 		}
@@ -111,9 +119,25 @@ func unsuitable(l linkInfo, masterKind string, filtered bool) string {
 	return ""
 }
 
+// dumpTries is how many times readLinks reads the namespace when a
+// change interrupts its dumps.
+const dumpTries = 5
+
 // readLinks reads the devices of the namespace h is in, their addresses
-// and routes.
-func readLinks(h *netlink.Handle) ([]linkInfo, error) {
+// and routes. A dump a change interrupted (netlink's ErrDumpInterrupted,
+// common while pods come and go) is read again: what it returned may
+// lack a device.
+func readLinks(h *netlink.Handle) (links []linkInfo, err error) {
+	for range dumpTries {
+		if links, err = readLinksOnce(h); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return links, err
+		}
+	}
+	return nil, err
+}
+
+// readLinksOnce is one reading of readLinks.
+func readLinksOnce(h *netlink.Handle) ([]linkInfo, error) {
 	lks, err := h.LinkList()
 	if err != nil {
 		return nil, fmt.Errorf("list devices: %w", err)

@@ -96,25 +96,37 @@ func TestChooseDevices(t *testing.T) {
 		t.Errorf("%d devices accounted for, want %d: %v", n, len(links), slices.Sorted(maps.Keys(why)))
 	}
 
-	// --devices of names only: those, whatever they are (detection is
-	// not asked for).
-	got, _ = chooseDevices(links, deviceFilter{"eth3", "br0"}, false)
-	if !slices.Equal(names(got), []string{"br0", "eth3"}) {
-		t.Errorf("--devices=eth3,br0 chose %v", names(got))
+	// --devices of names, as Cilium reads them: those that are up and
+	// have an address, whatever they are, and no other device.
+	got, why = chooseDevices(links, deviceFilter{"eth3", "br0"}, false)
+	if !slices.Equal(names(got), []string{"br0"}) || why["eth3"] != "down" || why["ens5"] != "not matching --devices" {
+		t.Errorf("--devices=eth3,br0 chose %v (not chosen: %v), want br0 only, eth3 down, the others not matching", names(got), why)
 	}
-	// Prefixes and exclusions with detection: a matched device is
-	// taken as it is; the others by the rules, a veth without a default
-	// route too (the user filtered).
-	got, why = chooseDevices(links, deviceFilter{"!ens5", "!eth7", "eth+"}, true)
-	if want := []string{"bond0", "eth1", "eth2", "eth3", "eth4", "eth5", "eth6", "veth0", "veth1", "vrf-blue"}; !slices.Equal(names(got), want) {
+	// Prefixes and exclusions: the matched devices that are up and have
+	// an address, as they are (a bridge's port, one without a global
+	// route); the first entry decides (eth7 is left out).
+	got, why = chooseDevices(links, deviceFilter{"!ens5", "!eth7", "eth+"}, false)
+	if want := []string{"eth1", "eth2", "eth5", "eth6"}; !slices.Equal(names(got), want) {
 		t.Errorf("--devices=!ens5,!eth7,eth+ chose %v, want %v", names(got), want)
 	}
-	if why["ens5"] != "left out by --devices" || why["eth7"] != "left out by --devices" {
-		t.Errorf("exclusions not named: %v", why)
+	if why["ens5"] != "left out by --devices" || why["eth7"] != "left out by --devices" || why["eth4"] != "no address" ||
+		why["bond0"] != "not matching --devices" {
+		t.Errorf("reasons %v", why)
 	}
-	// Names with --enforce-device-detection: the names and the detected.
+	// With --enforce-device-detection the others are detected, a veth
+	// without a default route too (the user filtered).
+	got, _ = chooseDevices(links, deviceFilter{"!ens5", "!eth7", "eth+"}, true)
+	if want := []string{"bond0", "eth1", "eth2", "eth5", "eth6", "veth0", "veth1", "vrf-blue"}; !slices.Equal(names(got), want) {
+		t.Errorf("--devices=!ens5,!eth7,eth+ --enforce-device-detection chose %v, want %v", names(got), want)
+	}
 	got, _ = chooseDevices(links, deviceFilter{"eth3"}, true)
-	if want := []string{"bond0", "ens5", "eth1", "eth3", "eth6", "veth0", "veth1", "vrf-blue"}; !slices.Equal(names(got), want) {
+	if want := []string{"bond0", "ens5", "eth1", "eth6", "veth0", "veth1", "vrf-blue"}; !slices.Equal(names(got), want) {
 		t.Errorf("--devices=eth3 --enforce-device-detection chose %v, want %v", names(got), want)
+	}
+	// Exclusions only: detection for the rest, as without --devices
+	// (a veth needs its default route: nothing was named).
+	got, why = chooseDevices(links, deviceFilter{"!ens5", "!eth6"}, false)
+	if want := []string{"bond0", "eth1", "veth1", "vrf-blue"}; !slices.Equal(names(got), want) || why["eth6"] != "left out by --devices" {
+		t.Errorf("--devices=!ens5,!eth6 chose %v (not chosen: %v), want %v", names(got), why, want)
 	}
 }

@@ -38,6 +38,13 @@ func (f deviceFilter) names() bool {
 	})
 }
 
+// positive reports whether f has a name or a prefix (not only
+// exclusions): the devices it matches are then the only ones, unless
+// --enforce-device-detection.
+func (f deviceFilter) positive() bool {
+	return slices.ContainsFunc(f, func(e string) bool { return !strings.HasPrefix(e, "!") })
+}
+
 // check reports the first entry that is not a name, a prefix or either
 // after "!".
 func (f deviceFilter) check() error {

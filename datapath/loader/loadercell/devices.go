@@ -29,6 +29,7 @@ type devices struct {
 	log     *slog.Logger
 	filter  deviceFilter
 	detect  bool
+	enforce bool // --enforce-device-detection
 	netns   string
 	enabled bool // --enable-node-port (or --kube-proxy-replacement)
 
@@ -39,6 +40,9 @@ type devices struct {
 	chosen  []netDevice
 	why     map[string]string // why each other device is not chosen
 	lastErr error             // of the last detection
+	// detected: a detection succeeded, so chosen is the namespace's
+	// choice (before, an empty chosen says nothing).
+	detected bool
 	subs    []func(chosen []netDevice)
 }
 
@@ -60,7 +64,7 @@ const debounce = 100 * time.Millisecond
 func newDevices(p devicesParams) *devices {
 	c := p.Config.effective()
 	d := &devices{log: p.Log, filter: c.Devices, netns: p.Linux.DatapathNetNS, enabled: c.EnableNodePort,
-		detect: c.EnforceDeviceDetection || !deviceFilter(c.Devices).names()}
+		detect: c.EnforceDeviceDetection || !deviceFilter(c.Devices).names(), enforce: c.EnforceDeviceDetection}
 	if !d.enabled {
 		return d
 	}
@@ -76,7 +80,7 @@ func newDevices(p devicesParams) *devices {
 		}
 		return nil
 	}})
-	p.Jobs.Add(job.OneShot("device-detection", d.follow, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})))
+	p.Jobs.Add(job.OneShot("device-detection", d.follow))
 	return d
 }
 
@@ -88,11 +92,12 @@ func (d *devices) names() []string {
 }
 
 // current returns the chosen devices (index 0: not looked up, --devices
-// as listed).
-func (d *devices) current() []netDevice {
+// as listed) and whether they are known: NodePort off (none), --devices
+// as listed, or a detection succeeded.
+func (d *devices) current() (chosen []netDevice, known bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return slices.Clone(d.chosen)
+	return slices.Clone(d.chosen), !d.enabled || !d.detect || d.detected
 }
 
 // subscribe calls fn with the chosen devices after every change of them
@@ -171,7 +176,8 @@ func (d *devices) read() error {
 	d.lastErr = err
 	changed := err == nil && !slices.Equal(chosen, d.chosen)
 	if err == nil {
-		d.chosen, d.why = chosen, why
+		changed = changed || !d.detected
+		d.chosen, d.why, d.detected = chosen, why, true
 	}
 	subs := slices.Clone(d.subs)
 	d.mu.Unlock()
@@ -198,14 +204,38 @@ func (d *devices) detectOnce() ([]netDevice, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	chosen, why := chooseDevices(links, d.filter, true)
+	chosen, why := chooseDevices(links, d.filter, d.enforce)
 	return chosen, why, nil
 }
 
 // follow detects the devices again after every change of the
 // namespace's devices, addresses and routes (a burst of them once),
-// until ctx ends.
+// until ctx ends. A subscription that ends (its socket failed: the
+// kernel dropped messages it could not queue, ENOBUFS) is made again a
+// second later, and the devices read again.
 func (d *devices) follow(ctx context.Context, health cell.Health) error {
+	for {
+		err := d.followOnce(ctx, health)
+		if ctx.Err() != nil {
+			return nil
+		}
+		d.log.Warn("Following the node's devices stopped; subscribing again", "error", err, "after", resubscribe)
+		health.Degraded("following the devices", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(resubscribe):
+		}
+	}
+}
+
+// resubscribe is how long the follower waits before it subscribes
+// again.
+const resubscribe = time.Second
+
+// followOnce is follow with one set of subscriptions; it returns why
+// they ended (nil: ctx ended).
+func (d *devices) followOnce(ctx context.Context, health cell.Health) error {
 	ns, err := openNetNS(d.netns)
 	if err != nil {
 		return err
@@ -214,10 +244,11 @@ func (d *devices) follow(ctx context.Context, health cell.Health) error {
 	changes, failed := make(chan struct{}, 1), make(chan error, 1)
 	done := make(chan struct{})
 	defer close(done)
-	if err := subscribeChanges(ns, done, changes, failed); err != nil {
+	if err := subscribeChanges(ns, done, changes, failed, d.log); err != nil {
 		return fmt.Errorf("follow the devices: %w", err)
 	}
-	// A change between the start's detection and the subscriptions.
+	// A change between the start's detection (or the last subscription)
+	// and these subscriptions.
 	if err := d.read(); err != nil {
 		health.Degraded("detecting the devices", err)
 	} else {
@@ -250,8 +281,13 @@ func (d *devices) follow(ctx context.Context, health cell.Health) error {
 
 // subscribeChanges signals changes (without blocking: one pending
 // signal) on every device, address and route update of ns, and failed
-// on a subscription's error, until done is closed.
-func subscribeChanges(ns netns.NsHandle, done chan struct{}, changes chan<- struct{}, failed chan<- error) error {
+// when a subscription ends, until done is closed. An error the
+// subscriptions report and go on after (a message they could not read)
+// signals a change too: the update it carried is read with the others.
+// Once done is closed, the updates still coming are read and dropped,
+// so that the subscriptions' goroutines, which block on a full channel,
+// end.
+func subscribeChanges(ns netns.NsHandle, done chan struct{}, changes chan<- struct{}, failed chan<- error, log *slog.Logger) error {
 	signal := func() {
 		select {
 		case changes <- struct{}{}:
@@ -259,45 +295,53 @@ func subscribeChanges(ns netns.NsHandle, done chan struct{}, changes chan<- stru
 		}
 	}
 	onErr := func(err error) {
-		select {
-		case failed <- err:
-		default:
-		}
+		log.Debug("Reading the node's device updates", "error", err)
+		signal()
 	}
 	lu, au, ru := make(chan netlink.LinkUpdate, 64), make(chan netlink.AddrUpdate, 64), make(chan netlink.RouteUpdate, 64)
-	err := errors.Join(
-		netlink.LinkSubscribeWithOptions(lu, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
-		netlink.AddrSubscribeWithOptions(au, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
-		netlink.RouteSubscribeWithOptions(ru, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}),
-	)
-	if err != nil {
+	if err := netlink.LinkSubscribeWithOptions(lu, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+		return err
+	}
+	if err := netlink.AddrSubscribeWithOptions(au, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+		drain(lu)
+		return err
+	}
+	if err := netlink.RouteSubscribeWithOptions(ru, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+		drain(lu)
+		drain(au)
 		return err
 	}
 	go func() {
+		defer func() { drain(lu); drain(au); drain(ru) }()
 		for {
+			ok := true
 			select {
 			case <-done:
 				return
-			case _, ok := <-lu:
-				if !ok {
-					onErr(errors.New("the device subscription ended"))
-					return
+			case _, ok = <-lu:
+			case _, ok = <-au:
+			case _, ok = <-ru:
+			}
+			if !ok {
+				select {
+				case failed <- errors.New("a subscription to the device, address and route updates ended"):
+				default:
 				}
-			case _, ok := <-au:
-				if !ok {
-					onErr(errors.New("the address subscription ended"))
-					return
-				}
-			case _, ok := <-ru:
-				if !ok {
-					onErr(errors.New("the route subscription ended"))
-					return
-				}
+				return
 			}
 			signal()
 		}
 	}()
 	return nil
+}
+
+// drain reads ch until the subscription's goroutine closes it (it does
+// once its socket is closed, when done is), in the background.
+func drain[T any](ch <-chan T) {
+	go func() {
+		for range ch {
+		}
+	}()
 }
 
 // handleAt returns a netlink handle in --datapath-netns (path), or in

@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/apiary-net/apiary/cells/api/models"
 	"github.com/apiary-net/apiary/cells/celltest"
 	"github.com/apiary-net/apiary/cells/status"
 	"github.com/apiary-net/apiary/datapath"
@@ -123,7 +125,8 @@ func attachedAt(t *testing.T, ns netns.NsHandle, name string) bool {
 // Then, while it runs: a device given an address gains the programs, a
 // device set down and a device deleted lose them, and a device deleted
 // and made again under its name has them on its new index. With
-// --devices=!ens8,eth+ the prefix and the exclusion decide.
+// --devices=!ens8,eth+ the prefix and the exclusion decide, the other
+// devices only with --enforce-device-detection.
 func TestCellDeviceDetection(t *testing.T) {
 	ns, nsPath := detectNS(t)
 	root := bpfmaptest.Root(t)
@@ -185,12 +188,24 @@ func TestCellDeviceDetection(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A prefix and an exclusion: ens8 (up again) is left out, eth7 and
-	// eth7p are taken as named, whatever detection would say of eth7p.
+	// A prefix and an exclusion, as Cilium reads them: ens8 (up again)
+	// is left out, eth7 and eth7p are taken as matched (up, with an
+	// address: eth7p's is its IPv6 link-local one), whatever detection
+	// would say of eth7p, and no other device (spare0 does not match).
 	runNS(t, ns, func() error { return setUp("ens8", true) })
-	celltest.StartWithFlags(t, append(flags, "devices=!ens8,eth+"), loadercell.Cell, linux.Cell, status.Cell, celltest.Capture(&col))
+	h = celltest.StartWithFlags(t, append(flags, "devices=!ens8,eth+"), loadercell.Cell, linux.Cell, status.Cell, celltest.Capture(&col))
+	if got := nodePortDevices(root); !slices.Equal(got, []string{"eth7", "eth7p"}) {
+		t.Errorf("--devices=!ens8,eth+: NodePort programs on %v, want eth7 and eth7p", got)
+	}
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// With --enforce-device-detection, the devices it does not match are
+	// detected: spare0 too.
+	celltest.StartWithFlags(t, append(flags, "devices=!ens8,eth+", "enforce-device-detection=true"), loadercell.Cell, linux.Cell, status.Cell,
+		celltest.Capture(&col))
 	if got := nodePortDevices(root); !slices.Equal(got, []string{"eth7", "eth7p", "spare0"}) {
-		t.Errorf("--devices=!ens8,eth+: NodePort programs on %v, want eth7, eth7p and spare0 (detected)", got)
+		t.Errorf("--devices=!ens8,eth+ --enforce-device-detection: NodePort programs on %v, want eth7, eth7p and spare0 (detected)", got)
 	}
 }
 
@@ -209,4 +224,56 @@ func kprLine(col status.Collector) string {
 		}
 	}
 	return ""
+}
+
+// TestCellNodePortRetry: a detected device the programs cannot be
+// attached to (here its pin directory is taken by another pin) does not
+// stop the agent; the status line says so, and the attachment is tried
+// again until it succeeds, with no other change of the devices.
+func TestCellNodePortRetry(t *testing.T) {
+	t.Cleanup(func() { loadercell.SetNodePortRetry(loadercell.SetNodePortRetry(100 * time.Millisecond)) })
+	ns, nsPath := detectNS(t)
+	root := bpfmaptest.Root(t)
+	dir := filepath.Join(root, "links", "netdev")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	blocker, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close()
+	if err := blocker.Pin(filepath.Join(dir, "ens8")); err != nil {
+		t.Fatal(err)
+	}
+	var col status.Collector
+	celltest.StartWithFlags(t, []string{"bpf-root=" + root, "enable-node-port=true", "datapath-netns=" + nsPath},
+		loadercell.Cell, linux.Cell, status.Cell, celltest.Capture(&col))
+	if got := nodePortDevices(root); !slices.Equal(got, []string{"eth7"}) {
+		t.Errorf("NodePort programs on %v at start, want eth7 only (ens8's directory is taken)", got)
+	}
+	celltest.Eventually(t, "a Warning naming ens8", func() bool {
+		e := kprEntry(col)
+		return e.State == status.Warning && strings.Contains(e.Message, "programs not attached to all") && strings.Contains(e.Message, "ens8")
+	})
+	if err := blocker.Unpin(); err != nil {
+		t.Fatal(err)
+	}
+	celltest.Eventually(t, "the programs on ens8 by a retry", func() bool {
+		return slices.Equal(nodePortDevices(root), []string{"ens8", "eth7"}) && attachedAt(t, ns, "ens8")
+	})
+	celltest.Eventually(t, "the status line Ok again", func() bool {
+		e := kprEntry(col)
+		return e.State == status.Ok && strings.Contains(e.Message, "NodePort on ens8, eth7 (detected)")
+	})
+}
+
+// kprEntry returns the KubeProxyReplacement status entry.
+func kprEntry(col status.Collector) models.StatusEntry {
+	for _, e := range col.Status().Entries {
+		if e.Name == "KubeProxyReplacement" {
+			return e
+		}
+	}
+	return models.StatusEntry{}
 }

@@ -14,17 +14,29 @@ import (
 )
 
 // nodePort attaches the NodePort programs to the chosen devices (want),
-// and detaches those a previous run (or choice) left on devices no
-// longer chosen. A device of prev, attached at its index before, is left
-// as it is; a device without an index (--devices as listed) is looked
-// up. It runs in the datapath's network namespace and returns the
-// devices it attached (or left).
-func nodePort(log *slog.Logger, l *loader.Loader, want, prev []netDevice) ([]netDevice, error) {
+// and, when the choice is known (a detection succeeded, or --devices
+// lists names), detaches those a previous run (or choice) left on
+// devices no longer chosen: an agent whose first detection failed
+// leaves the earlier run's programs where they are until it knows. A
+// device of prev, attached at its index before, is left as it is; a
+// device without an index (--devices as listed) is looked up. It runs
+// in the datapath's network namespace and returns the devices it
+// attached (or left).
+func nodePort(log *slog.Logger, l *loader.Loader, want, prev []netDevice, known bool) ([]netDevice, error) {
 	var errs []error
-	pinned, _ := os.ReadDir(filepath.Dir(l.NetdevLinkDir("x")))
-	for _, e := range pinned {
-		if !slices.ContainsFunc(want, func(d netDevice) bool { return d.name == e.Name() }) {
-			errs = append(errs, l.DetachNodePort(e.Name()))
+	if known {
+		pinned, err := os.ReadDir(filepath.Dir(l.NetdevLinkDir("x")))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("read the NodePort programs' links: %w", err))
+		}
+		for _, e := range pinned {
+			if slices.ContainsFunc(want, func(d netDevice) bool { return d.name == e.Name() }) {
+				continue
+			}
+			if err := l.DetachNodePort(e.Name()); err != nil {
+				errs = append(errs, fmt.Errorf("detach from %s: %w", e.Name(), err))
+				continue
+			}
 			log.Info("NodePort programs detached", "device", e.Name())
 		}
 	}
@@ -51,4 +63,13 @@ func nodePort(log *slog.Logger, l *loader.Loader, want, prev []netDevice) ([]net
 		log.Info("NodePort programs attached", "device", d.name)
 	}
 	return done, errors.Join(errs...)
+}
+
+// deviceNames returns the devices' names.
+func deviceNames(ds []netDevice) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.name
+	}
+	return out
 }
