@@ -114,6 +114,11 @@ func fieldMatches(ff *flow.FlowFilter) []match {
 			return f.GetIsReply() != nil && slices.Contains(rs, f.GetIsReply().GetValue())
 		})
 	}
+	if es := ff.Encrypted; len(es) > 0 {
+		// As Hubble: the flow's IP.encrypted (apiary encrypts nothing:
+		// true selects no flow, false every one).
+		ms = append(ms, func(f *flow.Flow) bool { return slices.Contains(es, f.GetIP().GetEncrypted()) })
+	}
 	if ns := ff.NodeName; len(ns) > 0 {
 		ms = append(ms, func(f *flow.Flow) bool {
 			return slices.ContainsFunc(ns, func(n string) bool { return globMatch(n, f.GetNodeName()) })
@@ -231,6 +236,9 @@ func unsupported(ff *flow.FlowFilter) error {
 		if x.set {
 			return fmt.Errorf("%s: apiary's flows have no such field (L3/L4 flows only): the filter would match none or all", x.field)
 		}
+	}
+	if u := ff.ProtoReflect().GetUnknown(); len(u) > 0 {
+		return fmt.Errorf("the filter has fields apiary's Hubble API does not know (%d bytes; from a newer client?): it would match as if they were not there", len(u))
 	}
 	return nil
 }

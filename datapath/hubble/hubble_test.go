@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -194,6 +196,8 @@ func TestFilters(t *testing.T) {
 		{"service namespace", &flow.FlowFilter{SourceService: []string{"shop/"}}, true},
 		{"service of another namespace", &flow.FlowFilter{SourceService: []string{"web"}}, false},
 		{"no destination service", &flow.FlowFilter{DestinationService: []string{"shop/"}}, false},
+		{"encrypted", &flow.FlowFilter{Encrypted: []bool{true}}, false},
+		{"not encrypted", &flow.FlowFilter{Encrypted: []bool{false}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fl, err := hubble.CompileFilters([]*flow.FlowFilter{tc.give})
@@ -227,6 +231,15 @@ func TestFilters(t *testing.T) {
 		if _, err := hubble.CompileFilters([]*flow.FlowFilter{{SourcePod: []string{"shop/"}}, ff}); err == nil || !strings.Contains(err.Error(), "filter 1: "+field+":") {
 			t.Errorf("filter on %s: %v, want it refused naming the field", field, err)
 		}
+	}
+	// A field of a newer Hubble (unknown to apiary's protobufs) is
+	// refused too: field 999, varint 1.
+	var ff flow.FlowFilter
+	if err := proto.Unmarshal([]byte{0xb8, 0x3e, 0x01}, &ff); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hubble.CompileFilters([]*flow.FlowFilter{&ff}); err == nil || !strings.Contains(err.Error(), "does not know") {
+		t.Errorf("a filter with an unknown field: %v, want it refused", err)
 	}
 }
 

@@ -57,8 +57,12 @@ func (ff *flowFilterFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&ff.notReply, "not-reply", false, "Only flows that are not replies")
 }
 
-// build returns the whitelist: one filter, or two when an either-end
-// flag is set.
+// build returns the whitelist as Hubble's CLI builds it: the from-/to-
+// flags in both of two filters, each either-end flag on the source in
+// the first and on the destination in the second (one filter when they
+// are the same); then the namespaces, which qualify the pod and service
+// names of their end that have none (and, with no pod or service there,
+// select that end's pods of the namespace).
 func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
 	for flag, ids := range map[string][]uint{"--from-identity": ff.fromIdentity, "--to-identity": ff.toIdentity, "--identity": ff.ident} {
 		for _, id := range ids {
@@ -67,32 +71,64 @@ func (ff *flowFilterFlags) build() ([]*flow.FlowFilter, error) {
 			}
 		}
 	}
-	base := &flow.FlowFilter{
-		SourcePod: podNames(ff.fromPod, ff.fromNS), DestinationPod: podNames(ff.toPod, ff.toNS),
-		SourceLabel: ff.fromLabel, DestinationLabel: ff.toLabel, SourceIp: ff.fromIP, DestinationIp: ff.toIP,
-		SourcePort: ff.fromPort, DestinationPort: ff.toPort, SourceIdentity: uint32s(ff.fromIdentity), DestinationIdentity: uint32s(ff.toIdentity),
-		Protocol: ff.protocol, NodeName: ff.node, SourceService: ff.fromSvc, DestinationService: ff.toSvc,
-	}
-	if err := ff.enums(base); err != nil {
+	if err := ff.conflicts(); err != nil {
 		return nil, err
 	}
-	either := podNames(ff.pod, ff.ns)
-	if len(either) == 0 && len(ff.svc) == 0 && len(ff.label) == 0 && len(ff.ip) == 0 && len(ff.port) == 0 && len(ff.ident) == 0 {
-		if isEmptyFilter(base) {
+	left := &flow.FlowFilter{
+		SourcePod: ff.fromPod, DestinationPod: ff.toPod, SourceService: ff.fromSvc, DestinationService: ff.toSvc,
+		SourceLabel: ff.fromLabel, DestinationLabel: ff.toLabel, SourceIp: ff.fromIP, DestinationIp: ff.toIP,
+		SourcePort: ff.fromPort, DestinationPort: ff.toPort, SourceIdentity: uint32s(ff.fromIdentity), DestinationIdentity: uint32s(ff.toIdentity),
+		Protocol: ff.protocol, NodeName: ff.node,
+	}
+	if err := ff.enums(left); err != nil {
+		return nil, err
+	}
+	right := cloneFilter(left)
+	left.SourcePod, right.DestinationPod = append(left.SourcePod, ff.pod...), append(right.DestinationPod, ff.pod...)
+	left.SourceService, right.DestinationService = append(left.SourceService, ff.svc...), append(right.DestinationService, ff.svc...)
+	left.SourceLabel, right.DestinationLabel = append(left.SourceLabel, ff.label...), append(right.DestinationLabel, ff.label...)
+	left.SourceIp, right.DestinationIp = append(left.SourceIp, ff.ip...), append(right.DestinationIp, ff.ip...)
+	left.SourcePort, right.DestinationPort = append(left.SourcePort, ff.port...), append(right.DestinationPort, ff.port...)
+	left.SourceIdentity, right.DestinationIdentity = append(left.SourceIdentity, uint32s(ff.ident)...), append(right.DestinationIdentity, uint32s(ff.ident)...)
+	for _, f := range []*flow.FlowFilter{left, right} {
+		qualify(&f.DestinationPod, &f.DestinationService, ff.toNS)
+		qualify(&f.SourcePod, &f.SourceService, ff.fromNS)
+	}
+	qualify(&left.SourcePod, &left.SourceService, ff.ns)
+	qualify(&right.DestinationPod, &right.DestinationService, ff.ns)
+	if proto.Equal(left, right) {
+		if isEmptyFilter(left) {
 			return nil, nil
 		}
-		return []*flow.FlowFilter{base}, nil
+		return []*flow.FlowFilter{left}, nil
 	}
-	src, dst := cloneFilter(base), cloneFilter(base)
-	src.SourcePod, dst.DestinationPod = append(src.SourcePod, either...), append(dst.DestinationPod, either...)
-	src.SourceService, dst.DestinationService = append(src.SourceService, ff.svc...), append(dst.DestinationService, ff.svc...)
-	src.SourceLabel, dst.DestinationLabel = append(src.SourceLabel, ff.label...), append(dst.DestinationLabel, ff.label...)
-	src.SourceIp, dst.DestinationIp = append(src.SourceIp, ff.ip...), append(dst.DestinationIp, ff.ip...)
-	src.SourcePort, dst.DestinationPort = append(src.SourcePort, ff.port...), append(dst.DestinationPort, ff.port...)
-	src.SourceIdentity, dst.DestinationIdentity = append(src.SourceIdentity, uint32s(ff.ident)...), append(dst.DestinationIdentity, uint32s(ff.ident)...)
-	return []*flow.FlowFilter{src, dst}, nil
+	return []*flow.FlowFilter{left, right}, nil
 }
 
+// conflicts refuses the flags Hubble's CLI refuses to combine: an
+// either-end flag with a flag of one end of the same kind (the either
+// end's two filters would widen the query), and --namespace with a pod
+// or service of one end.
+func (ff *flowFilterFlags) conflicts() error {
+	for _, c := range []struct {
+		a, b   string
+		aa, bb int
+	}{
+		{"pod", "from-pod", len(ff.pod), len(ff.fromPod)}, {"pod", "to-pod", len(ff.pod), len(ff.toPod)},
+		{"service", "from-service", len(ff.svc), len(ff.fromSvc)}, {"service", "to-service", len(ff.svc), len(ff.toSvc)},
+		{"label", "from-label", len(ff.label), len(ff.fromLabel)}, {"label", "to-label", len(ff.label), len(ff.toLabel)},
+		{"ip", "from-ip", len(ff.ip), len(ff.fromIP)}, {"ip", "to-ip", len(ff.ip), len(ff.toIP)},
+		{"port", "from-port", len(ff.port), len(ff.fromPort)}, {"port", "to-port", len(ff.port), len(ff.toPort)},
+		{"identity", "from-identity", len(ff.ident), len(ff.fromIdentity)}, {"identity", "to-identity", len(ff.ident), len(ff.toIdentity)},
+		{"namespace", "from-pod", len(ff.ns), len(ff.fromPod)}, {"namespace", "to-pod", len(ff.ns), len(ff.toPod)},
+		{"namespace", "from-service", len(ff.ns), len(ff.fromSvc)}, {"namespace", "to-service", len(ff.ns), len(ff.toSvc)},
+	} {
+		if c.aa > 0 && c.bb > 0 {
+			return fmt.Errorf("filters --%s and --%s cannot be combined", c.a, c.b)
+		}
+	}
+	return nil
+}
 // enums parses the flags with enumerated values into f.
 func (ff *flowFilterFlags) enums(f *flow.FlowFilter) error {
 	for _, v := range ff.verdict {
@@ -157,23 +193,29 @@ func eventTypeFilter(s string) (*flow.EventTypeFilter, error) {
 	return nil, fmt.Errorf("--type: %q has an unknown sub type", s)
 }
 
-// podNames qualifies pod names with the namespaces given (a name without
-// a namespace and no namespace flag is left for the server: "default"),
-// and adds "ns/" for namespaces given alone.
-func podNames(pods, namespaces []string) []string {
+// qualify gives the pod and service names of one end that have no
+// namespace each of namespaces (a name without one and no namespace is
+// left for the server: "default"); with neither a pod nor a service
+// there, it selects the end's pods of the namespaces ("ns/").
+func qualify(pods, services *[]string, namespaces []string) {
+	if len(namespaces) == 0 {
+		return
+	}
+	if len(*pods) == 0 && len(*services) == 0 {
+		*pods = []string{""}
+	}
+	*pods, *services = withNamespaces(*pods, namespaces), withNamespaces(*services, namespaces)
+}
+
+func withNamespaces(names, namespaces []string) []string {
 	var out []string
-	for _, p := range pods {
-		if strings.Contains(p, "/") || len(namespaces) == 0 {
-			out = append(out, p)
+	for _, n := range names {
+		if strings.Contains(n, "/") {
+			out = append(out, n)
 			continue
 		}
 		for _, ns := range namespaces {
-			out = append(out, ns+"/"+p)
-		}
-	}
-	if len(pods) == 0 {
-		for _, ns := range namespaces {
-			out = append(out, ns+"/")
+			out = append(out, ns+"/"+n)
 		}
 	}
 	return out

@@ -46,6 +46,10 @@ func TestObserveRequest(t *testing.T) {
 		{"a service at either end", []string{"--service", "kube-system/kube-dns", "--from-pod", "shop/web"},
 			[]string{`whitelist:{source_pod:"shop/web" source_service:"kube-system/kube-dns"}`, `whitelist:{source_pod:"shop/web" destination_service:"kube-system/kube-dns"}`}},
 		{"reply", []string{"--not-reply", "--drop-reason-desc", "POLICY_DENIED"}, []string{"reply:false", "drop_reason_desc:POLICY_DENIED"}},
+		{"a service in a namespace", []string{"-n", "kube-system", "--service", "kube-dns"},
+			[]string{`whitelist:{source_service:"kube-system/kube-dns"}`, `whitelist:{destination_service:"kube-system/kube-dns"}`}},
+		{"to a service of a namespace", []string{"--to-namespace", "kube-system", "--to-service", "kube-dns", "--from-pod", "shop/web"},
+			[]string{`whitelist:{source_pod:"shop/web" destination_service:"kube-system/kube-dns"}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := observeRequest(t, tc.give...)
@@ -63,6 +67,8 @@ func TestObserveRequest(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--verdict", "maybe"}, {"--type", "l7"}, {"--since", "yesterday"}, {"--first", "2", "-f"},
 		{"-o", "table"}, {"--traffic-direction", "sideways"}, {"--identity", "4294967296"}, {"--drop-reason-desc", "BAD"},
+		{"--from-service", "a", "--service", "b"}, {"--pod", "a", "--to-pod", "b"}, {"--port", "80", "--from-port", "81"},
+		{"-n", "shop", "--to-service", "api"},
 	} {
 		if _, err := observeRequest(t, bad...); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)
