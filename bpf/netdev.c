@@ -139,11 +139,11 @@ static __attribute__((noinline)) int snat_forward(struct __sk_buff *ctx, struct 
 				break;
 		}
 		if (i == SNAT_TRIES)
-			return DROP_NO_SERVICE;
+			return DROP_NAT_NO_MAPPING;
 		nv.port = rk.dport;
 		if (map_update_elem(&lb_snat, &rk, &rv, BPF_ANY) < 0 ||
 		    map_update_elem(&lb_snat, &fk, &nv, BPF_ANY) < 0)
-			return DROP_NO_SERVICE;
+			return DROP_NAT_NO_MAPPING;
 	}
 	if (lb_rewrite(ctx, f, 0, nv.addr, nv.port) < 0)
 		return DROP_CSUM;

@@ -59,6 +59,7 @@ static __u32 (*get_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
 #define CT_DIR_SERVICE 2 /* a service conntrack entry: client -> frontend */
 #define DROP_NO_SERVICE 158 /* a service without an active backend (Cilium's number) */
 #define DROP_CSUM 153       /* the translation failed to rewrite the packet (Cilium's CSUM_L4 number) */
+#define DROP_NAT_NO_MAPPING 167 /* NodePort's SNAT: no free port, or the mapping not recorded (Cilium's number) */
 
 /* service_loopback_ipv4 and service_loopback_ipv6 are the sources of a
  * hairpinned flow (network byte order), set by the loader; 0: no hairpin

@@ -129,6 +129,7 @@ func (ff *flowFilterFlags) conflicts() error {
 	}
 	return nil
 }
+
 // enums parses the flags with enumerated values into f.
 func (ff *flowFilterFlags) enums(f *flow.FlowFilter) error {
 	for _, v := range ff.verdict {

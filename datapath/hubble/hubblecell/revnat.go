@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 )
@@ -17,24 +18,39 @@ type revNATMaps struct {
 
 	mu sync.Mutex
 	m  *lbmap.Maps
+	// started: between the server's start and stop; lastTry: the last
+	// opening.
+	started bool
+	lastTry time.Time
 }
 
 // open opens the maps; a failure leaves the flows without the services
-// of translated packets, and is logged.
+// of translated packets, is logged, and is tried again at a lookup at
+// most every reopenAfter.
 func (r *revNATMaps) open() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started, r.lastTry = true, time.Now()
+	r.openLocked()
+}
+
+// reopenAfter is how long after a failed opening the next lookup tries
+// again.
+const reopenAfter = 10 * time.Second
+
+func (r *revNATMaps) openLocked() {
 	m, err := lbmap.OpenMaps(r.log, r.root)
 	if err != nil {
-		r.log.Warn("Unable to open the load-balancing maps: flows of translated packets will not name their service", "error", err)
+		r.log.Warn("Unable to open the load-balancing maps: flows of translated packets do not name their service", "error", err)
 		return
 	}
-	r.mu.Lock()
 	r.m = m
-	r.mu.Unlock()
 }
 
 func (r *revNATMaps) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.started = false
 	if r.m == nil {
 		return nil
 	}
@@ -47,6 +63,10 @@ func (r *revNATMaps) close() error {
 func (r *revNATMaps) RevNATFrontend(idx uint16, v4 bool) (netip.AddrPort, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.m == nil && r.started && time.Since(r.lastTry) >= reopenAfter {
+		r.lastTry = time.Now()
+		r.openLocked()
+	}
 	if r.m == nil {
 		return netip.AddrPort{}, false
 	}

@@ -119,6 +119,9 @@ func (s *server) start(cell.HookContext) error {
 			}
 			sub.Close()
 			s.wg.Wait()
+			if s.revNATs != nil {
+				_ = s.revNATs.close()
+			}
 			return err
 		}
 	}

@@ -43,7 +43,7 @@ type devices struct {
 	// detected: a detection succeeded, so chosen is the namespace's
 	// choice (before, an empty chosen says nothing).
 	detected bool
-	subs    []func(chosen []netDevice)
+	subs     []func(chosen []netDevice)
 }
 
 type devicesParams struct {

@@ -53,6 +53,9 @@ const (
 	// ReasonSourceRange: a frontend's loadBalancerSourceRanges do not
 	// hold the client (bpf/netdev.c).
 	ReasonSourceRange Reason = 177
+	// ReasonNATNoMapping: NodePort's SNAT found no free source port, or
+	// could not record the mapping (bpf/netdev.c).
+	ReasonNATNoMapping Reason = 167
 )
 
 var reasonNames = map[Reason]string{
@@ -65,6 +68,7 @@ var reasonNames = map[Reason]string{
 	ReasonNoService:    "Service backend not found",
 	ReasonCsumFailed:   "Error while correcting L3/L4 checksum",
 	ReasonSourceRange:  "Denied by LB src range check",
+	ReasonNATNoMapping: "No mapping for NAT masquerade",
 }
 
 // String names the reason as Cilium's monitor does.
@@ -190,13 +194,21 @@ type Event struct {
 	ServiceIsSource bool
 }
 
-// Decode parses one ring buffer record.
+// recordSizeV1 is the size of the records of the programs before the
+// rev-NAT fields: those an agent upgrade has not reloaded yet write it
+// to the pinned ring for a moment.
+const recordSizeV1 = 60
+
+// Decode parses one ring buffer record: RecordSize bytes, or an earlier
+// program's recordSizeV1 (with no service).
 func Decode(b []byte) (Event, error) {
-	if len(b) < RecordSize {
+	if len(b) < RecordSize && len(b) != recordSizeV1 {
 		return Event{}, fmt.Errorf("decode event: %d bytes, want %d", len(b), RecordSize)
 	}
+	var full [RecordSize]byte
+	copy(full[:], b)
 	var r Record
-	if _, err := binary.Decode(b[:RecordSize], binary.NativeEndian, &r); err != nil {
+	if _, err := binary.Decode(full[:], binary.NativeEndian, &r); err != nil {
 		return Event{}, fmt.Errorf("decode event: %w", err)
 	}
 	return r.Event()

@@ -41,6 +41,15 @@ func TestDecode(t *testing.T) {
 	if _, err := eventsmap.Decode(b[:10]); err == nil {
 		t.Error("Decode of a short record succeeded")
 	}
+	// A record of the programs before the rev-NAT fields (60 bytes), as
+	// those an upgrade has not reloaded yet write it: the same event, no
+	// service.
+	if got, err := eventsmap.Decode(b[:60]); err != nil || got != want {
+		t.Errorf("Decode of an earlier program's record = %+v, %v\nwant %+v", got, err, want)
+	}
+	if _, err := eventsmap.Decode(b[:62]); err == nil {
+		t.Error("Decode of a 62-byte record succeeded")
+	}
 	r.Family = 5
 	b, _ = binary.Append(nil, binary.NativeEndian, r)
 	if _, err := eventsmap.Decode(b); err == nil {
