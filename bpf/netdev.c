@@ -63,13 +63,15 @@ static long (*redirect_neigh)(__u32 ifindex, void *params, int plen,
 
 /* netdev_drop reports the drop of f for reason as the endpoint programs
  * report theirs, counted in the metrics map (ingress) and written as a
- * drop event from the client's identity (world's when the ipcache does
- * not know it) with no endpoint (0), and returns the drop verdict. A
+ * drop event from the client's identity to the destination's (world's
+ * when the ipcache does not know them: a frontend's; a backend's after
+ * the translation) with no endpoint (0), and returns the drop verdict. A
  * rejected packet (answered with an ICMP error) is reported too. */
 static __always_inline int netdev_drop(const struct flow *f, __u8 reason)
 {
 	metrics_count(reason, DIR_INGRESS, f->len);
-	event_emit(f, EVENT_DROP, reason, 0, MATCH_NONE, DIR_INGRESS, 0, ipcache_lookup(f, f->saddr), 0);
+	event_emit(f, EVENT_DROP, reason, 0, MATCH_NONE, DIR_INGRESS, 0, ipcache_lookup(f, f->saddr),
+		   ipcache_lookup(f, f->daddr));
 	return CTX_ACT_DROP;
 }
 

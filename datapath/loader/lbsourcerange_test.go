@@ -94,7 +94,8 @@ func TestLoadBalancerSourceRanges(t *testing.T) {
 			}
 		}
 		if seen == nil || seen.Reason != eventsmap.ReasonSourceRange || seen.Src.Addr() != netip.MustParseAddr("10.2.0.2") ||
-			seen.EndpointID != 0 || seen.Direction != policy.Ingress || seen.RevNAT == 0 || seen.SrcIdentity != identity.ReservedWorldIPv4 {
+			seen.EndpointID != 0 || seen.Direction != policy.Ingress || seen.RevNAT == 0 || seen.SrcIdentity != identity.ReservedWorldIPv4 ||
+			seen.DstIdentity != identity.ReservedWorldIPv4 {
 			t.Errorf("the source-range drop's event %+v", seen)
 		}
 		fmt.Fprintln(c, "still there?")
