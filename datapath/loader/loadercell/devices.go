@@ -114,17 +114,24 @@ func (d *devices) subscribe(fn func(chosen []netDevice)) {
 func (d *devices) status() (text string, any bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	how := "detected" // how the devices were chosen
+	if d.filter.positive() {
+		how = "matching --devices=" + strings.Join(d.filter, ",")
+		if d.enforce {
+			how += ", and detected"
+		}
+	}
 	switch {
 	case !d.detect:
 		return strings.Join(d.namesLocked(), ", "), true
 	case d.lastErr != nil && len(d.chosen) > 0: // the last choice stays
-		return strings.Join(d.namesLocked(), ", ") + " (detected; detecting again failed: " + d.lastErr.Error() + ")", true
+		return strings.Join(d.namesLocked(), ", ") + " (" + how + "; detecting again failed: " + d.lastErr.Error() + ")", true
 	case d.lastErr != nil:
 		return "no device: detection failed: " + d.lastErr.Error(), false
 	case len(d.chosen) == 0:
-		return "no device (none detected: " + d.whyText() + ")", false
+		return "no device (none " + how + ": " + d.whyText() + ")", false
 	}
-	return strings.Join(d.namesLocked(), ", ") + " (detected)", true
+	return strings.Join(d.namesLocked(), ", ") + " (" + how + ")", true
 }
 
 func (d *devices) namesLocked() []string {

@@ -38,6 +38,15 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("a detected device: %+v", got)
 	}
+	// Matched by --devices, not detected: the line says which entries.
+	matched := &devices{detect: true, filter: deviceFilter{"!eth1", "eth+"}, chosen: []netDevice{{"eth0", 2}}}
+	if got := kprReport(d, c, matched, addrs); !strings.Contains(got.Message, "NodePort on eth0 (matching --devices=!eth1,eth+) (192.0.2.10") {
+		t.Errorf("a matched device: %+v", got)
+	}
+	matched.enforce = true
+	if got := kprReport(d, c, matched, addrs); !strings.Contains(got.Message, "NodePort on eth0 (matching --devices=!eth1,eth+, and detected)") {
+		t.Errorf("a matched device with --enforce-device-detection: %+v", got)
+	}
 	d.nodePortErr = errors.New("attach NodePort programs to ens5: file exists")
 	if got := kprReport(d, c, devs, addrs); got.State != status.Warning ||
 		!strings.Contains(got.Message, "NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10) (programs not attached to all: attach NodePort programs to ens5: file exists)") {
