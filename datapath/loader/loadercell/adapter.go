@@ -153,9 +153,6 @@ func (d *Datapath) startNodePorts() error {
 		d.nodePorts, err = nodePort(d.log, d.l, chosen, nil, known)
 		return err
 	})
-	if err != nil && !d.devices.detect {
-		return err
-	}
 	d.open = true
 	d.settle(err)
 	return nil

@@ -82,10 +82,9 @@ type Config struct {
 	// frontends are balanced for traffic from outside.
 	EnableNodePort bool
 	// Devices are the node's external devices (Cilium's --devices):
-	// names, prefixes ("eth+") and either after "!" (left out). Names
-	// only: those devices; else the devices are read and followed
-	// (devices.go): those matched, or with exclusions only or empty,
-	// those detected.
+	// names, prefixes ("eth+") and either after "!" (left out). The
+	// devices are read and followed (devices.go): those matched, or,
+	// with exclusions only or empty, those detected.
 	Devices []string
 	// EnforceDeviceDetection detects the devices Devices does not match
 	// too: those it matches and the detected ones (Cilium's
@@ -143,7 +142,7 @@ func (def Config) Flags(fs *pflag.FlagSet) {
 	fs.Bool("node-port-bind-protection", def.NodePortBindProtection, "With --bpf-lb-sock, refuse (EADDRINUSE) a bind of the node's sockets to the address and port of a NodePort, ExternalIPs or LoadBalancer frontend, whose traffic is balanced away from them")
 	fs.String("cgroup-root", def.CgroupRoot, "Path of the cgroup v2 the socket-level load balancer attaches to")
 	fs.Bool("enable-node-port", def.EnableNodePort, "Balance NodePort, ExternalIPs and LoadBalancer frontends for traffic arriving on the node's external devices (--devices, else detected)")
-	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set): names (eth0), prefixes (eth+) and either after ! to leave those out (the first match decides; a matched device must be up with an address; unmatched ones are left out); empty or exclusions only: detected (up, with a global unicast route, not a bridge, bridge port, loopback or lxc/cilium_/cni/docker device); followed unless names only")
+	fs.StringSlice("devices", def.Devices, "The node's external network devices, for NodePort (in --datapath-netns when set): names (eth0), prefixes (eth+) and either after ! to leave those out (the first match decides; a matched device must be up with an address; unmatched ones are left out); empty or exclusions only: detected (up, with a global unicast route, not a bridge, bridge port, loopback or lxc/cilium_/cni/docker device); followed as devices change")
 	fs.Bool("enforce-device-detection", def.EnforceDeviceDetection, "Detect the external devices --devices does not match too (those it matches and the detected ones)")
 	fs.Bool("bpf-lb-external-clusterip", def.BPFLBExternalClusterIP, "With --enable-node-port, balance ClusterIP frontends for traffic arriving on --devices too (a router sends the service CIDR to the nodes)")
 	fs.StringSlice("nodeport-addresses", def.NodePortAddresses, "CIDRs to limit the addresses NodePorts are served on to (every address of the NodePort devices within them); empty: the node's addresses and each device's primary IPv4 and IPv6 address")

@@ -247,6 +247,13 @@ func vethNS(t *testing.T, names ...string) (netns.NsHandle, string) {
 			if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: name + "p"}); err != nil {
 				return err
 			}
+			// Up, as a node's devices are: the kernel gives each its
+			// IPv6 link-local address.
+			for _, n := range []string{name, name + "p"} {
+				if err := setLinkUp(n); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
@@ -256,6 +263,14 @@ func vethNS(t *testing.T, names ...string) (netns.NsHandle, string) {
 	return ns, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(ns))
 }
 
+func setLinkUp(name string) error {
+	lk, err := netlink.LinkByName(name)
+	if err != nil {
+		return err
+	}
+	return netlink.LinkSetUp(lk)
+}
+
 // TestCellNodePort starts the cell with --enable-node-port on a device of
 // a namespace of the test's own: the programs' links are pinned; a start
 // without the flag removes them; a device --devices names that is not
@@ -263,7 +278,7 @@ func vethNS(t *testing.T, names ...string) (netns.NsHandle, string) {
 // name stops the agent naming the entry.
 func TestCellNodePort(t *testing.T) {
 	root := bpfmaptest.Root(t)
-	_, nsPath := vethNS(t, "eth7")
+	ns, nsPath := vethNS(t, "eth7")
 	var l *loader.Loader
 	var ld datapath.Loader
 	flags := []string{"bpf-root=" + root, "enable-node-port=true", "devices=eth7", "datapath-netns=" + nsPath}
@@ -271,6 +286,23 @@ func TestCellNodePort(t *testing.T) {
 	if pins, _ := filepath.Glob(filepath.Join(root, "links", "netdev", "eth7", "*")); len(pins) != 2 {
 		t.Errorf("pinned NodePort links %v, want ingress and egress", pins)
 	}
+	// A named device made again (a bond or VLAN re-created, a driver
+	// reloaded) has the programs on its new index: named devices are
+	// followed too.
+	runNS(t, ns, func() error {
+		lk, err := netlink.LinkByName("eth7")
+		if err != nil {
+			return err
+		}
+		if err := netlink.LinkDel(lk); err != nil {
+			return err
+		}
+		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth7"}, PeerName: "eth7p"}); err != nil {
+			return err
+		}
+		return errors.Join(setLinkUp("eth7"), setLinkUp("eth7p"))
+	})
+	celltest.Eventually(t, "the programs on eth7 made again", func() bool { return attachedAt(t, ns, "eth7") })
 	if err := h.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +382,7 @@ func TestCellKubeProxyReplacement(t *testing.T) {
 		line      string
 	}{
 		{[]string{"devices=eth7"}, 10, 2, "socket LB on " + cg + " (a sub-group: its processes only), NodePort bind protection, NodePort on eth7 ("},
-		{nil, 10, 0, "socket LB on " + cg + " (a sub-group: its processes only), NodePort bind protection, NodePort on no device (none detected: eth7: down; eth7p: down; 1 named as apiary's, other CNIs' and Docker's devices, and lo)]"},
+		{nil, 10, 0, "socket LB on " + cg + " (a sub-group: its processes only), NodePort bind protection, NodePort on no device (none detected: eth7: a veth without a default route; eth7p: a veth without a default route; 1 named as apiary's, other CNIs' and Docker's devices, and lo)]"},
 	} {
 		flags := append([]string{"bpf-root=" + root, "kube-proxy-replacement=true", "cgroup-root=" + cg, "datapath-netns=" + nsPath}, tt.devices...)
 		var col status.Collector

@@ -17,6 +17,9 @@ import (
 // device (cilium_vxlan), other CNIs' and Docker's bridges.
 var excludedPrefixes = []string{"cilium_", "lo", "lxc", "cni", "docker"}
 
+// notMatching is why a device --devices does not match is not chosen.
+const notMatching = "not matching --devices"
+
 // linkInfo is what detection reads of one device of the namespace.
 type linkInfo struct {
 	index  int
@@ -74,7 +77,7 @@ func chooseDevices(links []linkInfo, f deviceFilter, enforce bool) ([]netDevice,
 			reason = "no address"
 		case matched:
 		case f.positive() && !enforce:
-			reason = "not matching --devices"
+			reason = notMatching
 		default:
 			reason = unsuitable(l, kind[l.master], f.positive())
 		}

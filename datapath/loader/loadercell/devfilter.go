@@ -31,7 +31,7 @@ func (f deviceFilter) match(name string) (matched, excluded bool) {
 }
 
 // names reports whether f lists device names only (no prefix, no "!"):
-// those devices and no others, nothing to detect.
+// each must be a device of the namespace when the agent starts.
 func (f deviceFilter) names() bool {
 	return len(f) > 0 && !slices.ContainsFunc(f, func(e string) bool {
 		return strings.HasPrefix(e, "!") || strings.HasSuffix(e, "+")

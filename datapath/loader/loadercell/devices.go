@@ -21,14 +21,13 @@ import (
 )
 
 // devices are the node's external devices, those the NodePort programs
-// are attached to and whose addresses NodePorts are served on: --devices
-// when it lists names only (and not --enforce-device-detection), else
-// those of --datapath-netns chosen as Cilium chooses them
-// (chooseDevices), followed as devices, addresses and routes change.
+// are attached to and whose addresses NodePorts are served on: those of
+// --datapath-netns chosen as Cilium chooses them (--devices' matches, or
+// detected: chooseDevices), followed as devices, addresses and routes
+// change.
 type devices struct {
 	log     *slog.Logger
 	filter  deviceFilter
-	detect  bool
 	enforce bool // --enforce-device-detection
 	netns   string
 	enabled bool // --enable-node-port (or --kube-proxy-replacement)
@@ -64,24 +63,40 @@ const debounce = 100 * time.Millisecond
 func newDevices(p devicesParams) *devices {
 	c := p.Config.effective()
 	d := &devices{log: p.Log, filter: c.Devices, netns: p.Linux.DatapathNetNS, enabled: c.EnableNodePort,
-		detect: c.EnforceDeviceDetection || !deviceFilter(c.Devices).names(), enforce: c.EnforceDeviceDetection}
+		enforce: c.EnforceDeviceDetection}
 	if !d.enabled {
 		return d
 	}
-	if !d.detect {
-		for _, name := range c.Devices {
-			d.chosen = append(d.chosen, netDevice{name: name})
-		}
-		return d
-	}
+	named := !c.EnforceDeviceDetection && deviceFilter(c.Devices).names()
 	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
+		if named { // a name that is no device is a mistake: say so now
+			if err := d.checkNamed(); err != nil {
+				return err
+			}
+		}
 		if err := d.read(); err != nil {
-			d.log.Warn("Unable to detect the node's devices for NodePort", "error", err)
+			d.log.Warn("Unable to read the node's devices for NodePort", "error", err)
 		}
 		return nil
 	}})
 	p.Jobs.Add(job.OneShot("device-detection", d.follow))
 	return d
+}
+
+// checkNamed reports the first device --devices names that
+// --datapath-netns does not have.
+func (d *devices) checkNamed() error {
+	h, err := handleAt(d.netns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	for _, name := range d.filter {
+		if _, err := h.LinkByName(name); err != nil {
+			return fmt.Errorf("--devices %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // names returns the chosen devices' names.
@@ -97,7 +112,7 @@ func (d *devices) names() []string {
 func (d *devices) current() (chosen []netDevice, known bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return slices.Clone(d.chosen), !d.enabled || !d.detect || d.detected
+	return slices.Clone(d.chosen), !d.enabled || d.detected
 }
 
 // subscribe calls fn with the chosen devices after every change of them
@@ -122,8 +137,6 @@ func (d *devices) status() (text string, any bool) {
 		}
 	}
 	switch {
-	case !d.detect:
-		return strings.Join(d.namesLocked(), ", "), true
 	case d.lastErr != nil && len(d.chosen) > 0: // the last choice stays
 		return strings.Join(d.namesLocked(), ", ") + " (" + how + "; detecting again failed: " + d.lastErr.Error() + ")", true
 	case d.lastErr != nil:
@@ -150,11 +163,13 @@ const maxReasons = 8
 // (lo, lxc*, ...: a node has one per pod) counted only.
 func (d *devices) whyText() string {
 	var parts []string
-	named, more := 0, 0
+	named, unmatched, more := 0, 0, 0
 	for _, n := range slices.Sorted(maps.Keys(d.why)) {
 		switch {
 		case strings.HasPrefix(d.why[n], "named "):
 			named++
+		case d.why[n] == notMatching:
+			unmatched++
 		case len(parts) == maxReasons:
 			more++
 		default:
@@ -163,6 +178,9 @@ func (d *devices) whyText() string {
 	}
 	if more > 0 {
 		parts = append(parts, fmt.Sprintf("%d more", more))
+	}
+	if unmatched > 0 {
+		parts = append(parts, fmt.Sprintf("%d not matching --devices", unmatched))
 	}
 	if named > 0 {
 		parts = append(parts, fmt.Sprintf("%d named as apiary's, other CNIs' and Docker's devices, and lo", named))

@@ -8,19 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/apiary-net/apiary/datapath/loader"
 )
 
 // nodePort attaches the NodePort programs to the chosen devices (want),
-// and, when the choice is known (a detection succeeded, or --devices
-// lists names), detaches those a previous run (or choice) left on
+// and, when the choice is known (a reading of the devices succeeded,
+// or NodePort is off), detaches those a previous run (or choice) left on
 // devices no longer chosen: an agent whose first detection failed
 // leaves the earlier run's programs where they are until it knows. A
-// device of prev, attached at its index before, is left as it is; a
-// device without an index (--devices as listed) is looked up. It runs
-// in the datapath's network namespace and returns the devices it
+// device of prev, attached at its index before, is left as it is. It
+// runs in the datapath's network namespace and returns the devices it
 // attached (or left).
 func nodePort(log *slog.Logger, l *loader.Loader, want, prev []netDevice, known bool) ([]netDevice, error) {
 	var errs []error
@@ -42,24 +39,15 @@ func nodePort(log *slog.Logger, l *loader.Loader, want, prev []netDevice, known 
 	}
 	var done []netDevice
 	for _, d := range want {
-		if d.index != 0 && slices.Contains(prev, d) {
+		if slices.Contains(prev, d) { // attached at this index before
 			done = append(done, d)
 			continue
 		}
-		index := d.index
-		if index == 0 {
-			lk, err := netlink.LinkByName(d.name)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--devices %s: %w", d.name, err))
-				continue
-			}
-			index = lk.Attrs().Index
-		}
-		if err := l.AttachNodePort(d.name, index); err != nil {
+		if err := l.AttachNodePort(d.name, d.index); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, netDevice{d.name, index})
+		done = append(done, d)
 		log.Info("NodePort programs attached", "device", d.name)
 	}
 	return done, errors.Join(errs...)

@@ -230,8 +230,8 @@ func (n *nodePortAddrs) list() ([]netip.Addr, error) {
 	var out []netip.Addr
 	for _, name := range n.devices.names() {
 		lk, err := h.LinkByName(name)
-		if _, gone := err.(netlink.LinkNotFoundError); gone && n.devices.detect {
-			continue // detected, and gone since: the next detection drops it
+		if _, gone := err.(netlink.LinkNotFoundError); gone {
+			continue // chosen, and gone since: the next reading drops it
 		}
 		if err != nil {
 			return nil, fmt.Errorf("device %s: %w", name, err)

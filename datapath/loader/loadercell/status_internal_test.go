@@ -23,23 +23,23 @@ func TestKubeProxyReplacementLine(t *testing.T) {
 	d := &Datapath{}
 	c := Config{BPFLBSock: true, CgroupRoot: "/sys/fs/cgroup", NodePortBindProtection: true, EnableNodePort: true, Devices: []string{"eth0", "eth1"},
 		BPFLBExternalClusterIP: true}
-	devs := &devices{chosen: []netDevice{{name: "eth0"}, {name: "eth1"}}}
+	devs := &devices{filter: deviceFilter{"eth0", "eth1"}, chosen: []netDevice{{"eth0", 2}, {"eth1", 3}}}
 	addrs := &nodePortAddrs{devs: []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")}}
-	if got := kprReport(d, c, devs, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
+	if got := kprReport(d, c, devs, addrs); got.State != status.Ok || got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (matching --devices=eth0,eth1) (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("before start: %+v", got)
 	}
 	addrs.lastErr = errors.New("device eth1: Link not found")
-	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (addresses unknown: device eth1: Link not found), ClusterIP from outside] (maps not open)" {
+	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on eth0, eth1 (matching --devices=eth0,eth1) (addresses unknown: device eth1: Link not found), ClusterIP from outside] (maps not open)" {
 		t.Errorf("the devices' addresses unreadable: %+v", got)
 	}
 	addrs.lastErr = nil
 	c.Devices = nil
-	devs = &devices{detect: true, chosen: []netDevice{{"ens5", 2}}, why: map[string]string{"lo": "named lo*"}}
+	devs = &devices{chosen: []netDevice{{"ens5", 2}}, why: map[string]string{"lo": "named lo*"}}
 	if got := kprReport(d, c, devs, addrs); got.Message != "True [ClusterIP per packet, socket LB on /sys/fs/cgroup, NodePort bind protection, NodePort on ens5 (detected) (192.0.2.10, 2001:db8::10), ClusterIP from outside] (maps not open)" {
 		t.Errorf("a detected device: %+v", got)
 	}
 	// Matched by --devices, not detected: the line says which entries.
-	matched := &devices{detect: true, filter: deviceFilter{"!eth1", "eth+"}, chosen: []netDevice{{"eth0", 2}}}
+	matched := &devices{filter: deviceFilter{"!eth1", "eth+"}, chosen: []netDevice{{"eth0", 2}}}
 	if got := kprReport(d, c, matched, addrs); !strings.Contains(got.Message, "NodePort on eth0 (matching --devices=!eth1,eth+) (192.0.2.10") {
 		t.Errorf("a matched device: %+v", got)
 	}
