@@ -142,9 +142,10 @@ func newDatapath(p adapterParams) *Datapath {
 // startNodePorts attaches the NodePort programs to the chosen devices
 // at start (updating those of an earlier run), detaching the others. The
 // choice is read under nodePortMu: one the follower made before the
-// start is not lost. --devices as names: a device missing or failing
-// fails the start. Detected devices: a failure is retried, the agent
-// starts (a device may have gone between detection and attachment).
+// start is not lost. A failure is retried (settle) and the agent starts:
+// a device may have gone between its reading and the attachment (a
+// --devices name that is no device at all stops the start earlier, in
+// the devices' hook).
 func (d *Datapath) startNodePorts() error {
 	d.nodePortMu.Lock()
 	defer d.nodePortMu.Unlock()

@@ -106,9 +106,8 @@ func (d *devices) names() []string {
 	return d.namesLocked()
 }
 
-// current returns the chosen devices (index 0: not looked up, --devices
-// as listed) and whether they are known: NodePort off (none), --devices
-// as listed, or a detection succeeded.
+// current returns the chosen devices and whether they are known:
+// NodePort off (none), or a reading of the devices succeeded.
 func (d *devices) current() (chosen []netDevice, known bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
