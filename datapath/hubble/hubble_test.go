@@ -82,6 +82,17 @@ func (fs frontends) ServiceAt(a datapath.L3n4Addr) (string, string, bool) {
 	return ns, name, ok
 }
 
+// countedFrontends counts the lookups of frontends.
+type countedFrontends struct {
+	frontends
+	n *int
+}
+
+func (c countedFrontends) ServiceAt(a datapath.L3n4Addr) (string, string, bool) {
+	*c.n++
+	return c.frontends.ServiceAt(a)
+}
+
 // revNATs are the rev-NAT entries of the load-balancing maps.
 type revNATs map[uint16]netip.AddrPort
 
@@ -135,6 +146,22 @@ func TestParseServices(t *testing.T) {
 			t.Errorf("%s: services %q -> %q, want %q -> %q", tc.name, from, to, tc.from, tc.to)
 		}
 	}
+	// An end that is no frontend costs one lookup per protocol tried:
+	// TCP, then UDP (TCP is not looked up twice for a TCP or ICMP flow).
+	lookups := 0
+	counted := &hubble.Parser{NodeName: "c1/node-a", Services: countedFrontends{p.Services.(frontends), &lookups}}
+	for _, proto := range []policy.Proto{policy.ProtoTCP, policy.ProtoICMP} {
+		lookups = 0
+		ev := eventsmap.Event{Type: eventsmap.TypeTrace, Direction: policy.Egress, Proto: proto,
+			Src: netip.MustParseAddrPort("10.0.1.1:40000"), Dst: netip.MustParseAddrPort("10.0.0.7:8080")}
+		if _, err := counted.Decode(monitor.Event{Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+		if lookups != 4 {
+			t.Errorf("protocol %d: %d frontend lookups for two ends, want 4", proto, lookups)
+		}
+	}
+
 	// A translated packet names the service it went through by its
 	// rev-NAT index: the destination of a request, the source of a
 	// reply; an end that is a frontend itself keeps that name.

@@ -76,7 +76,10 @@ func (p *Parser) service(ap netip.AddrPort, proto policy.Proto) *flow.Service {
 	if proto == policy.ProtoSCTP || proto == policy.ProtoUDP {
 		first = uint8(proto)
 	}
-	for _, pr := range [...]uint8{first, datapath.ProtoTCP, datapath.ProtoUDP} {
+	for i, pr := range [...]uint8{first, datapath.ProtoTCP, datapath.ProtoUDP} {
+		if i > 0 && pr == first { // TCP (or UDP) was the first: looked up once
+			continue
+		}
 		addr := datapath.L3n4Addr{Addr: ap.Addr().Unmap(), Port: ap.Port(), Proto: pr, Scope: datapath.ScopeExternal}
 		if ns, name, ok := p.Services.ServiceAt(addr); ok {
 			return &flow.Service{Namespace: ns, Name: name}
