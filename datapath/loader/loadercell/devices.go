@@ -43,6 +43,8 @@ type devices struct {
 	// choice (before, an empty chosen says nothing).
 	detected bool
 	subs     []func(chosen []netDevice)
+	// readSubs are told of every reading (afterRead).
+	readSubs []func()
 }
 
 type devicesParams struct {
@@ -121,6 +123,16 @@ func (d *devices) subscribe(fn func(chosen []netDevice)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.subs = append(d.subs, fn)
+}
+
+// afterRead calls fn after every successful reading of the devices:
+// after every burst of device, address and route changes, whether or
+// not the choice changed (the NodePort addresses follow the devices'
+// addresses with it).
+func (d *devices) afterRead(fn func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.readSubs = append(d.readSubs, fn)
 }
 
 // status is the status line's part: the chosen devices and how, or why
@@ -203,16 +215,21 @@ func (d *devices) read() error {
 		changed = changed || !d.detected
 		d.chosen, d.why, d.detected = chosen, why, true
 	}
-	subs := slices.Clone(d.subs)
+	subs, readSubs := slices.Clone(d.subs), slices.Clone(d.readSubs)
 	d.mu.Unlock()
-	if !changed {
+	if err != nil {
 		return err
 	}
-	others := maps.Clone(why) // without the devices no detection takes (one per pod)
-	maps.DeleteFunc(others, func(_, reason string) bool { return strings.HasPrefix(reason, "named ") })
-	d.log.Info("Devices for NodePort detected", "devices", d.names(), "notChosen", others)
-	for _, fn := range subs {
-		fn(chosen)
+	if changed {
+		others := maps.Clone(why) // without the devices no detection takes (one per pod)
+		maps.DeleteFunc(others, func(_, reason string) bool { return strings.HasPrefix(reason, "named ") })
+		d.log.Info("Devices for NodePort detected", "devices", d.names(), "notChosen", others)
+		for _, fn := range subs {
+			fn(chosen)
+		}
+	}
+	for _, fn := range readSubs {
+		fn()
 	}
 	return nil
 }

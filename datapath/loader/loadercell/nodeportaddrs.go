@@ -1,21 +1,17 @@
 package loadercell
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/apiary-net/apiary/cells/cell"
-	"github.com/apiary-net/apiary/cells/job"
 	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/linux"
 )
@@ -48,17 +44,15 @@ var _ datapath.NodePortAddrs = (*nodePortAddrs)(nil)
 type nodePortAddrsParams struct {
 	cell.In
 
-	Config    Config
-	Linux     linux.Config `optional:"true"`
-	Devices   *devices
-	Lifecycle cell.Lifecycle
-	Jobs      job.Group
-	Log       *slog.Logger
+	Config  Config
+	Linux   linux.Config `optional:"true"`
+	Devices *devices
+	Log     *slog.Logger
 }
 
 // newNodePortAddrs returns the NodePort addresses; with
-// --enable-node-port it reads the devices' addresses when the hive
-// starts (before the service manager's first use) and follows them.
+// --enable-node-port it reads the devices' addresses after every reading
+// of the devices (the start's, then the follower's).
 func newNodePortAddrs(p nodePortAddrsParams) (datapath.NodePortAddrs, *nodePortAddrs, error) {
 	p.Config = p.Config.effective()
 	cidrs, err := p.Config.nodePortCIDRs()
@@ -69,18 +63,14 @@ func newNodePortAddrs(p nodePortAddrsParams) (datapath.NodePortAddrs, *nodePortA
 	if !p.Config.EnableNodePort {
 		return n, n, nil
 	}
-	p.Devices.subscribe(func([]netDevice) {
+	// The devices' follower reads again after every change of devices,
+	// addresses and routes, the start's reading first (before the
+	// service manager's first use): the addresses are read after each.
+	p.Devices.afterRead(func() {
 		if err := n.read(); err != nil {
 			n.log.Warn("Unable to read the addresses of the NodePort devices", "error", err)
 		}
 	})
-	p.Lifecycle.Append(cell.Hook{OnStart: func(cell.HookContext) error {
-		if err := n.read(); err != nil {
-			n.log.Warn("Unable to read the addresses of the NodePort devices", "error", err)
-		}
-		return nil
-	}})
-	p.Jobs.Add(job.OneShot("nodeport-addresses", n.follow, job.WithRetry(-1, job.Backoff{Min: time.Second, Max: time.Minute})))
 	return n, n, nil
 }
 
@@ -145,52 +135,6 @@ func (n *nodePortAddrs) devicesStatus() string {
 		s[i] = a.String()
 	}
 	return strings.Join(s, ", ")
-}
-
-// follow reads the devices' addresses again after every address change
-// of the namespace, until ctx ends.
-func (n *nodePortAddrs) follow(ctx context.Context, health cell.Health) error {
-	ns, err := openNetNS(n.netns)
-	if err != nil {
-		return err
-	}
-	defer ns.Close()
-	updates, done := make(chan netlink.AddrUpdate, 64), make(chan struct{})
-	defer close(done)
-	failed := make(chan error, 1)
-	err = netlink.AddrSubscribeWithOptions(updates, done, netlink.AddrSubscribeOptions{
-		Namespace: &ns, ListExisting: true,
-		ErrorCallback: func(err error) {
-			select {
-			case failed <- err:
-			default:
-			}
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("follow the addresses of the NodePort devices: %w", err)
-	}
-	health.OK("following the addresses of the NodePort devices")
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-failed:
-			return fmt.Errorf("follow the addresses of the NodePort devices: %w", err)
-		case _, ok := <-updates:
-			if !ok {
-				return errors.New("follow the addresses of the NodePort devices: the netlink subscription ended")
-			}
-			for len(updates) > 0 { // one read for a burst
-				<-updates
-			}
-			if err := n.read(); err != nil {
-				health.Degraded("reading the addresses of the NodePort devices", err)
-				continue
-			}
-			health.OK("following the addresses of the NodePort devices")
-		}
-	}
 }
 
 // read lists the devices' addresses, chooses, and tells the subscribers
