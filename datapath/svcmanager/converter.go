@@ -2,6 +2,7 @@ package svcmanager
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,15 +21,14 @@ import (
 // for concurrent use: the watcher that owns it calls it from its one
 // goroutine.
 //
-// From the second change of a slice on, a change allocates nothing:
-// the manager gives the Service it replaces back (serviceRef), and the
-// next Convert makes its Service and the changed slice's backends in
-// what it gave back (the backends when they fit: a room parsed again
-// gets a few spare places). So a Service from Convert, once
-// upserted, belongs to the managers it was upserted into: do not read
-// it, or hand it to another manager, after the next Convert of the same
-// Service object. (One that went to an observer or to a second manager
-// or source is never given back.)
+// A change allocates nothing once a few changes were made: the manager
+// gives the Service it replaces back (serviceRef), and the Converter
+// keeps it and the room of its backends for the next changes, of any
+// Service (a room parsed again gets a few spare places). So a Service
+// from Convert, once upserted, belongs to the managers it was upserted
+// into: do not read it, or hand it to another manager, after the next
+// Convert. (One that went to an observer or to a second manager or
+// source is never given back.)
 type Converter struct {
 	services map[*corev1.Service]*convertedService
 	names    map[objectKey]*corev1.Service
@@ -39,7 +39,21 @@ type Converter struct {
 	// endpoints hinted alike (hintsOf).
 	hints map[string]*Hints
 	seed  maphash.Seed // of the slice names' hashes
+	// rooms are backend arrays and copies Services that no Service in
+	// use has any more, the last given back on top: a change makes
+	// its backends and its Service in them, in memory the CPU most
+	// likely still has in its caches (the previous change's), not in
+	// its own record's spare memory, which it wrote long ago, nor in
+	// new memory. last is the record of the last Convert: the manager
+	// gives its replaced Service back by the next call.
+	rooms  [][]Backend
+	copies []*Service
+	last   *convertedService
 }
+
+// maxKept bounds the rooms and Services a Converter keeps for the next
+// changes: a change gives back one of each and takes one of each.
+const maxKept = 8
 
 type objectKey struct{ namespace, name string }
 
@@ -60,11 +74,8 @@ type convertedService struct {
 	// feRoom holds svc's frontends when they are few: read with it.
 	feRoom [2]Frontend
 	// retired is the room of the slice version last replaced, which the
-	// Service the manager holds may still use; spare is a room no
-	// Service uses any more, spareSvc a Service nobody holds (reclaim):
-	// the next parse and the next Service are made in them.
-	retired, spare []Backend
-	spareSvc       *Service
+	// Service the manager holds may still use (reclaim).
+	retired []Backend
 }
 
 type convertedSlice struct {
@@ -90,12 +101,14 @@ func NewConverter() *Converter {
 // converter keeps those and forgets the slices it had before that are
 // not among them.
 func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
+	c.reclaim(c.last)
 	rec := c.service(svc)
 	if rec.base == nil {
 		return nil
 	}
-	rec.reclaim()
-	s := rec.out()
+	c.reclaim(rec)
+	c.last = rec
+	s := c.out(rec)
 	// The Service's own warnings, before any slice's (an append copies).
 	baseWarnings := rec.svc.Warnings[:rec.warnings:rec.warnings]
 	if len(eps) == 1 { // the common case: no copy of the backends
@@ -133,16 +146,18 @@ func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlic
 // out returns the Service a Convert of rec returns: the record's own the
 // first time (nobody has it yet: an initial sync allocates no copy),
 // then a copy of it, since a Service handed out never changes while it
-// is held: in the one the manager gave back, when it did. The copies
-// share the record's frontends, warnings and source ranges, parsed once
-// per object version and never changed.
-func (rec *convertedService) out() *Service {
+// is held: in one given back, when there is one. The copies share the
+// record's frontends, warnings and source ranges, parsed once per
+// object version and never changed.
+func (c *Converter) out(rec *convertedService) *Service {
 	if !rec.handedOut {
 		rec.handedOut = true
 		return &rec.svc
 	}
-	if s := rec.spareSvc; s != nil {
-		rec.spareSvc = nil
+	if n := len(c.copies); n > 0 {
+		s := c.copies[n-1]
+		c.copies[n-1] = nil
+		c.copies = c.copies[:n-1]
 		*s = rec.svc
 		return s
 	}
@@ -150,10 +165,14 @@ func (rec *convertedService) out() *Service {
 	return &s
 }
 
-// reclaim takes the Service the manager gave back, if it did: nobody
-// holds it, nor its backends when they were the retired room (a
-// Service whose backends a kept slice still has leaves them there).
-func (rec *convertedService) reclaim() {
+// reclaim takes the Service the manager gave back of rec (nil: none), if
+// it did: nobody holds it, nor its backends when they were rec's retired
+// room (a Service whose backends a kept slice still has leaves them
+// there). Both are kept for the next changes.
+func (c *Converter) reclaim(rec *convertedService) {
+	if rec == nil {
+		return
+	}
 	old := rec.ref.returned.Swap(nil)
 	if old == nil {
 		return
@@ -161,11 +180,36 @@ func (rec *convertedService) reclaim() {
 	if old == &rec.svc {
 		rec.handedOut = false
 	} else {
-		rec.spareSvc = old
+		c.copies = push(c.copies, old)
 	}
 	if len(old.Backends) > 0 && len(rec.retired) > 0 && &old.Backends[0] == &rec.retired[0] {
-		rec.spare, rec.retired = rec.retired, nil
+		c.rooms = push(c.rooms, rec.retired[:0])
+		rec.retired = nil
 	}
+}
+
+// push puts x on top of the kept ones, dropping the bottom one when
+// there are maxKept.
+func push[T any](kept []T, x T) []T {
+	if len(kept) == maxKept {
+		var zero T
+		copy(kept, kept[1:])
+		kept[len(kept)-1] = zero
+		kept = kept[:len(kept)-1]
+	}
+	return append(kept, x)
+}
+
+// room returns a kept room for n backends, the latest kept that fits
+// without wasting much (reused), else a new one of n and spare more.
+func (c *Converter) room(n, spare int) (room []Backend, reused bool) {
+	for i := len(c.rooms) - 1; i >= 0; i-- {
+		if r := c.rooms[i]; cap(r) >= n && cap(r) <= 2*n+8 {
+			c.rooms = slices.Delete(c.rooms, i, i+1)
+			return r, true
+		}
+	}
+	return make([]Backend, 0, n+spare), false
 }
 
 // ForgetService drops what the converter keeps of a deleted Service and
@@ -254,8 +298,7 @@ func (c *Converter) slice(rec *convertedService, sl *discoveryv1.EndpointSlice) 
 	if i < len(rec.slices) {
 		spare = 2 + len(sl.Endpoints)/8
 	}
-	cs.room = backends(sl, &cs.warnings, c.portName, c.hintsOf, rec.spare, spare)
-	rec.spare = nil
+	cs.room = backends(sl, &cs.warnings, c.portName, c.hintsOf, func(n int) ([]Backend, bool) { return c.room(n, spare) })
 	cs.backends = cs.room[:len(cs.room):len(cs.room)] // an append by a caller copies
 	switch {
 	case sl.ResourceVersion == "":

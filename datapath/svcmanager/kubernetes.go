@@ -193,11 +193,11 @@ func families(svc *corev1.Service, clusterIPs []string) []bool {
 // kube-proxy does. A port without a number (all ports) serves nothing.
 // names returns a shared one-name list for a port name, hints the shared
 // topology hints of an endpoint (the Converter's), so that a slice
-// allocates no list per port or endpoint. The
-// backends are made in room when it has the capacity (else in a new
-// array with spare ones extra); what room held past them is cleared.
+// allocates no list per port or endpoint. The backends are made in
+// room(n), a room for n (reused: it held backends before, and what it
+// held past the new ones is cleared).
 func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(string) []string, hints func(*discoveryv1.EndpointHints) *Hints,
-	room []Backend, spare int) []Backend {
+	room func(n int) (room []Backend, reused bool)) []Backend {
 	if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 		return nil
 	}
@@ -233,11 +233,8 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			ports[i].names = append(ports[i].names, *p.Name)
 		}
 	}
-	out := room[:0]
-	reused := true
-	if n := len(sl.Endpoints) * len(ports); cap(out) < n {
-		out, reused = make([]Backend, 0, n+spare), false
-	}
+	out, reused := room(len(sl.Endpoints) * len(ports))
+	out = out[:0]
 	for i := range sl.Endpoints {
 		ep := &sl.Endpoints[i]
 		cond, ok := condition(&ep.Conditions)

@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/datapath"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
@@ -91,6 +93,72 @@ func TestConverterReuse(t *testing.T) {
 		if got := w.Dump(); !slices.Equal(got, renderAll(want)) {
 			t.Fatalf("step %d: the writer holds %q, want %q", step, got, renderAll(want))
 		}
+	}
+}
+
+// TestConverterReuseAcrossServices: a Service's first changes after the
+// initial sync allocate nothing either, once other changes were made,
+// when the service does not grow: they make their backends and their
+// Service in what the manager gave back of earlier changes of other
+// services. The writer holds every service right.
+func TestConverterReuseAcrossServices(t *testing.T) {
+	const n = 60
+	objs := make([]*corev1.Service, n)
+	vers := make([][]*discoveryv1.EndpointSlice, n)
+	for i := range objs {
+		name := fmt.Sprintf("svc-%d", i)
+		objs[i] = k8sService(name, []string{fmt.Sprintf("10.96.0.%d", 1+i)}, "http:80:http")
+		objs[i].ResourceVersion = "1"
+		vers[i] = sliceVersions(name+"-a", i, 7) // 3 endpoints at 1 and 6, 5 at 2
+	}
+	// run syncs every service at version 1, then changes services 0 to
+	// k-1, each twice in a row (to version 2, two endpoints more, then
+	// to 6, three other endpoints), as a rollout does.
+	run := func(w datapath.LBMapWriter, k int, measure bool) {
+		conv := svcmanager.NewConverter()
+		m := svcmanager.New(w, node, slog.New(slog.DiscardHandler))
+		for i := range objs {
+			m.Upsert(svcmanager.SourceKubernetes, conv.Convert(objs[i], vers[i][1:2]))
+		}
+		if err := m.Reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		next := 0
+		change := func() {
+			i := next
+			next++
+			m.Upsert(svcmanager.SourceKubernetes, conv.Convert(objs[i], vers[i][2:3]))
+			m.Upsert(svcmanager.SourceKubernetes, conv.Convert(objs[i], vers[i][6:7]))
+		}
+		for range 3 {
+			change()
+		}
+		if measure {
+			if a := testing.AllocsPerRun(k-4, change); a != 0 {
+				t.Errorf("a service's first changes allocate %v times, want 0", a)
+			}
+		}
+		for next < k {
+			change()
+		}
+	}
+	run(&countingWriter{}, n, true)
+
+	w := newFakeWriter()
+	run(w, n/2, false)
+	var want []string
+	for i := range objs {
+		v := 1
+		if i < n/2 {
+			v = 6
+		}
+		want = append(want, renderAll(svcmanager.Desired(svcmanager.FromKubernetes(objs[i], vers[i][v:v+1]), nil, node))...)
+	}
+	slices.Sort(want)
+	got := w.Dump()
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the writer holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
