@@ -61,6 +61,7 @@ type objectKey struct{ namespace, name string }
 // with the slices of the last Convert call; one is their room when
 // there is one slice (the common case: no second allocation).
 type convertedService struct {
+	obj    *corev1.Service
 	base   *Service // &svc, or nil
 	svc    Service
 	slices []convertedSlice
@@ -102,7 +103,41 @@ func NewConverter() *Converter {
 // not among them.
 func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
 	c.reclaim(c.last)
-	rec := c.service(svc)
+	return c.convert(c.service(svc), eps)
+}
+
+// Slot holds what a Converter keeps of the Service of one name (and of
+// its slices) for a caller that keeps a state per Service itself, such
+// as the Kubernetes watcher: ConvertIn finds it there, without the
+// Converter's lookups. The zero Slot is empty; a Slot is used for one
+// name only, and set to the zero Slot when the Service is deleted (as
+// ForgetService forgets).
+type Slot struct{ rec *convertedService }
+
+// Slices returns how many EndpointSlices the slot keeps.
+func (s *Slot) Slices() int {
+	if s.rec == nil {
+		return 0
+	}
+	return len(s.rec.slices)
+}
+
+// ConvertIn is Convert with what the Converter keeps of svc's name in
+// slot rather than in the Converter.
+func (c *Converter) ConvertIn(slot *Slot, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
+	c.reclaim(c.last)
+	rec := slot.rec
+	if rec == nil || rec.obj != svc || svc.ResourceVersion == "" {
+		rec = newRecord(svc, slot.rec)
+		if svc.ResourceVersion != "" {
+			slot.rec = rec
+		}
+	}
+	return c.convert(rec, eps)
+}
+
+// convert is Convert with rec, the record of the Service.
+func (c *Converter) convert(rec *convertedService, eps []*discoveryv1.EndpointSlice) *Service {
 	if rec.base == nil {
 		return nil
 	}
@@ -235,26 +270,36 @@ func (c *Converter) service(svc *corev1.Service) *convertedService {
 	if rec, ok := c.services[svc]; ok {
 		return rec // kept only with a resourceVersion
 	}
-	rec := &convertedService{}
-	if serviceOf(svc, &rec.svc, rec.feRoom[:]) {
-		rec.base = &rec.svc // one object with the record: a change reads one
-		rec.warnings = len(rec.svc.Warnings)
-	}
 	if svc.ResourceVersion == "" {
-		return rec
-	}
-	if rec.base != nil {
-		rec.base.ref = &rec.ref
+		return newRecord(svc, nil)
 	}
 	k := objectKey{svc.Namespace, svc.Name}
-	if prev := c.services[c.names[k]]; prev != nil {
-		if rec.base != nil { // a service not balanced keeps no slices
-			rec.takeOver(prev.slices)
-		}
+	prev := c.services[c.names[k]]
+	rec := newRecord(svc, prev)
+	if prev != nil {
 		delete(c.services, c.names[k])
 	}
 	c.names[k] = svc
 	c.services[svc] = rec
+	return rec
+}
+
+// newRecord returns a new record of svc, which takes over the slices of
+// prev, the record of the version before (nil: none), when svc has a
+// resourceVersion (a record without one is not kept).
+func newRecord(svc *corev1.Service, prev *convertedService) *convertedService {
+	rec := &convertedService{obj: svc}
+	if serviceOf(svc, &rec.svc, rec.feRoom[:]) {
+		rec.base = &rec.svc // one object with the record: a change reads one
+		rec.warnings = len(rec.svc.Warnings)
+	}
+	if svc.ResourceVersion == "" || rec.base == nil {
+		return rec // a service not balanced keeps no slices
+	}
+	rec.base.ref = &rec.ref
+	if prev != nil {
+		rec.takeOver(prev.slices)
+	}
 	return rec
 }
 

@@ -302,8 +302,15 @@ func sameService(a, b *svcmanager.Service) bool {
 // state file's source, to a second manager or seen by an observer that
 // joins late (none of their Services is made again in). After every step the Service the manager holds for each
 // object is what FromKubernetes makes of the objects, and every Service
-// another holder got is as it was then.
+// another holder got is as it was then. The Converter keeps its records
+// itself (Convert), or in a Slot per name (ConvertIn, the watcher's way).
 func TestConverterReuseRandom(t *testing.T) {
+	for _, slots := range []bool{false, true} {
+		t.Run(fmt.Sprintf("slots=%v", slots), func(t *testing.T) { converterReuseRandom(t, slots) })
+	}
+}
+
+func converterReuseRandom(t *testing.T, slots bool) {
 	r := rand.New(rand.NewPCG(7, 8))
 	conv := svcmanager.NewConverter()
 	m := svcmanager.New(newFakeWriter(), node, slog.New(slog.DiscardHandler))
@@ -314,6 +321,7 @@ func TestConverterReuseRandom(t *testing.T) {
 		obj    *corev1.Service
 		slices []*discoveryv1.EndpointSlice
 		last   *svcmanager.Service
+		slot   svcmanager.Slot
 	}
 	live := map[string]*state{}
 	rv := 0
@@ -321,7 +329,7 @@ func TestConverterReuseRandom(t *testing.T) {
 		name := fmt.Sprintf("svc-%d", r.IntN(4))
 		st := live[name]
 		if st != nil && r.IntN(12) == 0 {
-			conv.ForgetService("default", name)
+			conv.ForgetService("default", name) // a deleted state takes its slot with it
 			m.Delete(svcmanager.SourceKubernetes, "default/"+name)
 			delete(live, name)
 			continue
@@ -365,7 +373,12 @@ func TestConverterReuseRandom(t *testing.T) {
 				st.slices = append(st.slices, sl)
 			}
 		}
-		s := conv.Convert(st.obj, st.slices)
+		var s *svcmanager.Service
+		if slots {
+			s = conv.ConvertIn(&st.slot, st.obj, st.slices)
+		} else {
+			s = conv.Convert(st.obj, st.slices)
+		}
 		st.last = s
 		m.Upsert(svcmanager.SourceKubernetes, s)
 		switch r.IntN(40) {

@@ -56,7 +56,7 @@ func start(p params) {
 	if p.KVStore != nil && p.KVStore.Enabled() {
 		w = svcpublish.NewWriter(p.KVStore, p.Cluster, p.Leadership, p.Log, p.Metrics)
 	}
-	wt := newWatcher(p.Cache, w, p.Cluster, p.Manager)
+	wt := NewWatcher(p.Cache, w, p.Cluster, p.Manager)
 	markSynced := p.CacheSync.Register(SyncName)
 	synced := make(chan struct{})
 	p.Jobs.Add(job.OneShot("k8s-watch-services", func(ctx context.Context, health cell.Health) error {

@@ -1,9 +1,11 @@
 package k8ssvc
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -15,8 +17,18 @@ import (
 	"github.com/apiary-net/apiary/datapath/svcmanager"
 )
 
-// watcher joins the Services and their EndpointSlices.
-type watcher struct {
+// Watcher joins the Services and their EndpointSlices for the service
+// manager (every service), the global service cache and the writer (the
+// global ones), as the agent's watch does; a library user that runs its
+// own informers hands it their events (Service, EndpointSlice). Nothing
+// is handed on before both initial listings are in (Synced): then every
+// service is handed on once with all its slices, not once per event
+// (a service of ten slices would otherwise be converted eleven times,
+// each time with all its slices so far). After that an EndpointSlice
+// change costs one lookup (the slice's service, whose state holds its
+// Service, its other slices and its name) and allocates nothing. Not
+// safe for concurrent use.
+type Watcher struct {
 	cache   *service.Cache
 	writer  *svcpublish.Writer // nil: no kvstore
 	cluster cluster.Info
@@ -26,24 +38,69 @@ type watcher struct {
 	// conv parses each Service and slice once for the manager.
 	conv *svcmanager.Converter
 
-	services map[k8s.Key]*corev1.Service
-	slices   map[k8s.Key]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
-	owner    map[k8s.Key]k8s.Key                               // slice -> its service
+	services map[k8s.Key]*serviceState
+	owner    map[k8s.Key]*serviceState // slice -> its service's
+	eps      []*discoveryv1.EndpointSlice
+	// svcSynced and epSynced: that stream's initial listing is in;
+	// synced: both are, and every service was handed on.
+	svcSynced, epSynced, synced bool
 }
 
-func newWatcher(cache *service.Cache, w *svcpublish.Writer, cluster cluster.Info, m *svcmanager.Manager) *watcher {
-	return &watcher{cache: cache, writer: w, cluster: cluster, manager: m, conv: svcmanager.NewConverter(),
-		services: map[k8s.Key]*corev1.Service{},
-		slices:   map[k8s.Key]map[string]*discoveryv1.EndpointSlice{},
-		owner:    map[k8s.Key]k8s.Key{}}
+// serviceState is what the watcher knows of one service: the Service
+// (nil: none yet, or deleted) and its slices (which may come first).
+type serviceState struct {
+	key k8s.Key
+	nn  string // namespace/name
+	svc *corev1.Service
+	// isGlobal is IsGlobal(svc), read when svc is set: a slice change
+	// does not read the Service.
+	isGlobal bool
+	slices   []namedSlice  // sorted by name
+	one      [1]namedSlice // slices' room while there is one (most services)
+	// global: the last refresh put the service in the cache (and the
+	// writer) as a global service, so it withdraws it when it is no
+	// longer one.
+	global bool
+	// slot is what the converter keeps of the service.
+	slot svcmanager.Slot
+}
+
+type namedSlice struct {
+	name string
+	sl   *discoveryv1.EndpointSlice
+}
+
+// NewWatcher returns a watcher handing services to m (nil: none), and
+// the global ones to cache and, when w is not nil, to w.
+func NewWatcher(cache *service.Cache, w *svcpublish.Writer, cluster cluster.Info, m *svcmanager.Manager) *Watcher {
+	return &Watcher{cache: cache, writer: w, cluster: cluster, manager: m, conv: svcmanager.NewConverter(),
+		services: map[k8s.Key]*serviceState{}, owner: map[k8s.Key]*serviceState{}}
+}
+
+// state returns the state of the service at key, a new one if there is
+// none.
+func (w *Watcher) state(key k8s.Key) *serviceState {
+	st := w.services[key]
+	if st == nil {
+		st = &serviceState{key: key, nn: key.Namespace + "/" + key.Name}
+		w.services[key] = st
+	}
+	return st
+}
+
+// forget drops st when nothing of it is left.
+func (w *Watcher) forget(st *serviceState) {
+	if st.svc == nil && len(st.slices) == 0 && !st.global {
+		delete(w.services, st.key)
+	}
 }
 
 // run applies the events of both streams until they are closed (ctx
 // ended); onSynced is called once both have sent Sync and the listings
 // are applied.
-func (w *watcher) run(ctx context.Context, svcs <-chan k8s.Event[*corev1.Service],
+func (w *Watcher) run(ctx context.Context, svcs <-chan k8s.Event[*corev1.Service],
 	eps <-chan k8s.Event[*discoveryv1.EndpointSlice], onSynced func()) {
-	svcSynced, epSynced, done := false, false, false
+	done := false
 	for svcs != nil || eps != nil {
 		select {
 		case ev, ok := <-svcs:
@@ -51,129 +108,174 @@ func (w *watcher) run(ctx context.Context, svcs <-chan k8s.Event[*corev1.Service
 				svcs = nil
 				continue
 			}
-			switch ev.Kind {
-			case k8s.Sync:
-				svcSynced = true
-			case k8s.Upsert:
-				w.services[ev.Key] = ev.Object
-				w.refresh(ev.Key)
-			case k8s.Delete:
-				w.serviceDelete(ev.Key)
-			}
+			w.Service(ev)
 		case ev, ok := <-eps:
 			if !ok {
 				eps = nil
 				continue
 			}
-			switch ev.Kind {
-			case k8s.Sync:
-				epSynced = true
-			case k8s.Upsert:
-				w.sliceUpsert(ev.Key, ev.Object)
-			case k8s.Delete:
-				w.sliceDelete(ev.Key)
-			}
+			w.EndpointSlice(ev)
 		case <-ctx.Done():
 			return
 		}
-		if svcSynced && epSynced && !done {
+		if w.synced && !done {
 			done = true
 			onSynced()
 		}
 	}
 }
 
+// Service applies an event of the Services' stream.
+func (w *Watcher) Service(ev k8s.Event[*corev1.Service]) {
+	switch ev.Kind {
+	case k8s.Sync:
+		w.svcSynced = true
+		w.sync()
+	case k8s.Upsert:
+		st := w.state(ev.Key)
+		st.svc, st.isGlobal = ev.Object, IsGlobal(ev.Object)
+		w.refresh(st)
+	case k8s.Delete:
+		w.serviceDelete(ev.Key)
+	}
+}
+
+// EndpointSlice applies an event of the EndpointSlices' stream.
+func (w *Watcher) EndpointSlice(ev k8s.Event[*discoveryv1.EndpointSlice]) {
+	switch ev.Kind {
+	case k8s.Sync:
+		w.epSynced = true
+		w.sync()
+	case k8s.Upsert:
+		w.sliceUpsert(ev.Key, ev.Object)
+	case k8s.Delete:
+		w.sliceDelete(ev.Key)
+	}
+}
+
+// Synced reports whether both initial listings are in and every service
+// was handed on.
+func (w *Watcher) Synced() bool { return w.synced }
+
+// sync hands every service on, in the order of their names, once both
+// listings are in.
+func (w *Watcher) sync() {
+	if w.synced || !w.svcSynced || !w.epSynced {
+		return
+	}
+	w.synced = true
+	all := slices.SortedFunc(maps.Values(w.services), func(a, b *serviceState) int {
+		return cmp.Or(strings.Compare(a.key.Namespace, b.key.Namespace), strings.Compare(a.key.Name, b.key.Name))
+	})
+	for _, st := range all {
+		w.refresh(st)
+	}
+}
+
 // serviceDelete removes a Service and refreshes it (its slices stay,
 // for when it comes back).
-func (w *watcher) serviceDelete(key k8s.Key) {
-	delete(w.services, key)
-	w.conv.ForgetService(key.Namespace, key.Name)
-	w.refresh(key)
+func (w *Watcher) serviceDelete(key k8s.Key) {
+	st := w.services[key]
+	if st == nil {
+		return
+	}
+	st.svc, st.isGlobal = nil, false
+	st.slot = svcmanager.Slot{}
+	w.refresh(st)
+	w.forget(st)
 }
 
 // sliceUpsert files a slice under its service (label
 // kubernetes.io/service-name) and refreshes the services it left and
-// joined.
-func (w *watcher) sliceUpsert(key k8s.Key, sl *discoveryv1.EndpointSlice) {
-	svc := k8s.Key{Namespace: key.Namespace, Name: sl.Labels[discoveryv1.LabelServiceName]}
-	if old, ok := w.owner[key]; ok && old != svc {
+// joined. A slice found among its service's costs no lookup of its
+// owner.
+func (w *Watcher) sliceUpsert(key k8s.Key, sl *discoveryv1.EndpointSlice) {
+	name := sl.Labels[discoveryv1.LabelServiceName]
+	if name == "" {
 		w.sliceDelete(key)
-	}
-	if svc.Name == "" {
 		return
 	}
-	w.owner[key] = svc
-	bySlice := w.slices[svc]
-	if bySlice == nil {
-		bySlice = map[string]*discoveryv1.EndpointSlice{}
-		w.slices[svc] = bySlice
+	st := w.state(k8s.Key{Namespace: key.Namespace, Name: name})
+	i, found := slices.BinarySearchFunc(st.slices, key.Name, func(x namedSlice, n string) int { return strings.Compare(x.name, n) })
+	if found {
+		st.slices[i].sl = sl
+	} else {
+		if old := w.owner[key]; old != nil { // moved from another service
+			w.sliceDelete(key)
+		}
+		w.owner[key] = st
+		if st.slices == nil {
+			st.slices = st.one[:0]
+		}
+		st.slices = slices.Insert(st.slices, i, namedSlice{name: key.Name, sl: sl})
 	}
-	bySlice[key.Name] = sl
-	w.refresh(svc)
+	w.refresh(st)
 }
 
 // sliceDelete removes a slice and refreshes its service.
-func (w *watcher) sliceDelete(key k8s.Key) {
-	svc, ok := w.owner[key]
-	if !ok {
+func (w *Watcher) sliceDelete(key k8s.Key) {
+	st := w.owner[key]
+	if st == nil {
 		return
 	}
 	delete(w.owner, key)
-	delete(w.slices[svc], key.Name)
-	if len(w.slices[svc]) == 0 {
-		delete(w.slices, svc)
-	}
-	w.refresh(svc)
+	st.slices = slices.DeleteFunc(st.slices, func(x namedSlice) bool { return x.name == key.Name })
+	w.refresh(st)
+	w.forget(st)
 }
 
-// refresh hands the service at key to the service manager, and puts it
-// in the cache and the writer, or withdraws it when it is gone or not
-// global.
-func (w *watcher) refresh(key k8s.Key) {
-	nn := key.Namespace + "/" + key.Name
-	svc, ok := w.services[key]
-	var eps []*discoveryv1.EndpointSlice
-	if ok {
-		eps = make([]*discoveryv1.EndpointSlice, 0, len(w.slices[key]))
-		for _, name := range sortedKeys(w.slices[key]) {
-			eps = append(eps, w.slices[key][name])
-		}
+// refresh hands the service of st to the service manager, and puts it
+// in the cache and the writer when it is global, or withdraws it when
+// it was and is gone or no longer global.
+func (w *Watcher) refresh(st *serviceState) {
+	if !w.synced {
+		return // sync hands it on
 	}
-	w.toManager(nn, svc, eps)
-	if !ok || !IsGlobal(svc) {
-		w.cache.Delete(w.cluster.ClusterName, nn)
-		w.publish(nn, nil)
+	var eps []*discoveryv1.EndpointSlice
+	if st.svc != nil {
+		eps = w.eps[:0]
+		for _, x := range st.slices {
+			eps = append(eps, x.sl)
+		}
+		w.eps = eps
+		defer clear(w.eps[:cap(w.eps)]) // no slice kept alive by the room
+	}
+	w.toManager(st, eps)
+	if !st.isGlobal {
+		if st.global {
+			st.global = false
+			w.cache.Delete(w.cluster.ClusterName, st.nn)
+			w.publish(st.nn, nil)
+		}
 		return
 	}
-	cs := Convert(svc, eps, w.cluster)
+	st.global = true
+	cs := Convert(st.svc, eps, w.cluster)
 	w.cache.UpsertLocal(cs)
 	if cs.Shared {
-		w.publish(nn, cs)
+		w.publish(st.nn, cs)
 	} else {
-		w.publish(nn, nil)
+		w.publish(st.nn, nil)
 	}
 }
 
-func (w *watcher) publish(nn string, cs *service.ClusterService) {
+func (w *Watcher) publish(nn string, cs *service.ClusterService) {
 	if w.writer != nil {
 		w.writer.Set(nn, cs)
 	}
 }
 
-// toManager hands the service (nil: gone) to the service manager.
-func (w *watcher) toManager(nn string, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) {
+// toManager hands the service of st (nil: gone), with its slices eps,
+// to the service manager.
+func (w *Watcher) toManager(st *serviceState, eps []*discoveryv1.EndpointSlice) {
 	if w.manager == nil {
 		return
 	}
-	if svc != nil {
-		if s := w.conv.Convert(svc, eps); s != nil {
+	if st.svc != nil {
+		if s := w.conv.ConvertIn(&st.slot, st.svc, eps); s != nil {
 			w.manager.Upsert(svcmanager.SourceKubernetes, s)
 			return
 		}
 	}
-	w.manager.Delete(svcmanager.SourceKubernetes, nn)
-}
-
-func sortedKeys(m map[string]*discoveryv1.EndpointSlice) []string {
-	return slices.Sorted(maps.Keys(m))
+	w.manager.Delete(svcmanager.SourceKubernetes, st.nn)
 }
