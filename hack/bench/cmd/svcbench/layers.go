@@ -17,7 +17,7 @@ import (
 // change, as the manager's list is in its cache when it calls the
 // writer).
 type layers struct {
-	control side               // a converter and a manager whose writer writes nothing
+	control side               // a watcher and a manager whose writer writes nothing
 	writer  *side              // synced as apiary's
 	next    datapath.LBService // change j's list for the writer
 }
@@ -27,8 +27,8 @@ func newLayers(dir string, in []input, size uint32) (*layers, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &layers{writer: w, control: side{conv: svcmanager.NewConverter(),
-		m: svcmanager.New(nopWriter{}, svcmanager.Node{Name: "node1"}, log)}}
+	m := svcmanager.New(nopWriter{}, svcmanager.Node{Name: "node1"}, log)
+	l := &layers{writer: w, control: side{m: m, watch: newWatcher(m)}}
 	if err := errors.Join(w.sync(in), l.control.sync(in)); err != nil {
 		return nil, errors.Join(err, w.close())
 	}
@@ -42,7 +42,8 @@ func (l *layers) prepare(in []input, j int) {
 	l.next = svcmanager.Desired(svc, nil, svcmanager.Node{Name: "node1"})[0]
 }
 
-// controlPlane is change j through the converter and the manager only.
+// controlPlane is change j through the watcher, the converter and the
+// manager only.
 func (l *layers) controlPlane(in []input, j int) error {
 	return l.control.change(in, j)
 }

@@ -160,9 +160,13 @@ var sink int
 
 // touch reads every field of sl that the control plane reads.
 func touch(sl *discoveryv1.EndpointSlice) {
-	n := len(sl.Name) + len(sl.ResourceVersion) + len(sl.AddressType)
+	n := len(sl.Name) + len(sl.ResourceVersion) + len(sl.AddressType) + len(sl.Namespace)
 	for k := range len(sl.Name) {
 		n += int(sl.Name[k])
+	}
+	svc := sl.Labels[discoveryv1.LabelServiceName] // the watcher's key of the slice's service
+	for k := range len(svc) {
+		n += int(svc[k])
 	}
 	for i := range sl.Ports {
 		p := &sl.Ports[i]

@@ -8,8 +8,13 @@ import (
 	"path/filepath"
 
 	"github.com/cilium/ebpf"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/apiary-net/apiary/cells/k8s"
+	"github.com/apiary-net/apiary/cells/localnode/cluster"
+	"github.com/apiary-net/apiary/clustermesh/service"
+	"github.com/apiary-net/apiary/clustermesh/service/k8ssvc"
 	"github.com/apiary-net/apiary/datapath/maps/bpfmap"
 	"github.com/apiary-net/apiary/datapath/maps/lbmap"
 	"github.com/apiary-net/apiary/datapath/svcmanager"
@@ -17,15 +22,16 @@ import (
 
 var log = slog.New(slog.DiscardHandler)
 
-// side is apiary's control plane on fresh pinned maps under dir: a
-// service manager writing through the lbmap writer, as the agent wires
-// them (svcmanagercell, loadercell).
+// side is apiary's control plane on fresh pinned maps under dir: the
+// Kubernetes watcher handing services to a service manager writing
+// through the lbmap writer, as the agent wires them (k8ssvc,
+// svcmanagercell, loadercell).
 type side struct {
-	dir  string
-	w    *lbmap.Writer
-	m    *svcmanager.Manager
-	conv *svcmanager.Converter // the Kubernetes watcher's
-	maps map[string]*ebpf.Map  // the writer's IPv4 maps, for reading back
+	dir   string
+	w     *lbmap.Writer
+	m     *svcmanager.Manager
+	watch *k8ssvc.Watcher
+	maps  map[string]*ebpf.Map // the writer's IPv4 maps, for reading back
 }
 
 // newSide creates the load-balancing maps sized as --bpf-lb-map-max
@@ -57,32 +63,44 @@ func newSide(dir string, size uint32) (*side, error) {
 	}
 	s.w = w
 	s.m = svcmanager.New(w, svcmanager.Node{Name: "node1"}, log)
-	s.conv = svcmanager.NewConverter()
+	s.watch = newWatcher(s.m)
 	return s, nil
 }
 
-// sync hands every Service with its slice of b endpoints to the manager,
-// converted as the Kubernetes watcher converts them, then runs the
-// initial reconcile.
+// newWatcher returns the agent's Kubernetes watcher handing services to
+// m (and the global ones, none here, to a cache).
+func newWatcher(m *svcmanager.Manager) *k8ssvc.Watcher {
+	return k8ssvc.NewWatcher(service.NewCache(), nil, cluster.Info{ClusterName: "default", ClusterID: 1}, m)
+}
+
+// sync hands the watcher every Service and its slice of b endpoints, as
+// the informers' initial listings deliver them, then both listings'
+// end, on which the watcher hands every service to the manager; then
+// runs the initial reconcile.
 func (s *side) sync(in []input) error {
 	for _, x := range in {
-		if svc := s.conv.Convert(x.svc, []*discoveryv1.EndpointSlice{x.slices[0]}); svc != nil {
-			s.m.Upsert(svcmanager.SourceKubernetes, svc)
-		}
+		s.watch.Service(k8s.Event[*corev1.Service]{Kind: k8s.Upsert, Key: k8s.Key{Namespace: x.svc.Namespace, Name: x.svc.Name}, Object: x.svc})
+		s.watch.EndpointSlice(sliceEvent(x.slices[0]))
+	}
+	s.watch.Service(k8s.Event[*corev1.Service]{Kind: k8s.Sync})
+	s.watch.EndpointSlice(k8s.Event[*discoveryv1.EndpointSlice]{Kind: k8s.Sync})
+	if !s.watch.Synced() {
+		return errors.New("the watcher is not synced after both listings")
 	}
 	return s.m.Reconcile()
 }
 
-// change hands the manager change j: service target(j)'s slice with one
+// change hands the watcher change j: service target(j)'s slice with one
 // more endpoint (j even) or back without it (j odd).
 func (s *side) change(in []input, j int) error {
 	x := in[target(j, len(in))]
-	svc := s.conv.Convert(x.svc, []*discoveryv1.EndpointSlice{x.slices[(j+1)%2]})
-	if svc == nil {
-		return fmt.Errorf("service %s/%s: not balanced", x.svc.Namespace, x.svc.Name)
-	}
-	s.m.Upsert(svcmanager.SourceKubernetes, svc)
+	s.watch.EndpointSlice(sliceEvent(x.slices[(j+1)%2]))
 	return nil
+}
+
+// sliceEvent is the informer's event of slice sl added or changed.
+func sliceEvent(sl *discoveryv1.EndpointSlice) k8s.Event[*discoveryv1.EndpointSlice] {
+	return k8s.Event[*discoveryv1.EndpointSlice]{Kind: k8s.Upsert, Key: k8s.Key{Namespace: sl.Namespace, Name: sl.Name}, Object: sl}
 }
 
 // failed returns the manager's last write error, if a write failed.
