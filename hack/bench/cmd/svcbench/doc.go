@@ -3,7 +3,9 @@
 //
 //   - initial sync: -services (10,000) Kubernetes Services of -backends
 //     (10) endpoints each, every Service and its EndpointSlice handed to
-//     the service manager as the Kubernetes watcher hands them (a
+//     the agent's Kubernetes watcher (k8ssvc.Watcher) as the informers'
+//     initial listings deliver them, then both listings' Sync, on which
+//     the watcher hands every service to the service manager (its
 //     svcmanager.Converter, Manager.Upsert), then Manager.Reconcile,
 //     which writes them through the real lbmap writer into empty pinned
 //     maps; against raw batch updates (BPF_MAP_UPDATE_BATCH) of the same
@@ -11,8 +13,9 @@
 //     empty maps of the same specs;
 //   - EndpointSlice change: one Service's slice gains a backend, then
 //     loses it again, -changes times over services spread through the
-//     10,000, from the converter until Upsert returns (the manager
-//     writes synchronously: the maps hold the change then); against the
+//     10,000, from the slice's event to the watcher until it returns
+//     (the manager writes synchronously: the maps hold the change
+//     then); against the
 //     raw writes of exactly the entries each change touches, in the
 //     calls the writer makes (the new backend, then its slot and the
 //     master entry in one batch update; the master entry, the slot
@@ -31,8 +34,9 @@
 //     services leave it.
 //
 // With -layers it also times the change's two halves, each on state of
-// its own synced as apiary's, in the same rotation: the converter and
-// manager with a writer that writes nothing, and the lbmap writer alone,
+// its own synced as apiary's, in the same rotation: the watcher, the
+// converter and the manager with a writer that writes nothing, and the
+// lbmap writer alone,
 // handed the list the manager would hand it (computed untimed just
 // before), each against the same raw writes. The halves add up to
 // about the whole; they show which part a change's time goes to.

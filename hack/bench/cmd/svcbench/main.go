@@ -23,7 +23,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds (the median is reported)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write a profile of the run's allocations to this file (go tool pprof -sample_index=alloc_space)")
-	layers := flag.Bool("layers", false, "also time the change's two halves: the converter and manager (a writer that writes nothing), and the lbmap writer alone")
+	layers := flag.Bool("layers", false, "also time the change's two halves: the watcher, converter and manager (a writer that writes nothing), and the lbmap writer alone")
 	flag.Parse()
 	if *services < 1 || *services > 1<<16 || *backends < 1 || *backends > 62 || *changes < 2 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "svcbench: -services 1..65536, -backends 1..62, -changes >= 2 and -rounds >= 1")
@@ -46,7 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "svcbench:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("services: Kubernetes Services + EndpointSlices -> svcmanager (FromKubernetes, Upsert, Reconcile) -> lbmap writer -> pinned BPF maps,\n"+
+	fmt.Printf("services: the informers' Service and EndpointSlice events -> k8ssvc.Watcher -> svcmanager (Converter, Upsert, Reconcile) -> lbmap writer -> pinned BPF maps,\n"+
 		"against raw cilium/ebpf writes of the same entries; median of %d rounds (both sides alternating), %s, GOMAXPROCS=%d\n\n",
 		*rounds, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
@@ -55,7 +55,7 @@ func main() {
 	row(w, fmt.Sprintf("EndpointSlice change: 1 backend added or removed (%d changes)", *changes), res.change, *changes, "/change")
 	if *layers {
 		raw := res.change[1]
-		rowGoal(w, "  its converter and manager (a writer that writes nothing), to raw", [2][]sample{res.layers[0], raw}, *changes, "/change", "")
+		rowGoal(w, "  its watcher, converter and manager (a writer that writes nothing), to raw", [2][]sample{res.layers[0], raw}, *changes, "/change", "")
 		rowGoal(w, "  its lbmap writer alone (the manager's list precomputed), to raw", [2][]sample{res.layers[1], raw}, *changes, "/change", "")
 	}
 	w.Flush()
