@@ -39,8 +39,8 @@ type Converter struct {
 	// endpoints hinted alike (hintsOf).
 	hints map[string]*Hints
 	seed  maphash.Seed // of the slice names' hashes
-	// rooms are backend arrays and copies Services that no Service in
-	// use has any more, the last given back on top: a change makes
+	// rooms are backend arrays and copies are Services that no Service
+	// in use has any more, the last given back on top: a change makes
 	// its backends and its Service in them, in memory the CPU most
 	// likely still has in its caches (the previous change's), not in
 	// its own record's spare memory, which it wrote long ago, nor in
@@ -255,7 +255,8 @@ func (c *Converter) ForgetService(namespace, name string) {
 	delete(c.names, k)
 }
 
-// Len returns how many Services and EndpointSlices the converter keeps.
+// Len returns how many Services and EndpointSlices the converter keeps
+// (not those kept in Slots).
 func (c *Converter) Len() (services, slices int) {
 	for _, rec := range c.services {
 		slices += len(rec.slices)

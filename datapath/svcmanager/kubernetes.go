@@ -233,8 +233,12 @@ func backends(sl *discoveryv1.EndpointSlice, warnings *[]string, names func(stri
 			ports[i].names = append(ports[i].names, *p.Name)
 		}
 	}
-	out, reused := room(len(sl.Endpoints) * len(ports))
-	out = out[:0]
+	var out []Backend
+	reused := false
+	if n := len(sl.Endpoints) * len(ports); n > 0 { // none: nothing to make, no room taken
+		out, reused = room(n)
+		out = out[:0]
+	}
 	for i := range sl.Endpoints {
 		ep := &sl.Endpoints[i]
 		cond, ok := condition(&ep.Conditions)

@@ -26,8 +26,8 @@ import (
 // (a service of ten slices would otherwise be converted eleven times,
 // each time with all its slices so far). After that an EndpointSlice
 // change costs one lookup (the slice's service, whose state holds its
-// Service, its other slices and its name) and allocates nothing. Not
-// safe for concurrent use.
+// Service, its other slices and its name) and, for a service that is
+// not global, allocates nothing. Not safe for concurrent use.
 type Watcher struct {
 	cache   *service.Cache
 	writer  *svcpublish.Writer // nil: no kvstore
@@ -238,7 +238,7 @@ func (w *Watcher) refresh(st *serviceState) {
 			eps = append(eps, x.sl)
 		}
 		w.eps = eps
-		defer clear(w.eps[:cap(w.eps)]) // no slice kept alive by the room
+		defer clear(eps) // no slice kept alive by the room (past it: cleared before)
 	}
 	w.toManager(st, eps)
 	if !st.isGlobal {
