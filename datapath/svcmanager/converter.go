@@ -30,8 +30,8 @@ import (
 // Convert. (One that went to an observer or to a second manager or
 // source is never given back.)
 type Converter struct {
-	services map[*corev1.Service]*convertedService
-	names    map[objectKey]*corev1.Service
+	// slots keep what Convert keeps of each Service name.
+	slots map[objectKey]*Slot
 	// portNames are one-name lists shared by every backend of a port
 	// of that name: one per port name the cluster uses.
 	portNames map[string][]string
@@ -93,7 +93,7 @@ type convertedSlice struct {
 
 // NewConverter returns an empty converter.
 func NewConverter() *Converter {
-	return &Converter{services: map[*corev1.Service]*convertedService{}, names: map[objectKey]*corev1.Service{},
+	return &Converter{slots: map[objectKey]*Slot{},
 		portNames: map[string][]string{}, hints: map[string]*Hints{}, seed: maphash.MakeSeed()}
 }
 
@@ -102,8 +102,16 @@ func NewConverter() *Converter {
 // converter keeps those and forgets the slices it had before that are
 // not among them.
 func (c *Converter) Convert(svc *corev1.Service, eps []*discoveryv1.EndpointSlice) *Service {
-	c.reclaim(c.last)
-	return c.convert(c.service(svc), eps)
+	if svc.ResourceVersion == "" {
+		return c.ConvertIn(&Slot{}, svc, eps) // kept nowhere
+	}
+	k := objectKey{svc.Namespace, svc.Name}
+	slot := c.slots[k]
+	if slot == nil {
+		slot = &Slot{}
+		c.slots[k] = slot
+	}
+	return c.ConvertIn(slot, svc, eps)
 }
 
 // Slot holds what a Converter keeps of the Service of one name (and of
@@ -250,39 +258,16 @@ func (c *Converter) room(n, spare int) (room []Backend, reused bool) {
 // ForgetService drops what the converter keeps of a deleted Service and
 // its slices.
 func (c *Converter) ForgetService(namespace, name string) {
-	k := objectKey{namespace, name}
-	delete(c.services, c.names[k])
-	delete(c.names, k)
+	delete(c.slots, objectKey{namespace, name})
 }
 
 // Len returns how many Services and EndpointSlices the converter keeps
-// (not those kept in Slots).
+// (not those kept in the callers' Slots).
 func (c *Converter) Len() (services, slices int) {
-	for _, rec := range c.services {
-		slices += len(rec.slices)
+	for _, slot := range c.slots {
+		slices += slot.Slices()
 	}
-	return len(c.names), slices
-}
-
-// service returns the record of svc: the kept one, or a new one that
-// takes over the slices of the version before (a record not kept when
-// svc has no resourceVersion).
-func (c *Converter) service(svc *corev1.Service) *convertedService {
-	if rec, ok := c.services[svc]; ok {
-		return rec // kept only with a resourceVersion
-	}
-	if svc.ResourceVersion == "" {
-		return newRecord(svc, nil)
-	}
-	k := objectKey{svc.Namespace, svc.Name}
-	prev := c.services[c.names[k]]
-	rec := newRecord(svc, prev)
-	if prev != nil {
-		delete(c.services, c.names[k])
-	}
-	c.names[k] = svc
-	c.services[svc] = rec
-	return rec
+	return len(c.slots), slices
 }
 
 // newRecord returns a new record of svc, which takes over the slices of
